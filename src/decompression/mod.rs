@@ -1,0 +1,1 @@
+//! Request and response decompression.

@@ -1,0 +1,1 @@
+//! When to compress a response.
