@@ -1153,7 +1153,6 @@ async fn a_single_poll_compresses_at_most_one_slice() {
         assert!(polls < 10_000, "bounded");
         match body.as_mut().poll_frame(&mut cx) {
             std::task::Poll::Ready(Some(frame)) => {
-                let before = dec.total();
                 frames += 1;
                 dec.feed(&frame.unwrap().into_data().unwrap());
                 // Sync flushes are not forced here, so decoded growth may lag; it can
@@ -1163,7 +1162,6 @@ async fn a_single_poll_compresses_at_most_one_slice() {
                     "{} after {polls}",
                     dec.total()
                 );
-                let _ = before;
             }
             std::task::Poll::Ready(None) => break,
             std::task::Poll::Pending => {}
