@@ -1086,26 +1086,29 @@ async fn each_frame_is_flushed_when_the_producer_waits() {
 #[tokio::test]
 async fn huge_frame_is_split_across_polls() {
     let data = noise(1024 * 1024, 7);
-    // Known size (streamed from the start), and unknown size (read ahead whole).
-    for known in [true, false] {
-        let res = if known {
-            respond(
-                &CompressionLayer::new(),
-                get(Some("gzip")),
-                full(data.clone()),
-            )
-            .await
-            .map(BodyExt::boxed_unsync)
-        } else {
-            let body = ReadyFrames::data([data.clone()]);
-            respond(
-                &CompressionLayer::new(),
-                get(Some("gzip")),
-                Response::new(body),
-            )
-            .await
-            .map(BodyExt::boxed_unsync)
+    // Known size (streamed from the start), unknown size (read ahead whole), and unknown
+    // size with an accurate `is_end_stream` (`map_frame` drops the exact size hint).
+    for (known, case) in [(true, "full"), (false, "ready"), (false, "map_frame")] {
+        let layer = CompressionLayer::new();
+        let res = match case {
+            "full" => respond(&layer, get(Some("gzip")), full(data.clone()))
+                .await
+                .map(BodyExt::boxed_unsync),
+            "ready" => {
+                let body = ReadyFrames::data([data.clone()]);
+                respond(&layer, get(Some("gzip")), Response::new(body))
+                    .await
+                    .map(BodyExt::boxed_unsync)
+            }
+            _ => {
+                let body = Full::new(Bytes::from(data.clone())).map_frame(|f| f);
+                assert_eq!(body.size_hint().exact(), None);
+                respond(&layer, get(Some("gzip")), Response::new(body))
+                    .await
+                    .map(BodyExt::boxed_unsync)
+            }
         };
+        let known = format!("{known} {case}");
         let mut body = res.into_body();
         let mut dec = Incremental::new();
         let mut frames = 0usize;

@@ -279,8 +279,9 @@ where
         }
     }
     // At the limit with nothing more known, check for a cheap end: a body that says it is
-    // done has no more frames.
-    if body.is_end_stream() {
+    // done has no more frames. Not past the limit, though: a complete body is compressed
+    // in one go, and more than one poll's slice must be streamed instead.
+    if ahead.len <= limit && body.is_end_stream() {
         ahead.end = ReadAheadEnd::Complete(None);
     }
     ahead
