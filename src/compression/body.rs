@@ -154,9 +154,17 @@ where
     fn size_hint(&self) -> SizeHint {
         match &self.kind {
             Kind::Identity { inner } => inner.size_hint(),
-            // Exact, so that hyper sends Content-Length instead of chunked encoding.
-            Kind::Ready { data, .. } => {
-                SizeHint::with_exact(data.as_ref().map_or(0, |d| d.len() as u64))
+            // Exact, so that hyper sends Content-Length instead of chunked encoding; but not
+            // with trailers, which HTTP/1.1 can only send with chunked encoding.
+            Kind::Ready { data, trailers, .. } => {
+                let len = data.as_ref().map_or(0, |d| d.len() as u64);
+                if trailers.is_some() {
+                    let mut hint = SizeHint::new();
+                    hint.set_lower(len);
+                    hint
+                } else {
+                    SizeHint::with_exact(len)
+                }
             }
             Kind::Encoding { .. } => SizeHint::default(),
         }

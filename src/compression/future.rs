@@ -26,6 +26,7 @@ pin_project! {
         #[pin]
         inner: F,
         negotiated: Negotiated,
+        identity_refused: bool,
         head: bool,
         settings: Arc<Settings>,
         predicate: P,
@@ -36,6 +37,7 @@ impl<F, P> ResponseFuture<F, P> {
     pub(crate) fn new(
         inner: F,
         negotiated: Negotiated,
+        identity_refused: bool,
         head: bool,
         settings: Arc<Settings>,
         predicate: P,
@@ -43,6 +45,7 @@ impl<F, P> ResponseFuture<F, P> {
         ResponseFuture {
             inner,
             negotiated,
+            identity_refused,
             head,
             settings,
             predicate,
@@ -64,6 +67,7 @@ where
         let response = ready!(this.inner.poll(cx))?;
         let decision = Decision {
             negotiated: *this.negotiated,
+            identity_refused: *this.identity_refused,
             head: *this.head,
             settings: this.settings,
         };
@@ -73,6 +77,8 @@ where
 
 struct Decision<'a> {
     negotiated: Negotiated,
+    /// The client refused identity: `min_size` does not apply.
+    identity_refused: bool,
     head: bool,
     settings: &'a Settings,
 }
@@ -117,8 +123,12 @@ impl Decision<'_> {
             Negotiated::NotAcceptable => None,
         };
         let size = body_size(&res);
-        let Some(format) = format.filter(|_| size.is_none_or(|n| n >= self.settings.min_size))
-        else {
+        let min_size = if self.identity_refused {
+            0
+        } else {
+            self.settings.min_size
+        };
+        let Some(format) = format.filter(|_| size.is_none_or(|n| n >= min_size)) else {
             stats.record_skipped();
             return res.map(CompressionBody::identity);
         };
@@ -143,7 +153,7 @@ impl Decision<'_> {
                 let body = CompressionBody::ready(concat(chunks, len), None, Some(error));
                 Response::from_parts(parts, body)
             }
-            ReadAheadEnd::Complete(trailers) if (len as u64) < self.settings.min_size => {
+            ReadAheadEnd::Complete(trailers) if (len as u64) < min_size => {
                 stats.record_skipped();
                 let body = CompressionBody::ready(concat(chunks, len), trailers, None);
                 Response::from_parts(parts, body)
@@ -269,8 +279,9 @@ where
         }
     }
     // At the limit with nothing more known, check for a cheap end: a body that says it is
-    // done has no more frames.
-    if body.is_end_stream() {
+    // done has no more frames. Not past the limit, though: a complete body is compressed
+    // in one go, and more than one poll's slice must be streamed instead.
+    if ahead.len <= limit && body.is_end_stream() {
         ahead.end = ReadAheadEnd::Complete(None);
     }
     ahead

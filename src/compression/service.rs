@@ -10,7 +10,7 @@ use super::future::ResponseFuture;
 use super::layer::CompressionLayer;
 use super::stats::CompressionStats;
 use crate::codec::CompressionLevel;
-use crate::negotiate::{Offered, negotiate};
+use crate::negotiate::{Negotiated, Offered, negotiate};
 use crate::pool::CodecPool;
 use crate::predicate::{DefaultPredicate, Predicate};
 
@@ -92,10 +92,23 @@ where
             deflate: self.settings.deflate,
         };
         let negotiated = negotiate(req.headers(), offered);
+        // A client that refuses identity (`identity;q=0`, or `*;q=0` without identity) gets
+        // the coding it accepts even for a body below `min_size`: sending identity would be
+        // unacceptable to it (RFC 9110 section 12.5.3). With nothing offered, `negotiate`
+        // answers NotAcceptable exactly when identity is refused.
+        let identity_refused = matches!(negotiated, Negotiated::Encode(_))
+            && negotiate(
+                req.headers(),
+                Offered {
+                    gzip: false,
+                    deflate: false,
+                },
+            ) == Negotiated::NotAcceptable;
         let head = req.method() == Method::HEAD;
         ResponseFuture::new(
             self.inner.call(req),
             negotiated,
+            identity_refused,
             head,
             self.settings.clone(),
             self.predicate.clone(),

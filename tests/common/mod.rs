@@ -1,0 +1,230 @@
+//! Helpers shared by the compression test files: independent decoders (flate2), test
+//! bodies, and deterministic test data.
+#![allow(dead_code)]
+
+use std::io::Read;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::HeaderMap;
+use http_body::{Body, Frame, SizeHint};
+use tokio::sync::mpsc;
+
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Decodes one complete gzip member with flate2 and checks nothing follows it.
+pub fn gunzip(data: &[u8]) -> Vec<u8> {
+    let mut decoder = flate2::read::GzDecoder::new(data);
+    let mut out = Vec::new();
+    decoder
+        .read_to_end(&mut out)
+        .expect("flate2 could not decode the gzip body");
+    let rest = decoder.into_inner();
+    assert!(
+        rest.is_empty(),
+        "{} bytes after the gzip member",
+        rest.len()
+    );
+    out
+}
+
+/// Decodes a complete zlib stream (`Content-Encoding: deflate`) with flate2.
+pub fn inflate(data: &[u8]) -> Vec<u8> {
+    let mut decoder = flate2::read::ZlibDecoder::new(data);
+    let mut out = Vec::new();
+    decoder
+        .read_to_end(&mut out)
+        .expect("flate2 could not decode the zlib body");
+    let rest = decoder.into_inner();
+    assert!(
+        rest.is_empty(),
+        "{} bytes after the zlib stream",
+        rest.len()
+    );
+    out
+}
+
+/// Decodes `data` as named by a `Content-Encoding` value (`None` = identity).
+pub fn decode(encoding: Option<&str>, data: &[u8]) -> Vec<u8> {
+    match encoding {
+        None => data.to_vec(),
+        Some("gzip") => gunzip(data),
+        Some("deflate") => inflate(data),
+        Some(other) => panic!("unexpected content-encoding {other:?}"),
+    }
+}
+
+/// Compressible text: JSON-ish lines, deterministic.
+pub fn text(len: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(len + 64);
+    let mut i = 0u64;
+    while out.len() < len {
+        out.extend_from_slice(
+            format!("{{\"id\":{i},\"name\":\"item-{}\",\"ok\":true}}\n", i % 97).as_bytes(),
+        );
+        i += 1;
+    }
+    out.truncate(len);
+    out
+}
+
+/// Incompressible bytes (xorshift64*), deterministic.
+pub fn noise(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    let mut out = Vec::with_capacity(len + 8);
+    while out.len() < len {
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        out.extend_from_slice(&x.wrapping_mul(0x2545_f491_4f6c_dd1d).to_le_bytes());
+    }
+    out.truncate(len);
+    out
+}
+
+/// A body fed by a channel: frames arrive when the test sends them, and the body is
+/// pending in between. Its size is unknown. Ends when the sender is dropped.
+pub struct ChannelBody {
+    rx: mpsc::UnboundedReceiver<Result<Frame<Bytes>, BoxError>>,
+}
+
+/// The sending side of a [`ChannelBody`].
+#[derive(Clone)]
+pub struct BodySender {
+    tx: mpsc::UnboundedSender<Result<Frame<Bytes>, BoxError>>,
+}
+
+impl BodySender {
+    pub fn data(&self, data: impl Into<Bytes>) {
+        self.tx
+            .send(Ok(Frame::data(data.into())))
+            .expect("body receiver is alive");
+    }
+
+    pub fn trailers(&self, trailers: HeaderMap) {
+        self.tx
+            .send(Ok(Frame::trailers(trailers)))
+            .expect("body receiver is alive");
+    }
+
+    pub fn error(&self, message: &str) {
+        self.tx
+            .send(Err(message.to_string().into()))
+            .expect("body receiver is alive");
+    }
+
+    /// Whether the body (the receiver) was dropped.
+    pub fn is_closed(&self) -> bool {
+        self.tx.is_closed()
+    }
+}
+
+pub fn channel_body() -> (BodySender, ChannelBody) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    (BodySender { tx }, ChannelBody { rx })
+}
+
+impl Body for ChannelBody {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        self.rx.poll_recv(cx)
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::default()
+    }
+}
+
+/// A body that yields its frames with a `Pending` (and a self-wake) before each one, so a
+/// consumer sees it go pending between frames. Size unknown.
+pub struct StutterBody {
+    frames: std::collections::VecDeque<Frame<Bytes>>,
+    ready: bool,
+}
+
+impl StutterBody {
+    pub fn new(frames: impl IntoIterator<Item = Frame<Bytes>>) -> Self {
+        StutterBody {
+            frames: frames.into_iter().collect(),
+            ready: false,
+        }
+    }
+
+    pub fn data<I, D>(chunks: I) -> Self
+    where
+        I: IntoIterator<Item = D>,
+        D: Into<Bytes>,
+    {
+        Self::new(chunks.into_iter().map(|d| Frame::data(d.into())))
+    }
+}
+
+impl Body for StutterBody {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        if !self.ready {
+            self.ready = true;
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
+        self.ready = false;
+        Poll::Ready(self.frames.pop_front().map(Ok))
+    }
+}
+
+/// A body of the given frames, all ready at once, size unknown (no exact hint and
+/// `is_end_stream` only after the end).
+pub struct ReadyFrames {
+    frames: std::collections::VecDeque<Result<Frame<Bytes>, BoxError>>,
+}
+
+impl ReadyFrames {
+    pub fn new(frames: impl IntoIterator<Item = Result<Frame<Bytes>, BoxError>>) -> Self {
+        ReadyFrames {
+            frames: frames.into_iter().collect(),
+        }
+    }
+
+    pub fn data<I, D>(chunks: I) -> Self
+    where
+        I: IntoIterator<Item = D>,
+        D: Into<Bytes>,
+    {
+        Self::new(chunks.into_iter().map(|d| Ok(Frame::data(d.into()))))
+    }
+}
+
+impl Body for ReadyFrames {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        Poll::Ready(self.frames.pop_front())
+    }
+}
+
+/// Polls `cond` every 10 ms for up to 5 s; true if it held.
+pub async fn eventually(mut cond: impl FnMut() -> bool) -> bool {
+    for _ in 0..500 {
+        if cond() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    cond()
+}
