@@ -1,10 +1,10 @@
 use bytes::BytesMut;
 use flate2::{Decompress, FlushDecompress, Status};
 
+use super::Format;
 use super::checksum::Checksum;
 use super::error::{DecodeError, DecodeErrorKind};
 use super::gzip_header::HeaderParser;
-use super::Format;
 use crate::pool::{CodecPool, Pooled};
 
 /// A streaming gzip or zlib/raw-deflate decoder over a pooled inflate state.
@@ -54,7 +54,10 @@ enum Phase {
 /// How much zero-filled room one inflate call gets: enough for a good ratio, small enough
 /// that a tiny input does not pay for clearing a large buffer.
 fn inflate_room(input_len: usize, budget: usize) -> usize {
-    input_len.saturating_mul(4).clamp(4 * 1024, 256 * 1024).min(budget)
+    input_len
+        .saturating_mul(4)
+        .clamp(4 * 1024, 256 * 1024)
+        .min(budget)
 }
 
 fn is_zlib_header(cmf: u8, flg: u8) -> bool {

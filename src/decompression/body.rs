@@ -309,7 +309,13 @@ impl Decoding {
             let guess = self.wire.len().saturating_mul(4).max(MIN_FRAME_ALLOC);
             self.out.reserve(guess.min(budget));
         }
-        let produced = pull(&mut self.stages, &mut self.wire, &mut self.out, budget, max_size)?;
+        let produced = pull(
+            &mut self.stages,
+            &mut self.wire,
+            &mut self.out,
+            budget,
+            max_size,
+        )?;
         if max_size.is_some_and(|max| self.total_out() > max) {
             return Err(Stop::Limit);
         }

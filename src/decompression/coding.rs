@@ -209,7 +209,10 @@ mod tests {
         );
         assert_eq!(parse_one("br", all), Codings::Unsupported);
         assert_eq!(parse_one("gzip, br", all), Codings::Unsupported);
-        assert!(matches!(parse_one("gzip,gzip,gzip", all), Codings::Decode(_)));
+        assert!(matches!(
+            parse_one("gzip,gzip,gzip", all),
+            Codings::Decode(_)
+        ));
         assert_eq!(parse_one("gzip, gzip, gzip, gzip", all), Codings::TooMany);
         assert_eq!(parse_one("gzip, gzip, gzip, br", all), Codings::Unsupported);
         let no_deflate = Accept {

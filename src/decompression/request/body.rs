@@ -63,9 +63,8 @@ impl<B: Body> Body for RequestDecompressionResponseBody<B> {
     ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
         match self.project().kind.project() {
             KindProj::Inner { body } => Poll::Ready(
-                ready!(body.poll_frame(cx)).map(|frame| {
-                    frame.map(|f| f.map_data(|mut d| d.copy_to_bytes(d.remaining())))
-                }),
+                ready!(body.poll_frame(cx))
+                    .map(|frame| frame.map(|f| f.map_data(|mut d| d.copy_to_bytes(d.remaining())))),
             ),
             KindProj::Rejection { text } => {
                 Poll::Ready(text.take().map(|text| Ok(Frame::data(text))))
