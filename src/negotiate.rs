@@ -1,1 +1,455 @@
 //! Accept-Encoding negotiation (RFC 9110 section 12.5.3).
+//!
+//! The parser walks the raw header bytes once, keeping only the best q-value seen
+//! per coding we care about (gzip, deflate, identity, `*`): O(n) time, no allocation,
+//! and no assumption that the value is UTF-8.
+
+// The compression service is the only caller; until it is wired up nothing outside the
+// tests uses this module.
+
+use crate::codec::Format;
+use http::HeaderMap;
+use http::header::ACCEPT_ENCODING;
+
+/// What to send, decided from the request's Accept-Encoding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Negotiated {
+    /// Compress with this coding.
+    Encode(Format),
+    /// Send the representation unencoded.
+    Identity,
+    /// Nothing acceptable is offered: the service answers 406.
+    NotAcceptable,
+}
+
+/// Which codings the server offers, in preference order gzip > deflate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Offered {
+    pub(crate) gzip: bool,
+    pub(crate) deflate: bool,
+}
+
+/// q-values as thousandths: `q=1` is 1000, `q=0.5` is 500.
+type Q = u16;
+const Q_ONE: Q = 1000;
+
+/// Best q-value seen per coding; `None` means "not listed".
+#[derive(Default)]
+struct Seen {
+    gzip: Option<Q>,
+    deflate: Option<Q>,
+    identity: Option<Q>,
+    star: Option<Q>,
+}
+
+impl Seen {
+    fn record(&mut self, coding: &[u8], q: Q) {
+        let slot = if coding.eq_ignore_ascii_case(b"gzip") || coding.eq_ignore_ascii_case(b"x-gzip")
+        {
+            &mut self.gzip
+        } else if coding.eq_ignore_ascii_case(b"deflate") {
+            &mut self.deflate
+        } else if coding.eq_ignore_ascii_case(b"identity") {
+            &mut self.identity
+        } else if coding == b"*" {
+            &mut self.star
+        } else {
+            return;
+        };
+        // Duplicates are not defined by the RFC; the most permissive one wins.
+        *slot = Some(slot.map_or(q, |old| old.max(q)));
+    }
+}
+
+/// Picks the response coding from the request's `Accept-Encoding` header(s).
+pub(crate) fn negotiate(headers: &HeaderMap, offered: Offered) -> Negotiated {
+    let mut values = headers.get_all(ACCEPT_ENCODING).iter().peekable();
+    // No header: the client has no preference, and not compressing is always safe.
+    if values.peek().is_none() {
+        return Negotiated::Identity;
+    }
+
+    let mut seen = Seen::default();
+    for value in values {
+        for element in split_unquoted(value.as_bytes(), b',') {
+            if let Some((coding, q)) = parse_element(element) {
+                seen.record(coding, q);
+            }
+        }
+    }
+
+    // An explicit entry beats `*`; a coding neither listed nor covered by `*` is unacceptable.
+    let effective = |explicit: Option<Q>, on: bool| {
+        if on {
+            explicit.or(seen.star).unwrap_or(0)
+        } else {
+            0
+        }
+    };
+    let gzip = effective(seen.gzip, offered.gzip);
+    let deflate = effective(seen.deflate, offered.deflate);
+    let best = if gzip > 0 && gzip >= deflate {
+        Some((Format::Gzip, gzip))
+    } else if deflate > 0 {
+        Some((Format::Deflate, deflate))
+    } else {
+        None
+    };
+
+    // identity unlisted and no `*`: acceptable, but it loses to any acceptable coding.
+    let identity = seen.identity.or(seen.star);
+    match best {
+        Some((_, q)) if identity.is_some_and(|iq| iq > q) => Negotiated::Identity,
+        Some((format, _)) => Negotiated::Encode(format),
+        None if identity == Some(0) => Negotiated::NotAcceptable,
+        None => Negotiated::Identity,
+    }
+}
+
+/// Parses one list element, `coding *( OWS ";" OWS param )`. Returns `None` for empty
+/// elements and for entries whose q-value is invalid (those are ignored entirely).
+fn parse_element(element: &[u8]) -> Option<(&[u8], Q)> {
+    let mut parts = split_unquoted(element, b';');
+    let coding = trim(parts.next()?);
+    if coding.is_empty() {
+        return None;
+    }
+    let mut q = None;
+    for param in parts {
+        let (name, value) = match param.iter().position(|&b| b == b'=') {
+            Some(eq) => (trim(&param[..eq]), Some(trim(&param[eq + 1..]))),
+            None => (trim(param), None),
+        };
+        if name.eq_ignore_ascii_case(b"q") {
+            // A second weight is ambiguous: drop the entry rather than guess.
+            if q.is_some() {
+                return None;
+            }
+            q = Some(parse_qvalue(value?)?);
+        }
+    }
+    Some((coding, q.unwrap_or(Q_ONE)))
+}
+
+/// `qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] )`, in thousandths.
+fn parse_qvalue(s: &[u8]) -> Option<Q> {
+    let (&first, rest) = s.split_first()?;
+    let fraction = match rest {
+        [] => &[][..],
+        [b'.', digits @ ..] if digits.len() <= 3 => digits,
+        _ => return None,
+    };
+    match first {
+        b'0' => {
+            let mut value = 0;
+            let mut scale = 100;
+            for &d in fraction {
+                if !d.is_ascii_digit() {
+                    return None;
+                }
+                value += Q::from(d - b'0') * scale;
+                scale /= 10;
+            }
+            Some(value)
+        }
+        b'1' if fraction.iter().all(|&d| d == b'0') => Some(Q_ONE),
+        _ => None,
+    }
+}
+
+/// Strips optional whitespace (SP / HTAB) from both ends.
+fn trim(mut s: &[u8]) -> &[u8] {
+    while let [b' ' | b'\t', rest @ ..] = s {
+        s = rest;
+    }
+    while let [rest @ .., b' ' | b'\t'] = s {
+        s = rest;
+    }
+    s
+}
+
+/// Splits on `sep` outside quoted strings, so a `,` or `;` inside a quoted parameter
+/// value does not start a new element. Each byte is visited once.
+fn split_unquoted(s: &[u8], sep: u8) -> impl Iterator<Item = &[u8]> {
+    let mut rest = Some(s);
+    std::iter::from_fn(move || {
+        let s = rest?;
+        let mut quoted = false;
+        let mut escaped = false;
+        for (i, &b) in s.iter().enumerate() {
+            if escaped {
+                escaped = false;
+            } else if quoted {
+                match b {
+                    b'\\' => escaped = true,
+                    b'"' => quoted = false,
+                    _ => {}
+                }
+            } else if b == b'"' {
+                quoted = true;
+            } else if b == sep {
+                rest = Some(&s[i + 1..]);
+                return Some(&s[..i]);
+            }
+        }
+        rest = None;
+        Some(s)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+
+    const BOTH: Offered = Offered {
+        gzip: true,
+        deflate: true,
+    };
+    const GZIP: Negotiated = Negotiated::Encode(Format::Gzip);
+    const DEFLATE: Negotiated = Negotiated::Encode(Format::Deflate);
+    const IDENTITY: Negotiated = Negotiated::Identity;
+    const NOT_ACCEPTABLE: Negotiated = Negotiated::NotAcceptable;
+
+    fn headers(values: &[&[u8]]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for v in values {
+            map.append(ACCEPT_ENCODING, HeaderValue::from_bytes(v).unwrap());
+        }
+        map
+    }
+
+    fn neg(value: &str) -> Negotiated {
+        negotiate(&headers(&[value.as_bytes()]), BOTH)
+    }
+
+    fn neg_with(value: &str, offered: Offered) -> Negotiated {
+        negotiate(&headers(&[value.as_bytes()]), offered)
+    }
+
+    #[test]
+    fn no_header_is_identity() {
+        assert_eq!(negotiate(&HeaderMap::new(), BOTH), IDENTITY);
+    }
+
+    #[test]
+    fn empty_value_is_identity_only() {
+        assert_eq!(neg(""), IDENTITY);
+        assert_eq!(neg(" , ,"), IDENTITY);
+    }
+
+    #[test]
+    fn single_codings() {
+        assert_eq!(neg("gzip"), GZIP);
+        assert_eq!(neg("deflate"), DEFLATE);
+        assert_eq!(neg("x-gzip"), GZIP);
+        assert_eq!(neg("br"), IDENTITY);
+        assert_eq!(neg("invalid, gzip"), GZIP);
+        assert_eq!(neg("identity"), IDENTITY);
+    }
+
+    #[test]
+    fn tokens_are_case_insensitive() {
+        assert_eq!(neg("gZiP"), GZIP);
+        assert_eq!(neg("X-GZIP"), GZIP);
+        assert_eq!(neg("DEFLATE"), DEFLATE);
+        assert_eq!(neg("gzip;q=0.5, IDENTITY;Q=1"), IDENTITY);
+    }
+
+    #[test]
+    fn highest_q_wins() {
+        assert_eq!(neg("gzip;q=0.5, deflate;q=0.8"), DEFLATE);
+        assert_eq!(neg("gzip;q=0.8, deflate;q=0.5"), GZIP);
+        assert_eq!(neg("gzip;q=0.995, deflate;q=0.997"), DEFLATE);
+        assert_eq!(neg("gzip;q=0.5, deflate"), DEFLATE);
+    }
+
+    #[test]
+    fn ties_prefer_gzip() {
+        assert_eq!(neg("deflate, gzip"), GZIP);
+        assert_eq!(neg("deflate;q=0.5, gzip;q=0.5"), GZIP);
+        assert_eq!(neg("*"), GZIP);
+    }
+
+    #[test]
+    fn q_zero_excludes() {
+        assert_eq!(neg("gzip;q=0, deflate"), DEFLATE);
+        assert_eq!(neg("gzip;q=0"), IDENTITY);
+        assert_eq!(neg("gzip;q=0."), IDENTITY);
+        assert_eq!(neg("gzip;q=0.000, deflate;q=0"), IDENTITY);
+    }
+
+    #[test]
+    fn q_whitespace_and_case() {
+        assert_eq!(neg(" gzip\t; q=0.5 ,\tdeflate ;\tq=0.8\t"), DEFLATE);
+        assert_eq!(neg("gzip;q=0.5, deflate;Q=0.8"), DEFLATE);
+        // Whitespace around `=` is tolerated on purpose; tower-http drops these entries.
+        assert_eq!(neg("gzip;q =0.5, deflate;q=0.4"), GZIP);
+        assert_eq!(neg("gzip;q= 0.5, deflate;q=0.4"), GZIP);
+        assert_eq!(neg("gzip ; q = 0.5 , deflate;q=0.4"), GZIP);
+    }
+
+    #[test]
+    fn valid_qvalues() {
+        assert_eq!(parse_qvalue(b"0"), Some(0));
+        assert_eq!(parse_qvalue(b"0."), Some(0));
+        assert_eq!(parse_qvalue(b"0.5"), Some(500));
+        assert_eq!(parse_qvalue(b"0.05"), Some(50));
+        assert_eq!(parse_qvalue(b"0.001"), Some(1));
+        assert_eq!(parse_qvalue(b"0.999"), Some(999));
+        assert_eq!(parse_qvalue(b"1"), Some(1000));
+        assert_eq!(parse_qvalue(b"1."), Some(1000));
+        assert_eq!(parse_qvalue(b"1.000"), Some(1000));
+        // 0.001 is low but still acceptable.
+        assert_eq!(neg("gzip;q=0.001"), GZIP);
+        assert_eq!(neg("gzip;q=1.000, deflate;q=0.999"), GZIP);
+    }
+
+    #[test]
+    fn invalid_qvalues_drop_the_entry() {
+        for q in [
+            "-0.1", "00.5", "0.5000", ".5", "1.01", "1.001", "2", "abc", "", "0,5", "1e0", "0.5x",
+            "+1", "0. 5",
+        ] {
+            assert_eq!(parse_qvalue(q.as_bytes()), None, "q={q:?}");
+            assert_eq!(neg(&format!("gzip;q={q}")), IDENTITY, "q={q:?}");
+            // The dropped entry does not hide a valid one.
+            assert_eq!(neg(&format!("gzip;q={q}, deflate")), DEFLATE, "q={q:?}");
+        }
+        // `q` without a value, and a doubled weight, are also dropped.
+        assert_eq!(neg("gzip;q"), IDENTITY);
+        assert_eq!(neg("gzip;q=1;q=0"), IDENTITY);
+        // A dropped identity;q=0 no longer excludes identity.
+        assert_eq!(neg("identity;q=-0"), IDENTITY);
+    }
+
+    #[test]
+    fn other_parameters_are_ignored() {
+        assert_eq!(neg("gzip;level=9;q=0.4, deflate;q=0.3"), GZIP);
+        assert_eq!(neg("gzip;foo, deflate;q=0.3"), GZIP);
+        // Separators inside a quoted value do not split the entry.
+        assert_eq!(neg(r#"gzip;foo="a,b;q=0";q=0.4, deflate;q=0.3"#), GZIP);
+        assert_eq!(neg(r#"gzip;foo="a\"b,c", deflate;q=0.3"#), GZIP);
+    }
+
+    #[test]
+    fn header_lines_are_merged() {
+        let h = headers(&[b"gzip;q=0.5", b"deflate"]);
+        assert_eq!(negotiate(&h, BOTH), DEFLATE);
+        let h = headers(&[b"gzip;q=0.5, deflate;q=0.4", b"identity;q=0", b"br"]);
+        assert_eq!(negotiate(&h, BOTH), GZIP);
+        let h = headers(&[b"identity;q=0", b"*;q=0"]);
+        assert_eq!(negotiate(&h, BOTH), NOT_ACCEPTABLE);
+        let h = headers(&[b"", b"gzip"]);
+        assert_eq!(negotiate(&h, BOTH), GZIP);
+    }
+
+    #[test]
+    fn duplicates_keep_the_best() {
+        assert_eq!(neg("gzip;q=0, gzip;q=0.5, deflate;q=0.4"), GZIP);
+        assert_eq!(neg("x-gzip;q=0.9, gzip;q=0.1, deflate;q=0.5"), GZIP);
+    }
+
+    #[test]
+    fn wildcard() {
+        assert_eq!(neg("*"), GZIP);
+        assert_eq!(neg("*;q=0.5, gzip;q=1"), GZIP);
+        assert_eq!(neg("*;q=0.5, gzip;q=0.2"), DEFLATE);
+        assert_eq!(neg("*, gzip;q=0"), DEFLATE);
+        assert_eq!(neg("*;q=0, gzip"), GZIP);
+        assert_eq!(neg("*;q=0, identity"), IDENTITY);
+        assert_eq!(neg("*;q=0"), NOT_ACCEPTABLE);
+        assert_eq!(neg("*;q=0, br"), NOT_ACCEPTABLE);
+        // `*` also gives its q to an unlisted identity.
+        assert_eq!(neg("*;q=0.5, gzip;q=0.4, deflate;q=0.3"), IDENTITY);
+        assert_eq!(neg("*;q=0.5, gzip;q=0.5"), GZIP);
+    }
+
+    #[test]
+    fn identity_exclusion() {
+        assert_eq!(neg("identity;q=0"), NOT_ACCEPTABLE);
+        assert_eq!(neg("identity;q=0, gzip"), GZIP);
+        assert_eq!(neg("identity;q=0, *;q=0"), NOT_ACCEPTABLE);
+        assert_eq!(neg("*;q=0, identity;q=0"), NOT_ACCEPTABLE);
+        assert_eq!(neg("identity;q=0, *"), GZIP);
+        assert_eq!(neg("identity;q=0, br"), NOT_ACCEPTABLE);
+    }
+
+    #[test]
+    fn identity_preferred_only_when_strictly_higher() {
+        assert_eq!(neg("gzip;q=0.5, identity"), IDENTITY);
+        assert_eq!(neg("gzip;q=0.5, identity;q=0.5"), GZIP);
+        assert_eq!(neg("gzip;q=0.5, identity;q=0.4"), GZIP);
+        // Unlisted identity never beats a listed coding, however low its q.
+        assert_eq!(neg("gzip;q=0.001"), GZIP);
+    }
+
+    #[test]
+    fn offered_subsets() {
+        let deflate_only = Offered {
+            gzip: false,
+            deflate: true,
+        };
+        assert_eq!(neg_with("gzip, deflate;q=0.1", deflate_only), DEFLATE);
+        assert_eq!(neg_with("gzip", deflate_only), IDENTITY);
+        assert_eq!(neg_with("*", deflate_only), DEFLATE);
+        assert_eq!(neg_with("gzip, identity;q=0", deflate_only), NOT_ACCEPTABLE);
+
+        let gzip_only = Offered {
+            gzip: true,
+            deflate: false,
+        };
+        assert_eq!(neg_with("deflate, gzip;q=0.1", gzip_only), GZIP);
+
+        let none = Offered {
+            gzip: false,
+            deflate: false,
+        };
+        assert_eq!(neg_with("gzip, deflate", none), IDENTITY);
+        assert_eq!(neg_with("*", none), IDENTITY);
+        assert_eq!(neg_with("gzip, identity;q=0", none), NOT_ACCEPTABLE);
+        assert_eq!(neg_with("*;q=0", none), NOT_ACCEPTABLE);
+    }
+
+    #[test]
+    fn huge_header_is_linear_and_correct() {
+        // ~64 KiB: thousands of unknown codings with one useful entry at the end.
+        let mut value = String::with_capacity(64 * 1024);
+        let mut i = 0;
+        while value.len() < 64 * 1024 - 64 {
+            value.push_str(&format!("c{i};q=0.5, "));
+            i += 1;
+        }
+        value.push_str("identity;q=0, deflate;q=0.9, gzip;q=0.8");
+        assert!(i > 4000);
+        assert_eq!(neg(&value), DEFLATE);
+
+        // Many header lines, each a long run of separators.
+        let line = vec![b','; 16 * 1024];
+        let mut lines: Vec<&[u8]> = vec![&line; 4];
+        lines.push(b"gzip");
+        assert_eq!(negotiate(&headers(&lines), BOTH), GZIP);
+
+        // One unterminated quote swallowing the rest of the value.
+        let mut quoted = b"gzip;x=\"".to_vec();
+        quoted.extend(std::iter::repeat_n(b'a', 64 * 1024));
+        assert_eq!(negotiate(&headers(&[&quoted]), BOTH), GZIP);
+    }
+
+    #[test]
+    fn non_ascii_bytes_do_not_panic() {
+        let garbage: &[u8] = b"\xff\xfe;q=\x80, gzip;q=0.\xe9, \xc3\x28, deflate;q=0.7\xa0";
+        let h = headers(&[garbage]);
+        assert_eq!(negotiate(&h, BOTH), IDENTITY);
+        let h = headers(&[garbage, b"gzip;q=0.2"]);
+        assert_eq!(negotiate(&h, BOTH), GZIP);
+        let h = headers(&[b"\x80\x81\x82\xfe\xff", b"identity\xff;q=0"]);
+        assert_eq!(negotiate(&h, BOTH), IDENTITY);
+        // Every byte HeaderValue accepts, in every position of a short entry.
+        for b in (0x20..=0xffu8).filter(|&b| b != 0x7f) {
+            for v in [vec![b], vec![b'g', b, b';', b'q', b'=', b'0', b'.', b]] {
+                let _ = negotiate(&headers(&[&v]), BOTH);
+            }
+        }
+    }
+}

@@ -166,9 +166,14 @@ impl Encoder {
     ) -> Result<(), EncodeError> {
         loop {
             // flate2 writes into initialized memory, so the room is zero-filled; memset runs
-            // at tens of GB/s, far above deflate's speed.
-            let room = deflate_bound(input.len()).max(64);
+            // at tens of GB/s, far above deflate's speed. A flush or finish takes what the
+            // caller reserved, within bounds, so a pre-sized buffer is not reallocated.
             let start = out.len();
+            let room = if input.is_empty() {
+                (out.capacity() - start).clamp(256, 4096)
+            } else {
+                deflate_bound(input.len())
+            };
             out.resize(start + room, 0);
             let (in_before, out_before) = (self.deflate.total_in(), self.deflate.total_out());
             let status = self.deflate.compress(input, &mut out[start..], flush);
