@@ -999,3 +999,52 @@ async fn limits_through_axum_are_413_and_corrupt_is_400() {
     .await;
     assert_eq!((status, &body[..]), (StatusCode::OK, &b"4"[..]));
 }
+
+mod split_anywhere {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn chunked(wire: &[u8], cuts: &[usize]) -> Vec<Result<Frame<Bytes>, Infallible>> {
+        let mut frames = Vec::new();
+        let mut rest = wire;
+        for &cut in cuts {
+            let (head, tail) = rest.split_at(cut.min(rest.len()));
+            frames.push(Ok(Frame::data(Bytes::copy_from_slice(head))));
+            rest = tail;
+        }
+        frames.push(Ok(Frame::data(Bytes::copy_from_slice(rest))));
+        frames
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Any chunking of any (stacked) coding decodes to the input.
+        #[test]
+        fn decodes_any_chunking(
+            len in 0usize..150_000,
+            cuts in proptest::collection::vec(0usize..40_000, 0..12),
+            chain in 0usize..5,
+        ) {
+            let plain = text(len);
+            let (coding, wire) = match chain {
+                0 => ("gzip", gzip(&plain)),
+                1 => ("deflate", raw_deflate(&plain)),
+                2 => ("gzip, gzip", gzip(&gzip(&plain))),
+                3 => ("gzip, deflate", zlib(&gzip(&plain))),
+                _ => ("deflate, gzip, gzip", gzip(&gzip(&zlib(&plain)))),
+            };
+            let frames = chunked(&wire, &cuts);
+            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            let seen = runtime.block_on(async {
+                let req = Request::post("/")
+                    .header(CONTENT_ENCODING, coding)
+                    .body(StreamBody::new(futures_util::stream::iter(frames)))
+                    .unwrap();
+                run(RequestDecompressionLayer::new(), req).await.seen.unwrap()
+            });
+            prop_assert_eq!(seen.body.unwrap(), plain);
+            prop_assert!(seen.max_frame <= FRAME_LIMIT);
+        }
+    }
+}
