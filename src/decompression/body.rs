@@ -1,0 +1,421 @@
+//! The streaming, bounded decoding body both decompression layers hand out.
+
+use std::fmt;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+
+use bytes::{Buf, Bytes, BytesMut};
+use http::HeaderMap;
+use http_body::{Body, Frame, SizeHint};
+use pin_project_lite::pin_project;
+
+use super::coding::Chain;
+use super::limits::{DecompressionLimits, length_limit_error};
+use crate::BoxError;
+use crate::codec::{DecodeError, DecodeErrorKind, Decoder};
+use crate::pool::CodecPool;
+
+/// The largest data frame the body emits.
+pub(crate) const FRAME_SIZE: usize = 64 * 1024;
+
+/// How much an intermediate stage of a coding chain decodes ahead of the next stage.
+const STAGE_CHUNK: usize = 16 * 1024;
+
+/// The smallest first allocation of an output frame.
+const MIN_FRAME_ALLOC: usize = 4 * 1024;
+
+pin_project! {
+    /// A body that decodes its inner body's content coding as it streams.
+    ///
+    /// It is the request body [`RequestDecompression`](super::RequestDecompression) hands the
+    /// inner service and the response body [`Decompression`](super::Decompression) returns.
+    /// Bodies that were not encoded pass through frame by frame, keeping their
+    /// [`size_hint`](Body::size_hint). Encoded bodies are decoded with a pooled
+    /// [`Decoder`](crate::codec::Decoder) per coding: output comes in frames of at most 64 KiB,
+    /// nothing is buffered beyond one frame (plus 16 KiB per extra stage of a stacked coding),
+    /// trailers are forwarded after the data, and the decoders go back to the pool as soon as
+    /// the stream ends or fails.
+    ///
+    /// # Errors
+    ///
+    /// The error type is [`BoxError`]; match it with `downcast_ref`:
+    ///
+    /// - [`http_body_util::LengthLimitError`]: a [`DecompressionLimits`] limit was hit
+    ///   (axum answers 413).
+    /// - [`DecodeError`]: the body is not a valid stream of its coding; its
+    ///   [`kind`](DecodeError::kind) says how (axum answers 400).
+    /// - anything else: the inner body's own error, passed through.
+    ///
+    /// ```
+    /// use http_body_util::LengthLimitError;
+    /// use tower_gzip::codec::DecodeError;
+    ///
+    /// fn status_for(err: &tower_gzip::BoxError) -> u16 {
+    ///     if err.downcast_ref::<LengthLimitError>().is_some() {
+    ///         413
+    ///     } else if err.downcast_ref::<DecodeError>().is_some() {
+    ///         400
+    ///     } else {
+    ///         500 // the connection or the inner body failed
+    ///     }
+    /// }
+    /// # let err: tower_gzip::BoxError = "x".into();
+    /// # assert_eq!(status_for(&err), 500);
+    /// ```
+    pub struct DecompressionBody<B> {
+        #[pin]
+        inner: B,
+        mode: Mode,
+    }
+}
+
+enum Mode {
+    Identity,
+    Decode(Box<Decoding>),
+    /// Decoding ended (completed, failed or stopped); the decoders are back in the pool.
+    /// Holds the trailers still to be emitted.
+    Finished(Option<HeaderMap>),
+}
+
+struct Decoding {
+    /// One per coding, the wire side first.
+    stages: Vec<Stage>,
+    /// The unconsumed part of the last wire frame.
+    wire: Bytes,
+    /// The frame being filled.
+    out: BytesMut,
+    limits: DecompressionLimits,
+    /// Frames in a row that exceeded the ratio limit.
+    strikes: u32,
+    inner_done: bool,
+    trailers: Option<HeaderMap>,
+}
+
+struct Stage {
+    decoder: Decoder,
+    /// Output not yet consumed by the next stage (unused on the last stage).
+    buf: BytesMut,
+}
+
+/// Why decoding stopped early.
+enum Stop {
+    Decode(DecodeError),
+    Limit,
+}
+
+impl From<Stop> for BoxError {
+    fn from(stop: Stop) -> BoxError {
+        match stop {
+            Stop::Decode(err) => Box::new(err),
+            Stop::Limit => length_limit_error(),
+        }
+    }
+}
+
+enum Step {
+    Data(Bytes),
+    End,
+    Error(BoxError),
+}
+
+impl<B> DecompressionBody<B> {
+    /// A body that passes `inner` through unchanged.
+    pub(crate) fn identity(inner: B) -> Self {
+        DecompressionBody {
+            inner,
+            mode: Mode::Identity,
+        }
+    }
+
+    /// A body that decodes `chain` from `inner`.
+    pub(crate) fn decode(
+        inner: B,
+        chain: Chain,
+        limits: DecompressionLimits,
+        pool: &CodecPool,
+    ) -> Self {
+        let stages = chain
+            .decode_order()
+            .map(|format| Stage {
+                decoder: Decoder::new(format, pool),
+                buf: BytesMut::new(),
+            })
+            .collect();
+        DecompressionBody {
+            inner,
+            mode: Mode::Decode(Box::new(Decoding {
+                stages,
+                wire: Bytes::new(),
+                out: BytesMut::new(),
+                limits,
+                strikes: 0,
+                inner_done: false,
+                trailers: None,
+            })),
+        }
+    }
+
+    /// Whether this body decodes (rather than passes its inner body through).
+    pub fn is_decoding(&self) -> bool {
+        !matches!(self.mode, Mode::Identity)
+    }
+
+    /// The inner body.
+    pub fn get_ref(&self) -> &B {
+        &self.inner
+    }
+
+    /// The inner body, mutably. Reading from it directly corrupts the decoding.
+    pub fn get_mut(&mut self) -> &mut B {
+        &mut self.inner
+    }
+
+    /// The inner body; any decoding state is dropped.
+    pub fn into_inner(self) -> B {
+        self.inner
+    }
+}
+
+impl<B> fmt::Debug for DecompressionBody<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mode = match &self.mode {
+            Mode::Identity => "identity",
+            Mode::Decode(_) => "decoding",
+            Mode::Finished(_) => "finished",
+        };
+        f.debug_struct("DecompressionBody")
+            .field("mode", &mode)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<B> Body for DecompressionBody<B>
+where
+    B: Body,
+    B::Error: Into<BoxError>,
+{
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let this = self.project();
+        let step = match this.mode {
+            Mode::Identity => {
+                return match ready!(this.inner.poll_frame(cx)) {
+                    Some(Ok(frame)) => Poll::Ready(Some(Ok(
+                        frame.map_data(|mut data| data.copy_to_bytes(data.remaining()))
+                    ))),
+                    Some(Err(err)) => Poll::Ready(Some(Err(err.into()))),
+                    None => Poll::Ready(None),
+                };
+            }
+            Mode::Finished(trailers) => {
+                return Poll::Ready(trailers.take().map(|t| Ok(Frame::trailers(t))));
+            }
+            Mode::Decode(decoding) => ready!(decoding.poll_step(this.inner, cx)),
+        };
+        match step {
+            Step::Data(data) => Poll::Ready(Some(Ok(Frame::data(data)))),
+            Step::End => {
+                let trailers = match std::mem::replace(this.mode, Mode::Finished(None)) {
+                    Mode::Decode(mut decoding) => decoding.trailers.take(),
+                    _ => None,
+                };
+                Poll::Ready(trailers.map(|t| Ok(Frame::trailers(t))))
+            }
+            Step::Error(err) => {
+                *this.mode = Mode::Finished(None);
+                Poll::Ready(Some(Err(err)))
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match &self.mode {
+            Mode::Identity => self.inner.is_end_stream(),
+            Mode::Decode(_) => false,
+            Mode::Finished(trailers) => trailers.is_none(),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match &self.mode {
+            Mode::Identity => self.inner.size_hint(),
+            Mode::Decode(_) => SizeHint::default(),
+            Mode::Finished(trailers) if trailers.is_none() => SizeHint::with_exact(0),
+            Mode::Finished(_) => SizeHint::default(),
+        }
+    }
+}
+
+impl Decoding {
+    /// Decodes until a frame is ready, the inner body ends, or more input is needed.
+    fn poll_step<B>(&mut self, mut inner: Pin<&mut B>, cx: &mut Context<'_>) -> Poll<Step>
+    where
+        B: Body,
+        B::Error: Into<BoxError>,
+    {
+        loop {
+            let produced = match self.decode_some() {
+                Ok(produced) => produced,
+                Err(stop) => return Poll::Ready(Step::Error(stop.into())),
+            };
+            // Emit a full frame, or whatever the input so far gave before waiting for more.
+            if self.out.len() >= FRAME_SIZE || (produced == 0 && !self.out.is_empty()) {
+                return Poll::Ready(match self.emit() {
+                    Ok(frame) => Step::Data(frame),
+                    Err(stop) => Step::Error(stop.into()),
+                });
+            }
+            if produced > 0 {
+                continue;
+            }
+            // Every stage has drained its input.
+            if self.inner_done {
+                return Poll::Ready(match self.finish() {
+                    Ok(()) => Step::End,
+                    Err(stop) => Step::Error(stop.into()),
+                });
+            }
+            match ready!(inner.as_mut().poll_frame(cx)) {
+                Some(Ok(frame)) => match frame.into_data() {
+                    Ok(mut data) => self.wire = data.copy_to_bytes(data.remaining()),
+                    Err(frame) => {
+                        // Trailers end the body.
+                        self.trailers = frame.into_trailers().ok();
+                        self.inner_done = true;
+                    }
+                },
+                Some(Err(err)) => return Poll::Ready(Step::Error(err.into())),
+                None => self.inner_done = true,
+            }
+        }
+    }
+
+    /// Decodes into the current frame as far as the input, the frame size and the size limit
+    /// allow. Returns the bytes added.
+    fn decode_some(&mut self) -> Result<usize, Stop> {
+        let max_size = self.limits.max_size.map(|max| max as u64);
+        let room = FRAME_SIZE - self.out.len();
+        let budget = match max_size {
+            // One byte past the allowance, to see the overflow without inflating further.
+            Some(max) => (room as u64).min(max.saturating_sub(self.total_out()) + 1) as usize,
+            None => room,
+        };
+        if self.out.capacity() == 0 {
+            let guess = self.wire.len().saturating_mul(4).max(MIN_FRAME_ALLOC);
+            self.out.reserve(guess.min(budget));
+        }
+        let produced = pull(
+            &mut self.stages,
+            &mut self.wire,
+            &mut self.out,
+            budget,
+            max_size,
+        )?;
+        if max_size.is_some_and(|max| self.total_out() > max) {
+            return Err(Stop::Limit);
+        }
+        Ok(produced)
+    }
+
+    /// Takes the current frame, after checking the ratio limit.
+    fn emit(&mut self) -> Result<Bytes, Stop> {
+        if let Some(ratio) = self.limits.ratio {
+            let compressed = self.stages.first().map_or(0, |s| s.decoder.total_in());
+            if ratio.exceeded(self.total_out(), compressed) {
+                self.strikes += 1;
+                if self.strikes > ratio.burst {
+                    return Err(Stop::Limit);
+                }
+            } else {
+                self.strikes = 0;
+            }
+        }
+        Ok(self.out.split().freeze())
+    }
+
+    /// The end of input: every stage must have seen a complete stream.
+    fn finish(&mut self) -> Result<(), Stop> {
+        for stage in &self.stages {
+            stage.decoder.finish().map_err(Stop::Decode)?;
+        }
+        Ok(())
+    }
+
+    fn total_out(&self) -> u64 {
+        self.stages.last().map_or(0, |s| s.decoder.total_out())
+    }
+}
+
+/// Pulls at most `max` bytes of the last stage's output into `out`, refilling each stage's
+/// input from the stage before it (the first from `wire`). Returns the bytes added; fewer
+/// than `max` only when the wire input is used up.
+fn pull(
+    stages: &mut [Stage],
+    wire: &mut Bytes,
+    out: &mut BytesMut,
+    max: usize,
+    max_size: Option<u64>,
+) -> Result<usize, Stop> {
+    let Some((last, earlier)) = stages.split_last_mut() else {
+        return Ok(0);
+    };
+    let start = out.len();
+    loop {
+        let produced = out.len() - start;
+        if produced >= max {
+            return Ok(produced);
+        }
+        let input: &[u8] = match earlier.last() {
+            Some(prev) => &prev.buf,
+            None => wire,
+        };
+        if !input.is_empty() || last.decoder.has_pending_output() {
+            let (len, before) = (input.len(), out.len());
+            let consumed = last
+                .decoder
+                .decode(input, out, max - produced)
+                .map_err(Stop::Decode)?;
+            match earlier.last_mut() {
+                Some(prev) => prev.buf.advance(consumed),
+                None => wire.advance(consumed),
+            }
+            let stalled = consumed == 0 && out.len() == before;
+            if stalled && len > 0 && !last.decoder.has_pending_output() {
+                // The decoder promises progress; never spin if it breaks that promise.
+                return Err(Stop::Decode(DecodeError::new(
+                    DecodeErrorKind::CorruptData,
+                    "the decoder made no progress",
+                )));
+            }
+            continue;
+        }
+        // This stage's input is used up: refill it from the stage before.
+        let Some(prev) = earlier.last_mut() else {
+            return Ok(out.len() - start);
+        };
+        let mut buf = std::mem::take(&mut prev.buf);
+        buf.clear();
+        let stage_max = match max_size {
+            Some(limit) => {
+                let allowance = limit.saturating_sub(prev.decoder.total_out()) + 1;
+                (STAGE_CHUNK as u64).min(allowance) as usize
+            }
+            None => STAGE_CHUNK,
+        };
+        let refilled = pull(earlier, wire, &mut buf, stage_max, max_size)?;
+        if let Some(prev) = earlier.last_mut() {
+            if max_size.is_some_and(|limit| prev.decoder.total_out() > limit) {
+                return Err(Stop::Limit);
+            }
+            prev.buf = buf;
+        }
+        if refilled == 0 {
+            return Ok(out.len() - start);
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! Parsing `Content-Encoding` and the settings shared by the decompression layers.
+
+use http::header::{CONTENT_ENCODING, HeaderMap, HeaderValue};
+
+use super::limits::DecompressionLimits;
+use crate::codec::Format;
+use crate::pool::CodecPool;
+
+/// The most content codings one message may stack (`Content-Encoding: gzip, gzip, deflate`).
+///
+/// Longer chains are refused: each coding costs a decoder, and unbounded chains were the
+/// subject of urllib3 CVE-2025-66418 and undici CVE-2026-22036.
+pub const MAX_CODINGS: usize = 3;
+
+/// Which codings a layer decodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Accept {
+    pub(crate) gzip: bool,
+    pub(crate) deflate: bool,
+}
+
+impl Default for Accept {
+    fn default() -> Self {
+        Accept {
+            gzip: true,
+            deflate: true,
+        }
+    }
+}
+
+impl Accept {
+    pub(crate) fn allows(self, format: Format) -> bool {
+        match format {
+            Format::Gzip => self.gzip,
+            Format::Deflate => self.deflate,
+        }
+    }
+
+    /// The `Accept-Encoding` value listing the enabled codings, or `None` if none is.
+    pub(crate) fn header_value(self) -> Option<HeaderValue> {
+        let value = match (self.gzip, self.deflate) {
+            (true, true) => "gzip, deflate",
+            (true, false) => "gzip",
+            (false, true) => "deflate",
+            (false, false) => return None,
+        };
+        Some(HeaderValue::from_static(value))
+    }
+}
+
+/// A non-empty list of codings, in the order they were applied (the header's order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Chain {
+    formats: [Format; MAX_CODINGS],
+    len: usize,
+}
+
+impl Chain {
+    /// The codings in the order they must be decoded: the last applied comes off first.
+    pub(crate) fn decode_order(&self) -> impl Iterator<Item = Format> + '_ {
+        self.formats[..self.len].iter().rev().copied()
+    }
+}
+
+/// What a message's `Content-Encoding` asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Codings {
+    /// No header, or only `identity`.
+    Identity,
+    /// Codings we decode.
+    Decode(Chain),
+    /// A coding that is unknown, disabled or unreadable.
+    Unsupported,
+    /// Supported codings, but more than [`MAX_CODINGS`].
+    TooMany,
+}
+
+/// Reads every `Content-Encoding` field line (several lines are one comma-separated list,
+/// RFC 9110 section 5.3). Tokens are case-insensitive; `x-gzip` is gzip; `identity` and
+/// empty list elements are ignored.
+pub(crate) fn parse(headers: &HeaderMap, accept: Accept) -> Codings {
+    let mut formats = [Format::Gzip; MAX_CODINGS];
+    let mut count = 0;
+    for value in headers.get_all(CONTENT_ENCODING) {
+        let Ok(value) = value.to_str() else {
+            return Codings::Unsupported;
+        };
+        for token in value.split(',').map(str::trim) {
+            if token.is_empty() || token.eq_ignore_ascii_case("identity") {
+                continue;
+            }
+            match Format::from_token(token) {
+                Some(format) if accept.allows(format) => {
+                    if let Some(slot) = formats.get_mut(count) {
+                        *slot = format;
+                    }
+                    count += 1;
+                }
+                _ => return Codings::Unsupported,
+            }
+        }
+    }
+    match count {
+        0 => Codings::Identity,
+        len if len <= MAX_CODINGS => Codings::Decode(Chain { formats, len }),
+        _ => Codings::TooMany,
+    }
+}
+
+/// What both decompression layers are configured with.
+#[derive(Clone, Debug)]
+pub(crate) struct Settings {
+    pub(crate) accept: Accept,
+    pub(crate) limits: DecompressionLimits,
+    pub(crate) pool: CodecPool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            accept: Accept::default(),
+            limits: DecompressionLimits::default(),
+            pool: CodecPool::global().clone(),
+        }
+    }
+}
+
+/// The builder methods every decompression layer and service shares; the type needs a
+/// `settings: Settings` field.
+macro_rules! settings_builders {
+    () => {
+        /// Sets whether `gzip` (and `x-gzip`) is decoded. On by default.
+        pub fn gzip(mut self, enable: bool) -> Self {
+            self.settings.accept.gzip = enable;
+            self
+        }
+
+        /// Sets whether `deflate` (zlib, or raw deflate) is decoded. On by default.
+        pub fn deflate(mut self, enable: bool) -> Self {
+            self.settings.accept.deflate = enable;
+            self
+        }
+
+        /// Replaces both limits (see [`DecompressionLimits`](crate::decompression::DecompressionLimits)).
+        pub fn limits(mut self, limits: $crate::decompression::DecompressionLimits) -> Self {
+            self.settings.limits = limits;
+            self
+        }
+
+        /// Sets the cap on decoded bytes per body; `None` removes it. Default: 20 MiB
+        /// ([`DEFAULT_MAX_DECOMPRESSED_SIZE`](crate::decompression::DEFAULT_MAX_DECOMPRESSED_SIZE)).
+        pub fn max_decompressed_size(mut self, max: Option<usize>) -> Self {
+            self.settings.limits.max_size = max;
+            self
+        }
+
+        /// Sets the ratio limit; `None` removes it. Default:
+        /// [`RatioLimit::DEFAULT`](crate::decompression::RatioLimit::DEFAULT) (200, burst 3,
+        /// past 1 MiB).
+        pub fn ratio_limit(mut self, ratio: Option<$crate::decompression::RatioLimit>) -> Self {
+            self.settings.limits.ratio = ratio;
+            self
+        }
+
+        /// Removes both limits. Only for trusted peers.
+        pub fn no_limits(mut self) -> Self {
+            self.settings.limits = $crate::decompression::DecompressionLimits::none();
+            self
+        }
+
+        /// Sets the pool decoders are drawn from. Default: [`CodecPool::global`](crate::CodecPool::global).
+        pub fn pool(mut self, pool: $crate::CodecPool) -> Self {
+            self.settings.pool = pool;
+            self
+        }
+    };
+}
+
+pub(crate) use settings_builders;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_one(value: &str, accept: Accept) -> Codings {
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_ENCODING, HeaderValue::from_str(value).unwrap());
+        parse(&headers, accept)
+    }
+
+    fn order(codings: Codings) -> Vec<Format> {
+        match codings {
+            Codings::Decode(chain) => chain.decode_order().collect(),
+            other => panic!("expected codings, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn tokens() {
+        let all = Accept::default();
+        assert_eq!(parse(&HeaderMap::new(), all), Codings::Identity);
+        assert_eq!(parse_one("identity", all), Codings::Identity);
+        assert_eq!(parse_one(" , IDENTITY ,", all), Codings::Identity);
+        assert_eq!(order(parse_one("GZip", all)), [Format::Gzip]);
+        assert_eq!(order(parse_one("x-gzip", all)), [Format::Gzip]);
+        assert_eq!(
+            order(parse_one("gzip, deflate", all)),
+            [Format::Deflate, Format::Gzip]
+        );
+        assert_eq!(parse_one("br", all), Codings::Unsupported);
+        assert_eq!(parse_one("gzip, br", all), Codings::Unsupported);
+        assert!(matches!(
+            parse_one("gzip,gzip,gzip", all),
+            Codings::Decode(_)
+        ));
+        assert_eq!(parse_one("gzip, gzip, gzip, gzip", all), Codings::TooMany);
+        assert_eq!(parse_one("gzip, gzip, gzip, br", all), Codings::Unsupported);
+        let no_deflate = Accept {
+            gzip: true,
+            deflate: false,
+        };
+        assert_eq!(parse_one("deflate", no_deflate), Codings::Unsupported);
+    }
+
+    #[test]
+    fn several_lines() {
+        let mut headers = HeaderMap::new();
+        headers.append(CONTENT_ENCODING, HeaderValue::from_static("deflate"));
+        headers.append(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+        assert_eq!(
+            order(parse(&headers, Accept::default())),
+            [Format::Gzip, Format::Deflate]
+        );
+    }
+
+    #[test]
+    fn accept_value() {
+        assert_eq!(Accept::default().header_value().unwrap(), "gzip, deflate");
+        let none = Accept {
+            gzip: false,
+            deflate: false,
+        };
+        assert!(none.header_value().is_none());
+    }
+}

@@ -1,0 +1,90 @@
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+
+use bytes::{Buf, Bytes};
+use http_body::{Body, Frame, SizeHint};
+use pin_project_lite::pin_project;
+
+pin_project! {
+    /// The response body of [`RequestDecompression`](super::RequestDecompression): the inner
+    /// service's body, or the short text of a 415 rejection.
+    ///
+    /// Data frames are [`Bytes`] (taken from the inner body's buffers without copying when
+    /// they already are `Bytes`); errors are the inner body's own, unboxed.
+    pub struct RequestDecompressionResponseBody<B> {
+        #[pin]
+        kind: Kind<B>,
+    }
+}
+
+pin_project! {
+    #[project = KindProj]
+    enum Kind<B> {
+        Inner { #[pin] body: B },
+        Rejection { text: Option<Bytes> },
+    }
+}
+
+impl<B> RequestDecompressionResponseBody<B> {
+    pub(super) fn inner(body: B) -> Self {
+        RequestDecompressionResponseBody {
+            kind: Kind::Inner { body },
+        }
+    }
+
+    pub(super) fn rejection(text: &'static str) -> Self {
+        RequestDecompressionResponseBody {
+            kind: Kind::Rejection {
+                text: Some(Bytes::from_static(text.as_bytes())),
+            },
+        }
+    }
+}
+
+impl<B> std::fmt::Debug for RequestDecompressionResponseBody<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self.kind {
+            Kind::Inner { .. } => "inner",
+            Kind::Rejection { .. } => "rejection",
+        };
+        f.debug_struct("RequestDecompressionResponseBody")
+            .field("kind", &kind)
+            .finish()
+    }
+}
+
+impl<B: Body> Body for RequestDecompressionResponseBody<B> {
+    type Data = Bytes;
+    type Error = B::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
+        match self.project().kind.project() {
+            KindProj::Inner { body } => Poll::Ready(
+                ready!(body.poll_frame(cx))
+                    .map(|frame| frame.map(|f| f.map_data(|mut d| d.copy_to_bytes(d.remaining())))),
+            ),
+            KindProj::Rejection { text } => {
+                Poll::Ready(text.take().map(|text| Ok(Frame::data(text))))
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match &self.kind {
+            Kind::Inner { body } => body.is_end_stream(),
+            Kind::Rejection { text } => text.is_none(),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match &self.kind {
+            Kind::Inner { body } => body.size_hint(),
+            Kind::Rejection { text } => {
+                SizeHint::with_exact(text.as_ref().map_or(0, |t| t.len() as u64))
+            }
+        }
+    }
+}

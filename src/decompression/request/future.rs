@@ -1,0 +1,111 @@
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+
+use http::header::{ACCEPT_ENCODING, CONTENT_TYPE, HeaderValue};
+use http::{Response, StatusCode};
+use pin_project_lite::pin_project;
+
+use super::RequestDecompressionResponseBody;
+use crate::decompression::MAX_CODINGS;
+use crate::decompression::coding::Accept;
+
+/// Why a request was refused before reaching the inner service.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Rejection {
+    /// A coding that is unknown or disabled.
+    Unsupported,
+    /// More than [`MAX_CODINGS`] codings.
+    TooMany,
+}
+
+pin_project! {
+    /// The response future of [`RequestDecompression`](super::RequestDecompression): the inner
+    /// service's future, or a ready `415 Unsupported Media Type`.
+    pub struct RequestDecompressionFuture<F> {
+        #[pin]
+        kind: Kind<F>,
+    }
+}
+
+pin_project! {
+    #[project = KindProj]
+    enum Kind<F> {
+        Inner { #[pin] future: F },
+        Rejected { rejection: Rejection, accept: Accept },
+    }
+}
+
+impl<F> RequestDecompressionFuture<F> {
+    pub(super) fn inner(future: F) -> Self {
+        RequestDecompressionFuture {
+            kind: Kind::Inner { future },
+        }
+    }
+
+    pub(super) fn rejected(rejection: Rejection, accept: Accept) -> Self {
+        RequestDecompressionFuture {
+            kind: Kind::Rejected { rejection, accept },
+        }
+    }
+}
+
+impl<F> fmt::Debug for RequestDecompressionFuture<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.kind {
+            Kind::Inner { .. } => "inner",
+            Kind::Rejected { .. } => "rejected",
+        };
+        f.debug_struct("RequestDecompressionFuture")
+            .field("kind", &kind)
+            .finish()
+    }
+}
+
+impl<F, B, E> Future for RequestDecompressionFuture<F>
+where
+    F: Future<Output = Result<Response<B>, E>>,
+{
+    type Output = Result<Response<RequestDecompressionResponseBody<B>>, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project().kind.project() {
+            KindProj::Inner { future } => {
+                let response = ready!(future.poll(cx))?;
+                Poll::Ready(Ok(response.map(RequestDecompressionResponseBody::inner)))
+            }
+            KindProj::Rejected { rejection, accept } => {
+                Poll::Ready(Ok(unsupported_media_type(*rejection, *accept)))
+            }
+        }
+    }
+}
+
+fn unsupported_media_type<B>(
+    rejection: Rejection,
+    accept: Accept,
+) -> Response<RequestDecompressionResponseBody<B>> {
+    let text: &'static str = match rejection {
+        Rejection::Unsupported => "Unsupported Content-Encoding\n",
+        Rejection::TooMany => TOO_MANY,
+    };
+    let mut response = Response::new(RequestDecompressionResponseBody::rejection(text));
+    *response.status_mut() = StatusCode::UNSUPPORTED_MEDIA_TYPE;
+    let headers = response.headers_mut();
+    headers.insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    headers.insert(
+        ACCEPT_ENCODING,
+        accept
+            .header_value()
+            .unwrap_or_else(|| HeaderValue::from_static("identity")),
+    );
+    response
+}
+
+/// The body for an overlong coding chain; it names the limit.
+const TOO_MANY: &str = "Too many content codings: at most 3 are decoded\n";
+const _: () = assert!(MAX_CODINGS == 3, "TOO_MANY names the limit");

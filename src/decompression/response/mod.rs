@@ -1,0 +1,9 @@
+//! Client side: decoding response bodies.
+
+mod future;
+mod layer;
+mod service;
+
+pub use future::DecompressionFuture;
+pub use layer::DecompressionLayer;
+pub use service::Decompression;
