@@ -34,6 +34,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use bytes::BytesMut;
+use futures_util::StreamExt;
 use http_body::{Frame, SizeHint};
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -275,7 +276,8 @@ async fn events(
         (header::CONTENT_TYPE, "text/event-stream"),
         (header::CACHE_CONTROL, "no-cache"),
     ];
-    Ok((headers, Body::from_stream(stream)).into_response())
+    // Fused: tower-http's compression polls a body again after its end.
+    Ok((headers, Body::from_stream(stream.fuse())).into_response())
 }
 
 /// Lines of words, generated as they are needed.
@@ -333,7 +335,8 @@ async fn big_txt(Query(q): Params) -> Result<Response, (StatusCode, String)> {
         })
     });
     let content_type = [(header::CONTENT_TYPE, "text/plain; charset=utf-8")];
-    Ok((content_type, Body::from_stream(stream)).into_response())
+    // Fused: tower-http's compression polls a body again after its end.
+    Ok((content_type, Body::from_stream(stream.fuse())).into_response())
 }
 
 /// `GET /image.png`: never compressed (the default predicate skips `image/*`).
