@@ -1,4 +1,39 @@
 //! Pooled, streaming gzip and deflate compression middleware for tower, axum and hyper.
+//!
+//! Every codec state comes from a shared, bounded [`CodecPool`] and goes back to it, reset,
+//! when the body ends, fails or is dropped: a response costs the deflate work and little
+//! else.
+//!
+//! - [`compression::CompressionLayer`]: compresses responses (server).
+//! - [`decompression::RequestDecompressionLayer`]: decompresses request bodies, with limits
+//!   against decompression bombs (server).
+//! - [`decompression::DecompressionLayer`]: decompresses responses (client).
+//! - [`client::RequestCompressionLayer`]: compresses request bodies (client).
+//! - [`codec`]: the streaming gzip/zlib [`Encoder`](codec::Encoder) and
+//!   [`Decoder`](codec::Decoder) under them, usable on their own.
+//!
+//! # Quick start (axum)
+//!
+//! ```
+//! use axum::{Router, routing::get};
+//! use tower_gzip::compression::CompressionLayer;
+//!
+//! let app: Router = Router::new()
+//!     .route("/", get(|| async { "hello, world! ".repeat(100) }))
+//!     .layer(CompressionLayer::new());
+//! ```
+//!
+//! # The pool
+//!
+//! ```
+//! use tower_gzip::{CodecPool, compression::CompressionLayer};
+//!
+//! let pool = CodecPool::builder().max_idle(16).build();
+//! let layer = CompressionLayer::new().pool(pool.clone());
+//! // ... serve ...
+//! let stats = pool.stats();
+//! assert_eq!(stats.compressors.in_use(), 0);
+//! ```
 #![deny(missing_docs)]
 
 pub mod client;
@@ -14,3 +49,8 @@ pub use pool::{CodecPool, CodecPoolBuilder, KindStats, PoolStats, Pooled, Pooled
 
 /// The boxed error type of this crate's bodies.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The README's examples, compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
