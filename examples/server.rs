@@ -476,7 +476,7 @@ async fn log_requests(State(wire): State<Arc<WireStats>>, req: Request, next: Ne
             .fetch_add(u64::from(encoding != "identity"), Ordering::Relaxed);
         wire.bytes_in.fetch_add(bytes_in, Ordering::Relaxed);
         wire.bytes_out.fetch_add(bytes_out, Ordering::Relaxed);
-        let ms = format!("{:.1}", started.elapsed().as_secs_f64() * 1e3);
+        let ms = (started.elapsed().as_secs_f64() * 1e4).round() / 10.0;
         info!(%method, path, status, encoding, bytes_in, bytes_out, complete, ms, "request");
     });
     response.map(|body| {
