@@ -1,1 +1,201 @@
-fn main() {}
+//! Response compression side by side: tower-gzip, tower-http, the raw codec floor and no
+//! compression, in one binary (cargo unifies flate2's backend, so both middlewares run on
+//! zlib-rs). Run: `cargo bench --bench response`.
+
+mod support;
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use tower::{Layer, ServiceExt, service_fn};
+use tower_gzip::{CodecPool, CompressionLevel, compression::CompressionLayer};
+
+use support::{RawFloor, SIZES, drain, full_response, gzip_request, json, streamed_response};
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+}
+
+fn configure<'a>(
+    c: &'a mut Criterion,
+    name: &str,
+    size: usize,
+) -> criterion::BenchmarkGroup<'a, criterion::measurement::WallTime> {
+    let mut group = c.benchmark_group(name);
+    if size >= 256 * 1024 {
+        group
+            .sample_size(20)
+            .measurement_time(Duration::from_secs(4));
+    } else {
+        group
+            .sample_size(50)
+            .measurement_time(Duration::from_secs(3));
+    }
+    group.warm_up_time(Duration::from_secs(1));
+    group
+}
+
+/// Full<Bytes> bodies at `level` (6 or 1): group `prefix/<size>`.
+fn full_bodies(
+    c: &mut Criterion,
+    prefix: &str,
+    ours: CompressionLevel,
+    theirs: tower_http::CompressionLevel,
+    level: u32,
+) {
+    let rt = runtime();
+    for (label, size) in SIZES {
+        let payload = json(size);
+        let mut group = configure(c, &format!("{prefix}/{label}"), size);
+        let p = payload.clone();
+        let svc = CompressionLayer::new()
+            .quality(ours)
+            .layer(service_fn(move |_| full_response(p.clone())));
+        group.bench_function("tower_gzip", |b| {
+            b.iter(|| {
+                rt.block_on(async {
+                    let res = svc.clone().oneshot(gzip_request()).await.unwrap();
+                    black_box(drain(res.into_body()).await)
+                })
+            })
+        });
+        let p = payload.clone();
+        let svc = tower_http::compression::CompressionLayer::new()
+            .quality(theirs)
+            .layer(service_fn(move |_| full_response(p.clone())));
+        group.bench_function("tower_http", |b| {
+            b.iter(|| {
+                rt.block_on(async {
+                    let res = svc.clone().oneshot(gzip_request()).await.unwrap();
+                    black_box(drain(res.into_body()).await)
+                })
+            })
+        });
+        let mut floor = RawFloor::new(level);
+        group.bench_function("raw_floor", |b| b.iter(|| black_box(floor.gzip(&payload))));
+        let p = payload.clone();
+        let svc = service_fn(move |_| full_response(p.clone()));
+        group.bench_function("identity", |b| {
+            b.iter(|| {
+                rt.block_on(async {
+                    let res = svc.clone().oneshot(gzip_request()).await.unwrap();
+                    black_box(drain(res.into_body()).await)
+                })
+            })
+        });
+        group.finish();
+    }
+}
+
+fn response(c: &mut Criterion) {
+    full_bodies(
+        c,
+        "response",
+        CompressionLevel::Default,
+        tower_http::CompressionLevel::Default,
+        6,
+    );
+}
+
+fn response_l1(c: &mut Criterion) {
+    full_bodies(
+        c,
+        "response_l1",
+        CompressionLevel::Fastest,
+        tower_http::CompressionLevel::Fastest,
+        1,
+    );
+}
+
+/// Bodies arriving in 16 KiB frames, all ready: group `streaming/<size>`.
+fn streaming(c: &mut Criterion) {
+    let rt = runtime();
+    for (label, size) in SIZES {
+        let payload = json(size);
+        let mut group = configure(c, &format!("streaming/{label}"), size);
+        let p = payload.clone();
+        let svc = CompressionLayer::new().layer(service_fn(move |_| streamed_response(p.clone())));
+        group.bench_function("tower_gzip", |b| {
+            b.iter(|| {
+                rt.block_on(async {
+                    let res = svc.clone().oneshot(gzip_request()).await.unwrap();
+                    black_box(drain(res.into_body()).await)
+                })
+            })
+        });
+        let p = payload.clone();
+        let svc = tower_http::compression::CompressionLayer::new()
+            .quality(tower_http::CompressionLevel::Default)
+            .layer(service_fn(move |_| streamed_response(p.clone())));
+        group.bench_function("tower_http", |b| {
+            b.iter(|| {
+                rt.block_on(async {
+                    let res = svc.clone().oneshot(gzip_request()).await.unwrap();
+                    black_box(drain(res.into_body()).await)
+                })
+            })
+        });
+        let mut floor = RawFloor::new(6);
+        group.bench_function("raw_floor", |b| b.iter(|| black_box(floor.gzip(&payload))));
+        let p = payload.clone();
+        let svc = service_fn(move |_| streamed_response(p.clone()));
+        group.bench_function("identity", |b| {
+            b.iter(|| {
+                rt.block_on(async {
+                    let res = svc.clone().oneshot(gzip_request()).await.unwrap();
+                    black_box(drain(res.into_body()).await)
+                })
+            })
+        });
+        group.finish();
+    }
+}
+
+/// Two threads each serving 1 KiB responses through one shared pool, against one thread:
+/// time per response. Equal times mean the pool adds no contention.
+fn contention(c: &mut Criterion) {
+    let payload = json(1024);
+    let pool = CodecPool::new();
+    let mut group = c.benchmark_group("contention");
+    group
+        .sample_size(30)
+        .measurement_time(Duration::from_secs(3));
+    for threads in [1usize, 2] {
+        let p = payload.clone();
+        let svc = CompressionLayer::new()
+            .pool(pool.clone())
+            .layer(service_fn(move |_| full_response(p.clone())));
+        group.bench_function(
+            BenchmarkId::new("tower_gzip", format!("{threads}_threads")),
+            |b| {
+                b.iter_custom(|iters| {
+                    let start = Instant::now();
+                    std::thread::scope(|scope| {
+                        for _ in 0..threads {
+                            let svc = svc.clone();
+                            scope.spawn(move || {
+                                let rt = runtime();
+                                for _ in 0..iters {
+                                    rt.block_on(async {
+                                        let res =
+                                            svc.clone().oneshot(gzip_request()).await.unwrap();
+                                        black_box(drain(res.into_body()).await)
+                                    });
+                                }
+                            });
+                        }
+                    });
+                    // Per response: each thread served `iters`, in parallel.
+                    start.elapsed() / threads as u32
+                })
+            },
+        );
+    }
+    group.finish();
+}
+
+criterion_group!(benches, response, response_l1, streaming, contention);
+criterion_main!(benches);
