@@ -144,11 +144,11 @@ fn app(mode: Mode, shutdown: watch::Receiver<bool>) -> Router {
     };
 
     let echo = match mode {
-        // --- Request decompression (tower-gzip) -------------------------------------------
-        // TODO: wire `tower_gzip::decompression::RequestDecompressionLayer::new()` here once it
-        // lands on `main`; until then our mode echoes request bodies as they arrive.
-        Mode::TowerGzip => post(echo),
-        // -----------------------------------------------------------------------------------
+        // Request bodies are decompressed (with the default size and ratio limits) only
+        // where a handler reads them.
+        Mode::TowerGzip => {
+            post(echo).layer(tower_gzip::decompression::RequestDecompressionLayer::new())
+        }
         Mode::TowerHttp => {
             post(echo).layer(tower_http::decompression::RequestDecompressionLayer::new())
         }

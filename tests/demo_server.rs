@@ -489,7 +489,6 @@ async fn check_gzip_upload(server: &Server) {
 }
 
 #[tokio::test]
-#[ignore = "RequestDecompressionLayer is not on main yet: wire it into examples/server.rs"]
 async fn gzip_uploads_are_decompressed() {
     let server = Server::start(&[]);
     check_gzip_upload(&server).await;

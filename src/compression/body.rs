@@ -92,7 +92,6 @@ impl<B> CompressionBody<B> {
 
     /// Compresses `inner` as it streams (for callers outside the response path, such as
     /// request compression), counting into a private stats handle.
-    #[allow(dead_code)]
     pub(crate) fn encode(inner: B, encoder: Encoder) -> Self {
         Self::encoding(
             Box::pin(inner),
