@@ -279,7 +279,9 @@ impl fmt::Debug for CodecPool {
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic elsewhere cannot leave a Vec push/pop half done, so a poisoned lock is safe.
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// A state that can live in the pool: flate2's [`Compress`] or [`Decompress`].
