@@ -702,7 +702,7 @@ fn deflate_sniffs_zlib_and_raw() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Errors and the pool
+// Errors
 
 #[test]
 fn an_error_is_sticky() {
@@ -720,65 +720,6 @@ fn an_error_is_sticky() {
     assert_eq!(again, err);
     assert_eq!(decoder.finish().unwrap_err(), err);
     assert!(err.to_string().contains("checksum"));
-}
-
-#[test]
-fn pool_state_after_a_decode_error_is_clean() {
-    let pool = CodecPool::builder().max_idle(1).build();
-    let data = sample(20_000);
-    let good = encode(Format::Gzip, 6, &data);
-    let mut corrupt = good.clone();
-    corrupt[30] ^= 0xff;
-    corrupt[31] ^= 0x0f;
-    for _ in 0..3 {
-        let mut decoder = Decoder::new(Format::Gzip, &pool);
-        let mut out = BytesMut::new();
-        let err = feed(&mut decoder, &corrupt, &[100], 1 << 20, &mut out)
-            .and_then(|()| decoder.finish())
-            .unwrap_err();
-        assert!(matches!(
-            err.kind(),
-            DecodeErrorKind::CorruptData | DecodeErrorKind::Checksum
-        ));
-        drop(decoder);
-        // Stop mid-stream too: a half-used state must come back clean.
-        let mut decoder = Decoder::new(Format::Gzip, &pool);
-        decoder
-            .decode(&good[..good.len() / 2], &mut out, 1 << 20)
-            .unwrap();
-        drop(decoder);
-
-        let mut decoder = Decoder::new(Format::Gzip, &pool);
-        let mut out = BytesMut::new();
-        feed(&mut decoder, &good, &[good.len()], 1 << 20, &mut out).unwrap();
-        decoder.finish().unwrap();
-        assert_eq!(&out[..], &data[..]);
-    }
-    let stats = pool.stats().decompressors;
-    assert_eq!(stats.created, 1, "{stats:?}");
-    assert_eq!(stats.reused, 8);
-    assert_eq!(stats.returned, 9);
-    assert_eq!(stats.in_use(), 0);
-}
-
-#[test]
-fn encoder_state_after_abandoned_stream_is_clean() {
-    let pool = CodecPool::builder().max_idle(1).build();
-    let data = sample(30_000);
-    let expected = encode(Format::Gzip, 6, &data);
-    {
-        let mut encoder = Encoder::new(Format::Gzip, CompressionLevel::Default, &pool);
-        encoder
-            .encode(&data[..10_000], &mut BytesMut::new())
-            .unwrap();
-        // Dropped mid-stream.
-    }
-    let mut encoder = Encoder::new(Format::Gzip, CompressionLevel::Default, &pool);
-    let mut wire = BytesMut::new();
-    encoder.encode(&data, &mut wire).unwrap();
-    encoder.finish(&mut wire).unwrap();
-    assert_eq!(&wire[..], &expected[..]);
-    assert_eq!(pool.stats().compressors.reused, 1);
 }
 
 #[test]

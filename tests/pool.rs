@@ -8,7 +8,7 @@ use std::sync::Barrier;
 
 use bytes::BytesMut;
 use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress};
-use tower_gzip::codec::{Decoder, Encoder, Format};
+use tower_gzip::codec::{DecodeErrorKind, Decoder, Encoder, Format};
 use tower_gzip::{CodecPool, CompressionLevel, KindStats};
 
 // ---------------------------------------------------------------------------------------
@@ -402,4 +402,79 @@ fn pooled_codecs_allocate_only_the_output_buffer() {
         );
     });
     assert!(allocs >= 2, "fresh compress made {allocs} allocations");
+}
+
+#[test]
+fn decoder_state_after_an_error_or_abandoned_stream_is_clean() {
+    let pool = CodecPool::builder().max_idle(1).build();
+    let data = json(20_000);
+    let mut good = BytesMut::new();
+    gzip(
+        &CodecPool::new(),
+        CompressionLevel::Default,
+        &data,
+        &mut good,
+    );
+    let mut corrupt = good.to_vec();
+    corrupt[30] ^= 0xff;
+    corrupt[31] ^= 0x0f;
+    for _ in 0..3 {
+        let mut decoder = Decoder::new(Format::Gzip, &pool);
+        let mut out = BytesMut::new();
+        let err = decoder
+            .decode(&corrupt, &mut out, 1 << 20)
+            .and_then(|_| decoder.finish())
+            .unwrap_err();
+        assert!(
+            matches!(
+                err.kind(),
+                DecodeErrorKind::CorruptData | DecodeErrorKind::Checksum
+            ),
+            "{err}"
+        );
+        drop(decoder);
+        // Stopped mid-stream: a half-used state must come back clean too.
+        let mut decoder = Decoder::new(Format::Gzip, &pool);
+        decoder
+            .decode(&good[..good.len() / 2], &mut out, 1 << 20)
+            .unwrap();
+        drop(decoder);
+
+        let mut out = BytesMut::new();
+        gunzip(&pool, &good, &mut out);
+        assert_eq!(&out[..], &data[..]);
+    }
+    // One state served all nine decoders: reused, never left dirty.
+    let stats = pool.stats().decompressors;
+    assert_eq!(
+        (stats.created, stats.reused, stats.returned),
+        (1, 8, 9),
+        "{stats:?}"
+    );
+    balanced(stats);
+}
+
+#[test]
+fn encoder_state_after_an_abandoned_stream_is_clean() {
+    let pool = CodecPool::builder().max_idle(1).build();
+    let data = json(30_000);
+    let mut expected = BytesMut::new();
+    gzip(
+        &CodecPool::new(),
+        CompressionLevel::Default,
+        &data,
+        &mut expected,
+    );
+    {
+        let mut encoder = Encoder::new(Format::Gzip, CompressionLevel::Default, &pool);
+        encoder
+            .encode(&data[..10_000], &mut BytesMut::new())
+            .unwrap();
+        encoder.flush(&mut BytesMut::new()).unwrap();
+        // Dropped mid-stream.
+    }
+    let mut wire = BytesMut::new();
+    gzip(&pool, CompressionLevel::Default, &data, &mut wire);
+    assert_eq!(wire, expected);
+    assert_eq!(pool.stats().compressors.reused, 1);
 }
