@@ -91,45 +91,55 @@ fn decompress(pool: &CodecPool, wire: &[u8]) -> BytesMut {
     out
 }
 
-/// Per-operation cost: median ns over `rounds`, and the bytes and allocations of one run.
+/// Per-operation cost: median ns over the rounds, and the bytes and allocations per op.
 struct Cost {
     ns: f64,
     bytes: f64,
     allocs: f64,
 }
 
-fn measure(iters: u32, rounds: usize, mut op: impl FnMut()) -> Cost {
-    for _ in 0..iters / 10 + 1 {
-        op(); // warm up (and fill the pool)
-    }
-    let mut times = Vec::with_capacity(rounds);
-    let (mut allocs, mut bytes) = (0, 0);
-    for _ in 0..rounds {
-        let (a0, b0) = (
-            ALLOCS.load(Ordering::Relaxed),
-            BYTES.load(Ordering::Relaxed),
-        );
-        let start = Instant::now();
-        for _ in 0..iters {
-            op();
+/// Measures two operations in alternating rounds, so that load from other processes falls
+/// on both alike.
+fn measure_pair(iters: u32, rounds: usize, mut ops: [&mut dyn FnMut(); 2]) -> [Cost; 2] {
+    let mut times = [Vec::new(), Vec::new()];
+    let mut counts = [(0, 0); 2];
+    for op in ops.iter_mut() {
+        for _ in 0..iters / 10 + 1 {
+            op(); // warm up (and fill the pool)
         }
-        let elapsed = start.elapsed();
-        allocs = ALLOCS.load(Ordering::Relaxed) - a0;
-        bytes = BYTES.load(Ordering::Relaxed) - b0;
-        times.push(elapsed.as_nanos() as f64 / f64::from(iters));
     }
-    times.sort_by(f64::total_cmp);
-    Cost {
-        ns: times[rounds / 2],
-        bytes: bytes as f64 / f64::from(iters),
-        allocs: allocs as f64 / f64::from(iters),
+    for _ in 0..rounds {
+        for (i, op) in ops.iter_mut().enumerate() {
+            let (a0, b0) = (
+                ALLOCS.load(Ordering::Relaxed),
+                BYTES.load(Ordering::Relaxed),
+            );
+            let start = Instant::now();
+            for _ in 0..iters {
+                op();
+            }
+            let elapsed = start.elapsed();
+            counts[i] = (
+                ALLOCS.load(Ordering::Relaxed) - a0,
+                BYTES.load(Ordering::Relaxed) - b0,
+            );
+            times[i].push(elapsed.as_nanos() as f64 / f64::from(iters));
+        }
     }
+    [0, 1].map(|i| {
+        times[i].sort_by(f64::total_cmp);
+        Cost {
+            ns: times[i][rounds / 2],
+            allocs: counts[i].0 as f64 / f64::from(iters),
+            bytes: counts[i].1 as f64 / f64::from(iters),
+        }
+    })
 }
 
 fn main() {
     let fresh = CodecPool::builder().max_idle(0).build();
     let pooled = CodecPool::new();
-    let rounds = 7;
+    let rounds = 11;
     let mut failures = Vec::new();
 
     println!(
@@ -142,23 +152,37 @@ fn main() {
     ] {
         let wire = compress(&pooled, &data).freeze();
         assert_eq!(&decompress(&pooled, &wire)[..], &data[..]);
-        let cases = [
-            ("compress", "fresh", &fresh, true),
-            ("compress", "pooled", &pooled, true),
-            ("decompress", "fresh", &fresh, false),
-            ("decompress", "pooled", &pooled, false),
+        let [compress_fresh, compress_pooled] = measure_pair(
+            iters,
+            rounds,
+            [
+                &mut || {
+                    black_box(compress(&fresh, black_box(&data)));
+                },
+                &mut || {
+                    black_box(compress(&pooled, black_box(&data)));
+                },
+            ],
+        );
+        let [decompress_fresh, decompress_pooled] = measure_pair(
+            iters,
+            rounds,
+            [
+                &mut || {
+                    black_box(decompress(&fresh, black_box(&wire)));
+                },
+                &mut || {
+                    black_box(decompress(&pooled, black_box(&wire)));
+                },
+            ],
+        );
+        let costs = [
+            ("compress", "fresh", compress_fresh),
+            ("compress", "pooled", compress_pooled),
+            ("decompress", "fresh", decompress_fresh),
+            ("decompress", "pooled", decompress_pooled),
         ];
-        let mut costs = Vec::new();
-        for (op, kind, pool, is_compress) in cases {
-            let cost = if is_compress {
-                measure(iters, rounds, || {
-                    black_box(compress(pool, black_box(&data)));
-                })
-            } else {
-                measure(iters, rounds, || {
-                    black_box(decompress(pool, black_box(&wire)));
-                })
-            };
+        for (op, kind, cost) in &costs {
             println!(
                 "{:<34} {:>12.0} {:>12.0} {:>10.2}",
                 format!("{label}: {op} {kind}"),
@@ -166,7 +190,6 @@ fn main() {
                 cost.bytes,
                 cost.allocs
             );
-            costs.push((op, kind, cost));
         }
         for pair in costs.chunks(2) {
             let [(op, _, fresh_cost), (_, _, pooled_cost)] = pair else {
