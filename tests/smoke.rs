@@ -29,9 +29,7 @@ fn roundtrip(format: Format, data: &[u8], split: usize) {
 
 #[test]
 fn smoke() {
-    let data: Vec<u8> = (0..100_000u32)
-        .map(|i| (i % 251) as u8 ^ (i / 1000) as u8)
-        .collect();
+    let data: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8 ^ (i / 1000) as u8).collect();
     for split in [1, 3, 7, 1000, 100_000] {
         roundtrip(Format::Gzip, &data, split);
         roundtrip(Format::Deflate, &data, split);
