@@ -1,10 +1,10 @@
 use bytes::BytesMut;
-use flate2::{Decompress, FlushDecompress, Status};
+use flate2::{Decompress, Status};
 
-use super::Format;
 use super::checksum::Checksum;
 use super::error::{DecodeError, DecodeErrorKind};
 use super::gzip_header::HeaderParser;
+use super::{Format, decompress_into};
 use crate::pool::{CodecPool, Pooled};
 
 /// A streaming gzip or zlib/raw-deflate decoder over a pooled inflate state.
@@ -37,6 +37,8 @@ pub struct Decoder {
     total_in: u64,
     total_out: u64,
     pending: bool,
+    /// The first error; once set, every call reports it again.
+    failed: Option<DecodeError>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,13 +53,20 @@ enum Phase {
     Done,
 }
 
-/// How much zero-filled room one inflate call gets: enough for a good ratio, small enough
-/// that a tiny input does not pay for clearing a large buffer.
-fn inflate_room(input_len: usize, budget: usize) -> usize {
-    input_len
-        .saturating_mul(4)
-        .clamp(4 * 1024, 256 * 1024)
-        .min(budget)
+/// Spare capacity in the caller's buffer worth using as it is, without reserving more.
+const MIN_SPARE: usize = 512;
+
+/// How much output room one inflate call gets: the spare capacity the caller left, or room
+/// for 8:1 on this input (typical of JSON and HTML); at most 256 KiB (so the CRC runs over
+/// data still in cache) and never more than the budget. The room is reserved, not
+/// zero-filled, so a generous room costs nothing but capacity.
+fn inflate_room(input_len: usize, spare: usize, budget: usize) -> usize {
+    let room = if spare >= MIN_SPARE {
+        spare
+    } else {
+        input_len.saturating_mul(8).max(MIN_SPARE)
+    };
+    room.min(256 * 1024).min(budget)
 }
 
 fn is_zlib_header(cmf: u8, flg: u8) -> bool {
@@ -85,6 +94,7 @@ impl Decoder {
             total_in: 0,
             total_out: 0,
             pending: false,
+            failed: None,
         }
     }
 
@@ -123,12 +133,17 @@ impl Decoder {
 
     /// Decodes from `input`, appending at most `max_out` bytes to `out`. Returns how many
     /// input bytes were consumed; fewer than `input.len()` only when the budget ran out.
+    ///
+    /// After an error the decoder is spent: every later call returns the same error.
     pub fn decode(
         &mut self,
         input: &[u8],
         out: &mut BytesMut,
         max_out: usize,
     ) -> Result<usize, DecodeError> {
+        if let Some(error) = &self.failed {
+            return Err(error.clone());
+        }
         let mut pos = 0;
         let mut budget = max_out;
         self.pending = false;
@@ -231,12 +246,20 @@ impl Decoder {
             }
         };
         self.total_in += pos as u64;
+        if let Err(error) = &result {
+            self.pending = false;
+            self.failed = Some(error.clone());
+        }
         result.map(|()| pos)
     }
 
     /// Declares the end of input: `Ok` if the stream was complete (or no byte came at all, an
-    /// empty body), else a [`DecodeErrorKind::Truncated`] error.
+    /// empty body), else a [`DecodeErrorKind::Truncated`] error, or the error an earlier
+    /// [`decode`](Decoder::decode) reported.
     pub fn finish(&self) -> Result<(), DecodeError> {
+        if let Some(error) = &self.failed {
+            return Err(error.clone());
+        }
         let empty = self.total_in == 0 && self.sniffed.is_none();
         if self.is_stream_end() || empty {
             Ok(())
@@ -265,17 +288,10 @@ impl Decoder {
     ) -> Result<(usize, usize), DecodeError> {
         let (mut consumed, mut produced) = (0, 0);
         while *budget > 0 {
-            let room = inflate_room(input.len(), *budget);
+            let room = inflate_room(input.len(), out.capacity() - out.len(), *budget);
             let start = out.len();
-            // flate2 writes into initialized memory: clear the room first (see inflate_room).
-            out.resize(start + room, 0);
-            let (in_before, out_before) = (self.inflate.total_in(), self.inflate.total_out());
-            let status = self
-                .inflate
-                .decompress(input, &mut out[start..], FlushDecompress::None);
-            let n_in = (self.inflate.total_in() - in_before) as usize;
-            let n_out = (self.inflate.total_out() - out_before) as usize;
-            out.truncate(start + n_out);
+            let step = decompress_into(&mut self.inflate, input, out, room);
+            let (n_in, n_out) = (step.consumed, step.produced);
             self.check.update(&out[start..]);
             self.member_out += n_out as u64;
             self.total_out += n_out as u64;
@@ -283,6 +299,7 @@ impl Decoder {
             consumed += n_in;
             produced += n_out;
             input = &input[n_in..];
+            let status = step.status;
             match status {
                 Err(_) => {
                     return Err(DecodeError::new(

@@ -1,6 +1,8 @@
 use bytes::BytesMut;
 use flate2::{Compress, FlushCompress, Status};
 
+use super::compress_into;
+
 use super::checksum::Checksum;
 use super::{CompressionLevel, EncodeError, Format, deflate_bound};
 use crate::pool::{CodecPool, Pooled};
@@ -27,6 +29,8 @@ enum Stage {
     Fresh,
     Running,
     Finished,
+    /// A deflate call failed; the stream cannot be completed.
+    Failed,
 }
 
 impl Encoder {
@@ -73,14 +77,14 @@ impl Encoder {
     /// Compresses all of `input`, appending whatever output is ready to `out`. Deflate may
     /// hold back some output until more input, a flush or the finish.
     pub fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
-        self.begin(out)?;
+        self.begin(out, input.len())?;
         self.check.update(input);
         self.run(input, out, FlushCompress::None)
     }
 
     /// A sync flush: everything encoded so far becomes decodable from `out`.
     pub fn flush(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
-        self.begin(out)?;
+        self.begin(out, 0)?;
         self.run(&[], out, FlushCompress::Sync)
     }
 
@@ -90,8 +94,9 @@ impl Encoder {
         if self.stage == Stage::Finished {
             return Ok(());
         }
-        self.begin(out)?;
+        self.begin(out, 0)?;
         self.run(&[], out, FlushCompress::Finish)?;
+        out.reserve(8);
         let check = self.check.value();
         match self.format {
             Format::Gzip => {
@@ -105,13 +110,24 @@ impl Encoder {
         Ok(())
     }
 
-    fn begin(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
+    fn begin(&mut self, out: &mut BytesMut, input_len: usize) -> Result<(), EncodeError> {
         match self.stage {
             Stage::Running => Ok(()),
             Stage::Finished => Err(EncodeError {
                 detail: "the stream is already finished".into(),
             }),
+            Stage::Failed => Err(EncodeError {
+                detail: "an earlier call failed; the stream is unusable".into(),
+            }),
             Stage::Fresh => {
+                // One reservation for the header, this call's output and the trailer, so a
+                // short message costs the output buffer a single allocation.
+                let header = match self.format {
+                    Format::Gzip if self.header_padding > 0 => 10 + self.header_padding,
+                    Format::Gzip => 10,
+                    Format::Deflate => 2,
+                };
+                out.reserve(header + deflate_bound(input_len).max(64) + 64 + 8);
                 self.write_header(out);
                 self.stage = Stage::Running;
                 Ok(())
@@ -135,7 +151,6 @@ impl Encoder {
                 out.extend_from_slice(&[0x1f, 0x8b, 8, flags, 0, 0, 0, 0, xfl, 255]);
                 if padded {
                     // The comment is ISO 8859-1 text ending in a NUL; spaces will do.
-                    out.reserve(self.header_padding + 1);
                     out.extend(std::iter::repeat_n(b' ', self.header_padding - 1));
                     out.extend_from_slice(b"\0");
                 }
@@ -165,39 +180,34 @@ impl Encoder {
         flush: FlushCompress,
     ) -> Result<(), EncodeError> {
         loop {
-            // flate2 writes into initialized memory, so the room is zero-filled; memset runs
-            // at tens of GB/s, far above deflate's speed. A flush or finish takes what the
-            // caller reserved, within bounds, so a pre-sized buffer is not reallocated.
-            let start = out.len();
-            let room = if input.is_empty() {
-                (out.capacity() - start).clamp(256, 4096)
-            } else {
-                deflate_bound(input.len())
+            // Output room is reserved, not zero-filled, so using all the spare capacity the
+            // caller left is free and saves flush/finish loops over small rooms.
+            let spare = out.capacity() - out.len();
+            let room = deflate_bound(input.len()).max(spare).max(64);
+            let step = compress_into(&mut self.deflate, input, out, room, flush);
+            input = &input[step.consumed..];
+            let status = match step.status {
+                Ok(status) => status,
+                Err(e) => return Err(self.fail(e.to_string())),
             };
-            out.resize(start + room, 0);
-            let (in_before, out_before) = (self.deflate.total_in(), self.deflate.total_out());
-            let status = self.deflate.compress(input, &mut out[start..], flush);
-            let consumed = (self.deflate.total_in() - in_before) as usize;
-            let produced = (self.deflate.total_out() - out_before) as usize;
-            out.truncate(start + produced);
-            input = &input[consumed..];
-            let status = status.map_err(|e| EncodeError {
-                detail: e.to_string(),
-            })?;
             let done = match flush {
                 FlushCompress::Finish => status == Status::StreamEnd,
                 // A flush is complete when deflate stops short of filling the room.
-                FlushCompress::Sync => input.is_empty() && produced < room,
+                FlushCompress::Sync => input.is_empty() && step.produced < room,
                 _ => input.is_empty(),
             };
             if done {
                 return Ok(());
             }
-            if consumed == 0 && produced == 0 {
-                return Err(EncodeError {
-                    detail: format!("deflate made no progress ({status:?})"),
-                });
+            if step.consumed == 0 && step.produced == 0 {
+                return Err(self.fail(format!("deflate made no progress ({status:?})")));
             }
         }
+    }
+
+    /// Marks the stream failed: every later call reports an error.
+    fn fail(&mut self, detail: String) -> EncodeError {
+        self.stage = Stage::Failed;
+        EncodeError { detail }
     }
 }

@@ -90,7 +90,12 @@ impl HeaderParser {
                     if self.filled == 2 {
                         self.count = u16::from_le_bytes([self.buf[0], self.buf[1]]) as usize;
                         self.filled = 0;
-                        self.step = Step::Extra;
+                        if self.count == 0 {
+                            // An empty FEXTRA: move on now, not when the next byte arrives.
+                            self.advance();
+                        } else {
+                            self.step = Step::Extra;
+                        }
                     }
                 }
                 Step::Extra => {
@@ -103,7 +108,9 @@ impl HeaderParser {
                     }
                 }
                 Step::Name | Step::Comment => {
+                    // Look no further than the bound allows: a long field fails fast.
                     let rest = &input[pos..];
+                    let rest = &rest[..rest.len().min(MAX_TEXT_FIELD + 1 - self.count)];
                     let end = rest.iter().position(|&b| b == 0);
                     let n = end.map_or(rest.len(), |i| i + 1);
                     self.crc.update(&rest[..n]);

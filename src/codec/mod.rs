@@ -31,6 +31,11 @@
 //! assert_eq!(&plain[..], b"hello, world");
 //! ```
 
+use bytes::BytesMut;
+use flate2::{
+    Compress, CompressError, Decompress, DecompressError, FlushCompress, FlushDecompress, Status,
+};
+
 mod checksum;
 mod decoder;
 mod encoder;
@@ -103,4 +108,63 @@ impl CompressionLevel {
 /// The zlib `compressBound` of `len` bytes, plus room for flush markers.
 pub(crate) fn deflate_bound(len: usize) -> usize {
     len + (len >> 12) + (len >> 14) + (len >> 25) + 13 + 16
+}
+
+/// Bytes consumed and produced by one deflate or inflate call, and its status.
+pub(crate) struct Step<S, E> {
+    pub(crate) consumed: usize,
+    pub(crate) produced: usize,
+    pub(crate) status: Result<S, E>,
+}
+
+/// One `compress` call writing into `room` bytes of `out`'s spare capacity (reserved here,
+/// never zero-filled); `out` grows by the bytes produced.
+pub(crate) fn compress_into(
+    deflate: &mut Compress,
+    input: &[u8],
+    out: &mut BytesMut,
+    room: usize,
+    flush: FlushCompress,
+) -> Step<Status, CompressError> {
+    out.reserve(room);
+    let (in_before, out_before) = (deflate.total_in(), deflate.total_out());
+    let spare = &mut out.spare_capacity_mut()[..room];
+    let status = deflate.compress_uninit(input, spare, flush);
+    let produced = (deflate.total_out() - out_before) as usize;
+    assert!(produced <= room, "deflate wrote past its output buffer");
+    // SAFETY: deflate writes its output from the start of `spare` and counts it in
+    // `total_out`, so the first `produced` bytes of the spare capacity are initialized.
+    unsafe { out.set_len(out.len() + produced) };
+    Step {
+        consumed: (deflate.total_in() - in_before) as usize,
+        produced,
+        status,
+    }
+}
+
+/// One `decompress` call writing into `room` bytes of `out`'s spare capacity (reserved here,
+/// never zero-filled); `out` grows by the bytes produced.
+///
+/// Not zero-filling matters: a body of many tiny gzip members would otherwise pay for
+/// clearing a whole output buffer per member, an amplification a peer could exploit.
+pub(crate) fn decompress_into(
+    inflate: &mut Decompress,
+    input: &[u8],
+    out: &mut BytesMut,
+    room: usize,
+) -> Step<Status, DecompressError> {
+    out.reserve(room);
+    let (in_before, out_before) = (inflate.total_in(), inflate.total_out());
+    let spare = &mut out.spare_capacity_mut()[..room];
+    let status = inflate.decompress_uninit(input, spare, FlushDecompress::None);
+    let produced = (inflate.total_out() - out_before) as usize;
+    assert!(produced <= room, "inflate wrote past its output buffer");
+    // SAFETY: inflate writes its output from the start of `spare` and counts it in
+    // `total_out`, so the first `produced` bytes of the spare capacity are initialized.
+    unsafe { out.set_len(out.len() + produced) };
+    Step {
+        consumed: (inflate.total_in() - in_before) as usize,
+        produced,
+        status,
+    }
 }

@@ -1,0 +1,225 @@
+//! Time, bytes and allocations per operation of gzip compress/decompress, fresh state vs a
+//! warm pool, in the shape of the Go seed's benchmark (a 50-byte random message), plus
+//! 1 KiB of JSON.
+//!
+//! ```text
+//! cargo run --release --example codec_allocs
+//! ```
+//!
+//! A counting global allocator wraps the system one. The goal checked here: a pooled
+//! compress or decompress of the 50-byte message makes at most one allocation (the output
+//! buffer), and pooled is faster than fresh. Exits non-zero if the allocation goal fails.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use bytes::BytesMut;
+use tower_gzip::codec::{Decoder, Encoder, Format};
+use tower_gzip::{CodecPool, CompressionLevel};
+
+struct Counting;
+
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+static BYTES: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: every call is forwarded to `System`; the counters are plain atomics.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        BYTES.fetch_add(layout.size() as u64, Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        BYTES.fetch_add(layout.size() as u64, Ordering::Relaxed);
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        BYTES.fetch_add(new_size as u64, Ordering::Relaxed);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn random_message(len: usize) -> Vec<u8> {
+    let mut state = 0x5eed_u32;
+    (0..len)
+        .map(|_| {
+            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (state >> 24) as u8
+        })
+        .collect()
+}
+
+fn json_payload(len: usize) -> Vec<u8> {
+    let mut s = String::from("[");
+    let mut i = 0u64;
+    while s.len() < len {
+        s.push_str(&format!(
+            "{{\"id\":{i},\"name\":\"user-{}\",\"email\":\"u{}@example.com\",\"active\":{}}},",
+            i * 7919 % 10_007,
+            i * 104_729 % 100_003,
+            i % 3 == 0
+        ));
+        i += 1;
+    }
+    s.truncate(len);
+    s.into_bytes()
+}
+
+fn compress(pool: &CodecPool, data: &[u8]) -> BytesMut {
+    let mut out = BytesMut::new();
+    let mut encoder = Encoder::new(Format::Gzip, CompressionLevel::Default, pool);
+    encoder.encode(data, &mut out).expect("encode");
+    encoder.finish(&mut out).expect("finish");
+    out
+}
+
+fn decompress(pool: &CodecPool, wire: &[u8]) -> BytesMut {
+    let mut out = BytesMut::new();
+    let mut decoder = Decoder::new(Format::Gzip, pool);
+    decoder.decode(wire, &mut out, usize::MAX).expect("decode");
+    decoder.finish().expect("complete stream");
+    out
+}
+
+/// Per-operation cost: median ns over the rounds, and the bytes and allocations per op.
+struct Cost {
+    ns: f64,
+    bytes: f64,
+    allocs: f64,
+}
+
+/// Measures two operations in alternating rounds, so that load from other processes falls
+/// on both alike.
+fn measure_pair(iters: u32, rounds: usize, mut ops: [&mut dyn FnMut(); 2]) -> [Cost; 2] {
+    let mut times = [Vec::new(), Vec::new()];
+    let mut counts = [(0, 0); 2];
+    for op in ops.iter_mut() {
+        for _ in 0..iters / 10 + 1 {
+            op(); // warm up (and fill the pool)
+        }
+    }
+    for _ in 0..rounds {
+        for (i, op) in ops.iter_mut().enumerate() {
+            let (a0, b0) = (
+                ALLOCS.load(Ordering::Relaxed),
+                BYTES.load(Ordering::Relaxed),
+            );
+            let start = Instant::now();
+            for _ in 0..iters {
+                op();
+            }
+            let elapsed = start.elapsed();
+            counts[i] = (
+                ALLOCS.load(Ordering::Relaxed) - a0,
+                BYTES.load(Ordering::Relaxed) - b0,
+            );
+            times[i].push(elapsed.as_nanos() as f64 / f64::from(iters));
+        }
+    }
+    [0, 1].map(|i| {
+        times[i].sort_by(f64::total_cmp);
+        Cost {
+            ns: times[i][rounds / 2],
+            allocs: counts[i].0 as f64 / f64::from(iters),
+            bytes: counts[i].1 as f64 / f64::from(iters),
+        }
+    })
+}
+
+fn main() {
+    let fresh = CodecPool::builder().max_idle(0).build();
+    let pooled = CodecPool::new();
+    let rounds = 11;
+    let mut failures = Vec::new();
+
+    println!(
+        "{:<34} {:>12} {:>12} {:>10}",
+        "gzip level 6", "ns/op", "B/op", "allocs/op"
+    );
+    for (label, data, iters) in [
+        ("50 B random", random_message(50), 20_000),
+        ("1 KiB JSON", json_payload(1024), 5_000),
+    ] {
+        let wire = compress(&pooled, &data).freeze();
+        assert_eq!(&decompress(&pooled, &wire)[..], &data[..]);
+        let [compress_fresh, compress_pooled] = measure_pair(
+            iters,
+            rounds,
+            [
+                &mut || {
+                    black_box(compress(&fresh, black_box(&data)));
+                },
+                &mut || {
+                    black_box(compress(&pooled, black_box(&data)));
+                },
+            ],
+        );
+        let [decompress_fresh, decompress_pooled] = measure_pair(
+            iters,
+            rounds,
+            [
+                &mut || {
+                    black_box(decompress(&fresh, black_box(&wire)));
+                },
+                &mut || {
+                    black_box(decompress(&pooled, black_box(&wire)));
+                },
+            ],
+        );
+        let costs = [
+            ("compress", "fresh", compress_fresh),
+            ("compress", "pooled", compress_pooled),
+            ("decompress", "fresh", decompress_fresh),
+            ("decompress", "pooled", decompress_pooled),
+        ];
+        for (op, kind, cost) in &costs {
+            println!(
+                "{:<34} {:>12.0} {:>12.0} {:>10.2}",
+                format!("{label}: {op} {kind}"),
+                cost.ns,
+                cost.bytes,
+                cost.allocs
+            );
+        }
+        for pair in costs.chunks(2) {
+            let [(op, _, fresh_cost), (_, _, pooled_cost)] = pair else {
+                unreachable!("fresh, pooled pairs");
+            };
+            if pooled_cost.allocs > 1.0 {
+                failures.push(format!(
+                    "{label}: pooled {op} made {:.2} allocations per op (goal: at most 1)",
+                    pooled_cost.allocs
+                ));
+            }
+            let speedup = fresh_cost.ns / pooled_cost.ns;
+            println!(
+                "{:<34} {speedup:>11.2}x",
+                format!("{label}: {op} pooled speedup")
+            );
+            if speedup <= 1.0 {
+                println!("  warning: pooled {op} was not faster than fresh on this run");
+            }
+        }
+    }
+    println!();
+    println!("Go seed (OpenIM PR #1321), 50-byte message, ns/op B/op allocs/op:");
+    println!("  compress   158,260 814,115 20 -> pooled 19,790 240 3");
+    println!("  decompress   8,135  41,749  7 -> pooled  1,674 565 2");
+
+    if !failures.is_empty() {
+        for failure in &failures {
+            eprintln!("FAIL: {failure}");
+        }
+        std::process::exit(1);
+    }
+}

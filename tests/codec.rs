@@ -1,0 +1,733 @@
+//! Behaviour of the streaming gzip / zlib / raw deflate codecs: round trips under arbitrary
+//! chunking and budgets, sync flush, every corruption kind, header fields, multi-member gzip.
+
+use std::io::Write;
+
+use bytes::BytesMut;
+use flate2::{Compress, Compression, FlushCompress};
+use proptest::prelude::*;
+use tower_gzip::codec::{DecodeError, DecodeErrorKind, Decoder, Encoder, Format};
+use tower_gzip::{CodecPool, CompressionLevel};
+
+// ---------------------------------------------------------------------------------------
+// Helpers
+
+/// Feeds `wire` to `decoder` in chunks of the given sizes (cycled), with `max_out` per call,
+/// checking the budget on every call. Returns the output, or the first error.
+fn feed(
+    decoder: &mut Decoder,
+    wire: &[u8],
+    chunks: &[usize],
+    max_out: usize,
+    out: &mut BytesMut,
+) -> Result<(), DecodeError> {
+    let mut sizes = chunks.iter().copied().cycle();
+    let mut rest = wire;
+    while !rest.is_empty() {
+        let size = sizes.next().unwrap_or(rest.len()).clamp(1, rest.len());
+        let (chunk, tail) = rest.split_at(size);
+        rest = tail;
+        let mut input = chunk;
+        loop {
+            let before = out.len();
+            let consumed = decoder.decode(input, out, max_out)?;
+            let produced = out.len() - before;
+            assert!(
+                produced <= max_out,
+                "{produced} bytes out with max_out {max_out}"
+            );
+            assert!(consumed <= input.len());
+            input = &input[consumed..];
+            if input.is_empty() && !decoder.has_pending_output() {
+                break;
+            }
+            assert!(
+                consumed > 0 || produced > 0 || decoder.has_pending_output(),
+                "decoder made no progress"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Decodes a whole stream with a fresh decoder, then calls `finish`.
+fn decode_with(
+    format: Format,
+    wire: &[u8],
+    chunks: &[usize],
+    max_out: usize,
+) -> Result<Vec<u8>, DecodeError> {
+    let pool = CodecPool::new();
+    let mut decoder = Decoder::new(format, &pool);
+    let mut out = BytesMut::new();
+    feed(&mut decoder, wire, chunks, max_out, &mut out)?;
+    decoder.finish()?;
+    Ok(out.to_vec())
+}
+
+fn decode(format: Format, wire: &[u8]) -> Result<Vec<u8>, DecodeError> {
+    decode_with(format, wire, &[wire.len().max(1)], 64 * 1024)
+}
+
+fn decode_err(format: Format, wire: &[u8]) -> DecodeErrorKind {
+    match decode(format, wire) {
+        Ok(out) => panic!("expected an error, decoded {} bytes", out.len()),
+        Err(e) => e.kind(),
+    }
+}
+
+fn encode(format: Format, level: u32, data: &[u8]) -> Vec<u8> {
+    let pool = CodecPool::new();
+    let mut encoder = Encoder::new(format, CompressionLevel::Precise(level as i32), &pool);
+    let mut wire = BytesMut::new();
+    encoder.encode(data, &mut wire).unwrap();
+    encoder.finish(&mut wire).unwrap();
+    wire.to_vec()
+}
+
+/// Raw deflate of `data` by flate2 directly.
+fn raw_deflate(data: &[u8]) -> Vec<u8> {
+    let mut c = Compress::new(Compression::default(), false);
+    let mut out = Vec::with_capacity(data.len() + 64);
+    let status = c
+        .compress_vec(data, &mut out, FlushCompress::Finish)
+        .unwrap();
+    assert_eq!(status, flate2::Status::StreamEnd);
+    out
+}
+
+fn zlib(data: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::ZlibEncoder::new(Vec::new(), Compression::default());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+/// Optional gzip header fields.
+#[derive(Default)]
+struct Header<'a> {
+    extra: Option<&'a [u8]>,
+    name: Option<&'a [u8]>,
+    comment: Option<&'a [u8]>,
+    hcrc: bool,
+    flags_or: u8,
+    method: Option<u8>,
+}
+
+/// A gzip member built by hand, so every header field can be set or broken.
+fn member(h: &Header, data: &[u8]) -> Vec<u8> {
+    let mut flags = h.flags_or;
+    flags |= if h.hcrc { 0x02 } else { 0 };
+    flags |= if h.extra.is_some() { 0x04 } else { 0 };
+    flags |= if h.name.is_some() { 0x08 } else { 0 };
+    flags |= if h.comment.is_some() { 0x10 } else { 0 };
+    let mut v = vec![0x1f, 0x8b, h.method.unwrap_or(8), flags, 1, 2, 3, 4, 0, 3];
+    if let Some(extra) = h.extra {
+        v.extend_from_slice(&(extra.len() as u16).to_le_bytes());
+        v.extend_from_slice(extra);
+    }
+    for field in [h.name, h.comment].into_iter().flatten() {
+        v.extend_from_slice(field);
+        v.push(0);
+    }
+    if h.hcrc {
+        let crc = crc32fast::hash(&v) as u16;
+        v.extend_from_slice(&crc.to_le_bytes());
+    }
+    v.extend_from_slice(&raw_deflate(data));
+    v.extend_from_slice(&crc32fast::hash(data).to_le_bytes());
+    v.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    v
+}
+
+fn sample(len: usize) -> Vec<u8> {
+    let words: [&[u8]; 6] = [b"alpha ", b"beta ", b"{\"id\":", b"gamma,", b"\n", b"0123"];
+    let mut state = 0x2545_f491_u32;
+    let mut v = Vec::with_capacity(len + 8);
+    while v.len() < len {
+        state = state.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        v.extend_from_slice(words[(state >> 16) as usize % words.len()]);
+        v.push((state >> 8) as u8);
+    }
+    v.truncate(len);
+    v
+}
+
+// ---------------------------------------------------------------------------------------
+// Property tests
+
+fn data_strategy() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        proptest::collection::vec(any::<u8>(), 0..3000),
+        // Compressible: runs and repeats from a small alphabet.
+        proptest::collection::vec((0u8..4, 1usize..200), 0..40).prop_map(|runs| {
+            runs.into_iter()
+                .flat_map(|(b, n)| std::iter::repeat_n(b"ab\n{"[b as usize], n))
+                .collect()
+        }),
+        (0usize..20_000).prop_map(sample),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Any data, any level, any chunking of input and wire, interleaved flushes and small
+    /// budgets round-trip; after every sync flush the bytes so far decode to the input so far.
+    #[test]
+    fn round_trip_with_flushes(
+        data in data_strategy(),
+        gzip in any::<bool>(),
+        level in 0i32..=9,
+        in_chunks in proptest::collection::vec(1usize..700, 1..8),
+        flushes in proptest::collection::vec(any::<bool>(), 1..8),
+        wire_chunks in proptest::collection::vec(1usize..300, 1..8),
+        max_out in 1usize..3000,
+    ) {
+        let format = if gzip { Format::Gzip } else { Format::Deflate };
+        let pool = CodecPool::new();
+        let mut encoder = Encoder::new(format, CompressionLevel::Precise(level), &pool);
+        let mut wire = BytesMut::new();
+        let mut fed = 0;
+        let mut sizes = in_chunks.iter().cycle();
+        let mut flush_at = flushes.iter().cycle();
+        let mut checked_prefixes = 0;
+        while fed < data.len() {
+            let n = (*sizes.next().unwrap()).min(data.len() - fed);
+            encoder.encode(&data[fed..fed + n], &mut wire).unwrap();
+            fed += n;
+            if *flush_at.next().unwrap() {
+                encoder.flush(&mut wire).unwrap();
+                // Everything fed so far is decodable from the bytes produced so far.
+                if checked_prefixes < 4 {
+                    checked_prefixes += 1;
+                    let mut decoder = Decoder::new(format, &pool);
+                    let mut out = BytesMut::new();
+                    feed(&mut decoder, &wire, &wire_chunks, max_out, &mut out).unwrap();
+                    prop_assert_eq!(&out[..], &data[..fed]);
+                    prop_assert!(!decoder.is_stream_end());
+                    prop_assert_eq!(
+                        decoder.finish().unwrap_err().kind(),
+                        DecodeErrorKind::Truncated
+                    );
+                }
+            }
+        }
+        encoder.finish(&mut wire).unwrap();
+        prop_assert_eq!(encoder.total_in(), data.len() as u64);
+        let out = decode_with(format, &wire, &wire_chunks, max_out).unwrap();
+        prop_assert_eq!(out, data);
+    }
+
+    /// Concatenated gzip members decode to the concatenation, split anywhere.
+    #[test]
+    fn multi_member_split_anywhere(
+        parts in proptest::collection::vec(data_strategy(), 1..4),
+        wire_chunks in proptest::collection::vec(1usize..200, 1..6),
+        max_out in 1usize..5000,
+    ) {
+        let mut wire = Vec::new();
+        for (i, part) in parts.iter().enumerate() {
+            wire.extend(encode(Format::Gzip, (i % 10) as u32, part));
+        }
+        let out = decode_with(Format::Gzip, &wire, &wire_chunks, max_out).unwrap();
+        prop_assert_eq!(out, parts.concat());
+    }
+
+    /// Raw deflate and zlib from flate2 decode as `deflate`, split anywhere.
+    #[test]
+    fn deflate_accepts_raw_and_zlib(
+        data in data_strategy(),
+        wire_chunks in proptest::collection::vec(1usize..200, 1..6),
+        max_out in 1usize..5000,
+    ) {
+        for wire in [raw_deflate(&data), zlib(&data)] {
+            let out = decode_with(Format::Deflate, &wire, &wire_chunks, max_out).unwrap();
+            prop_assert_eq!(&out, &data);
+        }
+    }
+
+    /// Arbitrary bytes never panic the decoder and never decode without an error unless
+    /// they are empty.
+    #[test]
+    fn garbage_never_panics(
+        wire in proptest::collection::vec(any::<u8>(), 0..400),
+        gzip in any::<bool>(),
+        chunk in 1usize..50,
+    ) {
+        let format = if gzip { Format::Gzip } else { Format::Deflate };
+        let _ = decode_with(format, &wire, &[chunk], 100);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Sync flush, empty input, budget
+
+#[test]
+fn every_level_and_format_round_trips() {
+    let data = sample(50_000);
+    for level in 0..=9 {
+        for format in [Format::Gzip, Format::Deflate] {
+            let wire = encode(format, level, &data);
+            assert_eq!(
+                decode(format, &wire).unwrap(),
+                data,
+                "{format:?} level {level}"
+            );
+        }
+    }
+}
+
+#[test]
+fn empty_input_finishes_ok_with_no_output() {
+    for format in [Format::Gzip, Format::Deflate] {
+        let pool = CodecPool::new();
+        let decoder = Decoder::new(format, &pool);
+        decoder.finish().unwrap();
+        let mut decoder = Decoder::new(format, &pool);
+        let mut out = BytesMut::new();
+        assert_eq!(decoder.decode(&[], &mut out, 100).unwrap(), 0);
+        decoder.finish().unwrap();
+        assert!(out.is_empty());
+        // An encoded empty body also decodes to nothing.
+        assert_eq!(decode(format, &encode(format, 6, b"")).unwrap(), b"");
+    }
+}
+
+#[test]
+fn flush_without_input_is_decodable_and_idempotent() {
+    let pool = CodecPool::new();
+    let mut encoder = Encoder::new(Format::Gzip, CompressionLevel::Default, &pool);
+    let mut wire = BytesMut::new();
+    encoder.flush(&mut wire).unwrap();
+    encoder.flush(&mut wire).unwrap();
+    encoder.encode(b"abc", &mut wire).unwrap();
+    encoder.flush(&mut wire).unwrap();
+    let len = wire.len();
+    let mut decoder = Decoder::new(Format::Gzip, &pool);
+    let mut out = BytesMut::new();
+    feed(&mut decoder, &wire, &[1], 10, &mut out).unwrap();
+    assert_eq!(&out[..], b"abc");
+    encoder.finish(&mut wire).unwrap();
+    encoder.finish(&mut wire).unwrap(); // a second finish writes nothing
+    feed(&mut decoder, &wire[len..], &[3], 10, &mut out).unwrap();
+    decoder.finish().unwrap();
+    assert!(encoder.encode(b"late", &mut wire).is_err());
+    assert!(encoder.is_finished());
+}
+
+#[test]
+fn zeros_bomb_never_exceeds_budget() {
+    let bomb = encode(Format::Gzip, 9, &vec![0u8; 2 << 20]);
+    assert!(bomb.len() < 4096, "a bomb: {} bytes", bomb.len());
+    let pool = CodecPool::new();
+    let mut decoder = Decoder::new(Format::Gzip, &pool);
+    let mut out = BytesMut::new();
+    feed(&mut decoder, &bomb, &[bomb.len()], 1000, &mut out).unwrap();
+    decoder.finish().unwrap();
+    assert_eq!(out.len(), 2 << 20);
+    assert!(out.iter().all(|&b| b == 0));
+
+    // A consumer with a limit stops early: one call, at most the budget, input left over.
+    let mut decoder = Decoder::new(Format::Gzip, &pool);
+    let mut out = BytesMut::new();
+    let consumed = decoder.decode(&bomb, &mut out, 64 * 1024).unwrap();
+    assert_eq!(out.len(), 64 * 1024);
+    assert!(consumed < bomb.len());
+    assert!(decoder.has_pending_output());
+    assert_eq!(
+        decoder.finish().unwrap_err().kind(),
+        DecodeErrorKind::Truncated
+    );
+}
+
+#[test]
+fn zero_budget_makes_no_output() {
+    let wire = encode(Format::Gzip, 6, b"hello");
+    let pool = CodecPool::new();
+    let mut decoder = Decoder::new(Format::Gzip, &pool);
+    let mut out = BytesMut::new();
+    let consumed = decoder.decode(&wire, &mut out, 0).unwrap();
+    assert!(out.is_empty());
+    assert!(decoder.has_pending_output());
+    let rest = decoder.decode(&wire[consumed..], &mut out, 100).unwrap();
+    assert_eq!(consumed + rest, wire.len());
+    assert_eq!(&out[..], b"hello");
+    decoder.finish().unwrap();
+}
+
+#[test]
+fn header_padding_is_a_comment_and_round_trips() {
+    let pool = CodecPool::new();
+    for pad in [1, 2, 100, 65_535] {
+        let mut encoder =
+            Encoder::new(Format::Gzip, CompressionLevel::Fastest, &pool).with_header_padding(pad);
+        let mut wire = BytesMut::new();
+        encoder.encode(b"padded", &mut wire).unwrap();
+        encoder.finish(&mut wire).unwrap();
+        assert_eq!(wire[3], 0x10, "FCOMMENT set");
+        assert_eq!(wire[10 + pad - 1], 0, "comment ends with its NUL");
+        assert_eq!(decode(Format::Gzip, &wire).unwrap(), b"padded");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Corruption, one test per kind
+
+#[test]
+fn bad_magic_is_corrupt_header() {
+    let mut wire = encode(Format::Gzip, 6, b"data");
+    wire[1] = 0x8c;
+    assert_eq!(
+        decode_err(Format::Gzip, &wire),
+        DecodeErrorKind::CorruptHeader
+    );
+    assert_eq!(
+        decode_err(Format::Gzip, b"plain text"),
+        DecodeErrorKind::CorruptHeader
+    );
+}
+
+#[test]
+fn reserved_flags_are_corrupt_header() {
+    for bit in [0x20, 0x40, 0x80] {
+        let h = Header {
+            flags_or: bit,
+            ..Header::default()
+        };
+        let wire = member(&h, b"data");
+        assert_eq!(
+            decode_err(Format::Gzip, &wire),
+            DecodeErrorKind::CorruptHeader
+        );
+    }
+}
+
+#[test]
+fn unknown_method_is_corrupt_header() {
+    let h = Header {
+        method: Some(7),
+        ..Header::default()
+    };
+    assert_eq!(
+        decode_err(Format::Gzip, &member(&h, b"x")),
+        DecodeErrorKind::CorruptHeader
+    );
+}
+
+#[test]
+fn bad_header_crc16_is_corrupt_header() {
+    let h = Header {
+        name: Some(b"f.txt"),
+        hcrc: true,
+        ..Header::default()
+    };
+    let mut wire = member(&h, b"data");
+    assert_eq!(decode(Format::Gzip, &wire).unwrap(), b"data");
+    let crc_at = 10 + 6; // fixed header, "f.txt\0"
+    wire[crc_at] ^= 1;
+    assert_eq!(
+        decode_err(Format::Gzip, &wire),
+        DecodeErrorKind::CorruptHeader
+    );
+}
+
+#[test]
+fn crc32_mismatch_is_checksum() {
+    let mut wire = encode(Format::Gzip, 6, b"some data");
+    let at = wire.len() - 8;
+    wire[at] ^= 0x55;
+    assert_eq!(decode_err(Format::Gzip, &wire), DecodeErrorKind::Checksum);
+}
+
+#[test]
+fn isize_mismatch_is_checksum() {
+    let mut wire = encode(Format::Gzip, 6, b"some data");
+    let at = wire.len() - 4;
+    wire[at] ^= 1;
+    assert_eq!(decode_err(Format::Gzip, &wire), DecodeErrorKind::Checksum);
+}
+
+#[test]
+fn adler32_mismatch_is_checksum() {
+    let mut wire = encode(Format::Deflate, 6, b"some data");
+    let at = wire.len() - 1;
+    wire[at] ^= 1;
+    assert_eq!(
+        decode_err(Format::Deflate, &wire),
+        DecodeErrorKind::Checksum
+    );
+}
+
+#[test]
+fn truncated_at_every_offset_is_truncated() {
+    let h = Header {
+        extra: Some(b"ab\x02\x00xy"),
+        name: Some(b"name"),
+        comment: Some(b"comment"),
+        hcrc: true,
+        ..Header::default()
+    };
+    let data = sample(300);
+    let cases = [
+        (Format::Gzip, member(&h, &data)),
+        (Format::Gzip, encode(Format::Gzip, 1, &data)),
+        (Format::Deflate, encode(Format::Deflate, 6, &data)),
+        (Format::Deflate, raw_deflate(&data)),
+    ];
+    for (format, wire) in cases {
+        for cut in 1..wire.len() {
+            for chunk in [1, wire.len()] {
+                let kind = decode_with(format, &wire[..cut], &[chunk], 7)
+                    .expect_err("a truncated stream must not decode")
+                    .kind();
+                assert_eq!(kind, DecodeErrorKind::Truncated, "{format:?} cut at {cut}");
+            }
+        }
+        assert_eq!(decode(format, &wire).unwrap(), data);
+    }
+}
+
+#[test]
+fn trailing_garbage_after_gzip_member() {
+    let mut wire = encode(Format::Gzip, 6, b"data");
+    wire.extend_from_slice(b"garbage");
+    assert_eq!(
+        decode_err(Format::Gzip, &wire),
+        DecodeErrorKind::TrailingData
+    );
+    // Split right at the end of the member too.
+    let n = wire.len() - 7;
+    let pool = CodecPool::new();
+    let mut decoder = Decoder::new(Format::Gzip, &pool);
+    let mut out = BytesMut::new();
+    feed(&mut decoder, &wire[..n], &[n], 100, &mut out).unwrap();
+    assert!(decoder.is_stream_end());
+    let err = decoder.decode(&wire[n..], &mut out, 100).unwrap_err();
+    assert_eq!(err.kind(), DecodeErrorKind::TrailingData);
+}
+
+#[test]
+fn trailing_data_after_zlib_and_raw_deflate() {
+    for mut wire in [
+        zlib(b"data"),
+        raw_deflate(b"data"),
+        encode(Format::Deflate, 6, b"d"),
+    ] {
+        wire.push(0);
+        assert_eq!(
+            decode_err(Format::Deflate, &wire),
+            DecodeErrorKind::TrailingData
+        );
+    }
+}
+
+#[test]
+fn corrupt_deflate_data() {
+    // BTYPE = 11 is reserved in every deflate block header.
+    let mut gz = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255];
+    gz.extend_from_slice(&[0xff, 0xff, 0xff, 0xff]);
+    assert_eq!(decode_err(Format::Gzip, &gz), DecodeErrorKind::CorruptData);
+    assert_eq!(
+        decode_err(Format::Deflate, &[0x78, 0x9c, 0xff, 0xff]),
+        DecodeErrorKind::CorruptData
+    );
+    assert_eq!(
+        decode_err(Format::Deflate, &[0x07, 0x00, 0x00]),
+        DecodeErrorKind::CorruptData
+    );
+    // A stored block whose NLEN is not the complement of LEN.
+    let mut zl = vec![0x78, 0x01, 0x01, 0x05, 0x00, 0x00, 0x00];
+    zl.extend_from_slice(b"hello");
+    assert_eq!(
+        decode_err(Format::Deflate, &zl),
+        DecodeErrorKind::CorruptData
+    );
+}
+
+#[test]
+fn zlib_preset_dictionary_is_corrupt_header() {
+    let cmf = 0x78u16;
+    let mut flg = 0x20u16; // FDICT
+    flg += 31 - ((cmf << 8) | flg) % 31;
+    assert_eq!(((cmf << 8) | flg) % 31, 0);
+    let wire = [cmf as u8, flg as u8, 0, 0, 0, 1, 0x03, 0x00];
+    assert_eq!(
+        decode_err(Format::Deflate, &wire),
+        DecodeErrorKind::CorruptHeader
+    );
+}
+
+#[test]
+fn over_long_name_and_comment_are_corrupt_header() {
+    let long = vec![b'n'; 64 * 1024 + 1];
+    let at_limit = vec![b'n'; 64 * 1024 - 1]; // plus its NUL: exactly 64 KiB
+    for name_field in [true, false] {
+        let pick = |field: &[u8]| {
+            let h = Header {
+                name: name_field.then_some(field),
+                comment: (!name_field).then_some(field),
+                ..Header::default()
+            };
+            member(&h, b"x")
+        };
+        assert_eq!(decode(Format::Gzip, &pick(&at_limit)).unwrap(), b"x");
+        let wire = pick(&long);
+        assert_eq!(
+            decode_err(Format::Gzip, &wire),
+            DecodeErrorKind::CorruptHeader
+        );
+        // Fed in small pieces, the error comes as soon as the bound is passed.
+        let err = decode_with(Format::Gzip, &wire, &[4096], 100).unwrap_err();
+        assert_eq!(err.kind(), DecodeErrorKind::CorruptHeader);
+    }
+    // A field that never ends is refused without reading it all.
+    let mut endless = vec![0x1f, 0x8b, 8, 0x08, 0, 0, 0, 0, 0, 255];
+    endless.resize(1 << 20, b'a');
+    let pool = CodecPool::new();
+    let mut decoder = Decoder::new(Format::Gzip, &pool);
+    let err = decoder
+        .decode(&endless, &mut BytesMut::new(), 100)
+        .unwrap_err();
+    assert_eq!(err.kind(), DecodeErrorKind::CorruptHeader);
+}
+
+#[test]
+fn largest_fextra_is_accepted() {
+    let extra = vec![0xab; 65_535];
+    let h = Header {
+        extra: Some(&extra),
+        hcrc: true,
+        ..Header::default()
+    };
+    let wire = member(&h, b"payload");
+    assert_eq!(decode(Format::Gzip, &wire).unwrap(), b"payload");
+    assert_eq!(
+        decode_with(Format::Gzip, &wire, &[1000], 3).unwrap(),
+        b"payload"
+    );
+}
+
+#[test]
+fn many_empty_members_decode() {
+    let one = encode(Format::Gzip, 6, b"");
+    let wire = one.repeat(10_000);
+    let pool = CodecPool::new();
+    let mut decoder = Decoder::new(Format::Gzip, &pool);
+    let mut out = BytesMut::new();
+    feed(&mut decoder, &wire, &[wire.len()], 1 << 20, &mut out).unwrap();
+    decoder.finish().unwrap();
+    assert!(out.is_empty());
+    assert_eq!(decoder.members(), 10_000);
+    assert_eq!(decoder.total_in(), wire.len() as u64);
+    // The caller's buffer did not grow per member.
+    assert!(out.capacity() <= 512 * 1024, "capacity {}", out.capacity());
+}
+
+#[test]
+fn headers_with_every_field_split_at_every_byte() {
+    let data = sample(200);
+    let headers = [
+        Header {
+            extra: Some(b"AB\x03\x00xyz"),
+            name: Some(b"file.json"),
+            comment: Some(b"a comment"),
+            hcrc: true,
+            ..Header::default()
+        },
+        Header {
+            extra: Some(b""),
+            ..Header::default()
+        },
+        Header {
+            extra: Some(b""),
+            hcrc: true,
+            ..Header::default()
+        },
+        Header {
+            name: Some(b""),
+            comment: Some(b""),
+            ..Header::default()
+        },
+    ];
+    for h in &headers {
+        let wire = member(h, &data);
+        for split in 0..=wire.len() {
+            let pool = CodecPool::new();
+            let mut decoder = Decoder::new(Format::Gzip, &pool);
+            let mut out = BytesMut::new();
+            feed(&mut decoder, &wire[..split], &[split.max(1)], 64, &mut out).unwrap();
+            feed(&mut decoder, &wire[split..], &[wire.len()], 64, &mut out).unwrap();
+            decoder.finish().unwrap();
+            assert_eq!(&out[..], &data[..], "split at {split}");
+        }
+        assert_eq!(decode_with(Format::Gzip, &wire, &[1], 1).unwrap(), data);
+    }
+}
+
+#[test]
+fn multi_member_with_headers_byte_by_byte() {
+    let h = Header {
+        name: Some(b"a"),
+        hcrc: true,
+        ..Header::default()
+    };
+    let mut wire = member(&h, b"first ");
+    wire.extend(encode(Format::Gzip, 1, b""));
+    wire.extend(encode(Format::Gzip, 9, b"second"));
+    let pool = CodecPool::new();
+    let mut decoder = Decoder::new(Format::Gzip, &pool);
+    let mut out = BytesMut::new();
+    feed(&mut decoder, &wire, &[1], 2, &mut out).unwrap();
+    decoder.finish().unwrap();
+    assert_eq!(&out[..], b"first second");
+    assert_eq!(decoder.members(), 3);
+}
+
+#[test]
+fn deflate_sniffs_zlib_and_raw() {
+    let data = sample(5000);
+    assert_eq!(decode(Format::Deflate, &zlib(&data)).unwrap(), data);
+    assert_eq!(decode(Format::Deflate, &raw_deflate(&data)).unwrap(), data);
+    // Stored (level 0) raw deflate starts with a byte that is not a zlib CMF.
+    let mut c = Compress::new(Compression::none(), false);
+    let mut stored = Vec::with_capacity(6000);
+    c.compress_vec(&data, &mut stored, FlushCompress::Finish)
+        .unwrap();
+    assert_eq!(
+        decode_with(Format::Deflate, &stored, &[1], 100).unwrap(),
+        data
+    );
+    // A gzip stream is not `deflate`.
+    assert!(decode(Format::Deflate, &encode(Format::Gzip, 6, b"x")).is_err());
+}
+
+// ---------------------------------------------------------------------------------------
+// Errors
+
+#[test]
+fn an_error_is_sticky() {
+    let mut wire = encode(Format::Gzip, 6, &sample(1000));
+    let at = wire.len() - 8;
+    wire[at] ^= 1;
+    let pool = CodecPool::new();
+    let mut decoder = Decoder::new(Format::Gzip, &pool);
+    let mut out = BytesMut::new();
+    let err = decoder.decode(&wire, &mut out, 1 << 20).unwrap_err();
+    assert_eq!(err.kind(), DecodeErrorKind::Checksum);
+    assert!(!decoder.has_pending_output());
+    // Further input, even valid, and finish report the same error.
+    let again = decoder.decode(&[], &mut out, 100).unwrap_err();
+    assert_eq!(again, err);
+    assert_eq!(decoder.finish().unwrap_err(), err);
+    assert!(err.to_string().contains("checksum"));
+}
+
+#[test]
+fn format_tokens() {
+    assert_eq!(Format::from_token(" X-GZIP "), Some(Format::Gzip));
+    assert_eq!(Format::from_token("Deflate"), Some(Format::Deflate));
+    assert_eq!(Format::from_token("br"), None);
+    assert_eq!(Format::Gzip.as_str(), "gzip");
+    assert_eq!(CompressionLevel::Precise(42).as_u32(), 9);
+    assert_eq!(CompressionLevel::Precise(-3).as_u32(), 0);
+}

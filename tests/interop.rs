@@ -1,0 +1,276 @@
+//! Interoperability with tools nobody here wrote: the `gzip` CLI and Python's `gzip` and
+//! `zlib` modules. Both must be installed (CI installs them); a missing tool fails the test.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use bytes::BytesMut;
+use tower_gzip::codec::{Decoder, Encoder, Format};
+use tower_gzip::{CodecPool, CompressionLevel};
+
+/// Runs `program args` with `stdin` as its input; returns its stdout. Fails the test if the
+/// program is missing or exits with an error.
+fn run(program: &str, args: &[&str], stdin: &[u8]) -> Vec<u8> {
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot run `{program}` ({e}): the interop tests need `gzip` and `python3` on PATH"
+            )
+        });
+    let mut pipe = child.stdin.take().expect("stdin is piped");
+    let input = stdin.to_vec();
+    // Write from another thread so a full stdout pipe cannot deadlock us.
+    let writer = std::thread::spawn(move || pipe.write_all(&input));
+    let output = child.wait_with_output().expect("wait for the child");
+    writer.join().unwrap().expect("write the child's stdin");
+    assert!(
+        output.status.success(),
+        "`{program} {args:?}` failed ({}): {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output.stdout
+}
+
+/// Runs `def f(op, data): ...` (Python, returning bytes) over each `(op, data)` job in one
+/// interpreter (starting Python is slow), returning each result.
+fn python(function: &str, jobs: &[(u8, &[u8])]) -> Vec<Vec<u8>> {
+    let script = format!(
+        "import sys, struct, gzip, zlib, io\n{function}\n\
+         inp = sys.stdin.buffer.read(); i = 0; out = []\n\
+         while i < len(inp):\n\
+         \x20   op, n = struct.unpack('<BI', inp[i:i + 5]); i += 5\n\
+         \x20   r = f(op, inp[i:i + n]); i += n\n\
+         \x20   out.append(struct.pack('<I', len(r)) + r)\n\
+         sys.stdout.buffer.write(b''.join(out))\n"
+    );
+    let mut input = Vec::new();
+    for (op, data) in jobs {
+        input.push(*op);
+        input.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        input.extend_from_slice(data);
+    }
+    let output = run("python3", &["-c", &script], &input);
+    let mut results = Vec::new();
+    let mut rest = &output[..];
+    while !rest.is_empty() {
+        let n = u32::from_le_bytes(rest[..4].try_into().unwrap()) as usize;
+        results.push(rest[4..4 + n].to_vec());
+        rest = &rest[4 + n..];
+    }
+    assert_eq!(results.len(), jobs.len(), "one result per job");
+    results
+}
+
+/// A fresh, empty scratch directory under the system temp dir.
+fn scratch() -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "tower-gzip-interop-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn path_str(path: &Path) -> &str {
+    path.to_str().expect("temp paths are UTF-8")
+}
+
+fn json(len: usize) -> Vec<u8> {
+    let mut s = String::from("[");
+    let mut i = 0u64;
+    while s.len() < len {
+        s.push_str(&format!(
+            "{{\"id\":{i},\"user\":\"u{}\",\"score\":{}.{}}},",
+            i * 7919 % 1000,
+            i * 31 % 97,
+            i % 10
+        ));
+        i += 1;
+    }
+    s.truncate(len);
+    s.into_bytes()
+}
+
+fn samples() -> Vec<Vec<u8>> {
+    vec![Vec::new(), b"x".to_vec(), json(1000), json(300_000)]
+}
+
+/// Our encoder, with a sync flush every `flush_every` bytes of input.
+fn ours(format: Format, level: i32, data: &[u8], flush_every: usize, padding: usize) -> Vec<u8> {
+    let pool = CodecPool::new();
+    let mut encoder =
+        Encoder::new(format, CompressionLevel::Precise(level), &pool).with_header_padding(padding);
+    let mut wire = BytesMut::new();
+    for chunk in data.chunks(flush_every) {
+        encoder.encode(chunk, &mut wire).unwrap();
+        encoder.flush(&mut wire).unwrap();
+    }
+    encoder.finish(&mut wire).unwrap();
+    wire.to_vec()
+}
+
+fn our_decode(format: Format, wire: &[u8]) -> Vec<u8> {
+    let pool = CodecPool::new();
+    let mut decoder = Decoder::new(format, &pool);
+    let mut out = BytesMut::new();
+    for chunk in wire.chunks(1000) {
+        let mut input = chunk;
+        loop {
+            let n = decoder.decode(input, &mut out, 16 * 1024).unwrap();
+            input = &input[n..];
+            if input.is_empty() && !decoder.has_pending_output() {
+                break;
+            }
+        }
+    }
+    decoder.finish().unwrap();
+    out.to_vec()
+}
+
+/// op 0: `gzip.decompress`; op 1: `zlib` with wbits = 31 (gzip), requiring a clean end;
+/// op 2: `zlib.decompress` (zlib).
+const PY_DECODE: &str = "def f(op, data):
+    if op == 0:
+        return gzip.decompress(data)
+    if op == 1:
+        d = zlib.decompressobj(wbits=31)
+        out = d.decompress(data)
+        assert d.eof and not d.unused_data, 'incomplete or trailing data'
+        return out
+    return zlib.decompress(data)";
+
+#[test]
+fn gzip_cli_decodes_our_gzip() {
+    for data in samples() {
+        for (level, flush_every, padding) in [(1, usize::MAX, 0), (6, 4096, 0), (9, 777, 37)] {
+            let wire = ours(Format::Gzip, level, &data, flush_every.max(1), padding);
+            let plain = run("gzip", &["-dc"], &wire);
+            assert!(
+                plain == data,
+                "gzip -dc: level {level}, {} bytes",
+                data.len()
+            );
+        }
+    }
+    // Integrity check mode agrees too.
+    run("gzip", &["-t"], &ours(Format::Gzip, 0, &json(5000), 100, 0));
+}
+
+#[test]
+fn python_decodes_our_gzip_and_zlib() {
+    let mut wires = Vec::new();
+    for data in samples() {
+        for level in [0, 6, 9] {
+            let gz = ours(Format::Gzip, level, &data, 10_000, 0);
+            let zl = ours(Format::Deflate, level, &data, 10_000, 0);
+            wires.push((0, gz.clone(), data.clone()));
+            wires.push((1, gz, data.clone()));
+            wires.push((2, zl, data.clone()));
+        }
+    }
+    let jobs: Vec<_> = wires.iter().map(|(op, w, _)| (*op, &w[..])).collect();
+    for ((op, _, data), plain) in wires.iter().zip(python(PY_DECODE, &jobs)) {
+        assert!(plain == *data, "python op {op}, {} bytes", data.len());
+    }
+}
+
+#[test]
+fn we_decode_gzip_cli_output() {
+    let data = json(200_000);
+    for level in ["-1", "-9"] {
+        let wire = run("gzip", &["-c", level], &data);
+        assert!(our_decode(Format::Gzip, &wire) == data, "gzip {level}");
+    }
+    // From a file, gzip records the name (FNAME) and the mtime.
+    let dir = scratch();
+    let file = dir.join("payload.json");
+    std::fs::write(&file, &data).unwrap();
+    let wire = run("gzip", &["-c", "-N", "-6", path_str(&file)], &[]);
+    assert_ne!(wire[3] & 0x08, 0, "gzip wrote FNAME");
+    assert!(our_decode(Format::Gzip, &wire) == data);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn we_decode_python_gzip_with_name_and_mtime() {
+    let data = json(50_000);
+    // op 10: GzipFile with a file name and mtime; op 0-9: gzip.compress at that level.
+    let encode = "def f(op, data):
+    if op == 10:
+        buf = io.BytesIO()
+        with gzip.GzipFile(filename='report.json', mode='wb', fileobj=buf, mtime=1700000000) as g:
+            g.write(data)
+        return buf.getvalue()
+    return gzip.compress(data, op)";
+    let jobs = [
+        (10, &data[..]),
+        (0, &data),
+        (1, &data),
+        (9, &data),
+        (6, b""),
+    ];
+    let wires = python(encode, &jobs);
+    let named = &wires[0];
+    assert_ne!(named[3] & 0x08, 0, "FNAME set");
+    assert_eq!(&named[4..8], &1_700_000_000u32.to_le_bytes());
+    for ((op, data), wire) in jobs.iter().zip(&wires) {
+        assert!(
+            our_decode(Format::Gzip, wire) == *data,
+            "python gzip op {op}"
+        );
+    }
+}
+
+#[test]
+fn we_decode_python_zlib_and_raw_deflate() {
+    let data = json(80_000);
+    // op 0: raw deflate (wbits = -15); op 1/9: zlib.compress at that level; op 2: a zlib
+    // stream with a 512-byte window (wbits = 9).
+    let encode = "def f(op, data):
+    if op == 0:
+        c = zlib.compressobj(6, zlib.DEFLATED, -15)
+        return c.compress(data) + c.flush()
+    if op == 2:
+        c = zlib.compressobj(6, zlib.DEFLATED, 9)
+        return c.compress(data) + c.flush()
+    return zlib.compress(data, op)";
+    let jobs = [(0, &data[..]), (1, &data), (9, &data), (2, &data), (0, b"")];
+    let wires = python(encode, &jobs);
+    for ((op, data), wire) in jobs.iter().zip(&wires) {
+        assert!(
+            our_decode(Format::Deflate, wire) == *data,
+            "python zlib op {op}"
+        );
+    }
+}
+
+#[test]
+fn we_decode_concatenated_members_from_cat() {
+    let dir = scratch();
+    let (a, b) = (json(30_000), b"second member\n".to_vec());
+    std::fs::write(dir.join("a"), &a).unwrap();
+    std::fs::write(dir.join("b"), &b).unwrap();
+    run("gzip", &["-9", path_str(&dir.join("a"))], &[]);
+    std::fs::write(dir.join("b.gz"), ours(Format::Gzip, 1, &b, 5, 0)).unwrap();
+    let cat = run(
+        "cat",
+        &[path_str(&dir.join("a.gz")), path_str(&dir.join("b.gz"))],
+        &[],
+    );
+    let expected = [a.clone(), b.clone()].concat();
+    assert!(our_decode(Format::Gzip, &cat) == expected);
+    // And gzip itself agrees on what the concatenation means.
+    assert!(run("gzip", &["-dc"], &cat) == expected);
+    std::fs::remove_dir_all(dir).unwrap();
+}

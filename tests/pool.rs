@@ -1,0 +1,480 @@
+//! The codec pool: cap, accounting, level separation, panics, discard, clean resets, and
+//! the allocation count of pooled codecs.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Barrier;
+
+use bytes::BytesMut;
+use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress};
+use tower_gzip::codec::{DecodeErrorKind, Decoder, Encoder, Format};
+use tower_gzip::{CodecPool, CompressionLevel, KindStats};
+
+// ---------------------------------------------------------------------------------------
+// A per-thread allocation counter, so parallel tests do not disturb each other.
+
+struct Counting;
+
+thread_local! {
+    static ALLOCS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn bump() {
+    let _ = ALLOCS.try_with(|n| n.set(n.get() + 1));
+}
+
+// SAFETY: every call is forwarded to `System`; the counter neither allocates nor panics.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        bump();
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        bump();
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        bump();
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Allocations made on this thread while running `f`.
+fn allocations<R>(f: impl FnOnce() -> R) -> (u64, R) {
+    let before = ALLOCS.with(Cell::get);
+    let result = f();
+    (ALLOCS.with(Cell::get) - before, result)
+}
+
+// ---------------------------------------------------------------------------------------
+
+fn message(len: usize, seed: u32) -> Vec<u8> {
+    let mut state = seed;
+    (0..len)
+        .map(|_| {
+            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (state >> 24) as u8
+        })
+        .collect()
+}
+
+fn json(len: usize) -> Vec<u8> {
+    let mut s = String::from("[");
+    let mut i = 0u64;
+    while s.len() < len {
+        s.push_str(&format!(
+            "{{\"id\":{i},\"name\":\"user{}\",\"active\":{}}},",
+            i * 7919 % 1000,
+            i % 3 == 0
+        ));
+        i += 1;
+    }
+    s.truncate(len);
+    s.into_bytes()
+}
+
+fn gzip(pool: &CodecPool, level: CompressionLevel, data: &[u8], out: &mut BytesMut) {
+    let mut encoder = Encoder::new(Format::Gzip, level, pool);
+    encoder.encode(data, out).unwrap();
+    encoder.finish(out).unwrap();
+}
+
+fn gunzip(pool: &CodecPool, wire: &[u8], out: &mut BytesMut) {
+    let mut decoder = Decoder::new(Format::Gzip, pool);
+    let consumed = decoder.decode(wire, out, 1 << 20).unwrap();
+    assert_eq!(consumed, wire.len());
+    decoder.finish().unwrap();
+}
+
+fn balanced(s: KindStats) {
+    assert_eq!(s.created + s.reused, s.returned + s.discarded, "{s:?}");
+    assert_eq!(s.in_use(), 0);
+}
+
+#[test]
+fn cap_holds_under_a_thousand_concurrent_checkouts() {
+    const THREADS: usize = 4;
+    const PER_THREAD: usize = 250;
+    let pool = CodecPool::builder().max_idle(16).build();
+    let barrier = Barrier::new(THREADS + 1);
+    std::thread::scope(|s| {
+        for t in 0..THREADS {
+            let (pool, barrier) = (&pool, &barrier);
+            s.spawn(move || {
+                let levels = [1, 6, 9];
+                let compressors: Vec<_> = (0..PER_THREAD)
+                    .map(|i| pool.compressor(CompressionLevel::Precise(levels[(i + t) % 3])))
+                    .collect();
+                let decompressors: Vec<_> = (0..PER_THREAD).map(|_| pool.decompressor()).collect();
+                barrier.wait(); // all 1,000 of each kind are out
+                barrier.wait(); // the main thread has checked the stats
+                drop(compressors);
+                drop(decompressors);
+            });
+        }
+        barrier.wait();
+        let stats = pool.stats();
+        for kind in [stats.compressors, stats.decompressors] {
+            assert_eq!(kind.in_use(), 1000, "{kind:?}");
+            assert_eq!(kind.created, 1000);
+            assert_eq!(kind.idle, 0);
+        }
+        barrier.wait();
+    });
+    let stats = pool.stats();
+    for kind in [stats.compressors, stats.decompressors] {
+        assert_eq!(kind.idle, 16, "{kind:?}");
+        assert_eq!(kind.returned, 16);
+        assert_eq!(kind.discarded, 1000 - 16);
+        balanced(kind);
+    }
+
+    // A second wave reuses the idle states first.
+    let held: Vec<_> = (0..20).map(|_| pool.decompressor()).collect();
+    drop(held);
+    let d = pool.stats().decompressors;
+    assert_eq!((d.created, d.reused, d.idle), (1000 + 4, 16, 16));
+    balanced(d);
+}
+
+#[test]
+fn levels_are_kept_apart() {
+    let data = json(8 * 1024);
+    let pool = CodecPool::new();
+    let mut fast = BytesMut::new();
+    gzip(&pool, CompressionLevel::Fastest, &data, &mut fast);
+    assert_eq!(pool.stats().compressors.idle, 1);
+
+    // The idle state is level 1: a level-9 checkout must not get it.
+    let mut best = BytesMut::new();
+    gzip(&pool, CompressionLevel::Best, &data, &mut best);
+    let c = pool.stats().compressors;
+    assert_eq!((c.created, c.reused, c.idle), (2, 0, 2));
+
+    let mut fresh_best = BytesMut::new();
+    gzip(
+        &CodecPool::new(),
+        CompressionLevel::Best,
+        &data,
+        &mut fresh_best,
+    );
+    assert_eq!(best, fresh_best);
+    assert_ne!(fast, best, "levels 1 and 9 differ on this input");
+
+    // Each level now reuses its own state, with the same bytes as before.
+    let mut again = BytesMut::new();
+    gzip(&pool, CompressionLevel::Best, &data, &mut again);
+    assert_eq!(again, best);
+    let mut again = BytesMut::new();
+    gzip(&pool, CompressionLevel::Precise(1), &data, &mut again);
+    assert_eq!(again, fast);
+    let c = pool.stats().compressors;
+    assert_eq!((c.created, c.reused), (2, 2));
+}
+
+#[test]
+fn guard_dropped_while_panicking_is_discarded_and_lock_survives() {
+    let pool = CodecPool::builder().max_idle(4).build();
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        let mut c = pool.compressor(CompressionLevel::Default);
+        let mut out = [0u8; 64];
+        c.compress(b"half", &mut out, FlushCompress::None).unwrap();
+        let _d = pool.decompressor();
+        panic!("mid-stream");
+    }));
+    assert!(result.is_err());
+    let s = pool.stats();
+    assert_eq!((s.compressors.discarded, s.compressors.idle), (1, 0));
+    assert_eq!((s.decompressors.discarded, s.decompressors.idle), (1, 0));
+
+    // The pool still works: the shelves are not poisoned.
+    let mut wire = BytesMut::new();
+    gzip(
+        &pool,
+        CompressionLevel::Default,
+        b"after the panic",
+        &mut wire,
+    );
+    let mut out = BytesMut::new();
+    gunzip(&pool, &wire, &mut out);
+    assert_eq!(&out[..], b"after the panic");
+    let s = pool.stats();
+    assert_eq!(s.compressors.idle, 1);
+    assert_eq!(s.decompressors.idle, 1);
+    balanced(s.compressors);
+    balanced(s.decompressors);
+
+    // A panic on another thread while its guards are out leaves the pool usable too.
+    let other = pool.clone();
+    let joined = std::thread::spawn(move || {
+        let _c = other.compressor(CompressionLevel::Best);
+        panic!("thread dies holding a guard");
+    })
+    .join();
+    assert!(joined.is_err());
+    let _ = pool.compressor(CompressionLevel::Best);
+    assert_eq!(pool.stats().compressors.discarded, 2);
+}
+
+#[test]
+fn discard_counts_and_does_not_return() {
+    let pool = CodecPool::builder().max_idle(4).build();
+    pool.compressor(CompressionLevel::Default).discard();
+    pool.decompressor().discard();
+    let s = pool.stats();
+    assert_eq!((s.compressors.discarded, s.compressors.returned), (1, 0));
+    assert_eq!(
+        (s.decompressors.discarded, s.decompressors.returned),
+        (1, 0)
+    );
+    assert_eq!((s.compressors.idle, s.decompressors.idle), (0, 0));
+    balanced(s.compressors);
+    balanced(s.decompressors);
+    // A guard knows its pool.
+    let c = pool.compressor(CompressionLevel::Fastest);
+    assert_eq!(c.pool().max_idle(), 4);
+}
+
+#[test]
+fn reset_state_matches_a_fresh_state_byte_for_byte() {
+    let data = json(20 * 1024);
+    let dirt = message(5000, 7);
+    for level in 0..=9 {
+        let pool = CodecPool::builder().max_idle(1).build();
+        // Dirty the state: a half-finished stream, dropped.
+        {
+            let mut c = pool.compressor(CompressionLevel::Precise(level));
+            let mut out = vec![0u8; 10_000];
+            c.compress(&dirt, &mut out, FlushCompress::Sync).unwrap();
+        }
+        let mut reused = Compress::new(Compression::new(level as u32), false);
+        let mut expected = Vec::with_capacity(30_000);
+        reused
+            .compress_vec(&data, &mut expected, FlushCompress::Finish)
+            .unwrap();
+        let mut c = pool.compressor(CompressionLevel::Precise(level));
+        assert_eq!(c.total_in(), 0);
+        let mut got = Vec::with_capacity(30_000);
+        c.compress_vec(&data, &mut got, FlushCompress::Finish)
+            .unwrap();
+        assert_eq!(got, expected, "level {level}");
+        drop(c);
+        assert_eq!(pool.stats().compressors.reused, 1);
+    }
+
+    // A decompressor left mid-stream (and one left after an error) comes back fresh.
+    let pool = CodecPool::builder().max_idle(1).build();
+    let mut wire = Vec::with_capacity(30_000);
+    Compress::new(Compression::default(), false)
+        .compress_vec(&data, &mut wire, FlushCompress::Finish)
+        .unwrap();
+    for dirty_input in [&wire[..wire.len() / 2], &[0xff, 0xff][..]] {
+        {
+            let mut d = pool.decompressor();
+            let mut out = vec![0u8; 100];
+            let _ = d.decompress(dirty_input, &mut out, FlushDecompress::None);
+        }
+        let mut d = pool.decompressor();
+        assert_eq!(d.total_out(), 0);
+        let mut out = Vec::with_capacity(data.len());
+        let status = d
+            .decompress_vec(&wire, &mut out, FlushDecompress::Finish)
+            .unwrap();
+        assert_eq!(status, flate2::Status::StreamEnd);
+        assert_eq!(out, data);
+    }
+    let _ = Decompress::new(false); // the type the pool hands out
+}
+
+#[test]
+fn max_idle_zero_disables_pooling() {
+    let pool = CodecPool::builder().max_idle(0).build();
+    assert_eq!(pool.max_idle(), 0);
+    for _ in 0..5 {
+        let mut wire = BytesMut::new();
+        gzip(&pool, CompressionLevel::Default, b"no pooling", &mut wire);
+        let mut out = BytesMut::new();
+        gunzip(&pool, &wire, &mut out);
+    }
+    let s = pool.stats();
+    for kind in [s.compressors, s.decompressors] {
+        assert_eq!(
+            (kind.created, kind.reused, kind.returned),
+            (5, 0, 0),
+            "{kind:?}"
+        );
+        assert_eq!((kind.discarded, kind.idle), (5, 0));
+    }
+}
+
+#[test]
+fn clones_share_one_pool_and_global_is_shared() {
+    let pool = CodecPool::new();
+    let clone = pool.clone();
+    drop(clone.decompressor());
+    assert_eq!(pool.stats().decompressors.idle, 1);
+    assert!(pool.max_idle() >= 8 && pool.max_idle() <= 256);
+    assert_eq!(CodecPool::default_max_idle(), pool.max_idle());
+    assert!(std::ptr::eq(CodecPool::global(), CodecPool::global()));
+    assert!(format!("{pool:?}").contains("max_idle"));
+}
+
+#[test]
+fn pooled_codecs_allocate_only_the_output_buffer() {
+    let pool = CodecPool::builder().max_idle(4).build();
+    let msg = message(50, 0x5eed);
+    let page = json(1024);
+    // Warm the pool (states and shelf capacity).
+    for data in [&msg, &page] {
+        let mut wire = BytesMut::new();
+        gzip(&pool, CompressionLevel::Default, data, &mut wire);
+        gunzip(&pool, &wire, &mut BytesMut::new());
+    }
+    for format in [Format::Gzip, Format::Deflate] {
+        for data in [&msg, &page] {
+            // Compress into a new buffer: one allocation, the buffer itself.
+            let (allocs, wire) = allocations(|| {
+                let mut wire = BytesMut::new();
+                let mut encoder = Encoder::new(format, CompressionLevel::Default, &pool);
+                encoder.encode(data, &mut wire).unwrap();
+                encoder.finish(&mut wire).unwrap();
+                wire
+            });
+            assert!(
+                allocs <= 1,
+                "{format:?} compress of {}: {allocs}",
+                data.len()
+            );
+            // Into a buffer with room: none at all.
+            let mut presized = BytesMut::with_capacity(4096);
+            let (allocs, ()) = allocations(|| {
+                let mut encoder = Encoder::new(format, CompressionLevel::Default, &pool);
+                encoder.encode(data, &mut presized).unwrap();
+                encoder.finish(&mut presized).unwrap();
+            });
+            assert_eq!(allocs, 0, "{format:?} presized compress");
+            assert_eq!(presized, wire);
+
+            let (allocs, plain) = allocations(|| {
+                let mut out = BytesMut::new();
+                let mut decoder = Decoder::new(format, &pool);
+                assert_eq!(
+                    decoder.decode(&wire, &mut out, 1 << 20).unwrap(),
+                    wire.len()
+                );
+                decoder.finish().unwrap();
+                out
+            });
+            assert!(
+                allocs <= 1,
+                "{format:?} decompress of {}: {allocs}",
+                data.len()
+            );
+            assert_eq!(&plain[..], &data[..]);
+            let mut presized = BytesMut::with_capacity(4096);
+            let (allocs, ()) = allocations(|| {
+                let mut decoder = Decoder::new(format, &pool);
+                decoder.decode(&wire, &mut presized, 1 << 20).unwrap();
+                decoder.finish().unwrap();
+            });
+            assert_eq!(allocs, 0, "{format:?} presized decompress");
+            assert_eq!(&presized[..], &data[..]);
+        }
+    }
+    let s = pool.stats();
+    assert_eq!((s.compressors.created, s.decompressors.created), (1, 1));
+
+    // The counter is live: without a pool, the states themselves are allocated.
+    let fresh = CodecPool::builder().max_idle(0).build();
+    let (allocs, ()) = allocations(|| {
+        gzip(
+            &fresh,
+            CompressionLevel::Default,
+            &msg,
+            &mut BytesMut::new(),
+        );
+    });
+    assert!(allocs >= 2, "fresh compress made {allocs} allocations");
+}
+
+#[test]
+fn decoder_state_after_an_error_or_abandoned_stream_is_clean() {
+    let pool = CodecPool::builder().max_idle(1).build();
+    let data = json(20_000);
+    let mut good = BytesMut::new();
+    gzip(
+        &CodecPool::new(),
+        CompressionLevel::Default,
+        &data,
+        &mut good,
+    );
+    let mut corrupt = good.to_vec();
+    corrupt[30] ^= 0xff;
+    corrupt[31] ^= 0x0f;
+    for _ in 0..3 {
+        let mut decoder = Decoder::new(Format::Gzip, &pool);
+        let mut out = BytesMut::new();
+        let err = decoder
+            .decode(&corrupt, &mut out, 1 << 20)
+            .and_then(|_| decoder.finish())
+            .unwrap_err();
+        assert!(
+            matches!(
+                err.kind(),
+                DecodeErrorKind::CorruptData | DecodeErrorKind::Checksum
+            ),
+            "{err}"
+        );
+        drop(decoder);
+        // Stopped mid-stream: a half-used state must come back clean too.
+        let mut decoder = Decoder::new(Format::Gzip, &pool);
+        decoder
+            .decode(&good[..good.len() / 2], &mut out, 1 << 20)
+            .unwrap();
+        drop(decoder);
+
+        let mut out = BytesMut::new();
+        gunzip(&pool, &good, &mut out);
+        assert_eq!(&out[..], &data[..]);
+    }
+    // One state served all nine decoders: reused, never left dirty.
+    let stats = pool.stats().decompressors;
+    assert_eq!(
+        (stats.created, stats.reused, stats.returned),
+        (1, 8, 9),
+        "{stats:?}"
+    );
+    balanced(stats);
+}
+
+#[test]
+fn encoder_state_after_an_abandoned_stream_is_clean() {
+    let pool = CodecPool::builder().max_idle(1).build();
+    let data = json(30_000);
+    let mut expected = BytesMut::new();
+    gzip(
+        &CodecPool::new(),
+        CompressionLevel::Default,
+        &data,
+        &mut expected,
+    );
+    {
+        let mut encoder = Encoder::new(Format::Gzip, CompressionLevel::Default, &pool);
+        encoder
+            .encode(&data[..10_000], &mut BytesMut::new())
+            .unwrap();
+        encoder.flush(&mut BytesMut::new()).unwrap();
+        // Dropped mid-stream.
+    }
+    let mut wire = BytesMut::new();
+    gzip(&pool, CompressionLevel::Default, &data, &mut wire);
+    assert_eq!(wire, expected);
+    assert_eq!(pool.stats().compressors.reused, 1);
+}
