@@ -55,17 +55,74 @@ pub struct CodecPool {
 
 struct Inner {
     max_idle: usize,
-    compressors: Mutex<CompressorShelf>,
-    decompressors: Mutex<Vec<Decompress>>,
-    compressor_stats: Counters,
-    decompressor_stats: Counters,
+    compressors: Shelf<Compress>,
+    decompressors: Shelf<Decompress>,
+    #[cfg(feature = "libdeflate")]
+    block_compressors: Shelf<libdeflater::Compressor>,
 }
 
-/// Idle compressors, kept apart by level so a state never serves another level.
-#[derive(Default)]
-struct CompressorShelf {
-    by_level: [Vec<Compress>; LEVELS],
-    idle: usize,
+/// Idle states of one kind, kept apart by level (decompressors all sit at level 0) so a
+/// state never serves another level, and their counters.
+struct Shelf<T> {
+    idle: Mutex<LevelVecs<T>>,
+    stats: Counters,
+}
+
+struct LevelVecs<T> {
+    by_level: [Vec<T>; LEVELS],
+    count: usize,
+}
+
+impl<T> Default for Shelf<T> {
+    fn default() -> Self {
+        Shelf {
+            idle: Mutex::new(LevelVecs {
+                by_level: Default::default(),
+                count: 0,
+            }),
+            stats: Counters::default(),
+        }
+    }
+}
+
+impl<T> Shelf<T> {
+    /// An idle state at `level`, or a new one from `make`.
+    fn take(&self, level: u32, make: impl FnOnce() -> T) -> T {
+        let idle = {
+            let mut idle = lock(&self.idle);
+            let state = idle.by_level[level as usize].pop();
+            if state.is_some() {
+                idle.count -= 1;
+                self.stats.idle.store(idle.count, Ordering::Relaxed);
+            }
+            state
+        };
+        match idle {
+            Some(state) => {
+                Counters::bump(&self.stats.reused);
+                state
+            }
+            None => {
+                Counters::bump(&self.stats.created);
+                make()
+            }
+        }
+    }
+
+    /// Shelves a clean state, or drops it past `max_idle`.
+    fn put(&self, state: T, level: u8, max_idle: usize) {
+        let mut idle = lock(&self.idle);
+        if idle.count < max_idle {
+            idle.by_level[level as usize].push(state);
+            idle.count += 1;
+            self.stats.idle.store(idle.count, Ordering::Relaxed);
+            drop(idle);
+            Counters::bump(&self.stats.returned);
+        } else {
+            drop(idle);
+            Counters::bump(&self.stats.discarded);
+        }
+    }
 }
 
 #[derive(Default)]
@@ -100,6 +157,9 @@ pub struct PoolStats {
     pub compressors: KindStats,
     /// Counters for decompressor states.
     pub decompressors: KindStats,
+    /// Counters for libdeflate whole-buffer compressors, used for bodies known in full
+    /// (all zero without the `libdeflate` feature).
+    pub block_compressors: KindStats,
 }
 
 /// Counters for one kind of pooled state.
@@ -148,10 +208,10 @@ impl CodecPoolBuilder {
         CodecPool {
             inner: Arc::new(Inner {
                 max_idle: self.max_idle,
-                compressors: Mutex::default(),
-                decompressors: Mutex::default(),
-                compressor_stats: Counters::default(),
-                decompressor_stats: Counters::default(),
+                compressors: Shelf::default(),
+                decompressors: Shelf::default(),
+                #[cfg(feature = "libdeflate")]
+                block_compressors: Shelf::default(),
             }),
         }
     }
@@ -200,64 +260,50 @@ impl CodecPool {
     /// A snapshot of the counters.
     pub fn stats(&self) -> PoolStats {
         PoolStats {
-            compressors: self.inner.compressor_stats.snapshot(),
-            decompressors: self.inner.decompressor_stats.snapshot(),
+            compressors: self.inner.compressors.stats.snapshot(),
+            decompressors: self.inner.decompressors.stats.snapshot(),
+            #[cfg(feature = "libdeflate")]
+            block_compressors: self.inner.block_compressors.stats.snapshot(),
+            #[cfg(not(feature = "libdeflate"))]
+            block_compressors: KindStats::default(),
         }
     }
 
     /// Checks out a raw deflate compressor at `level`, reusing an idle one when there is one.
     pub fn compressor(&self, level: CompressionLevel) -> Pooled<Compress> {
         let level = level.as_u32();
-        let stats = &self.inner.compressor_stats;
-        let idle = {
-            let mut shelf = lock(&self.inner.compressors);
-            let state = shelf.by_level[level as usize].pop();
-            if state.is_some() {
-                shelf.idle -= 1;
-                stats.idle.store(shelf.idle, Ordering::Relaxed);
-            }
-            state
-        };
-        let state = match idle {
-            Some(state) => {
-                Counters::bump(&stats.reused);
-                state
-            }
-            None => {
-                Counters::bump(&stats.created);
-                Compress::new(Compression::new(level), false)
-            }
-        };
-        Pooled {
-            state: Some(state),
-            pool: self.clone(),
-            tag: level as u8,
-        }
+        let state = self
+            .inner
+            .compressors
+            .take(level, || Compress::new(Compression::new(level), false));
+        self.guard(state, level)
     }
 
     /// Checks out a raw deflate decompressor, reusing an idle one when there is one.
     pub fn decompressor(&self) -> Pooled<Decompress> {
-        let stats = &self.inner.decompressor_stats;
-        let idle = {
-            let mut shelf = lock(&self.inner.decompressors);
-            let state = shelf.pop();
-            stats.idle.store(shelf.len(), Ordering::Relaxed);
-            state
-        };
-        let state = match idle {
-            Some(state) => {
-                Counters::bump(&stats.reused);
-                state
-            }
-            None => {
-                Counters::bump(&stats.created);
-                Decompress::new(false)
-            }
-        };
+        let state = self.inner.decompressors.take(0, || Decompress::new(false));
+        self.guard(state, 0)
+    }
+
+    /// Checks out a libdeflate whole-buffer compressor at `level` (~670 KB of state at level
+    /// 6), reusing an idle one when there is one.
+    #[cfg(feature = "libdeflate")]
+    pub fn block_compressor(&self, level: CompressionLevel) -> Pooled<libdeflater::Compressor> {
+        let level = level.as_u32();
+        let state = self.inner.block_compressors.take(level, || {
+            // Levels 0-9 are valid for libdeflate (it goes to 12).
+            let lvl = libdeflater::CompressionLvl::new(level as i32)
+                .unwrap_or_else(|_| libdeflater::CompressionLvl::default());
+            libdeflater::Compressor::new(lvl)
+        });
+        self.guard(state, level)
+    }
+
+    fn guard<T: PooledState>(&self, state: T, level: u32) -> Pooled<T> {
         Pooled {
             state: Some(state),
             pool: self.clone(),
-            tag: 0,
+            tag: level as u8,
         }
     }
 }
@@ -284,11 +330,14 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// A state that can live in the pool: flate2's [`Compress`] or [`Decompress`].
+/// A state that can live in the pool: flate2's [`Compress`] or [`Decompress`], or (with the
+/// `libdeflate` feature) a libdeflate compressor.
 pub trait PooledState: sealed::Sealed + Send + 'static {}
 
 impl PooledState for Compress {}
 impl PooledState for Decompress {}
+#[cfg(feature = "libdeflate")]
+impl PooledState for libdeflater::Compressor {}
 
 mod sealed {
     use std::sync::atomic::AtomicU64;
@@ -305,48 +354,41 @@ mod sealed {
 
 impl sealed::Sealed for Compress {
     fn give_back(mut self, pool: &CodecPool, level: u8) {
-        let inner = &pool.inner;
-        let stats = &inner.compressor_stats;
         // Reset outside the lock: it is the expensive part (~1 µs).
         self.reset();
-        let mut shelf = lock(&inner.compressors);
-        if shelf.idle < inner.max_idle {
-            shelf.by_level[level as usize].push(self);
-            shelf.idle += 1;
-            stats.idle.store(shelf.idle, Ordering::Relaxed);
-            drop(shelf);
-            Counters::bump(&stats.returned);
-        } else {
-            drop(shelf);
-            Counters::bump(&stats.discarded);
-        }
+        pool.inner.compressors.put(self, level, pool.inner.max_idle);
     }
 
     fn discarded(pool: &CodecPool) -> &AtomicU64 {
-        &pool.inner.compressor_stats.discarded
+        &pool.inner.compressors.stats.discarded
     }
 }
 
 impl sealed::Sealed for Decompress {
-    fn give_back(mut self, pool: &CodecPool, _tag: u8) {
-        let inner = &pool.inner;
-        let stats = &inner.decompressor_stats;
+    fn give_back(mut self, pool: &CodecPool, level: u8) {
         // A raw inflater resets in nanoseconds; a gzip-mode one would rebuild its state.
         self.reset(false);
-        let mut shelf = lock(&inner.decompressors);
-        if shelf.len() < inner.max_idle {
-            shelf.push(self);
-            stats.idle.store(shelf.len(), Ordering::Relaxed);
-            drop(shelf);
-            Counters::bump(&stats.returned);
-        } else {
-            drop(shelf);
-            Counters::bump(&stats.discarded);
-        }
+        pool.inner
+            .decompressors
+            .put(self, level, pool.inner.max_idle);
     }
 
     fn discarded(pool: &CodecPool) -> &AtomicU64 {
-        &pool.inner.decompressor_stats.discarded
+        &pool.inner.decompressors.stats.discarded
+    }
+}
+
+#[cfg(feature = "libdeflate")]
+impl sealed::Sealed for libdeflater::Compressor {
+    fn give_back(self, pool: &CodecPool, level: u8) {
+        // libdeflate keeps no state between calls: nothing to reset.
+        pool.inner
+            .block_compressors
+            .put(self, level, pool.inner.max_idle);
+    }
+
+    fn discarded(pool: &CodecPool) -> &AtomicU64 {
+        &pool.inner.block_compressors.stats.discarded
     }
 }
 

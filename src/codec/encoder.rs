@@ -97,15 +97,12 @@ impl Encoder {
         self.begin(out, 0)?;
         self.run(&[], out, FlushCompress::Finish)?;
         out.reserve(8);
-        let check = self.check.value();
-        match self.format {
-            Format::Gzip => {
-                out.extend_from_slice(&check.to_le_bytes());
-                // ISIZE is the input length modulo 2^32 (RFC 1952 section 2.3.1).
-                out.extend_from_slice(&(self.deflate.total_in() as u32).to_le_bytes());
-            }
-            Format::Deflate => out.extend_from_slice(&check.to_be_bytes()),
-        }
+        write_trailer(
+            self.format,
+            self.check.value(),
+            self.deflate.total_in(),
+            out,
+        );
         self.stage = Stage::Finished;
         Ok(())
     }
@@ -136,40 +133,7 @@ impl Encoder {
     }
 
     fn write_header(&self, out: &mut BytesMut) {
-        match self.format {
-            Format::Gzip => {
-                const FCOMMENT: u8 = 0x10;
-                let padded = self.header_padding > 0;
-                // XFL: 2 = maximum compression, 4 = fastest (RFC 1952 section 2.3.1).
-                let xfl = match self.level {
-                    9 => 2,
-                    0 | 1 => 4,
-                    _ => 0,
-                };
-                let flags = if padded { FCOMMENT } else { 0 };
-                // magic, CM = deflate, FLG, MTIME = 0 (none), XFL, OS = 255 (unknown).
-                out.extend_from_slice(&[0x1f, 0x8b, 8, flags, 0, 0, 0, 0, xfl, 255]);
-                if padded {
-                    // The comment is ISO 8859-1 text ending in a NUL; spaces will do.
-                    out.extend(std::iter::repeat_n(b' ', self.header_padding - 1));
-                    out.extend_from_slice(b"\0");
-                }
-            }
-            Format::Deflate => {
-                // CMF: deflate with a 32 KiB window; FLG: FLEVEL by level, no dictionary,
-                // and FCHECK so that CMF*256 + FLG is a multiple of 31 (RFC 1950 section 2.2).
-                let cmf: u16 = 0x78;
-                let flevel: u16 = match self.level {
-                    0 | 1 => 0,
-                    2..=5 => 1,
-                    6 => 2,
-                    _ => 3,
-                };
-                let mut header = (cmf << 8) | (flevel << 6);
-                header += 31 - header % 31;
-                out.extend_from_slice(&header.to_be_bytes());
-            }
-        }
+        write_header(self.format, self.level, self.header_padding, out);
     }
 
     /// Drives deflate over `input` with `flush`, growing `out` as needed.
@@ -209,5 +173,55 @@ impl Encoder {
     fn fail(&mut self, detail: String) -> EncodeError {
         self.stage = Stage::Failed;
         EncodeError { detail }
+    }
+}
+
+/// Writes a gzip (with `padding` bytes of header comment) or zlib header for `level`.
+pub(crate) fn write_header(format: Format, level: u32, padding: usize, out: &mut BytesMut) {
+    match format {
+        Format::Gzip => {
+            const FCOMMENT: u8 = 0x10;
+            let padded = padding > 0;
+            // XFL: 2 = maximum compression, 4 = fastest (RFC 1952 section 2.3.1).
+            let xfl = match level {
+                9 => 2,
+                0 | 1 => 4,
+                _ => 0,
+            };
+            let flags = if padded { FCOMMENT } else { 0 };
+            // magic, CM = deflate, FLG, MTIME = 0 (none), XFL, OS = 255 (unknown).
+            out.extend_from_slice(&[0x1f, 0x8b, 8, flags, 0, 0, 0, 0, xfl, 255]);
+            if padded {
+                // The comment is ISO 8859-1 text ending in a NUL; spaces will do.
+                out.extend(std::iter::repeat_n(b' ', padding - 1));
+                out.extend_from_slice(b"\0");
+            }
+        }
+        Format::Deflate => {
+            // CMF: deflate with a 32 KiB window; FLG: FLEVEL by level, no dictionary,
+            // and FCHECK so that CMF*256 + FLG is a multiple of 31 (RFC 1950 section 2.2).
+            let cmf: u16 = 0x78;
+            let flevel: u16 = match level {
+                0 | 1 => 0,
+                2..=5 => 1,
+                6 => 2,
+                _ => 3,
+            };
+            let mut header = (cmf << 8) | (flevel << 6);
+            header += 31 - header % 31;
+            out.extend_from_slice(&header.to_be_bytes());
+        }
+    }
+}
+
+/// Writes the gzip trailer (CRC32, ISIZE) or the zlib one (Adler-32) for `len` input bytes.
+pub(crate) fn write_trailer(format: Format, check: u32, len: u64, out: &mut BytesMut) {
+    match format {
+        Format::Gzip => {
+            out.extend_from_slice(&check.to_le_bytes());
+            // ISIZE is the input length modulo 2^32 (RFC 1952 section 2.3.1).
+            out.extend_from_slice(&(len as u32).to_le_bytes());
+        }
+        Format::Deflate => out.extend_from_slice(&check.to_be_bytes()),
     }
 }

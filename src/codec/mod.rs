@@ -41,10 +41,12 @@ mod decoder;
 mod encoder;
 mod error;
 mod gzip_header;
+mod oneshot;
 
 pub use decoder::Decoder;
 pub use encoder::Encoder;
 pub use error::{DecodeError, DecodeErrorKind, EncodeError};
+pub use oneshot::encode_all;
 
 /// A content coding this crate speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -16,7 +16,7 @@ use pin_project_lite::pin_project;
 use super::body::{CompressionBody, MAX_INPUT_PER_POLL};
 use super::service::Settings;
 use crate::BoxError;
-use crate::codec::{Encoder, Format, deflate_bound};
+use crate::codec::{Encoder, Format, encode_all};
 use crate::negotiate::Negotiated;
 use crate::predicate::{Predicate, body_size};
 
@@ -163,7 +163,7 @@ impl Decision<'_> {
                 // size hint makes hyper send Content-Length instead of chunked encoding.
                 stats.record_compressed();
                 set_encoded_headers(&mut parts.headers, format);
-                let body = match self.one_shot(format, &chunks, len) {
+                let body = match self.one_shot(format, chunks, len) {
                     Ok(data) => CompressionBody::ready(data, trailers, None),
                     Err(error) => CompressionBody::ready(Bytes::new(), None, Some(error)),
                 };
@@ -193,21 +193,27 @@ impl Decision<'_> {
     fn one_shot(
         &self,
         format: Format,
-        chunks: &VecDeque<Bytes>,
+        chunks: VecDeque<Bytes>,
         len: usize,
     ) -> Result<Bytes, BoxError> {
-        let mut encoder = self.encoder(format);
-        // Header, padding, deflate's worst case, finish room and trailer: one allocation.
-        let mut out = BytesMut::with_capacity(
-            10 + usize::from(self.settings.jitter) + deflate_bound(len) + 256 + 8,
-        );
-        for chunk in chunks {
-            encoder.encode(chunk, &mut out)?;
-        }
-        encoder.finish(&mut out)?;
-        self.settings
-            .stats
-            .record_bytes(len as u64, out.len() as u64);
+        let settings = self.settings;
+        let padding = match (format, settings.jitter) {
+            (Format::Gzip, max) if max > 0 => jitter_len(max),
+            _ => 0,
+        };
+        // The whole-buffer codec wants one slice: a body of several ready frames is joined
+        // (at most one poll's slice, 64 KiB).
+        let input = concat(chunks, len);
+        let mut out = BytesMut::new();
+        encode_all(
+            format,
+            settings.level,
+            &input,
+            &settings.pool,
+            padding,
+            &mut out,
+        )?;
+        settings.stats.record_bytes(len as u64, out.len() as u64);
         Ok(out.freeze())
     }
 }
