@@ -61,12 +61,31 @@ impl Seen {
     }
 }
 
+/// What [`choose`] decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Choice {
+    pub(crate) negotiated: Negotiated,
+    /// The client refused identity (`identity;q=0`, or `*;q=0` without identity): a coding
+    /// must be used even where the server would rather not (a body below the minimum size).
+    pub(crate) identity_refused: bool,
+}
+
 /// Picks the response coding from the request's `Accept-Encoding` header(s).
+#[cfg(test)]
 pub(crate) fn negotiate(headers: &HeaderMap, offered: Offered) -> Negotiated {
+    choose(headers, offered).negotiated
+}
+
+/// Picks the response coding from the request's `Accept-Encoding` header(s), and tells
+/// whether identity was refused.
+pub(crate) fn choose(headers: &HeaderMap, offered: Offered) -> Choice {
     let mut values = headers.get_all(ACCEPT_ENCODING).iter().peekable();
     // No header: the client has no preference, and not compressing is always safe.
     if values.peek().is_none() {
-        return Negotiated::Identity;
+        return Choice {
+            negotiated: Negotiated::Identity,
+            identity_refused: false,
+        };
     }
 
     let mut seen = Seen::default();
@@ -98,11 +117,15 @@ pub(crate) fn negotiate(headers: &HeaderMap, offered: Offered) -> Negotiated {
 
     // identity unlisted and no `*`: acceptable, but it loses to any acceptable coding.
     let identity = seen.identity.or(seen.star);
-    match best {
+    let negotiated = match best {
         Some((_, q)) if identity.is_some_and(|iq| iq > q) => Negotiated::Identity,
         Some((format, _)) => Negotiated::Encode(format),
         None if identity == Some(0) => Negotiated::NotAcceptable,
         None => Negotiated::Identity,
+    };
+    Choice {
+        negotiated,
+        identity_refused: identity == Some(0),
     }
 }
 

@@ -10,7 +10,7 @@ use super::future::ResponseFuture;
 use super::layer::CompressionLayer;
 use super::stats::CompressionStats;
 use crate::codec::CompressionLevel;
-use crate::negotiate::{Negotiated, Offered, negotiate};
+use crate::negotiate::{Choice, Offered, choose};
 use crate::pool::CodecPool;
 use crate::predicate::{DefaultPredicate, Predicate};
 
@@ -91,19 +91,12 @@ where
             gzip: self.settings.gzip,
             deflate: self.settings.deflate,
         };
-        let negotiated = negotiate(req.headers(), offered);
-        // A client that refuses identity (`identity;q=0`, or `*;q=0` without identity) gets
-        // the coding it accepts even for a body below `min_size`: sending identity would be
-        // unacceptable to it (RFC 9110 section 12.5.3). With nothing offered, `negotiate`
-        // answers NotAcceptable exactly when identity is refused.
-        let identity_refused = matches!(negotiated, Negotiated::Encode(_))
-            && negotiate(
-                req.headers(),
-                Offered {
-                    gzip: false,
-                    deflate: false,
-                },
-            ) == Negotiated::NotAcceptable;
+        // A client that refuses identity gets the coding it accepts even for a body below
+        // `min_size`: identity would be unacceptable to it (RFC 9110 section 12.5.3).
+        let Choice {
+            negotiated,
+            identity_refused,
+        } = choose(req.headers(), offered);
         let head = req.method() == Method::HEAD;
         ResponseFuture::new(
             self.inner.call(req),
