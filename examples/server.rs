@@ -27,11 +27,11 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
-use axum::extract::{Query, Request, State};
+use axum::extract::{DefaultBodyLimit, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{Html, IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{MethodRouter, get, post};
 use axum::{Json, Router};
 use bytes::BytesMut;
 use futures_util::StreamExt;
@@ -143,15 +143,15 @@ fn app(mode: Mode, shutdown: watch::Receiver<bool>) -> Router {
         shutdown,
     };
 
-    let echo = match mode {
+    let echo: MethodRouter<AppState> = match mode {
         // Request bodies are decompressed (with the default size and ratio limits) only
         // where a handler reads them.
-        Mode::TowerGzip => {
-            post(echo).layer(tower_gzip::decompression::RequestDecompressionLayer::new())
-        }
-        Mode::TowerHttp => {
-            post(echo).layer(tower_http::decompression::RequestDecompressionLayer::new())
-        }
+        Mode::TowerGzip => post(echo)
+            .layer::<_, std::convert::Infallible>(DefaultBodyLimit::max(MAX_ECHO))
+            .layer(tower_gzip::decompression::RequestDecompressionLayer::new()),
+        Mode::TowerHttp => post(echo)
+            .layer::<_, std::convert::Infallible>(DefaultBodyLimit::max(MAX_ECHO))
+            .layer(tower_http::decompression::RequestDecompressionLayer::new()),
     };
 
     let router = Router::new()
@@ -429,19 +429,15 @@ async fn stats(State(state): State<AppState>) -> Json<Value> {
 }
 
 /// `POST /api/echo`: the (decompressed) request body, with the request's Content-Type.
-async fn echo(headers: HeaderMap, body: Body) -> Response {
+/// Echoes the (decompressed) request body. axum's `Bytes` extractor answers for us when the
+/// body cannot be read: 413 when a decompression limit (or `DefaultBodyLimit`) is hit, 400
+/// for a corrupt or truncated body.
+async fn echo(headers: HeaderMap, body: Bytes) -> Response {
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .cloned()
         .unwrap_or(HeaderValue::from_static("application/octet-stream"));
-    match axum::body::to_bytes(body, MAX_ECHO).await {
-        Ok(bytes) => ([(header::CONTENT_TYPE, content_type)], bytes).into_response(),
-        Err(e) => (
-            StatusCode::BAD_REQUEST,
-            format!("cannot read the body: {e}\n"),
-        )
-            .into_response(),
-    }
+    ([(header::CONTENT_TYPE, content_type)], body).into_response()
 }
 
 // ---------------------------------------------------------------------------------------
