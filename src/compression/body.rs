@@ -68,7 +68,7 @@ impl<B> CompressionBody<B> {
     pub(crate) fn encoding(
         inner: Pin<Box<B>>,
         encoder: Encoder,
-        queued: VecDeque<Bytes>,
+        queued: Chunks,
         stats: CompressionStats,
     ) -> Self {
         CompressionBody {
@@ -96,7 +96,7 @@ impl<B> CompressionBody<B> {
         Self::encoding(
             Box::pin(inner),
             encoder,
-            VecDeque::new(),
+            Chunks::default(),
             CompressionStats::new(),
         )
     }
@@ -170,13 +170,63 @@ where
     }
 }
 
+/// Input read ahead of compression, in order. Usually one chunk (a `Full` body), so the
+/// first is kept inline and the queue allocates only for bodies of several ready frames.
+#[derive(Debug, Default)]
+pub(crate) struct Chunks {
+    first: Bytes,
+    rest: VecDeque<Bytes>,
+    len: usize,
+}
+
+impl Chunks {
+    pub(crate) fn push(&mut self, chunk: Bytes) {
+        if chunk.is_empty() {
+            return;
+        }
+        self.len += chunk.len();
+        if self.first.is_empty() && self.rest.is_empty() {
+            self.first = chunk;
+        } else {
+            self.rest.push_back(chunk);
+        }
+    }
+
+    /// Bytes queued.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    fn pop(&mut self) -> Option<Bytes> {
+        let chunk = if self.first.is_empty() {
+            self.rest.pop_front()?
+        } else {
+            std::mem::take(&mut self.first)
+        };
+        self.len -= chunk.len();
+        Some(chunk)
+    }
+
+    /// All the bytes as one buffer: the chunk itself when there is one.
+    pub(crate) fn concat(mut self) -> Bytes {
+        if self.rest.is_empty() {
+            return self.first;
+        }
+        let mut all = BytesMut::with_capacity(self.len);
+        while let Some(chunk) = self.pop() {
+            all.extend_from_slice(&chunk);
+        }
+        all.freeze()
+    }
+}
+
 /// Streaming compression of an inner body.
 pub(crate) struct Encoding<B> {
     /// `None` once the inner body has ended or failed: it is dropped as early as possible.
     inner: Option<Pin<Box<B>>>,
     /// `None` once finished or failed: the state goes back to the pool at once.
     encoder: Option<Encoder>,
-    queued: VecDeque<Bytes>,
+    queued: Chunks,
     current: Bytes,
     out: BytesMut,
     /// Input was encoded since the last flush.
@@ -248,7 +298,7 @@ where
     fn encode_queued(&mut self, budget: &mut usize) -> Result<(), BoxError> {
         while *budget > 0 {
             if self.current.is_empty() {
-                match self.queued.pop_front() {
+                match self.queued.pop() {
                     Some(next) => self.current = next,
                     None => return Ok(()),
                 }

@@ -1,4 +1,3 @@
-use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -13,7 +12,7 @@ use http::{Response, StatusCode};
 use http_body::Body;
 use pin_project_lite::pin_project;
 
-use super::body::{CompressionBody, MAX_INPUT_PER_POLL};
+use super::body::{Chunks, CompressionBody, MAX_INPUT_PER_POLL};
 use super::service::Settings;
 use crate::BoxError;
 use crate::codec::{Encoder, Format, encode_all};
@@ -139,23 +138,23 @@ impl Decision<'_> {
             stats.record_compressed();
             set_encoded_headers(&mut parts.headers, format);
             let encoder = self.encoder(format);
-            let body = CompressionBody::encoding(body, encoder, VecDeque::new(), stats.clone());
+            let body = CompressionBody::encoding(body, encoder, Chunks::default(), stats.clone());
             return Response::from_parts(parts, body);
         }
 
         // Small or unknown size: read what the body has ready, up to one poll's slice.
-        let ReadAhead { chunks, len, end } = read_ahead(body.as_mut(), cx, MAX_INPUT_PER_POLL);
+        let ReadAhead { chunks, end } = read_ahead(body.as_mut(), cx, MAX_INPUT_PER_POLL);
         match end {
             ReadAheadEnd::Failed(error) => {
                 // Nothing is compressed yet: send what was read as it was, then the error.
                 stats.record_skipped();
                 parts.headers.remove(CONTENT_LENGTH);
-                let body = CompressionBody::ready(concat(chunks, len), None, Some(error));
+                let body = CompressionBody::ready(chunks.concat(), None, Some(error));
                 Response::from_parts(parts, body)
             }
-            ReadAheadEnd::Complete(trailers) if (len as u64) < min_size => {
+            ReadAheadEnd::Complete(trailers) if (chunks.len() as u64) < min_size => {
                 stats.record_skipped();
-                let body = CompressionBody::ready(concat(chunks, len), trailers, None);
+                let body = CompressionBody::ready(chunks.concat(), trailers, None);
                 Response::from_parts(parts, body)
             }
             ReadAheadEnd::Complete(trailers) => {
@@ -163,7 +162,7 @@ impl Decision<'_> {
                 // size hint makes hyper send Content-Length instead of chunked encoding.
                 stats.record_compressed();
                 set_encoded_headers(&mut parts.headers, format);
-                let body = match self.one_shot(format, chunks, len) {
+                let body = match self.one_shot(format, chunks) {
                     Ok(data) => CompressionBody::ready(data, trailers, None),
                     Err(error) => CompressionBody::ready(Bytes::new(), None, Some(error)),
                 };
@@ -190,12 +189,7 @@ impl Decision<'_> {
         }
     }
 
-    fn one_shot(
-        &self,
-        format: Format,
-        chunks: VecDeque<Bytes>,
-        len: usize,
-    ) -> Result<Bytes, BoxError> {
+    fn one_shot(&self, format: Format, chunks: Chunks) -> Result<Bytes, BoxError> {
         let settings = self.settings;
         let padding = match (format, settings.jitter) {
             (Format::Gzip, max) if max > 0 => jitter_len(max),
@@ -203,7 +197,8 @@ impl Decision<'_> {
         };
         // The whole-buffer codec wants one slice: a body of several ready frames is joined
         // (at most one poll's slice, 64 KiB).
-        let input = concat(chunks, len);
+        let len = chunks.len();
+        let input = chunks.concat();
         let mut out = BytesMut::new();
         encode_all(
             format,
@@ -220,8 +215,7 @@ impl Decision<'_> {
 
 /// What [`read_ahead`] found.
 struct ReadAhead {
-    chunks: VecDeque<Bytes>,
-    len: usize,
+    chunks: Chunks,
     end: ReadAheadEnd,
 }
 
@@ -233,18 +227,6 @@ enum ReadAheadEnd {
     Failed(BoxError),
 }
 
-fn concat(mut chunks: VecDeque<Bytes>, len: usize) -> Bytes {
-    match chunks.len() {
-        0 => Bytes::new(),
-        1 => chunks.pop_front().unwrap_or_default(),
-        _ => {
-            let mut all = BytesMut::with_capacity(len);
-            chunks.iter().for_each(|c| all.extend_from_slice(c));
-            all.freeze()
-        }
-    }
-}
-
 /// Reads the frames `body` has ready now, until it ends, goes pending, or `limit` bytes.
 fn read_ahead<B>(mut body: Pin<&mut B>, cx: &mut Context<'_>, limit: usize) -> ReadAhead
 where
@@ -252,19 +234,14 @@ where
     B::Error: Into<BoxError>,
 {
     let mut ahead = ReadAhead {
-        chunks: VecDeque::new(),
-        len: 0,
+        chunks: Chunks::default(),
         end: ReadAheadEnd::Open,
     };
-    while ahead.len < limit {
+    while ahead.chunks.len() < limit {
         match body.as_mut().poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
                 Ok(mut data) => {
-                    let data = data.copy_to_bytes(data.remaining());
-                    if !data.is_empty() {
-                        ahead.len += data.len();
-                        ahead.chunks.push_back(data);
-                    }
+                    ahead.chunks.push(data.copy_to_bytes(data.remaining()));
                 }
                 Err(frame) => {
                     if let Ok(trailers) = frame.into_trailers() {
@@ -287,7 +264,7 @@ where
     // At the limit with nothing more known, check for a cheap end: a body that says it is
     // done has no more frames. Not past the limit, though: a complete body is compressed
     // in one go, and more than one poll's slice must be streamed instead.
-    if ahead.len <= limit && body.is_end_stream() {
+    if ahead.chunks.len() <= limit && body.is_end_stream() {
         ahead.end = ReadAheadEnd::Complete(None);
     }
     ahead
