@@ -22,9 +22,19 @@ fn payload(max: usize) -> impl Strategy<Value = Vec<u8>> {
         bytes(max),
         (proptest::collection::vec(0u8..8, 0..max / 8)).prop_map(|words| {
             let dict: [&[u8]; 8] = [
-                b"alpha ", b"beta ", b"gamma\n", b"{\"k\":1}", b" ", b"zzzz", b"\x00\x01", b"e",
+                b"alpha ",
+                b"beta ",
+                b"gamma\n",
+                b"{\"k\":1}",
+                b" ",
+                b"zzzz",
+                b"\x00\x01",
+                b"e",
             ];
-            words.iter().flat_map(|&w| dict[usize::from(w)].iter().copied()).collect()
+            words
+                .iter()
+                .flat_map(|&w| dict[usize::from(w)].iter().copied())
+                .collect()
         }),
     ]
 }

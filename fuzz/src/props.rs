@@ -189,8 +189,8 @@ pub fn check_content_encoding(value: &[u8], body: &[u8]) -> bool {
             move |req: Request<tower_gzip::decompression::DecompressionBody<Full<Bytes>>>| {
                 seen.store(true, Ordering::SeqCst);
                 async move {
-                    let assert_stripped = !req.headers().contains_key(CONTENT_ENCODING)
-                        || !req.body().is_decoding();
+                    let assert_stripped =
+                        !req.headers().contains_key(CONTENT_ENCODING) || !req.body().is_decoding();
                     assert!(assert_stripped, "Content-Encoding left on a decoded body");
                     // Errors are fine (corrupt input); panics are not.
                     let status = match req.into_body().collect().await {
@@ -339,7 +339,10 @@ pub fn check_decoder(data: &[u8]) {
             match decoder.decode(chunk, &mut out, max_out) {
                 Ok(n) => {
                     let produced = out.len() - before;
-                    assert!(produced <= max_out, "{produced} bytes out, budget {max_out}");
+                    assert!(
+                        produced <= max_out,
+                        "{produced} bytes out, budget {max_out}"
+                    );
                     assert!(n <= chunk.len());
                     if n < chunk.len() {
                         assert!(
@@ -349,7 +352,9 @@ pub fn check_decoder(data: &[u8]) {
                         );
                     }
                     assert!(
-                        n > 0 || produced > 0 || (chunk.is_empty() && !decoder.has_pending_output()),
+                        n > 0
+                            || produced > 0
+                            || (chunk.is_empty() && !decoder.has_pending_output()),
                         "no progress: {} bytes in, pending {}",
                         chunk.len(),
                         decoder.has_pending_output()
@@ -370,7 +375,10 @@ pub fn check_decoder(data: &[u8]) {
     assert_eq!(decoder.total_out(), out.len() as u64);
     if mode == Wire::Valid {
         result.as_ref().expect("a valid stream decodes");
-        assert!(out[..] == payload[..], "valid stream decoded to other bytes");
+        assert!(
+            out[..] == payload[..],
+            "valid stream decoded to other bytes"
+        );
     }
     // A strict, non-empty prefix of a stream is never complete (the last byte holds the end
     // of the final deflate block or the trailer), except a cut between two gzip members.
@@ -387,7 +395,9 @@ pub fn check_decoder(data: &[u8]) {
     let mut out = BytesMut::new();
     let mut input = &wire[..];
     while !input.is_empty() || next.has_pending_output() {
-        let n = next.decode(input, &mut out, 7).expect("known message decodes");
+        let n = next
+            .decode(input, &mut out, 7)
+            .expect("known message decodes");
         input = &input[n..];
     }
     next.finish().expect("known message complete");
@@ -549,7 +559,9 @@ pub fn check_roundtrip(data: &[u8]) {
         let (parts, body) = res.into_parts();
         let mut upload = Request::new(body);
         if let Some(coding) = parts.headers.get(CONTENT_ENCODING) {
-            upload.headers_mut().insert(CONTENT_ENCODING, coding.clone());
+            upload
+                .headers_mut()
+                .insert(CONTENT_ENCODING, coding.clone());
         }
         let echo = RequestDecompressionLayer::new()
             .pool(pool.clone())
