@@ -1,0 +1,589 @@
+//! The properties the fuzz targets check, shared with the bounded proptest runs in
+//! `tests/properties.rs` (which includes this file with `#[path]`).
+//!
+//! Every property takes raw bytes and derives its whole case (format, level, split points,
+//! output budget, Pending points...) from them, so a fuzzer and a random byte generator
+//! drive it the same way. All futures here are in-memory; [`block_on`] polls them with a
+//! no-op waker and fails if one stays Pending for too long (a lost wake-up would hang a real
+//! server).
+
+use std::future::Future;
+use std::io::Write;
+use std::pin::{Pin, pin};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::task::{Context, Poll, Waker};
+
+use bytes::{Bytes, BytesMut};
+use http::header::{ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_TYPE};
+use http::{HeaderValue, Request, Response, StatusCode};
+use http_body::{Body, Frame, SizeHint};
+use http_body_util::{BodyExt, Full};
+use tower::{Layer, ServiceExt, service_fn};
+use tower_gzip::codec::{Decoder, Format};
+use tower_gzip::compression::CompressionLayer;
+use tower_gzip::decompression::{DecompressionLayer, MAX_CODINGS, RequestDecompressionLayer};
+use tower_gzip::predicate::SizeAbove;
+use tower_gzip::{BoxError, CodecPool, CompressionLevel};
+
+/// Reads case parameters from the front of the input; yields zeros once it runs out.
+pub struct Input<'a> {
+    data: &'a [u8],
+}
+
+impl<'a> Input<'a> {
+    pub fn new(data: &'a [u8]) -> Self {
+        Input { data }
+    }
+
+    pub fn byte(&mut self) -> u8 {
+        match self.data.split_first() {
+            Some((&b, rest)) => {
+                self.data = rest;
+                b
+            }
+            None => 0,
+        }
+    }
+
+    pub fn u16(&mut self) -> u16 {
+        u16::from_le_bytes([self.byte(), self.byte()])
+    }
+
+    /// Up to `n` bytes.
+    pub fn take(&mut self, n: usize) -> &'a [u8] {
+        let (head, rest) = self.data.split_at(n.min(self.data.len()));
+        self.data = rest;
+        head
+    }
+
+    pub fn rest(&mut self) -> &'a [u8] {
+        std::mem::take(&mut self.data)
+    }
+}
+
+/// Polls `future` to completion with a no-op waker. Everything it waits on is in memory and
+/// self-waking, so a long run of Pending means a hang.
+pub fn block_on<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    let mut cx = Context::from_waker(Waker::noop());
+    for _ in 0..1_000_000 {
+        if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+            return out;
+        }
+    }
+    panic!("future still pending after 1,000,000 polls");
+}
+
+fn level(code: u8) -> CompressionLevel {
+    match code % 4 {
+        0 => CompressionLevel::Fastest,
+        1 => CompressionLevel::Default,
+        2 => CompressionLevel::Best,
+        _ => CompressionLevel::Precise(i32::from(code / 4 % 10)),
+    }
+}
+
+/// Split lengths, cycled from `seeds`: mostly small, sometimes large.
+fn chunk_len(seeds: &[u8], i: usize) -> usize {
+    match seeds.get(i % seeds.len().max(1)).copied().unwrap_or(0) {
+        s @ 0..=191 => usize::from(s) + 1,
+        s => (usize::from(s) - 191) * 1024,
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// negotiate: Accept-Encoding through CompressionLayer, Content-Encoding through
+// RequestDecompressionLayer.
+
+const NEGOTIATE_BODY: &[u8] = &[b'a'; 1000];
+
+fn contains_ci(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle))
+}
+
+/// Any `Accept-Encoding` value gives 406, identity, or a coding the value could have asked
+/// for, and an encoded body decodes to the handler's bytes. Returns false if the value is not
+/// a valid header value (the case is skipped).
+pub fn check_accept_encoding(value: &[u8]) -> bool {
+    let Ok(value) = HeaderValue::from_bytes(value) else {
+        return false;
+    };
+    let service = CompressionLayer::new()
+        .pool(CodecPool::builder().max_idle(2).build())
+        .layer(service_fn(|_req: Request<Full<Bytes>>| async {
+            let mut res = Response::new(Full::new(Bytes::from_static(NEGOTIATE_BODY)));
+            res.headers_mut()
+                .insert(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+            Ok::<_, std::convert::Infallible>(res)
+        }));
+    let req = Request::builder()
+        .header(ACCEPT_ENCODING, value.clone())
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    let res = block_on(service.oneshot(req)).unwrap();
+    let (parts, body) = res.into_parts();
+    let body = block_on(body.collect()).expect("in-memory body").to_bytes();
+    let raw = value.as_bytes();
+    match parts.status {
+        StatusCode::NOT_ACCEPTABLE => {
+            assert!(
+                contains_ci(raw, b"identity") || raw.contains(&b'*'),
+                "406 for {value:?}, which does not refuse identity"
+            );
+            assert!(parts.headers.get(CONTENT_ENCODING).is_none());
+        }
+        StatusCode::OK => match parts.headers.get(CONTENT_ENCODING) {
+            None => assert_eq!(&body[..], NEGOTIATE_BODY, "identity for {value:?}"),
+            Some(coding) => {
+                let format = match coding.as_bytes() {
+                    b"gzip" => Format::Gzip,
+                    b"deflate" => Format::Deflate,
+                    other => panic!("Content-Encoding {other:?} for {value:?}"),
+                };
+                assert!(
+                    contains_ci(raw, format.as_str().as_bytes()) || raw.contains(&b'*'),
+                    "{format:?} chosen for {value:?}"
+                );
+                let plain = decode_all(format, &body, 64 * 1024).expect("valid encoded body");
+                assert_eq!(&plain[..], NEGOTIATE_BODY);
+            }
+        },
+        other => panic!("status {other} for Accept-Encoding {value:?}"),
+    }
+    true
+}
+
+/// Any `Content-Encoding` value is refused with 415 exactly when it names an unknown coding,
+/// is not visible ASCII, or stacks more than `MAX_CODINGS`; otherwise the handler is called
+/// and reading the body (here `body`, taken as already encoded) never panics. Returns false
+/// if the value is not a valid header value.
+pub fn check_content_encoding(value: &[u8], body: &[u8]) -> bool {
+    let Ok(value) = HeaderValue::from_bytes(value) else {
+        return false;
+    };
+    // Our own reading of the value, to compare with.
+    let expect_refused = match value.to_str() {
+        Err(_) => true,
+        Ok(text) => {
+            let tokens: Vec<&str> = text
+                .split(',')
+                .map(str::trim)
+                .filter(|t| !t.is_empty() && !t.eq_ignore_ascii_case("identity"))
+                .collect();
+            let known = |t: &&str| {
+                ["gzip", "x-gzip", "deflate"]
+                    .iter()
+                    .any(|k| t.eq_ignore_ascii_case(k))
+            };
+            !tokens.iter().all(known) || tokens.len() > MAX_CODINGS
+        }
+    };
+    let called = Arc::new(AtomicBool::new(false));
+    let seen = called.clone();
+    let service = RequestDecompressionLayer::new()
+        .pool(CodecPool::builder().max_idle(4).build())
+        .layer(service_fn(
+            move |req: Request<tower_gzip::decompression::DecompressionBody<Full<Bytes>>>| {
+                seen.store(true, Ordering::SeqCst);
+                async move {
+                    let assert_stripped =
+                        !req.headers().contains_key(CONTENT_ENCODING) || !req.body().is_decoding();
+                    assert!(assert_stripped, "Content-Encoding left on a decoded body");
+                    // Errors are fine (corrupt input); panics are not.
+                    let status = match req.into_body().collect().await {
+                        Ok(_) => StatusCode::OK,
+                        Err(_) => StatusCode::BAD_REQUEST,
+                    };
+                    let mut res = Response::new(Full::new(Bytes::new()));
+                    *res.status_mut() = status;
+                    Ok::<_, std::convert::Infallible>(res)
+                }
+            },
+        ));
+    let req = Request::builder()
+        .header(CONTENT_ENCODING, value.clone())
+        .body(Full::new(Bytes::copy_from_slice(body)))
+        .unwrap();
+    let res = block_on(service.oneshot(req)).unwrap();
+    let refused = res.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE;
+    assert_eq!(refused, expect_refused, "Content-Encoding {value:?}");
+    assert_eq!(called.load(Ordering::SeqCst), !refused);
+    if refused {
+        assert!(res.headers().contains_key(ACCEPT_ENCODING));
+    }
+    true
+}
+
+// ---------------------------------------------------------------------------------------
+// decoder: tower_gzip::codec::Decoder on arbitrary input.
+
+/// A reference encoding of `plain` in `format`, with flate2 (independent of our encoder).
+/// `variant` picks zlib or raw deflate for `Deflate`, and one or two members for gzip.
+pub fn reference_encode(format: Format, variant: u8, plain: &[u8]) -> Vec<u8> {
+    let level = flate2::Compression::new(u32::from(variant / 4 % 10));
+    match (format, variant % 2) {
+        (Format::Gzip, 0) => {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), level);
+            e.write_all(plain).unwrap();
+            e.finish().unwrap()
+        }
+        (Format::Gzip, _) => {
+            let (a, b) = plain.split_at(plain.len() / 2);
+            let mut wire = reference_encode(Format::Gzip, variant & !1, a);
+            wire.extend(reference_encode(Format::Gzip, variant & !1, b));
+            wire
+        }
+        (Format::Deflate, 0) => {
+            let mut e = flate2::write::ZlibEncoder::new(Vec::new(), level);
+            e.write_all(plain).unwrap();
+            e.finish().unwrap()
+        }
+        (Format::Deflate, _) => {
+            let mut e = flate2::write::DeflateEncoder::new(Vec::new(), level);
+            e.write_all(plain).unwrap();
+            e.finish().unwrap()
+        }
+    }
+}
+
+/// Decodes a whole stream in one go with our decoder (`max_out` per call).
+pub fn decode_all(format: Format, wire: &[u8], max_out: usize) -> Result<Vec<u8>, BoxError> {
+    let pool = CodecPool::builder().max_idle(1).build();
+    let mut decoder = Decoder::new(format, &pool);
+    let mut out = BytesMut::new();
+    let mut input = wire;
+    while !input.is_empty() || decoder.has_pending_output() {
+        let n = decoder.decode(input, &mut out, max_out)?;
+        input = &input[n..];
+    }
+    decoder.finish()?;
+    Ok(out.to_vec())
+}
+
+/// How a decoder case builds its wire bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wire {
+    /// The payload as it is.
+    Raw,
+    /// A valid reference encoding of the payload.
+    Valid,
+    /// A valid encoding with one byte changed.
+    Flipped,
+    /// A valid encoding cut short.
+    Truncated,
+}
+
+/// Feeds the decoder arbitrary (or mangled valid) input split at arbitrary points with an
+/// arbitrary output budget: it never panics, never appends more than `max_out` per call,
+/// consumes less than its input only with output pending, never stalls, decodes valid input
+/// exactly, and a decoder from the same pool after it (the same, reset state) still works.
+pub fn check_decoder(data: &[u8]) {
+    let mut input = Input::new(data);
+    let control = input.byte();
+    let format = if control & 1 == 0 {
+        Format::Gzip
+    } else {
+        Format::Deflate
+    };
+    let mode = match control >> 1 & 3 {
+        0 => Wire::Raw,
+        1 => Wire::Valid,
+        2 => Wire::Flipped,
+        _ => Wire::Truncated,
+    };
+    let variant = input.byte();
+    let budget_code = input.u16();
+    let max_out = match budget_code % 4 {
+        0 => usize::from(budget_code >> 2) % 16 + 1,
+        1 => usize::from(budget_code >> 2) + 1,
+        _ => 64 * 1024,
+    };
+    let position = usize::from(input.u16());
+    let seeds = input.take(8);
+    let payload = input.rest();
+
+    let mut full_len = payload.len();
+    let wire = match mode {
+        Wire::Raw => payload.to_vec(),
+        _ => {
+            let mut wire = reference_encode(format, variant, payload);
+            full_len = wire.len();
+            match mode {
+                Wire::Flipped => {
+                    let at = position % wire.len();
+                    wire[at] ^= variant | 1;
+                }
+                Wire::Truncated => wire.truncate(position % wire.len()),
+                _ => {}
+            }
+            wire
+        }
+    };
+
+    let pool = CodecPool::builder().max_idle(1).build();
+    let mut decoder = Decoder::new(format, &pool);
+    let mut out = BytesMut::new();
+    let mut rest = &wire[..];
+    let mut result = Ok(());
+    let mut i = 0;
+    'feed: while !rest.is_empty() {
+        let (chunk, tail) = rest.split_at(chunk_len(seeds, i).min(rest.len()));
+        rest = tail;
+        i += 1;
+        let mut chunk = chunk;
+        loop {
+            let before = out.len();
+            match decoder.decode(chunk, &mut out, max_out) {
+                Ok(n) => {
+                    let produced = out.len() - before;
+                    assert!(
+                        produced <= max_out,
+                        "{produced} bytes out, budget {max_out}"
+                    );
+                    assert!(n <= chunk.len());
+                    if n < chunk.len() {
+                        assert!(
+                            decoder.has_pending_output(),
+                            "consumed {n} of {} without pending output",
+                            chunk.len()
+                        );
+                    }
+                    assert!(
+                        n > 0
+                            || produced > 0
+                            || (chunk.is_empty() && !decoder.has_pending_output()),
+                        "no progress: {} bytes in, pending {}",
+                        chunk.len(),
+                        decoder.has_pending_output()
+                    );
+                    chunk = &chunk[n..];
+                    if chunk.is_empty() && !decoder.has_pending_output() {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    result = Err(e);
+                    break 'feed;
+                }
+            }
+        }
+    }
+    let result = result.and_then(|()| decoder.finish());
+    assert_eq!(decoder.total_out(), out.len() as u64);
+    if mode == Wire::Valid {
+        result.as_ref().expect("a valid stream decodes");
+        assert!(
+            out[..] == payload[..],
+            "valid stream decoded to other bytes"
+        );
+    }
+    // A strict, non-empty prefix of a stream is never complete (the last byte holds the end
+    // of the final deflate block or the trailer), except a cut between two gzip members.
+    let two_members = format == Format::Gzip && variant % 2 == 1;
+    if mode == Wire::Truncated && !two_members && position % full_len != 0 {
+        assert!(result.is_err(), "a truncated stream was accepted");
+    }
+    drop(decoder);
+
+    // The state goes back reset: the next decoder reuses it and decodes a known message.
+    let known = b"the quick brown fox jumps over the lazy dog, again and again and again";
+    let wire = reference_encode(format, variant, known);
+    let mut next = Decoder::new(format, &pool);
+    let mut out = BytesMut::new();
+    let mut input = &wire[..];
+    while !input.is_empty() || next.has_pending_output() {
+        let n = next
+            .decode(input, &mut out, 7)
+            .expect("known message decodes");
+        input = &input[n..];
+    }
+    next.finish().expect("known message complete");
+    assert_eq!(&out[..], &known[..]);
+    drop(next);
+    let stats = pool.stats().decompressors;
+    assert_eq!(stats.created, 1, "{stats:?}");
+    assert_eq!(stats.reused, 1, "{stats:?}");
+    assert_eq!(stats.in_use(), 0, "{stats:?}");
+}
+
+// ---------------------------------------------------------------------------------------
+// roundtrip: CompressionLayer then DecompressionBody.
+
+/// Progress shared between the test body and the consumer.
+#[derive(Default)]
+struct Progress {
+    /// Bytes the test body has handed out.
+    yielded: AtomicUsize,
+    /// Decoded bytes the consumer has received.
+    delivered: AtomicUsize,
+    /// Set once the response head is out: from then on the body is polled by the
+    /// compression body, which must flush whenever it sees Pending.
+    streaming: AtomicBool,
+}
+
+/// Frames with an optional Pending (self-woken) before each one.
+struct FramesBody {
+    frames: std::collections::VecDeque<(Bytes, bool)>,
+    pending_done: bool,
+    went_pending: bool,
+    progress: Arc<Progress>,
+    exact: Option<u64>,
+}
+
+impl Body for FramesBody {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let progress = self.progress.clone();
+        if std::mem::take(&mut self.went_pending) {
+            // Polled again after Pending: everything handed out before must have reached
+            // the consumer, decoded (a streaming response never sits on data).
+            let (yielded, delivered) = (
+                progress.yielded.load(Ordering::SeqCst),
+                progress.delivered.load(Ordering::SeqCst),
+            );
+            assert_eq!(
+                delivered, yielded,
+                "after Pending, {delivered} of {yielded} bytes reached the consumer"
+            );
+        }
+        let Some((_, pending_first)) = self.frames.front() else {
+            return Poll::Ready(None);
+        };
+        if *pending_first && !self.pending_done {
+            self.pending_done = true;
+            self.went_pending = progress.streaming.load(Ordering::SeqCst);
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
+        self.pending_done = false;
+        let (data, _) = self.frames.pop_front().expect("checked");
+        progress.yielded.fetch_add(data.len(), Ordering::SeqCst);
+        Poll::Ready(Some(Ok(Frame::data(data))))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self.exact {
+            Some(n) => SizeHint::with_exact(n),
+            None => SizeHint::default(),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.frames.is_empty()
+    }
+}
+
+/// Reads `body` to the end, counting decoded bytes into `progress` as they arrive.
+async fn drain<B>(body: B, progress: &Progress) -> Result<Vec<u8>, BoxError>
+where
+    B: Body<Data = Bytes>,
+    B::Error: Into<BoxError>,
+{
+    let mut body = pin!(body);
+    let mut out = Vec::new();
+    while let Some(frame) = body.frame().await {
+        if let Ok(data) = frame.map_err(Into::into)?.into_data() {
+            out.extend_from_slice(&data);
+            progress.delivered.fetch_add(data.len(), Ordering::SeqCst);
+        }
+    }
+    Ok(out)
+}
+
+/// Random data in random frames, with Pending between some of them, through
+/// `CompressionLayer` and back through the client `DecompressionLayer` or the server
+/// `RequestDecompressionLayer`: the output equals the input, and whenever the producer goes
+/// Pending everything it gave so far has reached the consumer.
+pub fn check_roundtrip(data: &[u8]) {
+    let mut input = Input::new(data);
+    let control = input.byte();
+    let gzip = control & 1 == 0;
+    let via_request = control & 2 != 0;
+    let exact_size = control & 4 != 0;
+    let repeat = usize::from(control >> 3) % 8;
+    let level = level(input.byte());
+    let min_size = u64::from(input.u16() % 600);
+    let seeds = input.take(6);
+    let pendings = input.byte();
+    let payload = input.rest();
+    // Repeating the payload makes large, compressible inputs from a small fuzz case.
+    let plain = payload.repeat([1, 1, 1, 1, 2, 8, 64, 256][repeat]);
+
+    let mut frames = std::collections::VecDeque::new();
+    let mut rest = &plain[..];
+    let mut i = 0;
+    while !rest.is_empty() {
+        let len = chunk_len(seeds, i).min(rest.len());
+        let (head, tail) = rest.split_at(len);
+        frames.push_back((Bytes::copy_from_slice(head), pendings >> (i % 8) & 1 == 1));
+        rest = tail;
+        i += 1;
+    }
+    let pool = CodecPool::builder().max_idle(2).build();
+    let progress = Arc::new(Progress::default());
+    let body = FramesBody {
+        frames,
+        pending_done: false,
+        went_pending: false,
+        progress: progress.clone(),
+        exact: exact_size.then_some(plain.len() as u64),
+    };
+    let body = std::sync::Mutex::new(Some(body));
+    let compressing = CompressionLayer::new()
+        .pool(pool.clone())
+        .quality(level)
+        .min_size(min_size)
+        .compress_when(None::<SizeAbove>)
+        .layer(service_fn(move |_req: Request<Full<Bytes>>| {
+            let body = body.lock().unwrap().take().expect("called once");
+            async move { Ok::<_, std::convert::Infallible>(Response::new(body)) }
+        }));
+    let accept = if gzip { "gzip" } else { "deflate" };
+    let req = Request::builder()
+        .header(ACCEPT_ENCODING, accept)
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+
+    let decoded = if via_request {
+        // The compressed response body becomes a request body to RequestDecompression.
+        let res = block_on(compressing.oneshot(req)).unwrap();
+        progress.streaming.store(true, Ordering::SeqCst);
+        let (parts, body) = res.into_parts();
+        let mut upload = Request::new(body);
+        if let Some(coding) = parts.headers.get(CONTENT_ENCODING) {
+            upload
+                .headers_mut()
+                .insert(CONTENT_ENCODING, coding.clone());
+        }
+        let echo = RequestDecompressionLayer::new()
+            .pool(pool.clone())
+            .no_limits()
+            .layer(service_fn(|req: Request<_>| async move {
+                Ok::<_, std::convert::Infallible>(Response::new(req.into_body()))
+            }));
+        let res = block_on(echo.oneshot(upload)).unwrap();
+        block_on(drain(res.into_body(), &progress))
+    } else {
+        let client = DecompressionLayer::new()
+            .pool(pool.clone())
+            .no_limits()
+            .layer(compressing);
+        let res = block_on(client.oneshot(req)).unwrap();
+        assert!(res.headers().get(CONTENT_ENCODING).is_none());
+        progress.streaming.store(true, Ordering::SeqCst);
+        block_on(drain(res.into_body(), &progress))
+    };
+    let decoded = decoded.expect("the round trip decodes");
+    assert!(decoded == plain, "round trip changed the bytes");
+    let stats = pool.stats();
+    assert_eq!(stats.compressors.in_use(), 0, "{stats:?}");
+    assert_eq!(stats.decompressors.in_use(), 0, "{stats:?}");
+}

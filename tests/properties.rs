@@ -1,0 +1,136 @@
+//! Bounded, deterministic versions of the fuzz targets in `fuzz/`: the same properties
+//! (`fuzz/src/props.rs`, included here), driven by proptest with a fixed number of cases, so
+//! regressions are caught in CI without a fuzzer.
+//!
+//! Each property takes raw bytes and derives its case from them (see `props.rs`); the
+//! strategies below pick the leading control bytes so every mode is reached, and random
+//! payloads for the rest.
+
+#[path = "../fuzz/src/props.rs"]
+#[allow(dead_code)]
+mod props;
+
+use proptest::prelude::*;
+
+fn bytes(max: usize) -> impl Strategy<Value = Vec<u8>> {
+    proptest::collection::vec(any::<u8>(), 0..max)
+}
+
+/// Compressible payloads (a few words, repeated) as well as random bytes.
+fn payload(max: usize) -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        bytes(max),
+        (proptest::collection::vec(0u8..8, 0..max / 8)).prop_map(|words| {
+            let dict: [&[u8]; 8] = [
+                b"alpha ",
+                b"beta ",
+                b"gamma\n",
+                b"{\"k\":1}",
+                b" ",
+                b"zzzz",
+                b"\x00\x01",
+                b"e",
+            ];
+            words
+                .iter()
+                .flat_map(|&w| dict[usize::from(w)].iter().copied())
+                .collect()
+        }),
+    ]
+}
+
+/// Accept-Encoding-like values: tokens, q-values and junk, joined by separators.
+fn accept_encoding() -> impl Strategy<Value = Vec<u8>> {
+    let token = prop_oneof![
+        Just(&b"gzip"[..]),
+        Just(&b"GZip"[..]),
+        Just(&b"x-gzip"[..]),
+        Just(&b"deflate"[..]),
+        Just(&b"identity"[..]),
+        Just(&b"*"[..]),
+        Just(&b"br"[..]),
+        Just(&b";q=0"[..]),
+        Just(&b";q=0.5"[..]),
+        Just(&b";q=1.000"[..]),
+        Just(&b";q=1.5"[..]),
+        Just(&b";Q=0.001"[..]),
+        Just(&b";q="[..]),
+        Just(&b"\""[..]),
+        Just(&b","[..]),
+        Just(&b", "[..]),
+        Just(&b" \t"[..]),
+        Just(&b"\xff"[..]),
+    ];
+    prop_oneof![
+        proptest::collection::vec(token, 0..16).prop_map(|parts| parts.concat()),
+        bytes(64),
+    ]
+}
+
+fn content_encoding() -> impl Strategy<Value = Vec<u8>> {
+    let token = prop_oneof![
+        Just(&b"gzip"[..]),
+        Just(&b"X-GZIP"[..]),
+        Just(&b"deflate"[..]),
+        Just(&b"identity"[..]),
+        Just(&b"br"[..]),
+        Just(&b""[..]),
+        Just(&b" "[..]),
+        Just(&b"\x80"[..]),
+    ];
+    proptest::collection::vec(token, 0..6).prop_map(|parts| parts.join(&b","[..]))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn negotiate_accept_encoding(value in accept_encoding()) {
+        props::check_accept_encoding(&value);
+    }
+
+    #[test]
+    fn negotiate_content_encoding(value in content_encoding(), body in bytes(64)) {
+        props::check_content_encoding(&value, &body);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn decoder(control in any::<u8>(), params in bytes(13), payload in payload(4096)) {
+        let mut data = vec![control];
+        data.extend(params.iter().chain(std::iter::repeat(&0)).take(13));
+        data.extend(payload);
+        props::check_decoder(&data);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn roundtrip(control in any::<u8>(), params in bytes(10), payload in payload(2048)) {
+        let mut data = vec![control];
+        data.extend(params.iter().chain(std::iter::repeat(&0)).take(10));
+        data.extend(payload);
+        props::check_roundtrip(&data);
+    }
+}
+
+/// A valid stream of every kind decodes, whatever the budget and splits.
+#[test]
+fn decoder_valid_streams_every_mode() {
+    let text = b"hello hello hello, a valid stream of every kind ".repeat(40);
+    for control in [2u8, 3] {
+        for variant in 0..8u8 {
+            for budget in [0u8, 1, 5] {
+                let mut data = vec![control, variant, budget, 0, 0, 0];
+                data.extend([1, 7, 200, 3, 64, 255, 2, 9]);
+                data.extend_from_slice(&text);
+                props::check_decoder(&data);
+            }
+        }
+    }
+}
