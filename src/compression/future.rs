@@ -182,19 +182,21 @@ impl Decision<'_> {
 
     fn encoder(&self, format: Format) -> Encoder {
         let settings = self.settings;
-        let encoder = Encoder::new(format, settings.level, &settings.pool);
-        match (format, settings.jitter) {
-            (Format::Gzip, max) if max > 0 => encoder.with_header_padding(jitter_len(max)),
-            _ => encoder,
+        Encoder::new(format, settings.level, &settings.pool)
+            .with_header_padding(self.padding(format))
+    }
+
+    /// Bytes of BREACH jitter for this response's gzip header (zlib has no room for it).
+    fn padding(&self, format: Format) -> usize {
+        match (format, self.settings.jitter) {
+            (Format::Gzip, max) if max > 0 => jitter_len(max),
+            _ => 0,
         }
     }
 
     fn one_shot(&self, format: Format, chunks: Chunks) -> Result<Bytes, BoxError> {
         let settings = self.settings;
-        let padding = match (format, settings.jitter) {
-            (Format::Gzip, max) if max > 0 => jitter_len(max),
-            _ => 0,
-        };
+        let padding = self.padding(format);
         // The whole-buffer codec wants one slice: a body of several ready frames is joined
         // (at most one poll's slice, 64 KiB).
         let len = chunks.len();
