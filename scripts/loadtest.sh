@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2034  # the result arrays are read through a nameref in row()
 # Loopback load test: the demo server with our layers against the same server with
 # tower-http's (`--baseline tower-http`), driven by wrk over 127.0.0.1 only.
 #
@@ -13,7 +14,8 @@
 # started, warmed up, loaded with `wrk --latency -H 'Accept-Encoding: gzip'`, sampled from
 # /proc and stopped. Reported: requests/s, p50/p99 latency, server peak RSS (VmHWM), server
 # CPU time per request and minor page faults per request (a proxy for allocator churn: the
-# demo has no allocation counter), and the ratio ours/tower-http.
+# demo has no allocation counter), and the ratio ours/tower-http. A third run, our server
+# asked for `Accept-Encoding: identity`, shows what the handler costs without compression.
 #
 # The server is pinned to core 0 and wrk to core 1 when `taskset` exists and there are at
 # least 2 CPUs. Every load run is bounded by DURATION; the script stops by itself and kills
@@ -96,6 +98,18 @@ proc_ticks() { awk '{ print $14 + $15 }' "/proc/$SERVER_PID/stat"; }
 proc_minflt() { awk '{ print $10 }' "/proc/$SERVER_PID/stat"; }
 proc_status_kb() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$SERVER_PID/status"; }
 
+# "allocations bytes" from the server's /stats `allocator` object, or "" when it has none.
+alloc_counters() {
+    curl -sS --max-time 10 "$BASE/stats" 2>/dev/null | python3 -c '
+import json, sys
+try:
+    a = json.load(sys.stdin)["allocator"]
+    print(int(a["allocations"]), int(a["bytes"]))
+except Exception:
+    pass
+' || true
+}
+
 body_size() { # uncompressed body size of $1 (a path)
     curl -sS --max-time 10 -o /dev/null -w '%{size_download}' "$BASE$1"
 }
@@ -128,27 +142,34 @@ to_ms() {
 
 # --- runs --------------------------------------------------------------------------------
 TICK="$(getconf CLK_TCK)"
-declare -A RPS P50 P99 HWM CPU FLT WIRE
+declare -A RPS P50 P99 HWM CPU FLT WIRE ALLOCS ABYTES
 N_1K="" N_64K=""
 
-run_case() { # $1: server, $2: label, $3: path
-    local server=$1 label=$2 path=$3 url enc t0 f0 t1 f1 reqs out
-    start_server "$server"
+run_case() { # $1: ours | tower-http | identity (our server, uncompressed), $2: label, $3: path
+    local server=$1 label=$2 path=$3 url enc t0 f0 t1 f1 a0 a1 reqs out ae="gzip"
+    if [[ "$server" == identity ]]; then
+        ae="identity"
+        start_server ours
+    else
+        start_server "$server"
+    fi
     url="$BASE$path"
-    enc="$(curl -sS --max-time 10 -o /dev/null -D - -H 'Accept-Encoding: gzip' "$url" |
+    enc="$(curl -sS --max-time 10 -o /dev/null -D - -H "Accept-Encoding: $ae" "$url" |
         awk -F': *' 'tolower($1) == "content-encoding" { gsub(/\r/, "", $2); print $2 }')"
     WIRE["$server/$label"]="$(curl -sS --max-time 10 -o /dev/null -w '%{size_download}' \
-        -H 'Accept-Encoding: gzip' "$url") B ${enc:-identity}"
+        -H "Accept-Encoding: $ae" "$url") B ${enc:-identity}"
     log "== $server, $label: $url (${WIRE["$server/$label"]}); warm-up ${WARMUP}s, run ${DURATION}s"
     "${WRK_PIN[@]}" wrk -t"$THREADS" -c"$CONNECTIONS" -d"${WARMUP}s" --timeout 5s \
-        -H 'Accept-Encoding: gzip' "$url" >/dev/null
+        -H "Accept-Encoding: $ae" "$url" >/dev/null
+    a0="$(alloc_counters)"
     t0="$(proc_ticks)"
     f0="$(proc_minflt)"
     out="$WORK/wrk-$server-$label.txt"
     "${WRK_PIN[@]}" wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --timeout 5s --latency \
-        -H 'Accept-Encoding: gzip' "$url" >"$out"
+        -H "Accept-Encoding: $ae" "$url" >"$out"
     t1="$(proc_ticks)"
     f1="$(proc_minflt)"
+    a1="$(alloc_counters)"
     HWM["$server/$label"]="$(proc_status_kb VmHWM)"
     stop_server
     cat "$out" >&2
@@ -160,9 +181,20 @@ run_case() { # $1: server, $2: label, $3: path
     P99["$server/$label"]="$(to_ms "$(awk '$1 == "99%" { print $2 }' "$out")")"
     reqs="$(awk '/requests in/ { print $1 }' "$out")"
     CPU["$server/$label"]="$(awk -v t="$((t1 - t0))" -v hz="$TICK" -v r="$reqs" \
-        'BEGIN { printf "%.1f", r > 0 ? t / hz * 1e6 / r : 0 }')"
+        'BEGIN { printf "%.1f", (r > 0 ? t / hz * 1e6 / r : 0) }')"
     FLT["$server/$label"]="$(awk -v f="$((f1 - f0))" -v r="$reqs" \
-        'BEGIN { printf "%.3f", r > 0 ? f / r : 0 }')"
+        'BEGIN { printf "%.3f", (r > 0 ? f / r : 0) }')"
+    ALLOCS["$server/$label"]="n/a"
+    ABYTES["$server/$label"]="n/a"
+    if [[ -n "$a0" && -n "$a1" ]]; then
+        read -r ALLOCS["$server/$label"] ABYTES["$server/$label"] < <(
+            awk -v a0="$a0" -v a1="$a1" -v r="$reqs" 'BEGIN {
+                split(a0, x, " "); split(a1, y, " ")
+                if (r > 0) printf "%.1f %.0f\n", (y[1] - x[1]) / r, (y[2] - x[2]) / r
+                else print "n/a n/a"
+            }'
+        )
+    fi
 }
 
 # Measure the record count once, on our server.
@@ -178,35 +210,47 @@ LABELS=("1KiB" "64KiB")
 declare -A PATHS=(["1KiB"]="/api/items?n=$N_1K" ["64KiB"]="/api/items?n=$N_64K")
 declare -A SIZES=(["1KiB"]="$SIZE_1K" ["64KiB"]="$SIZE_64K")
 for label in "${LABELS[@]}"; do
-    for server in ours tower-http; do
+    for server in ours tower-http identity; do
         run_case "$server" "$label" "${PATHS[$label]}"
     done
 done
 
 # --- report ------------------------------------------------------------------------------
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+ratio() {
+    awk -v a="$1" -v b="$2" 'BEGIN {
+        if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/ && b + 0 > 0) printf "%.2f", a / b; else printf "-"
+    }'
+}
+row() { # $1: payload, $2: metric, $3: name of the associative array, $4: label
+    local -n values=$3
+    local o="${values[ours/$4]}" t="${values[tower-http/$4]}" i="${values[identity/$4]}"
+    echo "| $1 | $2 | $o | $t | $(ratio "$o" "$t") | $i |"
+}
 {
     echo "Loopback load, wrk ${THREADS} threads, ${CONNECTIONS} connections, ${DURATION} s per case" \
-        "(after ${WARMUP} s warm-up), \`Accept-Encoding: gzip\`, level 6; $PINNING;" \
+        "(after ${WARMUP} s warm-up), \`Accept-Encoding: gzip\`, level 6 (identity: our server," \
+        "\`Accept-Encoding: identity\`, the handler's own cost); $PINNING;" \
         "$(nproc) CPUs: $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)."
     echo
-    echo "| payload | metric | tower-gzip | tower-http | ours/tower-http |"
-    echo "|---|---|--:|--:|--:|"
+    echo "| payload | metric | tower-gzip | tower-http | ours/tower-http | identity (no compression) |"
+    echo "|---|---|--:|--:|--:|--:|"
     for label in "${LABELS[@]}"; do
-        o="ours/$label" t="tower-http/$label"
         desc="$label JSON (${SIZES[$label]} B)"
-        echo "| $desc | requests/s | ${RPS[$o]} | ${RPS[$t]} | $(ratio "${RPS[$o]}" "${RPS[$t]}") |"
-        echo "| $desc | p50 latency (ms) | ${P50[$o]} | ${P50[$t]} | $(ratio "${P50[$o]}" "${P50[$t]}") |"
-        echo "| $desc | p99 latency (ms) | ${P99[$o]} | ${P99[$t]} | $(ratio "${P99[$o]}" "${P99[$t]}") |"
-        echo "| $desc | server peak RSS (VmHWM, KiB) | ${HWM[$o]} | ${HWM[$t]} | $(ratio "${HWM[$o]}" "${HWM[$t]}") |"
-        echo "| $desc | server CPU per request (us) | ${CPU[$o]} | ${CPU[$t]} | $(ratio "${CPU[$o]}" "${CPU[$t]}") |"
-        echo "| $desc | server minor faults per request | ${FLT[$o]} | ${FLT[$t]} | $(ratio "${FLT[$o]}" "${FLT[$t]}") |"
-        echo "| $desc | response on the wire | ${WIRE[$o]} | ${WIRE[$t]} | |"
+        row "$desc" "requests/s" RPS "$label"
+        row "$desc" "p50 latency (ms)" P50 "$label"
+        row "$desc" "p99 latency (ms)" P99 "$label"
+        row "$desc" "server peak RSS (VmHWM, KiB)" HWM "$label"
+        row "$desc" "server CPU per request (us)" CPU "$label"
+        row "$desc" "server allocations per request" ALLOCS "$label"
+        row "$desc" "server bytes allocated per request" ABYTES "$label"
+        row "$desc" "server minor faults per request" FLT "$label"
+        echo "| $desc | response on the wire | ${WIRE[ours/$label]} | ${WIRE[tower-http/$label]} | | ${WIRE[identity/$label]} |"
     done
     echo
     echo "Paths: ${PATHS[1KiB]} and ${PATHS[64KiB]}. Targets (1 KiB): requests/s ratio >= 1.15," \
-        "p99 ratio < 1. Minor faults per request stand in for the allocation rate (page-level" \
-        "allocator churn); a true allocation rate needs a counting allocator in the server."
+        "p99 ratio < 1, lower allocations per request. Allocations are read from the server's" \
+        "/stats \`allocator\` object ({\"allocations\": N, \"bytes\": N}) when it has one (n/a" \
+        "otherwise); minor page faults per request are a coarser proxy for allocator churn."
 } | tee "$WORK/results.md"
 mkdir -p "$(dirname "$OUT")"
 cp "$WORK/results.md" "$OUT"
