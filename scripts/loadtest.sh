@@ -7,7 +7,7 @@
 #   DURATION=10 scripts/loadtest.sh      # shorter
 #
 # Env: DURATION (s per case, default 15), WARMUP (s, default 2), CONNECTIONS (64),
-# THREADS (2), OUT (markdown results file, default target/loadtest/results.md).
+# THREADS (2), ROUNDS (1; with more, servers alternate and medians are reported), OUT (markdown results file, default target/loadtest/results.md).
 #
 # For each payload (~1 KiB and ~64 KiB JSON from /api/items?n=N, with N measured so the
 # uncompressed body is closest to the target) and each server, a fresh server process is
@@ -26,6 +26,7 @@ DURATION="${DURATION:-15}"
 WARMUP="${WARMUP:-2}"
 CONNECTIONS="${CONNECTIONS:-64}"
 THREADS="${THREADS:-2}"
+ROUNDS="${ROUNDS:-1}"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="${OUT:-$ROOT/target/loadtest/results.md}"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/loadtest.XXXXXX")"
@@ -145,8 +146,8 @@ TICK="$(getconf CLK_TCK)"
 declare -A RPS P50 P99 HWM CPU FLT WIRE ALLOCS ABYTES
 N_1K="" N_64K=""
 
-run_case() { # $1: ours | tower-http | identity (our server, uncompressed), $2: label, $3: path
-    local server=$1 label=$2 path=$3 url enc t0 f0 t1 f1 a0 a1 reqs out ae="gzip"
+run_case() { # $1: ours | tower-http | identity (our server, uncompressed), $2: label, $3: path, $4: round
+    local server=$1 label=$2 path=$3 key="$1/$2/$4" url enc t0 f0 t1 f1 a0 a1 reqs out ae="gzip"
     if [[ "$server" == identity ]]; then
         ae="identity"
         start_server ours
@@ -156,9 +157,9 @@ run_case() { # $1: ours | tower-http | identity (our server, uncompressed), $2: 
     url="$BASE$path"
     enc="$(curl -sS --max-time 10 -o /dev/null -D - -H "Accept-Encoding: $ae" "$url" |
         awk -F': *' 'tolower($1) == "content-encoding" { gsub(/\r/, "", $2); print $2 }')"
-    WIRE["$server/$label"]="$(curl -sS --max-time 10 -o /dev/null -w '%{size_download}' \
+    WIRE["$key"]="$(curl -sS --max-time 10 -o /dev/null -w '%{size_download}' \
         -H "Accept-Encoding: $ae" "$url") B ${enc:-identity}"
-    log "== $server, $label: $url (${WIRE["$server/$label"]}); warm-up ${WARMUP}s, run ${DURATION}s"
+    log "== round $4, $server, $label: $url (${WIRE["$key"]}); warm-up ${WARMUP}s, run ${DURATION}s"
     "${WRK_PIN[@]}" wrk -t"$THREADS" -c"$CONNECTIONS" -d"${WARMUP}s" --timeout 5s \
         -H "Accept-Encoding: $ae" "$url" >/dev/null
     a0="$(alloc_counters)"
@@ -170,24 +171,24 @@ run_case() { # $1: ours | tower-http | identity (our server, uncompressed), $2: 
     t1="$(proc_ticks)"
     f1="$(proc_minflt)"
     a1="$(alloc_counters)"
-    HWM["$server/$label"]="$(proc_status_kb VmHWM)"
+    HWM["$key"]="$(proc_status_kb VmHWM)"
     stop_server
     cat "$out" >&2
     if grep -qE 'Non-2xx|Socket errors' "$out"; then
         log "warning: wrk reported errors or non-2xx responses for $server, $label"
     fi
-    RPS["$server/$label"]="$(awk '/^Requests\/sec:/ { print $2 }' "$out")"
-    P50["$server/$label"]="$(to_ms "$(awk '$1 == "50%" { print $2 }' "$out")")"
-    P99["$server/$label"]="$(to_ms "$(awk '$1 == "99%" { print $2 }' "$out")")"
+    RPS["$key"]="$(awk '/^Requests\/sec:/ { print $2 }' "$out")"
+    P50["$key"]="$(to_ms "$(awk '$1 == "50%" { print $2 }' "$out")")"
+    P99["$key"]="$(to_ms "$(awk '$1 == "99%" { print $2 }' "$out")")"
     reqs="$(awk '/requests in/ { print $1 }' "$out")"
-    CPU["$server/$label"]="$(awk -v t="$((t1 - t0))" -v hz="$TICK" -v r="$reqs" \
+    CPU["$key"]="$(awk -v t="$((t1 - t0))" -v hz="$TICK" -v r="$reqs" \
         'BEGIN { printf "%.1f", (r > 0 ? t / hz * 1e6 / r : 0) }')"
-    FLT["$server/$label"]="$(awk -v f="$((f1 - f0))" -v r="$reqs" \
+    FLT["$key"]="$(awk -v f="$((f1 - f0))" -v r="$reqs" \
         'BEGIN { printf "%.3f", (r > 0 ? f / r : 0) }')"
-    ALLOCS["$server/$label"]="n/a"
-    ABYTES["$server/$label"]="n/a"
+    ALLOCS["$key"]="n/a"
+    ABYTES["$key"]="n/a"
     if [[ -n "$a0" && -n "$a1" ]]; then
-        read -r ALLOCS["$server/$label"] ABYTES["$server/$label"] < <(
+        read -r ALLOCS["$key"] ABYTES["$key"] < <(
             awk -v a0="$a0" -v a1="$a1" -v r="$reqs" 'BEGIN {
                 split(a0, x, " "); split(a1, y, " ")
                 if (r > 0) printf "%.1f %.0f\n", (y[1] - x[1]) / r, (y[2] - x[2]) / r
@@ -209,9 +210,40 @@ log "1 KiB JSON: n=$N_1K ($SIZE_1K B); 64 KiB JSON: n=$N_64K ($SIZE_64K B)"
 LABELS=("1KiB" "64KiB")
 declare -A PATHS=(["1KiB"]="/api/items?n=$N_1K" ["64KiB"]="/api/items?n=$N_64K")
 declare -A SIZES=(["1KiB"]="$SIZE_1K" ["64KiB"]="$SIZE_64K")
+# Rounds alternate the servers (ours, tower-http, identity, ours, ...), so that a burst of
+# outside load hits all of them alike; each metric is the median over rounds.
+for ((round = 1; round <= ROUNDS; round++)); do
+    for label in "${LABELS[@]}"; do
+        for server in ours tower-http identity; do
+            run_case "$server" "$label" "${PATHS[$label]}" "$round"
+        done
+    done
+done
+
+median() { # the median of the numeric arguments (n/a when there are none)
+    printf '%s\n' "$@" | { grep -E '^[0-9.]+$' || true; } | sort -g |
+        awk '{ v[NR] = $1 } END {
+            if (NR == 0) print "n/a"
+            else if (NR % 2) printf "%.6g\n", v[(NR + 1) / 2]
+            else printf "%.6g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2
+        }'
+}
+for name in RPS P50 P99 HWM CPU FLT ALLOCS ABYTES; do
+    declare -n arr="$name"
+    for label in "${LABELS[@]}"; do
+        for server in ours tower-http identity; do
+            vals=()
+            for ((round = 1; round <= ROUNDS; round++)); do
+                vals+=("${arr["$server/$label/$round"]}")
+            done
+            arr["$server/$label"]="$(median "${vals[@]}")"
+        done
+    done
+    unset -n arr
+done
 for label in "${LABELS[@]}"; do
     for server in ours tower-http identity; do
-        run_case "$server" "$label" "${PATHS[$label]}"
+        WIRE["$server/$label"]="${WIRE["$server/$label/1"]}"
     done
 done
 
@@ -228,7 +260,8 @@ row() { # $1: payload, $2: metric, $3: name of the associative array, $4: label
 }
 {
     echo "Loopback load, wrk ${THREADS} threads, ${CONNECTIONS} connections, ${DURATION} s per case" \
-        "(after ${WARMUP} s warm-up), \`Accept-Encoding: gzip\`, level 6 (identity: our server," \
+        "(after ${WARMUP} s warm-up) x ${ROUNDS} round(s), servers alternating, medians over rounds;" \
+        "\`Accept-Encoding: gzip\`, level 6 (identity: our server," \
         "\`Accept-Encoding: identity\`, the handler's own cost); $PINNING;" \
         "$(nproc) CPUs: $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)."
     echo
