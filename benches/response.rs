@@ -11,7 +11,10 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use tower::{Layer, ServiceExt, service_fn};
 use tower_gzip::{CodecPool, CompressionLevel, compression::CompressionLayer};
 
-use support::{RawFloor, SIZES, drain, full_response, gzip_request, json, streamed_response};
+use support::{
+    RawFloor, RawInflateFloor, SIZES, drain, drain_request, full_response, gzip_body_request,
+    gzip_bytes, gzip_request, identity_body_request, json, streamed_response,
+};
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -197,5 +200,57 @@ fn contention(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, response, response_l1, streaming, contention);
+/// Request bodies gzip-compressed at level 6 (prepared once), decoded by the layer around a
+/// handler that drains them: group `request/<size>`.
+fn request(c: &mut Criterion) {
+    let rt = runtime();
+    for (label, size) in SIZES {
+        let payload = json(size);
+        let gzipped = gzip_bytes(&payload, 6);
+        let mut group = configure(c, &format!("request/{label}"), size);
+        let svc = tower_gzip::decompression::RequestDecompressionLayer::new()
+            .layer(service_fn(drain_request));
+        group.bench_function("tower_gzip", |b| {
+            b.iter(|| {
+                rt.block_on(async {
+                    let req = gzip_body_request(gzipped.clone());
+                    black_box(svc.clone().oneshot(req).await.unwrap())
+                })
+            })
+        });
+        let svc = tower_http::decompression::RequestDecompressionLayer::new()
+            .layer(service_fn(drain_request));
+        group.bench_function("tower_http", |b| {
+            b.iter(|| {
+                rt.block_on(async {
+                    let req = gzip_body_request(gzipped.clone());
+                    black_box(svc.clone().oneshot(req).await.unwrap())
+                })
+            })
+        });
+        let mut floor = RawInflateFloor::new();
+        group.bench_function("raw_floor", |b| {
+            b.iter(|| black_box(floor.gunzip(&gzipped)))
+        });
+        let svc = service_fn(drain_request);
+        group.bench_function("identity", |b| {
+            b.iter(|| {
+                rt.block_on(async {
+                    let req = identity_body_request(payload.clone());
+                    black_box(svc.oneshot(req).await.unwrap())
+                })
+            })
+        });
+        group.finish();
+    }
+}
+
+criterion_group!(
+    benches,
+    response,
+    response_l1,
+    streaming,
+    request,
+    contention
+);
 criterion_main!(benches);

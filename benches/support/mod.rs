@@ -138,3 +138,99 @@ impl RawFloor {
         self.out.len()
     }
 }
+
+impl RawFloor {
+    /// The gzip member written by the last [`RawFloor::gzip`] call.
+    pub fn output(&self) -> &[u8] {
+        &self.out
+    }
+}
+
+/// `payload` as one gzip member at `level` (10-byte header, no flags), made once per bench.
+pub fn gzip_bytes(payload: &[u8], level: u32) -> Bytes {
+    let mut floor = RawFloor::new(level);
+    floor.gzip(payload);
+    Bytes::copy_from_slice(floor.output())
+}
+
+/// A `POST` whose body is `gzipped` (a gzip member), sent with `Content-Encoding: gzip`.
+pub fn gzip_body_request(gzipped: Bytes) -> Request<Full<Bytes>> {
+    Request::builder()
+        .method(http::Method::POST)
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::CONTENT_ENCODING, "gzip")
+        .header(header::CONTENT_LENGTH, gzipped.len())
+        .body(Full::new(gzipped))
+        .unwrap()
+}
+
+/// A `POST` whose body is `payload`, uncompressed.
+pub fn identity_body_request(payload: Bytes) -> Request<Full<Bytes>> {
+    Request::builder()
+        .method(http::Method::POST)
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::CONTENT_LENGTH, payload.len())
+        .body(Full::new(payload))
+        .unwrap()
+}
+
+/// A handler that reads the request body to the end and answers an empty 200.
+pub async fn drain_request<B>(req: Request<B>) -> Result<Response<Full<Bytes>>, Infallible>
+where
+    B: Body,
+    B::Error: std::fmt::Debug,
+{
+    let seen = drain(req.into_body()).await;
+    std::hint::black_box(seen);
+    Ok(Response::new(Full::new(Bytes::new())))
+}
+
+/// The inflate floor: one reused raw inflate state and a reused output buffer; the gzip
+/// header (10 bytes, no flags, as [`gzip_bytes`] writes it) and trailer are handled here, the
+/// CRC32 with crc32fast. Returns the decoded length.
+pub struct RawInflateFloor {
+    inflate: flate2::Decompress,
+    out: Vec<u8>,
+}
+
+impl RawInflateFloor {
+    pub fn new() -> Self {
+        RawInflateFloor {
+            inflate: flate2::Decompress::new(false),
+            out: Vec::with_capacity(2 * 1024 * 1024),
+        }
+    }
+
+    pub fn gunzip(&mut self, member: &[u8]) -> usize {
+        assert!(member.len() >= 18 && member[..4] == [0x1f, 0x8b, 8, 0]);
+        let (deflate, trailer) = member[10..].split_at(member.len() - 18);
+        self.inflate.reset(false);
+        self.out.clear();
+        loop {
+            let consumed = self.inflate.total_in() as usize;
+            let status = self
+                .inflate
+                .decompress_vec(
+                    &deflate[consumed..],
+                    &mut self.out,
+                    flate2::FlushDecompress::Finish,
+                )
+                .unwrap();
+            if status == flate2::Status::StreamEnd {
+                break;
+            }
+            self.out.reserve(64 * 1024);
+        }
+        let crc = u32::from_le_bytes(trailer[..4].try_into().unwrap());
+        let isize = u32::from_le_bytes(trailer[4..].try_into().unwrap());
+        assert_eq!(crc, crc32fast::hash(&self.out));
+        assert_eq!(isize, self.out.len() as u32);
+        self.out.len()
+    }
+}
+
+impl Default for RawInflateFloor {
+    fn default() -> Self {
+        Self::new()
+    }
+}
