@@ -25,6 +25,8 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use flate2::{Compress, Compression, Decompress};
 
+#[cfg(feature = "libdeflate")]
+use crate::codec::BlockCompressor;
 use crate::codec::CompressionLevel;
 
 /// Number of distinct deflate levels (0 through 9).
@@ -58,7 +60,7 @@ struct Inner {
     compressors: Shelf<Compress>,
     decompressors: Shelf<Decompress>,
     #[cfg(feature = "libdeflate")]
-    block_compressors: Shelf<libdeflater::Compressor>,
+    block_compressors: Shelf<BlockCompressor>,
 }
 
 /// Idle states of one kind, kept apart by level (decompressors all sit at level 0) so a
@@ -288,14 +290,12 @@ impl CodecPool {
     /// Checks out a libdeflate whole-buffer compressor at `level` (~670 KB of state at level
     /// 6), reusing an idle one when there is one.
     #[cfg(feature = "libdeflate")]
-    pub fn block_compressor(&self, level: CompressionLevel) -> Pooled<libdeflater::Compressor> {
+    pub(crate) fn block_compressor(&self, level: CompressionLevel) -> Pooled<BlockCompressor> {
         let level = level.as_u32();
-        let state = self.inner.block_compressors.take(level, || {
-            // Levels 0-9 are valid for libdeflate (it goes to 12).
-            let lvl = libdeflater::CompressionLvl::new(level as i32)
-                .unwrap_or_else(|_| libdeflater::CompressionLvl::default());
-            libdeflater::Compressor::new(lvl)
-        });
+        let state = self
+            .inner
+            .block_compressors
+            .take(level, || BlockCompressor::new(level));
         self.guard(state, level)
     }
 
@@ -337,7 +337,7 @@ pub trait PooledState: sealed::Sealed + Send + 'static {}
 impl PooledState for Compress {}
 impl PooledState for Decompress {}
 #[cfg(feature = "libdeflate")]
-impl PooledState for libdeflater::Compressor {}
+impl PooledState for BlockCompressor {}
 
 mod sealed {
     use std::sync::atomic::AtomicU64;
@@ -379,9 +379,10 @@ impl sealed::Sealed for Decompress {
 }
 
 #[cfg(feature = "libdeflate")]
-impl sealed::Sealed for libdeflater::Compressor {
+impl sealed::Sealed for BlockCompressor {
     fn give_back(self, pool: &CodecPool, level: u8) {
-        // libdeflate keeps no state between calls: nothing to reset.
+        // libdeflate keeps no state between calls, and the scratch buffer is overwritten by
+        // each use: nothing to reset.
         pool.inner
             .block_compressors
             .put(self, level, pool.inner.max_idle);

@@ -46,6 +46,8 @@ mod oneshot;
 pub use decoder::Decoder;
 pub use encoder::Encoder;
 pub use error::{DecodeError, DecodeErrorKind, EncodeError};
+#[cfg(feature = "libdeflate")]
+pub(crate) use oneshot::BlockCompressor;
 pub use oneshot::encode_all;
 
 /// A content coding this crate speaks.

@@ -51,6 +51,27 @@ pub fn encode_all(
     }
 }
 
+/// A libdeflate compressor with the scratch buffer it writes into, pooled together.
+#[cfg(feature = "libdeflate")]
+pub(crate) struct BlockCompressor {
+    compressor: libdeflater::Compressor,
+    /// Deflate output lands here first, so the body gets an exactly sized buffer: one
+    /// allocation, and `Bytes` needs no extra bookkeeping allocation for spare capacity.
+    scratch: Vec<u8>,
+}
+
+#[cfg(feature = "libdeflate")]
+impl BlockCompressor {
+    pub(crate) fn new(level: u32) -> Self {
+        // Levels 0-9 are valid for libdeflate (it goes to 12).
+        let lvl = libdeflater::CompressionLvl::new(level as i32).unwrap_or_default();
+        BlockCompressor {
+            compressor: libdeflater::Compressor::new(lvl),
+            scratch: Vec::new(),
+        }
+    }
+}
+
 #[cfg(feature = "libdeflate")]
 fn block_encode(
     format: Format,
@@ -60,25 +81,33 @@ fn block_encode(
     header_padding: usize,
     out: &mut BytesMut,
 ) -> Result<(), EncodeError> {
-    let mut compressor = pool.block_compressor(level);
+    let mut block = pool.block_compressor(level);
+    let BlockCompressor {
+        compressor,
+        scratch,
+    } = &mut *block;
     let padding = match format {
         Format::Gzip => header_padding.min(u16::MAX as usize),
         Format::Deflate => 0,
     };
     let bound = compressor.deflate_compress_bound(input.len());
-    // One allocation: header, padding, deflate's worst case and trailer.
-    out.reserve(10 + padding + bound + 8);
-    write_header(format, level.as_u32(), padding, out);
-    let start = out.len();
-    // libdeflate writes into initialized memory; clearing `bound` bytes costs a memset,
-    // negligible next to compressing them.
-    out.resize(start + bound, 0);
+    // libdeflate writes into initialized memory. The scratch buffer is cleared once as it
+    // grows and reused after that.
+    if scratch.len() < bound {
+        scratch.resize(bound, 0);
+    }
     let written = compressor
-        .deflate_compress(input, &mut out[start..])
+        .deflate_compress(input, &mut scratch[..bound])
         .map_err(|e| EncodeError {
             detail: format!("libdeflate: {e:?}"),
         })?;
-    out.truncate(start + written);
+    let header = match format {
+        Format::Gzip => 10 + padding,
+        Format::Deflate => 2,
+    };
+    out.reserve(header + written + 8);
+    write_header(format, level.as_u32(), padding, out);
+    out.extend_from_slice(&scratch[..written]);
     let mut check = Checksum::new(format);
     check.update(input);
     write_trailer(format, check.value(), input.len() as u64, out);
