@@ -1,0 +1,15 @@
+//! RequestDecompressionLayer: codings, 415s, corrupt input, bombs and limits, through tower
+//! and through a real axum server on loopback.
+
+mod support;
+
+mod harness;
+mod server;
+
+mod bombs;
+mod corrupt;
+mod limits;
+mod roundtrip;
+
+#[global_allocator]
+static ALLOC: support::alloc::Tracking = support::alloc::Tracking;
