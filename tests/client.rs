@@ -2,6 +2,8 @@
 //! a real server on loopback; and the server layer against clients nobody here wrote (curl,
 //! the gzip CLI, Python's urllib).
 
+mod common;
+
 use std::convert::Infallible;
 use std::io::Write;
 use std::net::SocketAddr;
@@ -11,8 +13,7 @@ use axum::Router;
 use axum::extract::Request as AxumRequest;
 use axum::routing::{get, post};
 use bytes::Bytes;
-use flate2::Compression;
-use flate2::write::{DeflateEncoder, GzEncoder, ZlibEncoder};
+use common::{gunzip, gzip, raw_deflate, zlib};
 use http::header::{
     ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, HeaderValue, RANGE,
 };
@@ -27,24 +28,6 @@ use tower_gzip::codec::{DecodeError, DecodeErrorKind, Format};
 use tower_gzip::compression::CompressionBody;
 use tower_gzip::decompression::{DecompressionBody, RequestDecompressionLayer};
 use tower_gzip::{BoxError, CodecPool};
-
-fn gzip(data: &[u8]) -> Vec<u8> {
-    let mut e = GzEncoder::new(Vec::new(), Compression::default());
-    e.write_all(data).unwrap();
-    e.finish().unwrap()
-}
-
-fn zlib(data: &[u8]) -> Vec<u8> {
-    let mut e = ZlibEncoder::new(Vec::new(), Compression::default());
-    e.write_all(data).unwrap();
-    e.finish().unwrap()
-}
-
-fn raw_deflate(data: &[u8]) -> Vec<u8> {
-    let mut e = DeflateEncoder::new(Vec::new(), Compression::default());
-    e.write_all(data).unwrap();
-    e.finish().unwrap()
-}
 
 fn json_document(items: usize) -> String {
     let items: Vec<_> = (0..items)
@@ -309,12 +292,6 @@ where
     }));
     svc.oneshot(request).await.unwrap();
     seen.lock().unwrap().take().unwrap()
-}
-
-fn gunzip(wire: &[u8]) -> Vec<u8> {
-    let mut d = flate2::write::GzDecoder::new(Vec::new());
-    d.write_all(wire).unwrap();
-    d.finish().unwrap()
 }
 
 fn post_req(body: impl Into<Bytes>) -> http::request::Builder {

@@ -5,7 +5,8 @@ use http_body_util::Full;
 use tower_gzip::codec::DecodeErrorKind;
 use tower_gzip::decompression::RequestDecompressionLayer;
 
-use crate::harness::{decode_error, encoded, gzip, run, text, zlib};
+use crate::common::{gzip, zlib};
+use crate::harness::{decode_error, encoded, run, text};
 use crate::server::{client, post_to, serve};
 
 /// The corrupt body gets 400 from axum, and the server then serves a valid request.

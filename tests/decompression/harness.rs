@@ -1,13 +1,10 @@
 //! Runs a request through `RequestDecompressionLayer` to a service that reads the whole
-//! body, and records what it saw. Test data and reference encoders (flate2).
+//! body, and records what it saw; test data.
 
 use std::convert::Infallible;
-use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use bytes::{Bytes, BytesMut};
-use flate2::Compression;
-use flate2::write::{DeflateEncoder, GzEncoder, ZlibEncoder};
 use http::header::{CONTENT_ENCODING, CONTENT_LENGTH};
 use http::{HeaderMap, Request, Response, StatusCode};
 use http_body::Body;
@@ -18,24 +15,6 @@ use tower_gzip::codec::{DecodeError, DecodeErrorKind};
 use tower_gzip::decompression::{DecompressionBody, RequestDecompressionLayer};
 
 pub const FRAME_LIMIT: usize = 64 * 1024;
-
-pub fn gzip(data: &[u8]) -> Vec<u8> {
-    let mut e = GzEncoder::new(Vec::new(), Compression::default());
-    e.write_all(data).unwrap();
-    e.finish().unwrap()
-}
-
-pub fn zlib(data: &[u8]) -> Vec<u8> {
-    let mut e = ZlibEncoder::new(Vec::new(), Compression::default());
-    e.write_all(data).unwrap();
-    e.finish().unwrap()
-}
-
-pub fn raw_deflate(data: &[u8]) -> Vec<u8> {
-    let mut e = DeflateEncoder::new(Vec::new(), Compression::default());
-    e.write_all(data).unwrap();
-    e.finish().unwrap()
-}
 
 pub fn text(len: usize) -> Vec<u8> {
     let words = [

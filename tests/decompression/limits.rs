@@ -5,7 +5,8 @@ use http::{Request, StatusCode};
 use http_body_util::Full;
 use tower_gzip::decompression::{DecompressionLimits, RatioLimit, RequestDecompressionLayer};
 
-use crate::harness::{FRAME_LIMIT, decoded_ok, encoded, gzip, is_limit, run, text};
+use crate::common::gzip;
+use crate::harness::{FRAME_LIMIT, decoded_ok, encoded, is_limit, run, text};
 use crate::server::{client, post_to, serve};
 use crate::support::bomb::{Bomb, BombKind, MIB};
 

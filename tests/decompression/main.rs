@@ -1,6 +1,8 @@
 //! RequestDecompressionLayer: codings, 415s, corrupt input, bombs and limits, through tower
 //! and through a real axum server on loopback.
 
+#[path = "../common/mod.rs"]
+mod common;
 mod support;
 
 mod harness;

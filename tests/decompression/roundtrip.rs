@@ -12,7 +12,8 @@ use http_body_util::{BodyExt, Full, StreamBody};
 use tower::{Layer, ServiceExt, service_fn};
 use tower_gzip::decompression::{DecompressionBody, MAX_CODINGS, RequestDecompressionLayer};
 
-use crate::harness::{FRAME_LIMIT, decoded_ok, encoded, gzip, raw_deflate, run, text, zlib};
+use crate::common::{gzip, raw_deflate, zlib};
+use crate::harness::{FRAME_LIMIT, decoded_ok, encoded, run, text};
 
 #[tokio::test]
 async fn gzip_x_gzip_and_case() {
