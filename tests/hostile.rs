@@ -3,7 +3,7 @@
 //! fed malformed, oversized and adversarial requests by a hyper-util client. After every
 //! case the same server must still answer a good gzip upload and a compressed GET.
 //!
-//! `tests/decompression.rs` checks the decoder's error kinds one request at a time; here the
+//! `tests/decompression/` checks the decoder's error kinds one request at a time; here the
 //! point is the status each attack gets over HTTP and that the server survives all of them.
 
 mod common;
