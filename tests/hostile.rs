@@ -3,7 +3,7 @@
 //! fed malformed, oversized and adversarial requests by a hyper-util client. After every
 //! case the same server must still answer a good gzip upload and a compressed GET.
 //!
-//! `tests/decompression.rs` checks the decoder's error kinds one request at a time; here the
+//! `tests/decompression/` checks the decoder's error kinds one request at a time; here the
 //! point is the status each attack gets over HTTP and that the server survives all of them.
 
 mod common;
@@ -18,7 +18,7 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use bytes::Bytes;
-use common::{decode, eventually, text};
+use common::{decode, eventually, gzip, raw_deflate, text, zlib};
 use flate2::Compression;
 use flate2::write::{DeflateEncoder, GzEncoder, ZlibEncoder};
 use http::header::{ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_TYPE};
@@ -220,24 +220,6 @@ impl Server {
             "{s:?}"
         );
     }
-}
-
-fn gzip(data: &[u8]) -> Vec<u8> {
-    let mut e = GzEncoder::new(Vec::new(), Compression::default());
-    e.write_all(data).unwrap();
-    e.finish().unwrap()
-}
-
-fn zlib(data: &[u8]) -> Vec<u8> {
-    let mut e = ZlibEncoder::new(Vec::new(), Compression::default());
-    e.write_all(data).unwrap();
-    e.finish().unwrap()
-}
-
-fn raw_deflate(data: &[u8]) -> Vec<u8> {
-    let mut e = DeflateEncoder::new(Vec::new(), Compression::default());
-    e.write_all(data).unwrap();
-    e.finish().unwrap()
 }
 
 /// A gzip member built by hand: `flags` with the optional fields given, then `data`.

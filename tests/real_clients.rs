@@ -4,101 +4,21 @@
 //! with `?autotest=1`. Each test fails with a clear message when its program is missing
 //! (`.ci/run` installs curl, gzip, python3 and chromium).
 
-use std::io::{BufRead, BufReader, Read, Write};
+#[path = "common/demo.rs"]
+mod demo;
+
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::OnceLock;
+use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use demo::Server;
 use serde_json::Value;
 
-/// Builds the example (a no-op when fresh) in this test's profile and returns its path,
-/// as `tests/demo_server.rs` does: `cargo test --test real_clients` does not build examples.
-fn server_binary() -> &'static PathBuf {
-    static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY.get_or_init(|| {
-        let exe = std::env::current_exe().unwrap();
-        let profile_dir = exe
-            .parent()
-            .and_then(|p| p.parent())
-            .and_then(|p| p.file_name());
-        let mut cmd = Command::new(env!("CARGO"));
-        cmd.current_dir(env!("CARGO_MANIFEST_DIR")).args([
-            "build",
-            "--example",
-            "server",
-            "--message-format=json",
-        ]);
-        match profile_dir.and_then(|p| p.to_str()) {
-            Some("debug") | None => {}
-            Some("release") => {
-                cmd.arg("--release");
-            }
-            Some(other) => {
-                cmd.args(["--profile", other]);
-            }
-        }
-        let out = cmd
-            .stderr(Stdio::inherit())
-            .output()
-            .expect("run cargo build");
-        assert!(out.status.success(), "cargo build --example server failed");
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-            .filter(|m| m["target"]["name"] == "server" && m["target"]["kind"][0] == "example")
-            .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-            .expect("cargo reported no executable for the server example")
-    })
-}
-
-/// A running demo server on a free loopback port; killed when dropped.
-struct Server {
-    child: Child,
-    base: String,
-}
-
+/// Helpers on the shared demo server for these tests.
 impl Server {
-    fn start() -> Server {
-        let mut child = Command::new(server_binary())
-            .env("ADDR", "127.0.0.1:0")
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("start the server example");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let mut server = Server {
-            child,
-            base: String::new(),
-        };
-        let line = rx
-            .recv_timeout(Duration::from_secs(60))
-            .expect("no `listening on` line");
-        server.base = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("bad first line: {line:?}"))
-            .to_owned();
-        assert!(
-            server.base.starts_with("http://127.0.0.1:"),
-            "{}",
-            server.base
-        );
-        server
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-
     /// The identity body of `GET path`, over a plain HTTP/1.0 socket (no client library
     /// between us and the bytes: HTTP/1.0 means no chunking, the body ends at EOF).
     fn identity(&self, path: &str) -> Vec<u8> {
@@ -123,13 +43,6 @@ impl Server {
         assert!(head.starts_with("http/1.0 200"), "{path}: {head}");
         assert!(!head.contains("content-encoding"), "{path}: {head}");
         raw.split_off(split)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -206,7 +119,7 @@ fn curl(dir: &TempDir, args: &[&str]) -> (u16, String, Vec<u8>) {
 
 #[test]
 fn curl_uploads_gzip_and_deflate_files() {
-    let server = Server::start();
+    let server = Server::start(&[]);
     let dir = TempDir::new("curl");
     let echo = server.url("/api/echo");
     let plain = server.identity("/api/items?n=400");
@@ -327,7 +240,7 @@ fn curl_uploads_gzip_and_deflate_files() {
 
 #[test]
 fn python_stdlib_client_decodes_and_uploads() {
-    let server = Server::start();
+    let server = Server::start(&[]);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/client.py");
     let out = run("python3", &[script.to_str().unwrap(), &server.base]);
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -453,7 +366,7 @@ fn autotest_result(dom: &str) -> Option<Value> {
 
 #[test]
 fn headless_chromium_decodes_the_demo_page() {
-    let server = Server::start();
+    let server = Server::start(&[]);
     let url = server.url("/?autotest=1");
     // Retried once: a slow start on a loaded machine can use up the budget.
     let result = autotest_result(&dump_dom(&url, 20_000))

@@ -1,8 +1,8 @@
-//! Helpers shared by the compression test files: independent decoders (flate2), test
+//! Helpers shared by the test files: independent encoders and decoders (flate2), test
 //! bodies, and deterministic test data.
 #![allow(dead_code)]
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -13,6 +13,27 @@ use http_body::{Body, Frame, SizeHint};
 use tokio::sync::mpsc;
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// One gzip member of `data`, by flate2 at the default level.
+pub fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+/// A zlib stream of `data` (`Content-Encoding: deflate`), by flate2 at the default level.
+pub fn zlib(data: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+/// Raw deflate of `data` (no zlib wrapper), by flate2 at the default level.
+pub fn raw_deflate(data: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
 
 /// Decodes one complete gzip member with flate2 and checks nothing follows it.
 pub fn gunzip(data: &[u8]) -> Vec<u8> {

@@ -2,49 +2,30 @@
 //! a real server on loopback; and the server layer against clients nobody here wrote (curl,
 //! the gzip CLI, Python's urllib).
 
+#[path = "../common/mod.rs"]
+mod common;
+
+mod loopback;
+mod tools;
+
 use std::convert::Infallible;
 use std::io::Write;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
-use axum::Router;
-use axum::extract::Request as AxumRequest;
-use axum::routing::{get, post};
 use bytes::Bytes;
-use flate2::Compression;
-use flate2::write::{DeflateEncoder, GzEncoder, ZlibEncoder};
+use common::{gunzip, gzip, raw_deflate, zlib};
 use http::header::{
     ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, HeaderValue, RANGE,
 };
 use http::{HeaderMap, Method, Request, Response, StatusCode};
 use http_body::{Body, Frame};
 use http_body_util::{BodyExt, Empty, Full, LengthLimitError, StreamBody};
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
-use tower::{Layer, ServiceBuilder, ServiceExt, service_fn};
+use tower::{Layer, ServiceExt, service_fn};
 use tower_gzip::client::{DecompressionLayer, RequestCompressionLayer};
 use tower_gzip::codec::{DecodeError, DecodeErrorKind, Format};
 use tower_gzip::compression::CompressionBody;
-use tower_gzip::decompression::{DecompressionBody, RequestDecompressionLayer};
+use tower_gzip::decompression::DecompressionBody;
 use tower_gzip::{BoxError, CodecPool};
-
-fn gzip(data: &[u8]) -> Vec<u8> {
-    let mut e = GzEncoder::new(Vec::new(), Compression::default());
-    e.write_all(data).unwrap();
-    e.finish().unwrap()
-}
-
-fn zlib(data: &[u8]) -> Vec<u8> {
-    let mut e = ZlibEncoder::new(Vec::new(), Compression::default());
-    e.write_all(data).unwrap();
-    e.finish().unwrap()
-}
-
-fn raw_deflate(data: &[u8]) -> Vec<u8> {
-    let mut e = DeflateEncoder::new(Vec::new(), Compression::default());
-    e.write_all(data).unwrap();
-    e.finish().unwrap()
-}
 
 fn json_document(items: usize) -> String {
     let items: Vec<_> = (0..items)
@@ -311,12 +292,6 @@ where
     seen.lock().unwrap().take().unwrap()
 }
 
-fn gunzip(wire: &[u8]) -> Vec<u8> {
-    let mut d = flate2::write::GzDecoder::new(Vec::new());
-    d.write_all(wire).unwrap();
-    d.finish().unwrap()
-}
-
 fn post_req(body: impl Into<Bytes>) -> http::request::Builder {
     let body: Bytes = body.into();
     Request::post("http://example.test/api").header(CONTENT_LENGTH, body.len())
@@ -430,263 +405,4 @@ async fn skips_what_should_not_be_compressed() {
         .unwrap();
     let layer = RequestCompressionLayer::new().skip_compressed_types(false);
     assert_eq!(send(layer, req).await.headers[CONTENT_ENCODING], "gzip");
-}
-
-// ---------------------------------------------------------------------------------------
-// Both client layers around hyper-util's client, against a real server.
-
-#[derive(Default)]
-struct Arrived {
-    content_encoding: Mutex<Vec<Option<String>>>,
-}
-
-/// An axum server: RequestDecompressionLayer for uploads, tower-http's CompressionLayer for
-/// responses, and a probe outside both that records each request's Content-Encoding.
-async fn serve() -> (SocketAddr, Arc<Arrived>) {
-    let arrived = Arc::new(Arrived::default());
-    let probe = arrived.clone();
-    let app = Router::new()
-        .route(
-            "/api/echo",
-            post(|headers: HeaderMap, body: Bytes| async move {
-                let mut response = Response::new(axum::body::Body::from(body));
-                if let Some(ct) = headers.get(CONTENT_TYPE) {
-                    response.headers_mut().insert(CONTENT_TYPE, ct.clone());
-                }
-                response
-            }),
-        )
-        .route(
-            "/api/items",
-            get(|| async {
-                let mut response = Response::new(axum::body::Body::from(json_document(200)));
-                response
-                    .headers_mut()
-                    .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-                response
-            }),
-        )
-        .layer(RequestDecompressionLayer::new())
-        .layer(tower_http::compression::CompressionLayer::new())
-        .layer(axum::middleware::map_request(move |req: AxumRequest| {
-            let coding = req
-                .headers()
-                .get(CONTENT_ENCODING)
-                .map(|v| v.to_str().unwrap().to_owned());
-            probe.content_encoding.lock().unwrap().push(coding);
-            async move { req }
-        }));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (addr, arrived)
-}
-
-/// Counts the bytes of a body as they arrive, before any decoding.
-struct WireCount<B> {
-    inner: B,
-    count: Arc<Mutex<usize>>,
-}
-
-impl<B: Body<Data = Bytes> + Unpin> Body for WireCount<B> {
-    type Data = Bytes;
-    type Error = B::Error;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<Frame<Bytes>, B::Error>>> {
-        let poll = std::pin::Pin::new(&mut self.inner).poll_frame(cx);
-        if let std::task::Poll::Ready(Some(Ok(frame))) = &poll {
-            if let Some(data) = frame.data_ref() {
-                *self.count.lock().unwrap() += data.len();
-            }
-        }
-        poll
-    }
-}
-
-#[tokio::test]
-async fn hyper_client_round_trip_over_loopback() {
-    let (addr, arrived) = serve().await;
-    let wire = Arc::new(Mutex::new(0usize));
-    let tap = wire.clone();
-    let client = Client::builder(TokioExecutor::new()).build_http();
-    let client = ServiceBuilder::new()
-        .layer(DecompressionLayer::new())
-        .map_response(move |response: Response<hyper::body::Incoming>| {
-            response.map(|inner| WireCount {
-                inner,
-                count: tap.clone(),
-            })
-        })
-        .layer(RequestCompressionLayer::new())
-        .service(client);
-
-    // A JSON upload: compressed on the way out, decoded by the server, echoed back
-    // compressed, decoded by the client.
-    let doc = json_document(300);
-    let request = Request::post(format!("http://{addr}/api/echo"))
-        .header(CONTENT_TYPE, "application/json")
-        .body(Full::new(Bytes::from(doc.clone())))
-        .unwrap();
-    let response = client.clone().oneshot(request).await.unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    assert_eq!(response.headers()[CONTENT_TYPE], "application/json");
-    assert!(response.headers().get(CONTENT_ENCODING).is_none());
-    let echoed = response.into_body().collect().await.unwrap().to_bytes();
-    assert_eq!(echoed, doc);
-    assert_eq!(
-        arrived.content_encoding.lock().unwrap()[0].as_deref(),
-        Some("gzip")
-    );
-    let wire_bytes = std::mem::take(&mut *wire.lock().unwrap());
-    assert!(wire_bytes < doc.len() / 3, "{wire_bytes} on the wire");
-
-    // A compressed response.
-    let request = Request::get(format!("http://{addr}/api/items"))
-        .body(Full::new(Bytes::new()))
-        .unwrap();
-    let response = client.clone().oneshot(request).await.unwrap();
-    let items = response.into_body().collect().await.unwrap().to_bytes();
-    assert_eq!(items, json_document(200));
-    assert!(*wire.lock().unwrap() < items.len() / 3);
-    let parsed: serde_json::Value = serde_json::from_slice(&items).unwrap();
-    assert_eq!(parsed["items"].as_array().unwrap().len(), 200);
-}
-
-// ---------------------------------------------------------------------------------------
-// Tools nobody here wrote, against RequestDecompressionLayer.
-
-fn require(tool: &str) {
-    let found = std::process::Command::new(tool)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        found,
-        "`{tool}` is required by this interop test and was not found on PATH; \
-         install it (CI installs curl, gzip and python3)"
-    );
-}
-
-fn scratch_dir(name: &str) -> std::path::PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let dir =
-        std::env::temp_dir().join(format!("tower-gzip-{name}-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-#[tokio::test]
-async fn curl_uploads_a_gzip_cli_file() {
-    require("curl");
-    require("gzip");
-    let (addr, arrived) = serve().await;
-    let dir = scratch_dir("curl");
-    let doc = json_document(500);
-    let path = dir.join("body.json");
-    std::fs::write(&path, &doc).unwrap();
-    let status = tokio::process::Command::new("gzip")
-        .arg("-9")
-        .arg("-f")
-        .arg(&path)
-        .status()
-        .await
-        .unwrap();
-    assert!(status.success(), "gzip failed");
-    let gz = dir.join("body.json.gz");
-    assert!(std::fs::metadata(&gz).unwrap().len() < doc.len() as u64 / 3);
-    let output = tokio::process::Command::new("curl")
-        .args(["-sS", "--fail-with-body", "--compressed"])
-        .arg("--data-binary")
-        .arg(format!("@{}", gz.display()))
-        .args([
-            "-H",
-            "Content-Encoding: gzip",
-            "-H",
-            "Content-Type: application/json",
-        ])
-        .arg(format!("http://{addr}/api/echo"))
-        .output()
-        .await
-        .unwrap();
-    std::fs::remove_dir_all(&dir).ok();
-    assert!(
-        output.status.success(),
-        "curl failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert_eq!(String::from_utf8(output.stdout).unwrap(), doc);
-    assert_eq!(
-        arrived.content_encoding.lock().unwrap()[0].as_deref(),
-        Some("gzip")
-    );
-}
-
-#[tokio::test]
-async fn curl_gets_415_for_unknown_coding() {
-    require("curl");
-    let (addr, _) = serve().await;
-    let output = tokio::process::Command::new("curl")
-        .args(["-sS", "-o", "/dev/null", "-D", "-", "--data-binary", "abc"])
-        .args(["-H", "Content-Encoding: br"])
-        .arg(format!("http://{addr}/api/echo"))
-        .output()
-        .await
-        .unwrap();
-    let head = String::from_utf8(output.stdout)
-        .unwrap()
-        .to_ascii_lowercase();
-    assert!(head.starts_with("http/1.1 415"), "{head}");
-    assert!(head.contains("accept-encoding: gzip, deflate"), "{head}");
-}
-
-const PYTHON_CLIENT: &str = r#"
-import gzip, json, sys, urllib.request, zlib
-
-url = sys.argv[1]
-doc = json.dumps({"items": [{"id": i, "name": "item %d" % i} for i in range(400)]}).encode()
-raw = zlib.compressobj(6, zlib.DEFLATED, -15)
-bodies = [
-    ("gzip", gzip.compress(doc)),
-    ("x-gzip", gzip.compress(doc)),
-    ("deflate", zlib.compress(doc)),
-    ("deflate", raw.compress(doc) + raw.flush()),
-]
-for coding, body in bodies:
-    assert len(body) < len(doc) // 3, coding
-    req = urllib.request.Request(url, data=body, method="POST", headers={
-        "Content-Encoding": coding, "Content-Type": "application/json"})
-    with urllib.request.urlopen(req) as response:
-        echoed = response.read()
-        if response.headers.get("Content-Encoding") == "gzip":
-            echoed = gzip.decompress(echoed)
-    assert echoed == doc, (coding, len(echoed), len(doc))
-print("ok", len(bodies))
-"#;
-
-#[tokio::test]
-async fn python_urllib_sends_gzip_and_deflate() {
-    require("python3");
-    let (addr, arrived) = serve().await;
-    let output = tokio::process::Command::new("python3")
-        .arg("-c")
-        .arg(PYTHON_CLIENT)
-        .arg(format!("http://{addr}/api/echo"))
-        .output()
-        .await
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "python client failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert_eq!(String::from_utf8(output.stdout).unwrap().trim(), "ok 4");
-    let codings = arrived.content_encoding.lock().unwrap().clone();
-    let codings: Vec<_> = codings.iter().map(|c| c.as_deref().unwrap()).collect();
-    assert_eq!(codings, ["gzip", "x-gzip", "deflate", "deflate"]);
 }

@@ -1,0 +1,153 @@
+//! The codec returns to the pool when the body ends, is dropped or fails.
+
+use bytes::Bytes;
+use http::Response;
+use http::header::CONTENT_ENCODING;
+use http_body::Frame;
+use http_body_util::BodyExt;
+use tower_gzip::CodecPool;
+use tower_gzip::compression::CompressionLayer;
+
+use crate::common::{ReadyFrames, StutterBody, channel_body, gunzip, noise, text};
+use crate::support::{full, get, private_pool, respond, round};
+
+/// States checked out, streaming (zlib-rs) and one-shot (libdeflate) alike.
+fn in_use(pool: &CodecPool) -> u64 {
+    let stats = pool.stats();
+    stats.compressors.in_use() + stats.block_compressors.in_use()
+}
+
+#[tokio::test]
+async fn codec_returns_to_pool_when_body_ends() {
+    let pool = private_pool();
+    let layer = CompressionLayer::new().pool(pool.clone());
+    // One-shot: back as soon as the response is built.
+    let out = round(&layer, Some("gzip"), full(text(1000))).await;
+    assert_eq!(gunzip(&out.body), text(1000));
+    assert_eq!(in_use(&pool), 0);
+    // Streaming: held while streaming, back at the end.
+    let (tx, body) = channel_body();
+    tx.data(text(1000));
+    let res = respond(&layer, get(Some("gzip")), Response::new(body)).await;
+    let mut body = res.into_body();
+    let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
+    assert_eq!(in_use(&pool), 1, "held while streaming");
+    drop(tx);
+    let mut all = first.to_vec();
+    while let Some(f) = body.frame().await {
+        all.extend_from_slice(&f.unwrap().into_data().unwrap());
+    }
+    assert_eq!(
+        in_use(&pool),
+        0,
+        "returned at the end, before the body is dropped"
+    );
+    assert_eq!(gunzip(&all), text(1000));
+    drop(body);
+    // The one-shot body used a whole-buffer compressor (libdeflate with the default
+    // features), the streamed one a streaming state; each is back on its shelf.
+    let stats = pool.stats();
+    let (streaming, block) = (stats.compressors, stats.block_compressors);
+    assert_eq!(streaming.created + block.created, 2, "{stats:?}");
+    assert_eq!(streaming.idle + block.idle, 2, "{stats:?}");
+    assert_eq!(streaming.in_use() + block.in_use(), 0);
+}
+
+#[tokio::test]
+async fn codec_returns_to_pool_when_body_is_dropped() {
+    let pool = private_pool();
+    let layer = CompressionLayer::new().pool(pool.clone());
+    let (tx, body) = channel_body();
+    tx.data(text(5000));
+    let res = respond(&layer, get(Some("deflate")), Response::new(body)).await;
+    let mut body = res.into_body();
+    let _ = body.frame().await.unwrap().unwrap();
+    assert_eq!(in_use(&pool), 1);
+    drop(body);
+    assert_eq!(in_use(&pool), 0);
+    assert!(tx.is_closed(), "inner body dropped too");
+    // Dropped before the first poll.
+    let res = respond(&layer, get(Some("gzip")), full(text(200_000))).await;
+    assert_eq!(in_use(&pool), 1);
+    drop(res);
+    assert_eq!(in_use(&pool), 0);
+    assert_eq!(pool.stats().compressors.discarded, 0);
+}
+
+#[tokio::test]
+async fn inner_error_mid_stream_reaches_consumer_and_pool_recovers() {
+    let pool = CodecPool::builder().max_idle(1).build();
+    let layer = CompressionLayer::new().pool(pool.clone());
+    for accept in ["gzip", "deflate"] {
+        let (tx, body) = channel_body();
+        tx.data(noise(10_000, 3));
+        let res = respond(&layer, get(Some(accept)), Response::new(body)).await;
+        let mut body = res.into_body();
+        let first = body.frame().await.unwrap();
+        assert!(first.is_ok());
+        tx.data(text(3000));
+        tx.error("upstream broke");
+        let mut saw_error = false;
+        for _ in 0..10 {
+            match body.frame().await {
+                Some(Ok(_)) => {}
+                Some(Err(e)) => {
+                    assert!(e.to_string().contains("upstream broke"), "{e}");
+                    saw_error = true;
+                    break;
+                }
+                None => break,
+            }
+        }
+        assert!(saw_error, "{accept}: the error reaches the consumer");
+        assert_eq!(in_use(&pool), 0, "{accept}: state returned on error");
+        assert!(body.frame().await.is_none(), "ends after the error");
+        drop(body);
+
+        // The next response reuses the (reset) state and decodes correctly, on both paths.
+        let data = text(20_000);
+        let out = round(
+            &layer,
+            Some(accept),
+            Response::new(StutterBody::data([data.clone()])),
+        )
+        .await;
+        assert!(out.decoded() == data);
+        let out = round(&layer, Some(accept), full(data.clone())).await;
+        assert!(out.decoded() == data);
+    }
+    // Streaming states were reused after each error; one-shot bodies reuse theirs too.
+    let stats = pool.stats();
+    assert!(stats.compressors.reused >= 3, "{stats:?}");
+    assert!(
+        stats.compressors.reused + stats.block_compressors.reused >= 4,
+        "{stats:?}"
+    );
+}
+
+#[tokio::test]
+async fn error_before_anything_is_sent() {
+    let pool = private_pool();
+    let layer = CompressionLayer::new().pool(pool.clone());
+    let body = ReadyFrames::new([
+        Ok(Frame::data(Bytes::from_static(b"partial"))),
+        Err("boom".into()),
+    ]);
+    let res = respond(&layer, get(Some("gzip")), Response::new(body)).await;
+    assert!(res.headers().get(CONTENT_ENCODING).is_none());
+    let mut body = res.into_body();
+    let mut got = Vec::new();
+    let mut err = None;
+    while let Some(frame) = body.frame().await {
+        match frame {
+            Ok(f) => got.extend_from_slice(&f.into_data().unwrap()),
+            Err(e) => {
+                err = Some(e.to_string());
+                break;
+            }
+        }
+    }
+    assert_eq!(err.as_deref(), Some("boom"));
+    assert_eq!(got, b"partial");
+    assert_eq!(in_use(&pool), 0);
+}

@@ -1,0 +1,136 @@
+//! Size and ratio limits: boundaries, chains, and the statuses axum gives them.
+
+use http::header::CONTENT_ENCODING;
+use http::{Request, StatusCode};
+use http_body_util::Full;
+use tower_gzip::decompression::{DecompressionLimits, RatioLimit, RequestDecompressionLayer};
+
+use crate::common::gzip;
+use crate::harness::{FRAME_LIMIT, decoded_ok, encoded, is_limit, run, text};
+use crate::server::{client, post_to, serve};
+use crate::support::bomb::{Bomb, BombKind, MIB};
+
+#[tokio::test]
+async fn default_limits_stop_a_bomb_by_ratio() {
+    let bomb = Bomb::new(BombKind::Gzip, 64);
+    let req = Request::post("/")
+        .header(CONTENT_ENCODING, "gzip")
+        .body(bomb)
+        .unwrap();
+    let seen = run(RequestDecompressionLayer::new(), req)
+        .await
+        .seen
+        .unwrap();
+    assert!(is_limit(&seen));
+    // 1 MiB before the ratio is checked, then at most burst + 1 frames.
+    let decoded = seen.frames * FRAME_LIMIT;
+    assert!(decoded <= MIB + 4 * FRAME_LIMIT, "{decoded}");
+}
+
+#[tokio::test]
+async fn ratio_limit_rejects_a_body_under_the_size_limit() {
+    let zeros = vec![0u8; 3 * MIB];
+    let out = run(
+        RequestDecompressionLayer::new(),
+        encoded("gzip", gzip(&zeros)),
+    )
+    .await;
+    assert!(is_limit(&out.seen.unwrap()));
+    // The same body passes without a ratio limit.
+    let layer = RequestDecompressionLayer::new().ratio_limit(None);
+    let out = run(layer, encoded("gzip", gzip(&zeros))).await;
+    assert_eq!(out.seen.unwrap().body.unwrap().len(), 3 * MIB);
+    // A tighter custom ratio catches ordinary text.
+    let plain = text(400_000);
+    let ratio = RatioLimit::new(2, 1).with_min_size(0);
+    let layer = RequestDecompressionLayer::new().ratio_limit(Some(ratio));
+    assert!(is_limit(
+        &run(layer, encoded("gzip", gzip(&plain)))
+            .await
+            .seen
+            .unwrap()
+    ));
+}
+
+#[tokio::test]
+async fn small_repetitive_body_under_the_minimum_passes() {
+    let zeros = vec![0u8; 1024 * 1024 - 1];
+    let wire = gzip(&zeros);
+    assert!(zeros.len() / wire.len() > 200);
+    decoded_ok("gzip", wire, &zeros).await;
+}
+
+#[tokio::test]
+async fn size_limit_exact_boundary() {
+    let plain = text(100_000);
+    let limits = DecompressionLimits::none().with_max_size(Some(100_000));
+    let out = run(
+        RequestDecompressionLayer::new().limits(limits),
+        encoded("gzip", gzip(&plain)),
+    )
+    .await;
+    assert_eq!(out.seen.unwrap().body.unwrap(), plain);
+    let limits = limits.with_max_size(Some(99_999));
+    let out = run(
+        RequestDecompressionLayer::new().limits(limits),
+        encoded("gzip", gzip(&plain)),
+    )
+    .await;
+    assert!(is_limit(&out.seen.unwrap()));
+    let out = run(
+        RequestDecompressionLayer::new().no_limits(),
+        encoded("gzip", gzip(&plain)),
+    )
+    .await;
+    assert_eq!(out.seen.unwrap().body.unwrap(), plain);
+}
+
+#[tokio::test]
+async fn limit_applies_to_inner_stages_of_a_chain() {
+    // gzip of a gzip bomb: the outer layer is small, the inner stream alone is 8 MiB.
+    let inner = gzip(&vec![0u8; 64 * MIB]);
+    let wire = gzip(&inner);
+    let layer = RequestDecompressionLayer::new()
+        .max_decompressed_size(Some(MIB))
+        .ratio_limit(None);
+    let seen = run(layer, encoded("gzip, gzip", wire)).await.seen.unwrap();
+    assert!(is_limit(&seen));
+    assert!(seen.frames * FRAME_LIMIT <= MIB + FRAME_LIMIT);
+}
+
+#[tokio::test]
+async fn limits_through_axum_are_413_and_corrupt_is_400() {
+    let (addr, _) = serve(RequestDecompressionLayer::new()).await;
+    let client = client();
+    let zeros = gzip(&vec![0u8; 8 * MIB]);
+    let (status, _) = post_to(&client, addr, "/text", Some("gzip"), Full::from(zeros)).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    let (status, _) = post_to(
+        &client,
+        addr,
+        "/text",
+        Some("gzip"),
+        Full::from(vec![1u8; 20]),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let (status, body) = post_to(
+        &client,
+        addr,
+        "/text",
+        Some("br"),
+        Full::from(vec![1u8; 20]),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    assert_eq!(body, "Unsupported Content-Encoding\n");
+    let (status, body) = post_to(
+        &client,
+        addr,
+        "/text",
+        Some("gzip"),
+        Full::from(gzip(b"four")),
+    )
+    .await;
+    assert_eq!((status, &body[..]), (StatusCode::OK, &b"4"[..]));
+}

@@ -1,0 +1,17 @@
+//! RequestDecompressionLayer: codings, 415s, corrupt input, bombs and limits, through tower
+//! and through a real axum server on loopback.
+
+#[path = "../common/mod.rs"]
+mod common;
+mod support;
+
+mod harness;
+mod server;
+
+mod bombs;
+mod corrupt;
+mod limits;
+mod roundtrip;
+
+#[global_allocator]
+static ALLOC: support::alloc::Tracking = support::alloc::Tracking;

@@ -1,0 +1,196 @@
+//! A per-thread tracking allocator and a lazy bomb generator.
+
+/// A global allocator that keeps per-thread live and peak byte counts.
+pub mod alloc {
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::cell::Cell;
+
+    pub struct Tracking;
+
+    thread_local! {
+        static LIVE: Cell<usize> = const { Cell::new(0) };
+        static PEAK: Cell<usize> = const { Cell::new(0) };
+    }
+
+    fn grow(n: usize) {
+        let _ = LIVE.try_with(|live| {
+            let now = live.get().wrapping_add(n);
+            live.set(now);
+            let _ = PEAK.try_with(|peak| peak.set(peak.get().max(now)));
+        });
+    }
+
+    fn shrink(n: usize) {
+        let _ = LIVE.try_with(|live| live.set(live.get().wrapping_sub(n)));
+    }
+
+    unsafe impl GlobalAlloc for Tracking {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            let p = unsafe { System.alloc(layout) };
+            if !p.is_null() {
+                grow(layout.size());
+            }
+            p
+        }
+
+        unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+            let p = unsafe { System.alloc_zeroed(layout) };
+            if !p.is_null() {
+                grow(layout.size());
+            }
+            p
+        }
+
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            unsafe { System.dealloc(ptr, layout) };
+            shrink(layout.size());
+        }
+
+        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new: usize) -> *mut u8 {
+            let p = unsafe { System.realloc(ptr, layout, new) };
+            if !p.is_null() {
+                shrink(layout.size());
+                grow(new);
+            }
+            p
+        }
+    }
+
+    /// Starts a measurement on this thread: returns the live bytes now.
+    pub fn mark() -> usize {
+        let live = LIVE.with(Cell::get);
+        PEAK.with(|peak| peak.set(live));
+        live
+    }
+
+    /// The most bytes live on this thread since `mark`, above the mark.
+    pub fn peak_since(mark: usize) -> usize {
+        PEAK.with(Cell::get).saturating_sub(mark)
+    }
+}
+
+/// Lazily generated compressed streams of zeros, produced chunk by chunk as the body is
+/// polled, by flate2's own encoders (not this crate's).
+pub mod bomb {
+    use std::io::Write;
+    use std::pin::Pin;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::task::{Context, Poll};
+
+    use bytes::Bytes;
+    use flate2::Compression;
+    use flate2::write::{DeflateEncoder, GzEncoder, ZlibEncoder};
+    use http_body::{Body, Frame};
+
+    pub const MIB: usize = 1024 * 1024;
+    static ZEROS: [u8; MIB] = [0; MIB];
+
+    #[derive(Clone, Copy, Debug)]
+    pub enum BombKind {
+        /// One gzip member.
+        Gzip,
+        /// One zlib stream.
+        Zlib,
+        /// Raw deflate, sent as `deflate`.
+        RawDeflate,
+        /// A gzip member of 1 MiB of zeros, repeated.
+        GzipMembers,
+    }
+
+    impl BombKind {
+        pub fn coding(self) -> &'static str {
+            match self {
+                BombKind::Gzip | BombKind::GzipMembers => "gzip",
+                BombKind::Zlib | BombKind::RawDeflate => "deflate",
+            }
+        }
+    }
+
+    enum Enc {
+        Gzip(GzEncoder<Vec<u8>>),
+        Zlib(ZlibEncoder<Vec<u8>>),
+        Raw(DeflateEncoder<Vec<u8>>),
+        Members(Bytes),
+    }
+
+    pub struct Bomb {
+        enc: Enc,
+        /// MiB of zeros still to encode.
+        left: usize,
+        done: bool,
+        pulled: Arc<AtomicU64>,
+    }
+
+    impl Bomb {
+        /// A stream of `mib` MiB of zeros.
+        pub fn new(kind: BombKind, mib: usize) -> Self {
+            let level = Compression::default();
+            let enc = match kind {
+                BombKind::Gzip => Enc::Gzip(GzEncoder::new(Vec::new(), level)),
+                BombKind::Zlib => Enc::Zlib(ZlibEncoder::new(Vec::new(), level)),
+                BombKind::RawDeflate => Enc::Raw(DeflateEncoder::new(Vec::new(), level)),
+                BombKind::GzipMembers => {
+                    let mut e = GzEncoder::new(Vec::new(), level);
+                    e.write_all(&ZEROS).unwrap();
+                    Enc::Members(Bytes::from(e.finish().unwrap()))
+                }
+            };
+            Bomb {
+                enc,
+                left: mib,
+                done: false,
+                pulled: Arc::default(),
+            }
+        }
+
+        /// Compressed bytes handed out so far.
+        pub fn pulled(&self) -> Arc<AtomicU64> {
+            self.pulled.clone()
+        }
+
+        fn next_chunk(&mut self) -> Vec<u8> {
+            macro_rules! step {
+                ($e:expr) => {{
+                    if self.left > 0 {
+                        $e.write_all(&ZEROS).unwrap();
+                        self.left -= 1;
+                    } else {
+                        $e.try_finish().unwrap();
+                        self.done = true;
+                    }
+                    std::mem::take($e.get_mut())
+                }};
+            }
+            match &mut self.enc {
+                Enc::Gzip(e) => step!(e),
+                Enc::Zlib(e) => step!(e),
+                Enc::Raw(e) => step!(e),
+                Enc::Members(member) => {
+                    self.left -= 1;
+                    self.done = self.left == 0;
+                    member.to_vec()
+                }
+            }
+        }
+    }
+
+    impl Body for Bomb {
+        type Data = Bytes;
+        type Error = std::convert::Infallible;
+
+        fn poll_frame(
+            mut self: Pin<&mut Self>,
+            _cx: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+            while !self.done {
+                let chunk = self.next_chunk();
+                if !chunk.is_empty() {
+                    self.pulled.fetch_add(chunk.len() as u64, Ordering::SeqCst);
+                    return Poll::Ready(Some(Ok(Frame::data(Bytes::from(chunk)))));
+                }
+            }
+            Poll::Ready(None)
+        }
+    }
+}
