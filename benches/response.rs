@@ -8,12 +8,12 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use tower::{Layer, ServiceExt, service_fn};
+use tower::{Layer, service_fn};
 use tower_gzip::{CodecPool, CompressionLevel, compression::CompressionLayer};
 
 use support::{
-    RawFloor, RawInflateFloor, SIZES, drain, drain_request, full_response, gzip_body_request,
-    gzip_bytes, gzip_request, identity_body_request, json, streamed_response,
+    RawFloor, RawInflateFloor, SIZES, drain_request, full_response, gzip_body_request, gzip_bytes,
+    gzip_request, identity_body_request, json, respond, streamed_response,
 };
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -58,36 +58,21 @@ fn full_bodies(
             .quality(ours)
             .layer(service_fn(move |_| full_response(p.clone())));
         group.bench_function("tower_gzip", |b| {
-            b.iter(|| {
-                rt.block_on(async {
-                    let res = svc.clone().oneshot(gzip_request()).await.unwrap();
-                    black_box(drain(res.into_body()).await)
-                })
-            })
+            b.iter(|| black_box(rt.block_on(respond(&svc, gzip_request()))))
         });
         let p = payload.clone();
         let svc = tower_http::compression::CompressionLayer::new()
             .quality(theirs)
             .layer(service_fn(move |_| full_response(p.clone())));
         group.bench_function("tower_http", |b| {
-            b.iter(|| {
-                rt.block_on(async {
-                    let res = svc.clone().oneshot(gzip_request()).await.unwrap();
-                    black_box(drain(res.into_body()).await)
-                })
-            })
+            b.iter(|| black_box(rt.block_on(respond(&svc, gzip_request()))))
         });
         let mut floor = RawFloor::new(level);
         group.bench_function("raw_floor", |b| b.iter(|| black_box(floor.gzip(&payload))));
         let p = payload.clone();
         let svc = service_fn(move |_| full_response(p.clone()));
         group.bench_function("identity", |b| {
-            b.iter(|| {
-                rt.block_on(async {
-                    let res = svc.clone().oneshot(gzip_request()).await.unwrap();
-                    black_box(drain(res.into_body()).await)
-                })
-            })
+            b.iter(|| black_box(rt.block_on(respond(&svc, gzip_request()))))
         });
         group.finish();
     }
@@ -122,36 +107,21 @@ fn streaming(c: &mut Criterion) {
         let p = payload.clone();
         let svc = CompressionLayer::new().layer(service_fn(move |_| streamed_response(p.clone())));
         group.bench_function("tower_gzip", |b| {
-            b.iter(|| {
-                rt.block_on(async {
-                    let res = svc.clone().oneshot(gzip_request()).await.unwrap();
-                    black_box(drain(res.into_body()).await)
-                })
-            })
+            b.iter(|| black_box(rt.block_on(respond(&svc, gzip_request()))))
         });
         let p = payload.clone();
         let svc = tower_http::compression::CompressionLayer::new()
             .quality(tower_http::CompressionLevel::Default)
             .layer(service_fn(move |_| streamed_response(p.clone())));
         group.bench_function("tower_http", |b| {
-            b.iter(|| {
-                rt.block_on(async {
-                    let res = svc.clone().oneshot(gzip_request()).await.unwrap();
-                    black_box(drain(res.into_body()).await)
-                })
-            })
+            b.iter(|| black_box(rt.block_on(respond(&svc, gzip_request()))))
         });
         let mut floor = RawFloor::new(6);
         group.bench_function("raw_floor", |b| b.iter(|| black_box(floor.gzip(&payload))));
         let p = payload.clone();
         let svc = service_fn(move |_| streamed_response(p.clone()));
         group.bench_function("identity", |b| {
-            b.iter(|| {
-                rt.block_on(async {
-                    let res = svc.clone().oneshot(gzip_request()).await.unwrap();
-                    black_box(drain(res.into_body()).await)
-                })
-            })
+            b.iter(|| black_box(rt.block_on(respond(&svc, gzip_request()))))
         });
         group.finish();
     }
@@ -182,11 +152,7 @@ fn contention(c: &mut Criterion) {
                             scope.spawn(move || {
                                 let rt = runtime();
                                 for _ in 0..iters {
-                                    rt.block_on(async {
-                                        let res =
-                                            svc.clone().oneshot(gzip_request()).await.unwrap();
-                                        black_box(drain(res.into_body()).await)
-                                    });
+                                    black_box(rt.block_on(respond(&svc, gzip_request())));
                                 }
                             });
                         }
@@ -211,22 +177,12 @@ fn request(c: &mut Criterion) {
         let svc = tower_gzip::decompression::RequestDecompressionLayer::new()
             .layer(service_fn(drain_request));
         group.bench_function("tower_gzip", |b| {
-            b.iter(|| {
-                rt.block_on(async {
-                    let req = gzip_body_request(gzipped.clone());
-                    black_box(svc.clone().oneshot(req).await.unwrap())
-                })
-            })
+            b.iter(|| black_box(rt.block_on(respond(&svc, gzip_body_request(gzipped.clone())))))
         });
         let svc = tower_http::decompression::RequestDecompressionLayer::new()
             .layer(service_fn(drain_request));
         group.bench_function("tower_http", |b| {
-            b.iter(|| {
-                rt.block_on(async {
-                    let req = gzip_body_request(gzipped.clone());
-                    black_box(svc.clone().oneshot(req).await.unwrap())
-                })
-            })
+            b.iter(|| black_box(rt.block_on(respond(&svc, gzip_body_request(gzipped.clone())))))
         });
         let mut floor = RawInflateFloor::new();
         group.bench_function("raw_floor", |b| {
@@ -234,12 +190,7 @@ fn request(c: &mut Criterion) {
         });
         let svc = service_fn(drain_request);
         group.bench_function("identity", |b| {
-            b.iter(|| {
-                rt.block_on(async {
-                    let req = identity_body_request(payload.clone());
-                    black_box(svc.oneshot(req).await.unwrap())
-                })
-            })
+            b.iter(|| black_box(rt.block_on(respond(&svc, identity_body_request(payload.clone())))))
         });
         group.finish();
     }

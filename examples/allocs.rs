@@ -30,7 +30,7 @@ use tower_gzip::{CodecPool, CompressionLevel};
 
 use support::{
     SIZES, drain, drain_request, full_response, gzip_body_request, gzip_bytes, gzip_request,
-    identity_body_request, json, streamed_response,
+    identity_body_request, json, respond, streamed_response,
 };
 
 // ---------------------------------------------------------------------------------------
@@ -148,22 +148,13 @@ fn full_case(rt: &tokio::runtime::Runtime, case: &str, size: usize, level: u32) 
     Row {
         case: case.to_owned(),
         ours: measure(|| {
-            rt.block_on(async {
-                let res = ours.clone().oneshot(gzip_request()).await.unwrap();
-                black_box(drain(res.into_body()).await);
-            })
+            black_box(rt.block_on(respond(&ours, gzip_request())));
         }),
         theirs: measure(|| {
-            rt.block_on(async {
-                let res = theirs.clone().oneshot(gzip_request()).await.unwrap();
-                black_box(drain(res.into_body()).await);
-            })
+            black_box(rt.block_on(respond(&theirs, gzip_request())));
         }),
         identity: measure(|| {
-            rt.block_on(async {
-                let res = identity.clone().oneshot(gzip_request()).await.unwrap();
-                black_box(drain(res.into_body()).await);
-            })
+            black_box(rt.block_on(respond(&identity, gzip_request())));
         }),
     }
 }
@@ -182,22 +173,13 @@ fn streaming_case(rt: &tokio::runtime::Runtime, case: &str, size: usize) -> Row 
     Row {
         case: case.to_owned(),
         ours: measure(|| {
-            rt.block_on(async {
-                let res = ours.clone().oneshot(gzip_request()).await.unwrap();
-                black_box(drain(res.into_body()).await);
-            })
+            black_box(rt.block_on(respond(&ours, gzip_request())));
         }),
         theirs: measure(|| {
-            rt.block_on(async {
-                let res = theirs.clone().oneshot(gzip_request()).await.unwrap();
-                black_box(drain(res.into_body()).await);
-            })
+            black_box(rt.block_on(respond(&theirs, gzip_request())));
         }),
         identity: measure(|| {
-            rt.block_on(async {
-                let res = identity.clone().oneshot(gzip_request()).await.unwrap();
-                black_box(drain(res.into_body()).await);
-            })
+            black_box(rt.block_on(respond(&identity, gzip_request())));
         }),
     }
 }
@@ -214,22 +196,13 @@ fn request_case(rt: &tokio::runtime::Runtime, case: &str, size: usize) -> Row {
     Row {
         case: case.to_owned(),
         ours: measure(|| {
-            rt.block_on(async {
-                let req = gzip_body_request(gzipped.clone());
-                black_box(ours.clone().oneshot(req).await.unwrap());
-            })
+            black_box(rt.block_on(respond(&ours, gzip_body_request(gzipped.clone()))));
         }),
         theirs: measure(|| {
-            rt.block_on(async {
-                let req = gzip_body_request(gzipped.clone());
-                black_box(theirs.clone().oneshot(req).await.unwrap());
-            })
+            black_box(rt.block_on(respond(&theirs, gzip_body_request(gzipped.clone()))));
         }),
         identity: measure(|| {
-            rt.block_on(async {
-                let req = identity_body_request(payload.clone());
-                black_box(identity.oneshot(req).await.unwrap());
-            })
+            black_box(rt.block_on(respond(&identity, identity_body_request(payload.clone()))));
         }),
     }
 }

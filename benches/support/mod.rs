@@ -80,6 +80,20 @@ pub fn streamed_response(
     std::future::ready(Ok(response))
 }
 
+/// Calls a clone of `svc` with `request` and reads the response body to the end; returns
+/// the bytes seen.
+pub async fn respond<S, ReqBody, B>(svc: &S, request: Request<ReqBody>) -> usize
+where
+    S: tower::Service<Request<ReqBody>, Response = Response<B>> + Clone,
+    S::Error: std::fmt::Debug,
+    B: Body,
+    B::Error: std::fmt::Debug,
+{
+    use tower::ServiceExt;
+    let res = svc.clone().oneshot(request).await.unwrap();
+    drain(res.into_body()).await
+}
+
 /// Reads a body to the end without keeping it; returns the bytes seen.
 pub async fn drain<B>(body: B) -> usize
 where
