@@ -2,7 +2,6 @@
 
 use bytes::BytesMut;
 
-#[cfg(any(test, not(feature = "libdeflate")))]
 use super::Encoder;
 use super::checksum::Checksum;
 use super::encoder::{write_header, write_trailer};
@@ -11,10 +10,10 @@ use crate::pool::CodecPool;
 
 /// Compresses all of `input` as one complete gzip or zlib stream, appended to `out`.
 ///
-/// With the `libdeflate` cargo feature (on by default) the deflate work is done by a pooled
-/// libdeflate compressor, which on this crate's benchmarks is ~1.5x faster than zlib-rs at
-/// level 6 and writes ~4% smaller output; without it, by a pooled streaming
-/// [`Encoder`]. The framing is the same either way: `header_padding` bytes of gzip header
+/// With the `libdeflate` cargo feature (on by default) the deflate work at levels 2 and up is
+/// done by a pooled libdeflate compressor, faster than zlib-rs at level 6 (by 10-35% on this
+/// crate's benchmarks, depending on the data) and writing smaller output; levels 0 and 1,
+/// and builds without the feature, use a pooled streaming [`Encoder`] (zlib-rs). The framing is the same either way: `header_padding` bytes of gzip header
 /// comment (see [`Encoder::with_header_padding`]), CRC32 or Adler-32 trailer.
 ///
 /// The work is proportional to `input.len()`: callers on an async executor should keep
@@ -39,16 +38,15 @@ pub fn encode_all(
     header_padding: usize,
     out: &mut BytesMut,
 ) -> Result<(), EncodeError> {
+    // At levels 0 and 1 zlib-rs is as fast as libdeflate or faster (much faster on small
+    // inputs, where libdeflate's table setup dominates), so speed-first levels use it.
     #[cfg(feature = "libdeflate")]
-    {
-        block_encode(format, level, input, pool, header_padding, out)
+    if level.as_u32() > 1 {
+        return block_encode(format, level, input, pool, header_padding, out);
     }
-    #[cfg(not(feature = "libdeflate"))]
-    {
-        let mut encoder = Encoder::new(format, level, pool).with_header_padding(header_padding);
-        encoder.encode(input, out)?;
-        encoder.finish(out)
-    }
+    let mut encoder = Encoder::new(format, level, pool).with_header_padding(header_padding);
+    encoder.encode(input, out)?;
+    encoder.finish(out)
 }
 
 /// A libdeflate compressor with the scratch buffer it writes into, pooled together.
