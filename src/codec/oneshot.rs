@@ -3,7 +3,9 @@
 use bytes::BytesMut;
 
 use super::Encoder;
+#[cfg(feature = "libdeflate")]
 use super::checksum::Checksum;
+#[cfg(feature = "libdeflate")]
 use super::encoder::{write_header, write_trailer};
 use super::{CompressionLevel, EncodeError, Format};
 use crate::pool::CodecPool;
