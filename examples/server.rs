@@ -434,6 +434,7 @@ async fn stats(State(state): State<AppState>) -> Json<Value> {
             (
                 json!({
                     "compressors": kind(p.compressors), "decompressors": kind(p.decompressors),
+                    "block_compressors": kind(p.block_compressors),
                     "max_idle": pool.max_idle(),
                 }),
                 json!({
@@ -447,6 +448,7 @@ async fn stats(State(state): State<AppState>) -> Json<Value> {
         None => (
             json!({
                 "compressors": kind(KindStats::default()),
+                "block_compressors": kind(KindStats::default()),
                 "decompressors": kind(KindStats::default()), "max_idle": null,
             }),
             json!({

@@ -311,7 +311,7 @@ def main():
     time.sleep(1.0)
     stats = get_stats()
     deadline = time.monotonic() + 5
-    while stats["pool"]["compressors"]["in_use"] or stats["pool"]["decompressors"]["in_use"]:
+    while any(stats["pool"][k]["in_use"] for k in ("compressors", "block_compressors", "decompressors")):
         if time.monotonic() > deadline:
             break
         time.sleep(0.1)
@@ -339,7 +339,7 @@ def main():
         growth["note"] = "too few samples to judge"
 
     pool = stats["pool"]
-    pool_ok = pool["compressors"]["in_use"] == 0 and pool["decompressors"]["in_use"] == 0
+    pool_ok = all(pool[k]["in_use"] == 0 for k in ("compressors", "block_compressors", "decompressors"))
     summary = {
         "seconds": round(elapsed, 1),
         "concurrency": CONCURRENCY,
