@@ -1,7 +1,7 @@
 //! Streaming gzip (RFC 1952) and zlib (RFC 1950) codecs over pooled raw deflate states.
 //!
 //! Both are push style: feed a chunk, get output appended to a caller's
-//! [`BytesMut`](bytes::BytesMut). The framing (headers, CRC32 / Adler-32, trailers) is ours;
+//! [`BytesMut`]. The framing (headers, CRC32 / Adler-32, trailers) is ours;
 //! the deflate work is flate2 on the zlib-rs backend, with states drawn from a
 //! [`CodecPool`](crate::CodecPool).
 //!
