@@ -122,8 +122,23 @@ struct Row {
     identity: Cost,
 }
 
-/// `Full<Bytes>` responses at `level`.
-fn full_case(rt: &tokio::runtime::Runtime, case: &str, size: usize, level: u32) -> Row {
+/// Responses from `handler` (one `Full` frame, or 16 KiB frames) at `level`, through our
+/// layer, tower-http's and none.
+fn response_case<H, F, B>(
+    rt: &tokio::runtime::Runtime,
+    case: &str,
+    size: usize,
+    level: u32,
+    handler: H,
+) -> Row
+where
+    H: Fn(Bytes) -> F + Clone + Send + 'static,
+    F: std::future::Future<Output = Result<http::Response<B>, std::convert::Infallible>>
+        + Send
+        + 'static,
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<tower_gzip::BoxError> + std::fmt::Debug,
+{
     let payload = json(size);
     let (ours_level, their_level) = match level {
         1 => (
@@ -135,41 +150,17 @@ fn full_case(rt: &tokio::runtime::Runtime, case: &str, size: usize, level: u32) 
             tower_http::CompressionLevel::Default,
         ),
     };
-    let p = payload.clone();
+    let serve = |handler: H| {
+        let p = payload.clone();
+        service_fn(move |_| handler(p.clone()))
+    };
     let ours = CompressionLayer::new()
         .quality(ours_level)
-        .layer(service_fn(move |_| full_response(p.clone())));
-    let p = payload.clone();
+        .layer(serve(handler.clone()));
     let theirs = tower_http::compression::CompressionLayer::new()
         .quality(their_level)
-        .layer(service_fn(move |_| full_response(p.clone())));
-    let p = payload.clone();
-    let identity = service_fn(move |_| full_response(p.clone()));
-    Row {
-        case: case.to_owned(),
-        ours: measure(|| {
-            black_box(rt.block_on(respond(&ours, gzip_request())));
-        }),
-        theirs: measure(|| {
-            black_box(rt.block_on(respond(&theirs, gzip_request())));
-        }),
-        identity: measure(|| {
-            black_box(rt.block_on(respond(&identity, gzip_request())));
-        }),
-    }
-}
-
-/// Responses in 16 KiB frames, level 6.
-fn streaming_case(rt: &tokio::runtime::Runtime, case: &str, size: usize) -> Row {
-    let payload = json(size);
-    let p = payload.clone();
-    let ours = CompressionLayer::new().layer(service_fn(move |_| streamed_response(p.clone())));
-    let p = payload.clone();
-    let theirs = tower_http::compression::CompressionLayer::new()
-        .quality(tower_http::CompressionLevel::Default)
-        .layer(service_fn(move |_| streamed_response(p.clone())));
-    let p = payload.clone();
-    let identity = service_fn(move |_| streamed_response(p.clone()));
+        .layer(serve(handler.clone()));
+    let identity = serve(handler);
     Row {
         case: case.to_owned(),
         ours: measure(|| {
@@ -306,11 +297,29 @@ fn main() {
     let rt = runtime();
     let mut rows = Vec::new();
     for (label, size) in SIZES {
-        rows.push(full_case(&rt, &format!("response/{label}"), size, 6));
+        rows.push(response_case(
+            &rt,
+            &format!("response/{label}"),
+            size,
+            6,
+            full_response,
+        ));
     }
-    rows.push(full_case(&rt, "response_l1/1KiB", 1024, 1));
+    rows.push(response_case(
+        &rt,
+        "response_l1/1KiB",
+        1024,
+        1,
+        full_response,
+    ));
     for (label, size) in SIZES {
-        rows.push(streaming_case(&rt, &format!("streaming/{label}"), size));
+        rows.push(response_case(
+            &rt,
+            &format!("streaming/{label}"),
+            size,
+            6,
+            streamed_response,
+        ));
     }
     for (label, size) in SIZES {
         rows.push(request_case(&rt, &format!("request/{label}"), size));
