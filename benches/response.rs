@@ -7,6 +7,7 @@ mod support;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use tower::{Layer, service_fn};
 use tower_gzip::{CodecPool, CompressionLevel, compression::CompressionLayer};
@@ -41,36 +42,50 @@ fn configure<'a>(
     group
 }
 
-/// Full<Bytes> bodies at `level` (6 or 1): group `prefix/<size>`.
-fn full_bodies(
-    c: &mut Criterion,
-    prefix: &str,
-    ours: CompressionLevel,
-    theirs: tower_http::CompressionLevel,
-    level: u32,
-) {
+/// Group `prefix/<size>` for every size: our layer, tower-http's, the raw codec floor and no
+/// compression, at `level` (6 or 1), on the responses `handler` builds.
+fn compare<H, F, B>(c: &mut Criterion, prefix: &str, level: u32, handler: H)
+where
+    H: Fn(Bytes) -> F + Clone + Send + 'static,
+    F: std::future::Future<Output = Result<http::Response<B>, std::convert::Infallible>>
+        + Send
+        + 'static,
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<tower_gzip::BoxError> + std::fmt::Debug,
+{
+    let (ours, theirs) = match level {
+        1 => (
+            CompressionLevel::Fastest,
+            tower_http::CompressionLevel::Fastest,
+        ),
+        _ => (
+            CompressionLevel::Default,
+            tower_http::CompressionLevel::Default,
+        ),
+    };
     let rt = runtime();
     for (label, size) in SIZES {
         let payload = json(size);
+        let serve = |handler: H| {
+            let p = payload.clone();
+            service_fn(move |_| handler(p.clone()))
+        };
         let mut group = configure(c, &format!("{prefix}/{label}"), size);
-        let p = payload.clone();
         let svc = CompressionLayer::new()
             .quality(ours)
-            .layer(service_fn(move |_| full_response(p.clone())));
+            .layer(serve(handler.clone()));
         group.bench_function("tower_gzip", |b| {
             b.iter(|| black_box(rt.block_on(respond(&svc, gzip_request()))))
         });
-        let p = payload.clone();
         let svc = tower_http::compression::CompressionLayer::new()
             .quality(theirs)
-            .layer(service_fn(move |_| full_response(p.clone())));
+            .layer(serve(handler.clone()));
         group.bench_function("tower_http", |b| {
             b.iter(|| black_box(rt.block_on(respond(&svc, gzip_request()))))
         });
         let mut floor = RawFloor::new(level);
         group.bench_function("raw_floor", |b| b.iter(|| black_box(floor.gzip(&payload))));
-        let p = payload.clone();
-        let svc = service_fn(move |_| full_response(p.clone()));
+        let svc = serve(handler.clone());
         group.bench_function("identity", |b| {
             b.iter(|| black_box(rt.block_on(respond(&svc, gzip_request()))))
         });
@@ -78,53 +93,19 @@ fn full_bodies(
     }
 }
 
+/// Full<Bytes> bodies, level 6.
 fn response(c: &mut Criterion) {
-    full_bodies(
-        c,
-        "response",
-        CompressionLevel::Default,
-        tower_http::CompressionLevel::Default,
-        6,
-    );
+    compare(c, "response", 6, full_response);
 }
 
+/// Full<Bytes> bodies, level 1.
 fn response_l1(c: &mut Criterion) {
-    full_bodies(
-        c,
-        "response_l1",
-        CompressionLevel::Fastest,
-        tower_http::CompressionLevel::Fastest,
-        1,
-    );
+    compare(c, "response_l1", 1, full_response);
 }
 
-/// Bodies arriving in 16 KiB frames, all ready: group `streaming/<size>`.
+/// Bodies arriving in 16 KiB frames, all ready, level 6.
 fn streaming(c: &mut Criterion) {
-    let rt = runtime();
-    for (label, size) in SIZES {
-        let payload = json(size);
-        let mut group = configure(c, &format!("streaming/{label}"), size);
-        let p = payload.clone();
-        let svc = CompressionLayer::new().layer(service_fn(move |_| streamed_response(p.clone())));
-        group.bench_function("tower_gzip", |b| {
-            b.iter(|| black_box(rt.block_on(respond(&svc, gzip_request()))))
-        });
-        let p = payload.clone();
-        let svc = tower_http::compression::CompressionLayer::new()
-            .quality(tower_http::CompressionLevel::Default)
-            .layer(service_fn(move |_| streamed_response(p.clone())));
-        group.bench_function("tower_http", |b| {
-            b.iter(|| black_box(rt.block_on(respond(&svc, gzip_request()))))
-        });
-        let mut floor = RawFloor::new(6);
-        group.bench_function("raw_floor", |b| b.iter(|| black_box(floor.gzip(&payload))));
-        let p = payload.clone();
-        let svc = service_fn(move |_| streamed_response(p.clone()));
-        group.bench_function("identity", |b| {
-            b.iter(|| black_box(rt.block_on(respond(&svc, gzip_request()))))
-        });
-        group.finish();
-    }
+    compare(c, "streaming", 6, streamed_response);
 }
 
 /// Two threads each serving 1 KiB responses through one shared pool, against one thread:
