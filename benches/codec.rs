@@ -15,20 +15,13 @@ use std::io::Write;
 use std::time::Duration;
 
 use bytes::BytesMut;
+mod support;
+
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use tower_gzip::codec::{Decoder, Encoder, Format};
 use tower_gzip::{CodecPool, CompressionLevel};
 
-/// A reproducible random message (a 32-bit LCG; no extra dependencies).
-fn random_message(len: usize) -> Vec<u8> {
-    let mut state = 0x5eed_u32;
-    (0..len)
-        .map(|_| {
-            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            (state >> 24) as u8
-        })
-        .collect()
-}
+use support::random_message;
 
 /// Synthetic JSON records, `len` bytes long.
 fn json_payload(len: usize) -> Vec<u8> {

@@ -10,11 +10,11 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use tower::{Layer, service_fn};
-use tower_gzip::{CodecPool, CompressionLevel, compression::CompressionLayer};
+use tower_gzip::{CodecPool, compression::CompressionLayer};
 
 use support::{
     RawFloor, RawInflateFloor, SIZES, drain_request, full_response, gzip_body_request, gzip_bytes,
-    gzip_request, identity_body_request, json, respond, streamed_response,
+    gzip_request, identity_body_request, json, levels, respond, streamed_response,
 };
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -53,16 +53,7 @@ where
     B: http_body::Body<Data = Bytes> + Send + 'static,
     B::Error: Into<tower_gzip::BoxError> + std::fmt::Debug,
 {
-    let (ours, theirs) = match level {
-        1 => (
-            CompressionLevel::Fastest,
-            tower_http::CompressionLevel::Fastest,
-        ),
-        _ => (
-            CompressionLevel::Default,
-            tower_http::CompressionLevel::Default,
-        ),
-    };
+    let (ours, theirs) = levels(level);
     let rt = runtime();
     for (label, size) in SIZES {
         let payload = json(size);

@@ -30,7 +30,7 @@ use tower_gzip::{CodecPool, CompressionLevel};
 
 use support::{
     SIZES, drain, drain_request, full_response, gzip_body_request, gzip_bytes, gzip_request,
-    identity_body_request, json, respond, streamed_response,
+    identity_body_request, json, levels, respond, streamed_response,
 };
 
 // ---------------------------------------------------------------------------------------
@@ -140,16 +140,7 @@ where
     B::Error: Into<tower_gzip::BoxError> + std::fmt::Debug,
 {
     let payload = json(size);
-    let (ours_level, their_level) = match level {
-        1 => (
-            CompressionLevel::Fastest,
-            tower_http::CompressionLevel::Fastest,
-        ),
-        _ => (
-            CompressionLevel::Default,
-            tower_http::CompressionLevel::Default,
-        ),
-    };
+    let (ours_level, their_level) = levels(level);
     let serve = |handler: H| {
         let p = payload.clone();
         service_fn(move |_| handler(p.clone()))

@@ -10,6 +10,9 @@
 //! compress or decompress of the 50-byte message makes at most one allocation (the output
 //! buffer), and pooled is faster than fresh. Exits non-zero if the allocation goal fails.
 
+#[path = "../benches/support/mod.rs"]
+mod support;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,6 +21,8 @@ use std::time::Instant;
 use bytes::BytesMut;
 use tower_gzip::codec::{Decoder, Encoder, Format};
 use tower_gzip::{CodecPool, CompressionLevel};
+
+use support::random_message;
 
 struct Counting;
 
@@ -48,16 +53,6 @@ unsafe impl GlobalAlloc for Counting {
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
-
-fn random_message(len: usize) -> Vec<u8> {
-    let mut state = 0x5eed_u32;
-    (0..len)
-        .map(|_| {
-            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            (state >> 24) as u8
-        })
-        .collect()
-}
 
 fn json_payload(len: usize) -> Vec<u8> {
     let mut s = String::from("[");

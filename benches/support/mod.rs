@@ -31,6 +31,31 @@ pub fn json(len: usize) -> Bytes {
     out.into()
 }
 
+/// A reproducible random message (a 32-bit LCG; no extra dependencies): the seed's case.
+pub fn random_message(len: usize) -> Vec<u8> {
+    let mut state = 0x5eed_u32;
+    (0..len)
+        .map(|_| {
+            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (state >> 24) as u8
+        })
+        .collect()
+}
+
+/// Our level and tower-http's for a deflate level the benches use (6, or 1 for fastest).
+pub fn levels(level: u32) -> (tower_gzip::CompressionLevel, tower_http::CompressionLevel) {
+    match level {
+        1 => (
+            tower_gzip::CompressionLevel::Fastest,
+            tower_http::CompressionLevel::Fastest,
+        ),
+        _ => (
+            tower_gzip::CompressionLevel::Default,
+            tower_http::CompressionLevel::Default,
+        ),
+    }
+}
+
 /// The sizes every response group runs over.
 pub const SIZES: [(&str, usize); 4] = [
     ("1KiB", 1024),
