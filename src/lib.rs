@@ -1,16 +1,17 @@
-//! Pooled, streaming gzip and deflate compression middleware for tower, axum and hyper.
+//! Pooled, streaming compression middleware for tower, axum and hyper: gzip, deflate, and
+//! (with their default cargo features) zstd and br.
 //!
 //! Every codec state comes from a shared, bounded [`CodecPool`] and goes back to it, reset,
-//! when the body ends, fails or is dropped: a response costs the deflate work and little
-//! else.
+//! when the body ends, fails or is dropped: a response costs the compression work and
+//! little else.
 //!
 //! - [`compression::CompressionLayer`]: compresses responses (server).
 //! - [`decompression::RequestDecompressionLayer`]: decompresses request bodies, with limits
 //!   against decompression bombs (server).
 //! - [`decompression::DecompressionLayer`]: decompresses responses (client).
 //! - [`client::RequestCompressionLayer`]: compresses request bodies (client).
-//! - [`codec`]: the streaming gzip/zlib [`Encoder`](codec::Encoder) and
-//!   [`Decoder`](codec::Decoder) under them, usable on their own.
+//! - [`codec`]: the streaming [`Encoder`](codec::Encoder) and [`Decoder`](codec::Decoder)
+//!   under them, for every coding, usable on their own.
 //!
 //! # Quick start (axum)
 //!
@@ -34,18 +35,20 @@
 //! let stats = pool.stats();
 //! assert_eq!(stats.compressors.in_use(), 0);
 //! ```
-#![deny(missing_docs)]
+#![deny(missing_docs, unsafe_code, unreachable_pub)]
 
+mod builders;
 pub mod client;
 pub mod codec;
 pub mod compression;
 pub mod decompression;
+mod headers;
 mod negotiate;
 mod pool;
 pub mod predicate;
 
 pub use codec::CompressionLevel;
-pub use pool::{CodecPool, CodecPoolBuilder, KindStats, PoolStats, Pooled, PooledState};
+pub use pool::{CodecPool, CodecPoolBuilder, KindStats, PoolStats};
 
 /// The boxed error type of this crate's bodies.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;

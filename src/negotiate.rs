@@ -1,13 +1,11 @@
 //! Accept-Encoding negotiation (RFC 9110 section 12.5.3).
 //!
 //! The parser walks the raw header bytes once, keeping only the best q-value seen
-//! per coding we care about (gzip, deflate, identity, `*`): O(n) time, no allocation,
-//! and no assumption that the value is UTF-8.
+//! per coding we care about (zstd, br, gzip, deflate, identity, `*`): O(n) time, no
+//! allocation, and no assumption that the value is UTF-8.
 
-// The compression service is the only caller; until it is wired up nothing outside the
-// tests uses this module.
-
-use crate::codec::Format;
+use crate::codec::{FORMATS, Format};
+use crate::headers::trim;
 use http::HeaderMap;
 use http::header::ACCEPT_ENCODING;
 
@@ -22,11 +20,69 @@ pub(crate) enum Negotiated {
     NotAcceptable,
 }
 
-/// Which codings the server offers, in preference order gzip > deflate.
+/// Which codings the server offers, and which wins when q-values tie.
+///
+/// The default order is tower-http's: zstd > br > gzip > deflate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Offered {
-    pub(crate) gzip: bool,
-    pub(crate) deflate: bool,
+    enabled: [bool; FORMATS],
+    /// Lower ranks win ties.
+    rank: [u8; FORMATS],
+}
+
+impl Default for Offered {
+    fn default() -> Self {
+        let mut offered = Offered {
+            enabled: [false; FORMATS],
+            rank: [u8::MAX; FORMATS],
+        };
+        for (rank, format) in Format::ALL.iter().enumerate() {
+            offered.enabled[format.index()] = true;
+            offered.rank[format.index()] = rank as u8;
+        }
+        offered
+    }
+}
+
+impl Offered {
+    /// Only these codings, in the default order of preference.
+    #[cfg(test)]
+    pub(crate) fn only(formats: &[Format]) -> Self {
+        let mut offered = Offered::default();
+        for format in Format::ALL {
+            offered.set(*format, formats.contains(format));
+        }
+        offered
+    }
+
+    pub(crate) fn set(&mut self, format: Format, on: bool) {
+        self.enabled[format.index()] = on;
+    }
+
+    pub(crate) fn is_enabled(&self, format: Format) -> bool {
+        self.enabled[format.index()]
+    }
+
+    /// Puts `order` first when q-values tie; codings not named keep their default order
+    /// after them.
+    pub(crate) fn prefer(&mut self, order: &[Format]) {
+        let defaults = Format::ALL.iter().filter(|f| !order.contains(f));
+        for (rank, format) in order.iter().chain(defaults).enumerate() {
+            self.rank[format.index()] = rank as u8;
+        }
+    }
+
+    /// The enabled codings, most preferred first.
+    pub(crate) fn in_order(&self) -> impl Iterator<Item = Format> + '_ {
+        let mut formats: [Format; FORMATS] = [Format::Gzip; FORMATS];
+        let mut len = 0;
+        for format in Format::ALL.iter().filter(|f| self.is_enabled(**f)) {
+            formats[len] = *format;
+            len += 1;
+        }
+        formats[..len].sort_by_key(|f| self.rank[f.index()]);
+        formats.into_iter().take(len)
+    }
 }
 
 /// q-values as thousandths: `q=1` is 1000, `q=0.5` is 500.
@@ -36,19 +92,15 @@ const Q_ONE: Q = 1000;
 /// Best q-value seen per coding; `None` means "not listed".
 #[derive(Default)]
 struct Seen {
-    gzip: Option<Q>,
-    deflate: Option<Q>,
+    codings: [Option<Q>; FORMATS],
     identity: Option<Q>,
     star: Option<Q>,
 }
 
 impl Seen {
     fn record(&mut self, coding: &[u8], q: Q) {
-        let slot = if coding.eq_ignore_ascii_case(b"gzip") || coding.eq_ignore_ascii_case(b"x-gzip")
-        {
-            &mut self.gzip
-        } else if coding.eq_ignore_ascii_case(b"deflate") {
-            &mut self.deflate
+        let slot = if let Some(format) = Format::from_token_bytes(coding) {
+            &mut self.codings[format.index()]
         } else if coding.eq_ignore_ascii_case(b"identity") {
             &mut self.identity
         } else if coding == b"*" {
@@ -97,23 +149,15 @@ pub(crate) fn choose(headers: &HeaderMap, offered: Offered) -> Choice {
         }
     }
 
-    // An explicit entry beats `*`; a coding neither listed nor covered by `*` is unacceptable.
-    let effective = |explicit: Option<Q>, on: bool| {
-        if on {
-            explicit.or(seen.star).unwrap_or(0)
-        } else {
-            0
+    // An explicit entry beats `*`; a coding neither listed nor covered by `*` is
+    // unacceptable. The highest q wins; the first in preference order wins a tie.
+    let mut best: Option<(Format, Q)> = None;
+    for format in offered.in_order() {
+        let q = seen.codings[format.index()].or(seen.star).unwrap_or(0);
+        if q > 0 && best.is_none_or(|(_, best_q)| q > best_q) {
+            best = Some((format, q));
         }
-    };
-    let gzip = effective(seen.gzip, offered.gzip);
-    let deflate = effective(seen.deflate, offered.deflate);
-    let best = if gzip > 0 && gzip >= deflate {
-        Some((Format::Gzip, gzip))
-    } else if deflate > 0 {
-        Some((Format::Deflate, deflate))
-    } else {
-        None
-    };
+    }
 
     // identity unlisted and no `*`: acceptable, but it loses to any acceptable coding.
     let identity = seen.identity.or(seen.star);
@@ -180,16 +224,6 @@ fn parse_qvalue(s: &[u8]) -> Option<Q> {
     }
 }
 
-/// Strips optional whitespace (SP / HTAB) from both ends.
-fn trim(mut s: &[u8]) -> &[u8] {
-    while let [b' ' | b'\t', rest @ ..] = s {
-        s = rest;
-    }
-    while let [rest @ .., b' ' | b'\t'] = s {
-        s = rest;
-    }
-    s
-}
 
 /// Splits on `sep` outside quoted strings, so a `,` or `;` inside a quoted parameter
 /// value does not start a new element. Each byte is visited once.
@@ -225,10 +259,9 @@ mod tests {
     use super::*;
     use http::HeaderValue;
 
-    const BOTH: Offered = Offered {
-        gzip: true,
-        deflate: true,
-    };
+    fn both() -> Offered {
+        Offered::only(&[Format::Gzip, Format::Deflate])
+    }
     const GZIP: Negotiated = Negotiated::Encode(Format::Gzip);
     const DEFLATE: Negotiated = Negotiated::Encode(Format::Deflate);
     const IDENTITY: Negotiated = Negotiated::Identity;
@@ -243,7 +276,7 @@ mod tests {
     }
 
     fn neg(value: &str) -> Negotiated {
-        negotiate(&headers(&[value.as_bytes()]), BOTH)
+        negotiate(&headers(&[value.as_bytes()]), both())
     }
 
     fn neg_with(value: &str, offered: Offered) -> Negotiated {
@@ -252,7 +285,7 @@ mod tests {
 
     #[test]
     fn no_header_is_identity() {
-        assert_eq!(negotiate(&HeaderMap::new(), BOTH), IDENTITY);
+        assert_eq!(negotiate(&HeaderMap::new(), both()), IDENTITY);
     }
 
     #[test]
@@ -358,13 +391,13 @@ mod tests {
     #[test]
     fn header_lines_are_merged() {
         let h = headers(&[b"gzip;q=0.5", b"deflate"]);
-        assert_eq!(negotiate(&h, BOTH), DEFLATE);
+        assert_eq!(negotiate(&h, both()), DEFLATE);
         let h = headers(&[b"gzip;q=0.5, deflate;q=0.4", b"identity;q=0", b"br"]);
-        assert_eq!(negotiate(&h, BOTH), GZIP);
+        assert_eq!(negotiate(&h, both()), GZIP);
         let h = headers(&[b"identity;q=0", b"*;q=0"]);
-        assert_eq!(negotiate(&h, BOTH), NOT_ACCEPTABLE);
+        assert_eq!(negotiate(&h, both()), NOT_ACCEPTABLE);
         let h = headers(&[b"", b"gzip"]);
-        assert_eq!(negotiate(&h, BOTH), GZIP);
+        assert_eq!(negotiate(&h, both()), GZIP);
     }
 
     #[test]
@@ -409,25 +442,16 @@ mod tests {
 
     #[test]
     fn offered_subsets() {
-        let deflate_only = Offered {
-            gzip: false,
-            deflate: true,
-        };
+        let deflate_only = Offered::only(&[Format::Deflate]);
         assert_eq!(neg_with("gzip, deflate;q=0.1", deflate_only), DEFLATE);
         assert_eq!(neg_with("gzip", deflate_only), IDENTITY);
         assert_eq!(neg_with("*", deflate_only), DEFLATE);
         assert_eq!(neg_with("gzip, identity;q=0", deflate_only), NOT_ACCEPTABLE);
 
-        let gzip_only = Offered {
-            gzip: true,
-            deflate: false,
-        };
+        let gzip_only = Offered::only(&[Format::Gzip]);
         assert_eq!(neg_with("deflate, gzip;q=0.1", gzip_only), GZIP);
 
-        let none = Offered {
-            gzip: false,
-            deflate: false,
-        };
+        let none = Offered::only(&[]);
         assert_eq!(neg_with("gzip, deflate", none), IDENTITY);
         assert_eq!(neg_with("*", none), IDENTITY);
         assert_eq!(neg_with("gzip, identity;q=0", none), NOT_ACCEPTABLE);
@@ -451,28 +475,58 @@ mod tests {
         let line = vec![b','; 16 * 1024];
         let mut lines: Vec<&[u8]> = vec![&line; 4];
         lines.push(b"gzip");
-        assert_eq!(negotiate(&headers(&lines), BOTH), GZIP);
+        assert_eq!(negotiate(&headers(&lines), both()), GZIP);
 
         // One unterminated quote swallowing the rest of the value.
         let mut quoted = b"gzip;x=\"".to_vec();
         quoted.extend(std::iter::repeat_n(b'a', 64 * 1024));
-        assert_eq!(negotiate(&headers(&[&quoted]), BOTH), GZIP);
+        assert_eq!(negotiate(&headers(&[&quoted]), both()), GZIP);
     }
 
     #[test]
     fn non_ascii_bytes_do_not_panic() {
         let garbage: &[u8] = b"\xff\xfe;q=\x80, gzip;q=0.\xe9, \xc3\x28, deflate;q=0.7\xa0";
         let h = headers(&[garbage]);
-        assert_eq!(negotiate(&h, BOTH), IDENTITY);
+        assert_eq!(negotiate(&h, both()), IDENTITY);
         let h = headers(&[garbage, b"gzip;q=0.2"]);
-        assert_eq!(negotiate(&h, BOTH), GZIP);
+        assert_eq!(negotiate(&h, both()), GZIP);
         let h = headers(&[b"\x80\x81\x82\xfe\xff", b"identity\xff;q=0"]);
-        assert_eq!(negotiate(&h, BOTH), IDENTITY);
+        assert_eq!(negotiate(&h, both()), IDENTITY);
         // Every byte HeaderValue accepts, in every position of a short entry.
         for b in (0x20..=0xffu8).filter(|&b| b != 0x7f) {
             for v in [vec![b], vec![b'g', b, b';', b'q', b'=', b'0', b'.', b]] {
-                let _ = negotiate(&headers(&[&v]), BOTH);
+                let _ = negotiate(&headers(&[&v]), both());
             }
         }
+    }
+
+    #[cfg(all(feature = "zstd", feature = "br"))]
+    #[test]
+    fn ties_follow_the_preference_order() {
+        let all = Offered::default();
+        let neg_all = |v: &str| negotiate(&headers(&[v.as_bytes()]), all);
+        // Chromium and curl --compressed.
+        assert_eq!(neg_all("gzip, deflate, br, zstd"), Negotiated::Encode(Format::Zstd));
+        assert_eq!(neg_all("deflate, gzip, br, zstd"), Negotiated::Encode(Format::Zstd));
+        assert_eq!(neg_all("gzip, deflate, br"), Negotiated::Encode(Format::Br));
+        assert_eq!(neg_all("*"), Negotiated::Encode(Format::Zstd));
+        // A higher q beats the order.
+        assert_eq!(neg_all("zstd;q=0.5, gzip"), GZIP);
+        let mut gzip_first = all;
+        gzip_first.prefer(&[Format::Gzip]);
+        assert_eq!(
+            negotiate(&headers(&[b"gzip, deflate, br, zstd"]), gzip_first),
+            GZIP
+        );
+        assert_eq!(
+            negotiate(&headers(&[b"deflate, br, zstd"]), gzip_first),
+            Negotiated::Encode(Format::Zstd)
+        );
+        let mut no_zstd = all;
+        no_zstd.set(Format::Zstd, false);
+        assert_eq!(
+            negotiate(&headers(&[b"zstd, br"]), no_zstd),
+            Negotiated::Encode(Format::Br)
+        );
     }
 }

@@ -1,19 +1,20 @@
-//! A shared, bounded pool of deflate compressor and decompressor states.
+//! A shared, bounded pool of codec states: deflate compressors and decompressors,
+//! libdeflate one-shot compressors, zstd contexts and brotli state.
 //!
-//! A zlib-rs compressor is ~380 KB of state; allocating and freeing one per response costs
-//! time, memory churn and (with glibc, whose large allocations are mmapped) page faults. The
-//! pool keeps a bounded number of idle states and hands them out behind a guard that resets
-//! the state and puts it back when dropped.
+//! A zlib-rs compressor is ~380 KB of state and a zstd context at level 3 over 1 MB; building
+//! one per response costs time, memory churn and (with glibc, whose large allocations are
+//! mmapped) page faults. The pool keeps a bounded number of idle states per kind and hands
+//! them out behind a guard that resets the state and puts it back when dropped.
 //!
-//! The pool holds *raw* deflate states. gzip and zlib framing are written by
-//! [`Encoder`](crate::codec::Encoder) and parsed by [`Decoder`](crate::codec::Decoder), so one
-//! state serves both formats and resets in nanoseconds (a gzip-mode zlib-rs inflater rebuilds
-//! 48 KB of state on reset; a raw one does not).
+//! The pool holds *raw* deflate states. gzip and zlib framing are written and parsed by the
+//! codecs in [`codec`](crate::codec), so one state serves both formats and resets in
+//! nanoseconds (a gzip-mode zlib-rs inflater rebuilds 48 KB of state on reset; a raw one does
+//! not).
 //!
 //! # Design
 //!
-//! Each kind of state sits in a `Mutex<Vec<_>>`. A checkout or return holds the lock for a
-//! `Vec::pop`/`push`, a few nanoseconds, against ~1 µs for resetting a compressor and
+//! Each kind of state sits in a `Mutex<Vec<_>>` per level. A checkout or return holds the lock
+//! for a `Vec::pop`/`push`, a few nanoseconds, against ~1 µs for resetting a compressor and
 //! 5-100 µs of compression work per response; the `contention` group of `benches/response.rs`
 //! measures two threads sharing one pool. The lock is never held across user code, and a
 //! poisoned lock is recovered (a `Vec` push or pop cannot be left half done).
@@ -23,16 +24,9 @@ use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use flate2::{Compress, Compression, Decompress};
+use crate::codec::Level;
 
-#[cfg(feature = "libdeflate")]
-use crate::codec::BlockCompressor;
-use crate::codec::CompressionLevel;
-
-/// Number of distinct deflate levels (0 through 9).
-const LEVELS: usize = 10;
-
-/// A shared, bounded pool of raw deflate states.
+/// A shared, bounded pool of codec states.
 ///
 /// Cloning is cheap: clones share one pool. Layers use [`CodecPool::global`] unless given
 /// another pool.
@@ -40,12 +34,15 @@ const LEVELS: usize = 10;
 /// # Example
 ///
 /// ```
+/// use bytes::BytesMut;
+/// use tower_gzip::codec::{Encoder, Format};
 /// use tower_gzip::{CodecPool, CompressionLevel};
 ///
 /// let pool = CodecPool::builder().max_idle(4).build();
 /// {
-///     let _compressor = pool.compressor(CompressionLevel::Default);
-/// } // dropped: reset and returned to the pool
+///     let mut encoder = Encoder::new(Format::Gzip, CompressionLevel::Default, &pool);
+///     encoder.encode(b"hello", &mut BytesMut::new()).unwrap();
+/// } // dropped: its deflate state is reset and returned to the pool
 /// let stats = pool.stats();
 /// assert_eq!(stats.compressors.created, 1);
 /// assert_eq!(stats.compressors.idle, 1);
@@ -55,23 +52,31 @@ pub struct CodecPool {
     inner: Arc<Inner>,
 }
 
-struct Inner {
+pub(crate) struct Inner {
     max_idle: usize,
-    compressors: Shelf<Compress>,
-    decompressors: Shelf<Decompress>,
+    pub(crate) compressors: Shelf<flate2::Compress>,
+    pub(crate) decompressors: Shelf<flate2::Decompress>,
     #[cfg(feature = "libdeflate")]
-    block_compressors: Shelf<BlockCompressor>,
+    pub(crate) block_compressors: Shelf<crate::codec::flate::BlockCompressor>,
+    #[cfg(feature = "zstd")]
+    pub(crate) zstd_compressors: Shelf<crate::codec::zstd::CompressContext>,
+    #[cfg(feature = "zstd")]
+    pub(crate) zstd_decompressors: Shelf<crate::codec::zstd::DecompressContext>,
+    #[cfg(feature = "br")]
+    pub(crate) br_compressors: Shelf<crate::codec::br::CompressorState>,
+    #[cfg(feature = "br")]
+    pub(crate) br_decompressors: Shelf<crate::codec::br::DecompressorState>,
 }
 
 /// Idle states of one kind, kept apart by level (decompressors all sit at level 0) so a
 /// state never serves another level, and their counters.
-struct Shelf<T> {
+pub(crate) struct Shelf<T> {
     idle: Mutex<LevelVecs<T>>,
     stats: Counters,
 }
 
 struct LevelVecs<T> {
-    by_level: [Vec<T>; LEVELS],
+    by_level: [Vec<T>; Level::COUNT],
     count: usize,
 }
 
@@ -79,7 +84,7 @@ impl<T> Default for Shelf<T> {
     fn default() -> Self {
         Shelf {
             idle: Mutex::new(LevelVecs {
-                by_level: Default::default(),
+                by_level: std::array::from_fn(|_| Vec::new()),
                 count: 0,
             }),
             stats: Counters::default(),
@@ -88,34 +93,29 @@ impl<T> Default for Shelf<T> {
 }
 
 impl<T> Shelf<T> {
-    /// An idle state at `level`, or a new one from `make`.
-    fn take(&self, level: u32, make: impl FnOnce() -> T) -> T {
+    /// An idle state at `level`, if there is one; counts the checkout either way.
+    fn take(&self, level: Level) -> Option<T> {
         let idle = {
             let mut idle = lock(&self.idle);
-            let state = idle.by_level[level as usize].pop();
+            let state = idle.by_level[level.index()].pop();
             if state.is_some() {
                 idle.count -= 1;
                 self.stats.idle.store(idle.count, Ordering::Relaxed);
             }
             state
         };
-        match idle {
-            Some(state) => {
-                Counters::bump(&self.stats.reused);
-                state
-            }
-            None => {
-                Counters::bump(&self.stats.created);
-                make()
-            }
-        }
+        Counters::bump(match idle {
+            Some(_) => &self.stats.reused,
+            None => &self.stats.created,
+        });
+        idle
     }
 
     /// Shelves a clean state, or drops it past `max_idle`.
-    fn put(&self, state: T, level: u8, max_idle: usize) {
+    fn put(&self, state: T, level: Level, max_idle: usize) {
         let mut idle = lock(&self.idle);
         if idle.count < max_idle {
-            idle.by_level[level as usize].push(state);
+            idle.by_level[level.index()].push(state);
             idle.count += 1;
             self.stats.idle.store(idle.count, Ordering::Relaxed);
             drop(idle);
@@ -152,16 +152,45 @@ impl Counters {
     }
 }
 
-/// A snapshot of the pool's counters, from [`CodecPool::stats`].
+/// A snapshot of the pool's counters, from [`CodecPool::stats`]. Kinds whose cargo feature
+/// is off stay at zero.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PoolStats {
-    /// Counters for compressor states.
+    /// Streaming deflate compressors (gzip and deflate).
     pub compressors: KindStats,
-    /// Counters for decompressor states.
+    /// Deflate decompressors (gzip and deflate).
     pub decompressors: KindStats,
-    /// Counters for libdeflate whole-buffer compressors, used for bodies known in full
-    /// (all zero without the `libdeflate` feature).
+    /// libdeflate whole-buffer compressors, used for gzip and deflate bodies known in full.
     pub block_compressors: KindStats,
+    /// zstd compression contexts (streaming and one-shot).
+    pub zstd_compressors: KindStats,
+    /// zstd decompression contexts.
+    pub zstd_decompressors: KindStats,
+    /// Brotli encoder memory (see [`codec`](crate::codec)'s br notes).
+    pub br_compressors: KindStats,
+    /// Brotli decoder memory.
+    pub br_decompressors: KindStats,
+}
+
+impl PoolStats {
+    /// Every kind with its name, for reports: `("compressors", stats)`, ...
+    pub fn kinds(&self) -> [(&'static str, KindStats); 7] {
+        [
+            ("compressors", self.compressors),
+            ("decompressors", self.decompressors),
+            ("block_compressors", self.block_compressors),
+            ("zstd_compressors", self.zstd_compressors),
+            ("zstd_decompressors", self.zstd_decompressors),
+            ("br_compressors", self.br_compressors),
+            ("br_decompressors", self.br_decompressors),
+        ]
+    }
+
+    /// States of every kind checked out now.
+    pub fn in_use(&self) -> u64 {
+        self.kinds().iter().map(|(_, kind)| kind.in_use()).sum()
+    }
 }
 
 /// Counters for one kind of pooled state.
@@ -177,8 +206,8 @@ pub struct KindStats {
     pub reused: u64,
     /// States reset and put back on the shelf.
     pub returned: u64,
-    /// States dropped instead of returned: the shelf was full, or the guard was dropped
-    /// while panicking, or [`Pooled::discard`] was called.
+    /// States dropped instead of returned: the shelf was full, the guard was dropped while
+    /// panicking, or the state saw an error it cannot be reset from.
     pub discarded: u64,
     /// States idle on the shelf now.
     pub idle: usize,
@@ -214,6 +243,14 @@ impl CodecPoolBuilder {
                 decompressors: Shelf::default(),
                 #[cfg(feature = "libdeflate")]
                 block_compressors: Shelf::default(),
+                #[cfg(feature = "zstd")]
+                zstd_compressors: Shelf::default(),
+                #[cfg(feature = "zstd")]
+                zstd_decompressors: Shelf::default(),
+                #[cfg(feature = "br")]
+                br_compressors: Shelf::default(),
+                #[cfg(feature = "br")]
+                br_decompressors: Shelf::default(),
             }),
         }
     }
@@ -261,49 +298,38 @@ impl CodecPool {
 
     /// A snapshot of the counters.
     pub fn stats(&self) -> PoolStats {
-        PoolStats {
-            compressors: self.inner.compressors.stats.snapshot(),
-            decompressors: self.inner.decompressors.stats.snapshot(),
-            #[cfg(feature = "libdeflate")]
-            block_compressors: self.inner.block_compressors.stats.snapshot(),
-            #[cfg(not(feature = "libdeflate"))]
-            block_compressors: KindStats::default(),
+        let inner = &*self.inner;
+        #[allow(unused_mut)]
+        let mut stats = PoolStats {
+            compressors: inner.compressors.stats.snapshot(),
+            decompressors: inner.decompressors.stats.snapshot(),
+            ..PoolStats::default()
+        };
+        #[cfg(feature = "libdeflate")]
+        {
+            stats.block_compressors = inner.block_compressors.stats.snapshot();
         }
+        #[cfg(feature = "zstd")]
+        {
+            stats.zstd_compressors = inner.zstd_compressors.stats.snapshot();
+            stats.zstd_decompressors = inner.zstd_decompressors.stats.snapshot();
+        }
+        #[cfg(feature = "br")]
+        {
+            stats.br_compressors = inner.br_compressors.stats.snapshot();
+            stats.br_decompressors = inner.br_decompressors.stats.snapshot();
+        }
+        stats
     }
 
-    /// Checks out a raw deflate compressor at `level`, reusing an idle one when there is one.
-    pub fn compressor(&self, level: CompressionLevel) -> Pooled<Compress> {
-        let level = level.as_u32();
-        let state = self
-            .inner
-            .compressors
-            .take(level, || Compress::new(Compression::new(level), false));
-        self.guard(state, level)
-    }
-
-    /// Checks out a raw deflate decompressor, reusing an idle one when there is one.
-    pub fn decompressor(&self) -> Pooled<Decompress> {
-        let state = self.inner.decompressors.take(0, || Decompress::new(false));
-        self.guard(state, 0)
-    }
-
-    /// Checks out a libdeflate whole-buffer compressor at `level` (~670 KB of state at level
-    /// 6), reusing an idle one when there is one.
-    #[cfg(feature = "libdeflate")]
-    pub(crate) fn block_compressor(&self, level: CompressionLevel) -> Pooled<BlockCompressor> {
-        let level = level.as_u32();
-        let state = self
-            .inner
-            .block_compressors
-            .take(level, || BlockCompressor::new(level));
-        self.guard(state, level)
-    }
-
-    fn guard<T: PooledState>(&self, state: T, level: u32) -> Pooled<T> {
+    /// Checks out a state of kind `T` at `level`, reusing an idle one when there is one, else
+    /// building one with `make`.
+    pub(crate) fn take<T: PooledState>(&self, level: Level, make: impl FnOnce() -> T) -> Pooled<T> {
+        let state = T::shelf(&self.inner).take(level).unwrap_or_else(make);
         Pooled {
             state: Some(state),
             pool: self.clone(),
-            tag: level as u8,
+            level,
         }
     }
 }
@@ -330,90 +356,37 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// A state that can live in the pool: flate2's [`Compress`] or [`Decompress`], or (with the
-/// `libdeflate` feature) a libdeflate compressor.
-pub trait PooledState: sealed::Sealed + Send + 'static {}
+/// A state that can live in the pool. Each codec implements it for its own state type.
+pub(crate) trait PooledState: Send + Sized + 'static {
+    /// This kind's shelf.
+    fn shelf(pool: &Inner) -> &Shelf<Self>;
 
-impl PooledState for Compress {}
-impl PooledState for Decompress {}
-#[cfg(feature = "libdeflate")]
-impl PooledState for BlockCompressor {}
-
-mod sealed {
-    use std::sync::atomic::AtomicU64;
-
-    use super::CodecPool;
-
-    pub trait Sealed: Sized {
-        /// Resets the state and shelves it, or drops it if the shelf is full.
-        fn give_back(self, pool: &CodecPool, tag: u8);
-        /// The `discarded` counter of this kind.
-        fn discarded(pool: &CodecPool) -> &AtomicU64;
-    }
+    /// Makes the state as good as new for the next user. `false` means it cannot be, and it
+    /// is dropped instead of shelved. Runs outside the shelf's lock.
+    fn reset(&mut self) -> bool;
 }
 
-impl sealed::Sealed for Compress {
-    fn give_back(mut self, pool: &CodecPool, level: u8) {
-        // Reset outside the lock: it is the expensive part (~1 µs).
-        self.reset();
-        pool.inner.compressors.put(self, level, pool.inner.max_idle);
-    }
-
-    fn discarded(pool: &CodecPool) -> &AtomicU64 {
-        &pool.inner.compressors.stats.discarded
-    }
-}
-
-impl sealed::Sealed for Decompress {
-    fn give_back(mut self, pool: &CodecPool, level: u8) {
-        // A raw inflater resets in nanoseconds; a gzip-mode one would rebuild its state.
-        self.reset(false);
-        pool.inner
-            .decompressors
-            .put(self, level, pool.inner.max_idle);
-    }
-
-    fn discarded(pool: &CodecPool) -> &AtomicU64 {
-        &pool.inner.decompressors.stats.discarded
-    }
-}
-
-#[cfg(feature = "libdeflate")]
-impl sealed::Sealed for BlockCompressor {
-    fn give_back(self, pool: &CodecPool, level: u8) {
-        // libdeflate keeps no state between calls, and the scratch buffer is overwritten by
-        // each use: nothing to reset.
-        pool.inner
-            .block_compressors
-            .put(self, level, pool.inner.max_idle);
-    }
-
-    fn discarded(pool: &CodecPool) -> &AtomicU64 {
-        &pool.inner.block_compressors.stats.discarded
-    }
-}
-
-/// A checked-out state. Dereferences to the flate2 state.
+/// A checked-out state. Dereferences to the state.
 ///
-/// On drop the state is reset and returned to its pool, or dropped if the shelf is full or
-/// the thread is panicking (a state interrupted by a panic is never reused). The guard owns
-/// its state, so it can return it at most once.
-pub struct Pooled<T: PooledState> {
+/// On drop the state is reset and returned to its pool, or dropped if the shelf is full, the
+/// reset fails, or the thread is panicking (a state interrupted by a panic is never reused).
+/// The guard owns its state, so it can return it at most once.
+pub(crate) struct Pooled<T: PooledState> {
     state: Option<T>,
     pool: CodecPool,
-    tag: u8,
+    level: Level,
 }
 
 impl<T: PooledState> Pooled<T> {
     /// Drops the state instead of returning it to the pool.
-    pub fn discard(mut self) {
+    pub(crate) fn discard(mut self) {
         if self.state.take().is_some() {
-            Counters::bump(T::discarded(&self.pool));
+            Counters::bump(&T::shelf(&self.pool.inner).stats.discarded);
         }
     }
 
     /// The pool this state returns to.
-    pub fn pool(&self) -> &CodecPool {
+    pub(crate) fn pool(&self) -> &CodecPool {
         &self.pool
     }
 }
@@ -434,19 +407,46 @@ impl<T: PooledState> DerefMut for Pooled<T> {
 
 impl<T: PooledState> Drop for Pooled<T> {
     fn drop(&mut self) {
-        let Some(state) = self.state.take() else {
+        let Some(mut state) = self.state.take() else {
             return;
         };
-        if std::thread::panicking() {
-            Counters::bump(T::discarded(&self.pool));
+        let shelf = T::shelf(&self.pool.inner);
+        // Reset outside the lock: it is the expensive part (~1 µs for a deflate compressor).
+        if std::thread::panicking() || !state.reset() {
+            Counters::bump(&shelf.stats.discarded);
         } else {
-            state.give_back(&self.pool, self.tag);
+            shelf.put(state, self.level, self.pool.inner.max_idle);
         }
     }
 }
 
 impl<T: PooledState> fmt::Debug for Pooled<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Pooled").field("tag", &self.tag).finish()
+        f.debug_struct("Pooled")
+            .field("level", &self.level)
+            .finish()
+    }
+}
+
+impl PooledState for flate2::Compress {
+    fn shelf(pool: &Inner) -> &Shelf<Self> {
+        &pool.compressors
+    }
+
+    fn reset(&mut self) -> bool {
+        flate2::Compress::reset(self);
+        true
+    }
+}
+
+impl PooledState for flate2::Decompress {
+    fn shelf(pool: &Inner) -> &Shelf<Self> {
+        &pool.decompressors
+    }
+
+    fn reset(&mut self) -> bool {
+        // A raw inflater resets in nanoseconds; a gzip-mode one would rebuild its state.
+        flate2::Decompress::reset(self, false);
+        true
     }
 }

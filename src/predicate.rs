@@ -36,7 +36,9 @@
 //! (`min_size`) rather than part of [`DefaultPredicate`], because the service can buffer
 //! bodies of unknown size to measure them.
 
-use http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use http::header::CONTENT_TYPE;
+
+use crate::headers::{body_size, incompressible, media_type, starts_with_ci, trim};
 use http::{Extensions, HeaderMap, Response, StatusCode, Version};
 use http_body::Body;
 use std::fmt;
@@ -46,6 +48,13 @@ use std::sync::Arc;
 pub trait Predicate: Clone {
     /// Should this response be compressed?
     fn should_compress<B: Body>(&self, response: &Response<B>) -> bool;
+
+    /// Whether the layer's `min_size` floor applies to bodies of known size under this
+    /// predicate. Only [`DefaultPredicate`] says yes (and combinations that include it):
+    /// any other predicate decides alone, as in tower-http.
+    fn applies_min_size(&self) -> bool {
+        false
+    }
 
     /// Compress only if both `self` and `other` agree.
     fn and<Other: Predicate>(self, other: Other) -> And<Self, Other>
@@ -97,6 +106,10 @@ impl<T: Predicate> Predicate for Option<T> {
     fn should_compress<B: Body>(&self, response: &Response<B>) -> bool {
         self.as_ref().is_none_or(|p| p.should_compress(response))
     }
+
+    fn applies_min_size(&self) -> bool {
+        self.as_ref().is_some_and(Predicate::applies_min_size)
+    }
 }
 
 /// Both predicates must agree. Created with [`Predicate::and`].
@@ -110,6 +123,10 @@ impl<L: Predicate, R: Predicate> Predicate for And<L, R> {
     fn should_compress<B: Body>(&self, response: &Response<B>) -> bool {
         self.lhs.should_compress(response) && self.rhs.should_compress(response)
     }
+
+    fn applies_min_size(&self) -> bool {
+        self.lhs.applies_min_size() || self.rhs.applies_min_size()
+    }
 }
 
 /// Either predicate may agree. Created with [`Predicate::or`].
@@ -122,6 +139,10 @@ pub struct Or<L, R> {
 impl<L: Predicate, R: Predicate> Predicate for Or<L, R> {
     fn should_compress<B: Body>(&self, response: &Response<B>) -> bool {
         self.lhs.should_compress(response) || self.rhs.should_compress(response)
+    }
+
+    fn applies_min_size(&self) -> bool {
+        self.lhs.applies_min_size() && self.rhs.applies_min_size()
     }
 }
 
@@ -159,7 +180,7 @@ impl Default for SizeAbove {
 
 impl Predicate for SizeAbove {
     fn should_compress<B: Body>(&self, response: &Response<B>) -> bool {
-        body_size(response).is_none_or(|size| size >= self.0)
+        body_size(response.headers(), response.body()).is_none_or(|size| size >= self.0)
     }
 }
 
@@ -256,8 +277,10 @@ impl fmt::Debug for Str {
 /// Unlike tower-http, `text/event-stream` is compressed: this crate flushes the encoder
 /// after every event, so events are not delayed.
 ///
-/// There is no size check here: the minimum size is the service's `min_size` setting,
-/// which can buffer a body of unknown size to measure it instead of guessing.
+/// Bodies of known size under the layer's `min_size` (default
+/// [`DEFAULT_MIN_SIZE`](crate::compression::DEFAULT_MIN_SIZE), 256 B) are not compressed
+/// either: the floor is a layer setting so that `min_size(n)` changes it, and so that a body
+/// of unknown size can be read ahead and measured instead of guessed.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DefaultPredicate {
     _priv: (),
@@ -277,107 +300,17 @@ impl Predicate for DefaultPredicate {
             None => true,
         }
     }
-}
 
-/// Already-compressed media types, lowercase.
-const COMPRESSED: &[&[u8]] = &[
-    b"application/zip",
-    b"application/x-zip-compressed",
-    b"application/gzip",
-    b"application/x-gzip",
-    b"application/zstd",
-    b"application/x-zstd",
-    b"application/x-brotli",
-    b"application/brotli",
-    b"application/x-br",
-    b"application/x-7z-compressed",
-    b"application/x-rar-compressed",
-    b"application/vnd.rar",
-    b"application/x-bzip",
-    b"application/x-bzip2",
-    b"application/x-xz",
-    b"application/x-lzma",
-    b"application/x-lz4",
-    b"application/x-compress",
-    b"application/x-snappy-framed",
-    b"application/java-archive",
-    b"application/ogg",
-    b"application/font-woff",
-    b"font/woff",
-    b"font/woff2",
-];
-
-fn incompressible(media: &[u8]) -> bool {
-    if starts_with_ci(media, b"image/") {
-        return !media.eq_ignore_ascii_case(b"image/svg+xml");
+    fn applies_min_size(&self) -> bool {
+        true
     }
-    starts_with_ci(media, b"audio/")
-        || starts_with_ci(media, b"video/")
-        || media.eq_ignore_ascii_case(b"application/grpc")
-        || starts_with_ci(media, b"application/grpc+")
-        || ends_with_ci(media, b"+zip")
-        || ends_with_ci(media, b"+gzip")
-        || COMPRESSED.iter().any(|t| media.eq_ignore_ascii_case(t))
-}
-
-/// `type/subtype` of a `Content-Type` value, without parameters or surrounding whitespace.
-fn media_type(value: &[u8]) -> &[u8] {
-    let end = value.iter().position(|&b| b == b';').unwrap_or(value.len());
-    trim(&value[..end])
-}
-
-fn starts_with_ci(s: &[u8], prefix: &[u8]) -> bool {
-    s.len() >= prefix.len() && s[..prefix.len()].eq_ignore_ascii_case(prefix)
-}
-
-fn ends_with_ci(s: &[u8], suffix: &[u8]) -> bool {
-    s.len() >= suffix.len() && s[s.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
-}
-
-fn trim(mut s: &[u8]) -> &[u8] {
-    while let [b' ' | b'\t', rest @ ..] = s {
-        s = rest;
-    }
-    while let [rest @ .., b' ' | b'\t'] = s {
-        s = rest;
-    }
-    s
-}
-
-/// The body's size: its exact size hint, else a valid `Content-Length`.
-pub(crate) fn body_size<B: Body>(response: &Response<B>) -> Option<u64> {
-    response
-        .body()
-        .size_hint()
-        .exact()
-        .or_else(|| content_length(response.headers()))
-}
-
-/// A `Content-Length` is valid only if every value (across lines and comma lists) is the
-/// same run of digits (RFC 9110 section 8.6); anything else is treated as unknown.
-fn content_length(headers: &HeaderMap) -> Option<u64> {
-    let mut found = None;
-    for value in headers.get_all(CONTENT_LENGTH) {
-        for part in value.as_bytes().split(|&b| b == b',') {
-            let part = trim(part);
-            if part.is_empty() || !part.iter().all(u8::is_ascii_digit) {
-                return None;
-            }
-            let n = part.iter().try_fold(0u64, |n, &d| {
-                n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
-            })?;
-            if found.is_some_and(|f| f != n) {
-                return None;
-            }
-            found = Some(n);
-        }
-    }
-    found
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::headers::COMPRESSED;
+    use http::header::CONTENT_LENGTH;
     use bytes::Bytes;
     use http_body::{Frame, SizeHint};
     use http_body_util::Full;
@@ -595,13 +528,17 @@ mod tests {
         assert!(p.should_compress(&unknown_with_length(&["99999999999999999999999"])));
     }
 
+    fn rbody_size<B: Body>(response: &Response<B>) -> Option<u64> {
+        body_size(response.headers(), response.body())
+    }
+
     #[test]
     fn body_size_sources() {
-        assert_eq!(body_size(&Response::new(String::from("abc"))), Some(3));
-        assert_eq!(body_size(&unknown_with_length(&["42"])), Some(42));
-        assert_eq!(body_size(&unknown_with_length(&[" 42 , 42"])), Some(42));
-        assert_eq!(body_size(&Response::new(Unknown)), None);
-        assert_eq!(body_size(&unknown_with_length(&["4 2"])), None);
+        assert_eq!(rbody_size(&Response::new(String::from("abc"))), Some(3));
+        assert_eq!(rbody_size(&unknown_with_length(&["42"])), Some(42));
+        assert_eq!(rbody_size(&unknown_with_length(&[" 42 , 42"])), Some(42));
+        assert_eq!(rbody_size(&Response::new(Unknown)), None);
+        assert_eq!(rbody_size(&unknown_with_length(&["4 2"])), None);
     }
 
     #[test]

@@ -7,14 +7,18 @@ pub enum DecodeErrorKind {
     /// A gzip or zlib header is malformed: wrong magic, unknown method, reserved flags, a
     /// preset dictionary, a bad header CRC, or a name/comment field over the size bound.
     CorruptHeader,
-    /// The deflate data is invalid.
+    /// The compressed data is invalid.
     CorruptData,
     /// The CRC32 / Adler-32 or the gzip ISIZE does not match the decoded data.
     Checksum,
     /// The input ended inside a header, the deflate data or a trailer.
     Truncated,
-    /// Bytes follow the end of the stream that do not start another gzip member.
+    /// Bytes follow the end of the stream that do not start another gzip member or zstd
+    /// frame.
     TrailingData,
+    /// A zstd frame asks for a window larger than 8 MiB, which RFC 9659 lets HTTP decoders
+    /// refuse; it is refused before the window is allocated.
+    WindowTooLarge,
 }
 
 /// A typed error from [`Decoder`](crate::codec::Decoder).
@@ -39,10 +43,11 @@ impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let what = match self.kind {
             DecodeErrorKind::CorruptHeader => "corrupt header",
-            DecodeErrorKind::CorruptData => "corrupt deflate data",
+            DecodeErrorKind::CorruptData => "corrupt compressed data",
             DecodeErrorKind::Checksum => "checksum mismatch",
             DecodeErrorKind::Truncated => "truncated stream",
             DecodeErrorKind::TrailingData => "trailing data after the stream",
+            DecodeErrorKind::WindowTooLarge => "window larger than 8 MiB",
         };
         write!(f, "invalid compressed body: {what}: {}", self.detail)
     }
@@ -50,11 +55,19 @@ impl fmt::Display for DecodeError {
 
 impl std::error::Error for DecodeError {}
 
-/// The deflate engine refused input; it cannot happen with valid use and is reported rather
-/// than panicking.
+/// The compression engine refused input; it cannot happen with valid use and is reported
+/// rather than panicking.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EncodeError {
-    pub(crate) detail: String,
+    detail: String,
+}
+
+impl EncodeError {
+    pub(crate) fn new(detail: impl Into<String>) -> Self {
+        EncodeError {
+            detail: detail.into(),
+        }
+    }
 }
 
 impl fmt::Display for EncodeError {

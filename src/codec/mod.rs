@@ -1,9 +1,10 @@
-//! Streaming gzip (RFC 1952) and zlib (RFC 1950) codecs over pooled raw deflate states.
+//! Streaming codecs over pooled state: gzip (RFC 1952), deflate (zlib, RFC 1950), and with
+//! their cargo features zstd (RFC 8878, RFC 9659) and br (RFC 7932).
 //!
-//! Both are push style: feed a chunk, get output appended to a caller's
-//! [`BytesMut`]. The framing (headers, CRC32 / Adler-32, trailers) is ours;
-//! the deflate work is flate2 on the zlib-rs backend, with states drawn from a
-//! [`CodecPool`](crate::CodecPool).
+//! Both directions are push style: feed a chunk, get output appended to a caller's
+//! [`BytesMut`]. [`Encoder`] and [`Decoder`] speak every [`Format`]; the heavy state under
+//! them (a deflate window, a zstd context, brotli's tables) comes from a
+//! [`CodecPool`](crate::CodecPool) and goes back to it, reset, when they are dropped.
 //!
 //! # Example
 //!
@@ -30,145 +31,188 @@
 //! decoder.finish().unwrap();
 //! assert_eq!(&plain[..], b"hello, world");
 //! ```
+//!
+//! # Adding a coding
+//!
+//! A coding is one file here implementing [`Encode`] and [`Decode`] (plus a one-shot
+//! `encode_all`), one variant of [`Format`], one arm in each dispatch of `any.rs`, its
+//! shelves in [`CodecPool`](crate::CodecPool), and its token in negotiation. The bodies of the
+//! layers are written against the traits and do not change.
 
 use bytes::BytesMut;
-use flate2::{
-    Compress, CompressError, Decompress, DecompressError, FlushCompress, FlushDecompress, Status,
-};
 
-mod checksum;
-mod decoder;
-mod encoder;
+mod any;
+#[cfg(feature = "br")]
+pub(crate) mod br;
 mod error;
-mod gzip_header;
-mod oneshot;
+pub(crate) mod flate;
+mod level;
+#[cfg(feature = "zstd")]
+pub(crate) mod zstd;
 
-pub use decoder::Decoder;
-pub use encoder::Encoder;
+pub use any::{Decoder, Encoder, OneShot, encode_all};
 pub use error::{DecodeError, DecodeErrorKind, EncodeError};
-#[cfg(feature = "libdeflate")]
-pub(crate) use oneshot::BlockCompressor;
-pub use oneshot::encode_all;
+pub use level::CompressionLevel;
+pub(crate) use level::Level;
 
 /// A content coding this crate speaks.
+///
+/// Variants for zstd and br exist with their cargo features (both on by default).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Format {
     /// `gzip` (and its alias `x-gzip`): RFC 1952 members.
     Gzip,
     /// `deflate`: a zlib stream (RFC 1950). The decoder also accepts raw deflate
     /// (RFC 1951), which many clients send under this name.
     Deflate,
+    /// `zstd`: Zstandard frames (RFC 8878), with a window of at most 8 MiB (RFC 9659).
+    #[cfg(feature = "zstd")]
+    Zstd,
+    /// `br`: a Brotli stream (RFC 7932).
+    #[cfg(feature = "br")]
+    Br,
 }
 
 impl Format {
+    /// Every coding compiled in, in tower-http's order of preference when q-values tie:
+    /// zstd, br, gzip, deflate.
+    pub const ALL: &'static [Format] = &[
+        #[cfg(feature = "zstd")]
+        Format::Zstd,
+        #[cfg(feature = "br")]
+        Format::Br,
+        Format::Gzip,
+        Format::Deflate,
+    ];
+
     /// The token used in `Content-Encoding`.
     pub fn as_str(self) -> &'static str {
         match self {
             Format::Gzip => "gzip",
             Format::Deflate => "deflate",
+            #[cfg(feature = "zstd")]
+            Format::Zstd => "zstd",
+            #[cfg(feature = "br")]
+            Format::Br => "br",
         }
     }
 
-    /// The coding named by a `Content-Encoding` token (case-insensitive; `x-gzip` is gzip).
+    /// The coding named by a `Content-Encoding` token (case-insensitive, surrounding
+    /// whitespace ignored; `x-gzip` is gzip).
     pub fn from_token(token: &str) -> Option<Format> {
-        let token = token.trim();
-        if token.eq_ignore_ascii_case("gzip") || token.eq_ignore_ascii_case("x-gzip") {
-            Some(Format::Gzip)
-        } else if token.eq_ignore_ascii_case("deflate") {
-            Some(Format::Deflate)
-        } else {
-            None
-        }
+        Self::from_token_bytes(token.as_bytes())
     }
-}
 
-/// The compression level, with the same names as tower-http's.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum CompressionLevel {
-    /// Level 1: fastest, least compression.
-    Fastest,
-    /// Level 9: slowest, most compression.
-    Best,
-    /// Level 6, zlib's default.
-    #[default]
-    Default,
-    /// An exact level, clamped to 0..=9 (0 stores without compressing).
-    Precise(i32),
-}
+    pub(crate) fn from_token_bytes(token: &[u8]) -> Option<Format> {
+        let token = token.trim_ascii();
+        Format::ALL
+            .iter()
+            .copied()
+            .find(|format| token.eq_ignore_ascii_case(format.as_str().as_bytes()))
+            .or_else(|| token.eq_ignore_ascii_case(b"x-gzip").then_some(Format::Gzip))
+    }
 
-impl CompressionLevel {
-    /// The deflate level, 0 through 9.
-    pub fn as_u32(self) -> u32 {
+    /// A small index, distinct per coding, for per-coding tables.
+    pub(crate) fn index(self) -> usize {
         match self {
-            CompressionLevel::Fastest => 1,
-            CompressionLevel::Best => 9,
-            CompressionLevel::Default => 6,
-            CompressionLevel::Precise(level) => level.clamp(0, 9) as u32,
+            Format::Gzip => 0,
+            Format::Deflate => 1,
+            #[cfg(feature = "zstd")]
+            Format::Zstd => 2,
+            #[cfg(feature = "br")]
+            Format::Br => 3,
         }
     }
 }
 
-/// The zlib `compressBound` of `len` bytes, plus room for flush markers.
-pub(crate) fn deflate_bound(len: usize) -> usize {
-    len + (len >> 12) + (len >> 14) + (len >> 25) + 13 + 16
-}
+/// The number of [`Format::index`] values.
+pub(crate) const FORMATS: usize = 4;
 
-/// Bytes consumed and produced by one deflate or inflate call, and its status.
-pub(crate) struct Step<S, E> {
+/// Bytes consumed from the input and appended to the output by one codec call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Progress {
     pub(crate) consumed: usize,
     pub(crate) produced: usize,
-    pub(crate) status: Result<S, E>,
 }
 
-/// One `compress` call writing into `room` bytes of `out`'s spare capacity (reserved here,
-/// never zero-filled); `out` grows by the bytes produced.
-pub(crate) fn compress_into(
-    deflate: &mut Compress,
-    input: &[u8],
-    out: &mut BytesMut,
-    room: usize,
-    flush: FlushCompress,
-) -> Step<Status, CompressError> {
-    out.reserve(room);
-    let (in_before, out_before) = (deflate.total_in(), deflate.total_out());
-    let spare = &mut out.spare_capacity_mut()[..room];
-    let status = deflate.compress_uninit(input, spare, flush);
-    let produced = (deflate.total_out() - out_before) as usize;
-    assert!(produced <= room, "deflate wrote past its output buffer");
-    // SAFETY: deflate writes its output from the start of `spare` and counts it in
-    // `total_out`, so the first `produced` bytes of the spare capacity are initialized.
-    unsafe { out.set_len(out.len() + produced) };
-    Step {
-        consumed: (deflate.total_in() - in_before) as usize,
-        produced,
-        status,
+impl Progress {
+    /// The progress of a call that took `consumed` bytes and grew `out` from `before`.
+    pub(crate) fn since(consumed: usize, before: usize, out: &BytesMut) -> Self {
+        Progress {
+            consumed,
+            produced: out.len() - before,
+        }
     }
 }
 
-/// One `decompress` call writing into `room` bytes of `out`'s spare capacity (reserved here,
-/// never zero-filled); `out` grows by the bytes produced.
-///
-/// Not zero-filling matters: a body of many tiny gzip members would otherwise pay for
-/// clearing a whole output buffer per member, an amplification a peer could exploit.
-pub(crate) fn decompress_into(
-    inflate: &mut Decompress,
-    input: &[u8],
-    out: &mut BytesMut,
-    room: usize,
-) -> Step<Status, DecompressError> {
-    out.reserve(room);
-    let (in_before, out_before) = (inflate.total_in(), inflate.total_out());
-    let spare = &mut out.spare_capacity_mut()[..room];
-    let status = inflate.decompress_uninit(input, spare, FlushDecompress::None);
-    let produced = (inflate.total_out() - out_before) as usize;
-    assert!(produced <= room, "inflate wrote past its output buffer");
-    // SAFETY: inflate writes its output from the start of `spare` and counts it in
-    // `total_out`, so the first `produced` bytes of the spare capacity are initialized.
-    unsafe { out.set_len(out.len() + produced) };
-    Step {
-        consumed: (inflate.total_in() - in_before) as usize,
-        produced,
-        status,
+/// A streaming compressor for one coding. Output is appended to the caller's buffer.
+pub(crate) trait Encode {
+    /// Compresses all of `input`; the codec may hold output back until more input, a flush
+    /// or the finish.
+    fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<Progress, EncodeError>;
+
+    /// Makes everything encoded so far decodable from `out` (a sync flush).
+    fn flush(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError>;
+
+    /// Ends the stream. Calling it again does nothing.
+    fn finish(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError>;
+
+    /// The producer has nothing for now: make everything so far decodable and, where the
+    /// format allows, give the heavy codec state back to the pool; the next `encode` draws
+    /// one again. The default flushes and keeps the state.
+    fn idle(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
+        self.flush(out)
     }
+
+    /// Whether a pooled codec state is checked out now.
+    fn holds_state(&self) -> bool;
+
+    /// Whether any compressed data (beyond a header) has been written.
+    fn has_payload(&self) -> bool {
+        self.total_out() > 0
+    }
+
+    /// Input bytes taken so far.
+    fn total_in(&self) -> u64;
+
+    /// Output bytes written so far, framing included.
+    fn total_out(&self) -> u64;
+
+    /// Whether [`finish`](Encode::finish) has completed the stream.
+    fn is_finished(&self) -> bool;
+}
+
+/// A streaming decompressor for one coding, bounded per call.
+pub(crate) trait Decode {
+    /// Decodes from `input`, appending at most `max_out` bytes to `out`. Consumes all of
+    /// `input` unless the budget runs out. After an error, every call returns it again.
+    fn decode(
+        &mut self,
+        input: &[u8],
+        out: &mut BytesMut,
+        max_out: usize,
+    ) -> Result<Progress, DecodeError>;
+
+    /// The last `decode` stopped at its budget: more output may be ready without input.
+    fn has_pending_output(&self) -> bool;
+
+    /// The end of input: `Ok` if the stream was complete (or empty).
+    fn finish(&self) -> Result<(), DecodeError>;
+
+    /// Whether a complete stream has been decoded (another member or frame may follow where
+    /// the format allows).
+    fn is_stream_end(&self) -> bool;
+
+    /// Whether a pooled codec state is checked out now.
+    fn holds_state(&self) -> bool;
+
+    /// Compressed bytes consumed so far.
+    fn total_in(&self) -> u64;
+
+    /// Decoded bytes produced so far.
+    fn total_out(&self) -> u64;
+
+    /// Complete members (gzip), frames (zstd) or streams decoded so far.
+    fn members(&self) -> u64;
 }

@@ -9,7 +9,7 @@ use pin_project_lite::pin_project;
 
 use super::stats::CompressionStats;
 use crate::BoxError;
-use crate::codec::{Encoder, deflate_bound};
+use crate::codec::{Encoder, Format};
 
 /// Most input bytes compressed in one poll. At level 6 on zlib-rs that is ~0.6 ms of work,
 /// so a huge frame cannot hold an executor thread for tens of milliseconds.
@@ -79,14 +79,15 @@ impl<B> CompressionBody<B> {
         CompressionBody {
             kind: Kind::Encoding {
                 state: Encoding {
-                    inner: Some(inner),
-                    encoder: Some(encoder),
+                    format: encoder.format(),
+                    phase: Phase::Running {
+                        inner,
+                        encoder,
+                        unflushed: false,
+                    },
                     queued,
                     current: Bytes::new(),
                     out: BytesMut::new(),
-                    unflushed: false,
-                    trailers: None,
-                    done: false,
                     bytes_in: 0,
                     bytes_out: 0,
                     stats,
@@ -151,7 +152,10 @@ where
                 trailers,
                 error,
             } => data.is_none() && trailers.is_none() && error.is_none(),
-            Kind::Encoding { state } => state.done && state.trailers.is_none(),
+            Kind::Encoding { state } => match &state.phase {
+                Phase::Ended(ended) => ended.is_end_stream(),
+                Phase::Running { .. } => false,
+            },
         }
     }
 
@@ -227,20 +231,65 @@ impl Chunks {
 
 /// Streaming compression of an inner body.
 pub(crate) struct Encoding<B> {
-    /// `None` once the inner body has ended or failed: it is dropped as early as possible.
-    inner: Option<Pin<Box<B>>>,
-    /// `None` once finished or failed: the state goes back to the pool at once.
-    encoder: Option<Encoder>,
+    phase: Phase<B>,
     queued: Chunks,
     current: Bytes,
     out: BytesMut,
-    /// Input was encoded since the last flush.
-    unflushed: bool,
-    trailers: Option<HeaderMap>,
-    done: bool,
+    stats: CompressionStats,
+    format: Format,
     bytes_in: u64,
     bytes_out: u64,
-    stats: CompressionStats,
+}
+
+/// Where the stream is. Each phase holds what only it needs, so "an encoder after the end"
+/// cannot be written.
+enum Phase<B> {
+    /// Reading and compressing. `unflushed`: input was encoded since the last flush.
+    Running {
+        inner: Pin<Box<B>>,
+        encoder: Encoder,
+        unflushed: bool,
+    },
+    /// The stream is complete (or failed): the encoder is back in the pool and the inner
+    /// body dropped.
+    Ended(Ended),
+}
+
+/// The end of a body, both directions: the trailers still to send, if any.
+#[derive(Debug, Default)]
+pub(crate) struct Ended {
+    trailers: Option<HeaderMap>,
+}
+
+impl Ended {
+    pub(crate) fn with_trailers(trailers: Option<HeaderMap>) -> Self {
+        Ended { trailers }
+    }
+
+    /// The last frame: the trailers once, then the end.
+    pub(crate) fn poll_frame<E>(&mut self) -> Poll<Option<Result<Frame<Bytes>, E>>> {
+        Poll::Ready(self.trailers.take().map(|t| Ok(Frame::trailers(t))))
+    }
+
+    pub(crate) fn is_end_stream(&self) -> bool {
+        self.trailers.is_none()
+    }
+
+    pub(crate) fn size_hint(&self) -> SizeHint {
+        if self.trailers.is_none() {
+            SizeHint::with_exact(0)
+        } else {
+            SizeHint::default()
+        }
+    }
+}
+
+/// What the inner body gave.
+enum Input {
+    Data,
+    End(Option<HeaderMap>),
+    Failed(BoxError),
+    Pending,
 }
 
 impl<B> Encoding<B>
@@ -249,44 +298,56 @@ where
     B::Error: Into<BoxError>,
 {
     fn poll_frame(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        if self.done {
-            return Poll::Ready(self.trailers.take().map(|t| Ok(Frame::trailers(t))));
-        }
+        let Phase::Running { inner, encoder, unflushed } = &mut self.phase else {
+            let Phase::Ended(ended) = &mut self.phase else {
+                unreachable!()
+            };
+            return ended.poll_frame();
+        };
         let mut budget = MAX_INPUT_PER_POLL;
         loop {
-            if let Err(e) = self.encode_queued(&mut budget) {
+            let before = budget;
+            if let Err(e) = encode_queued(encoder, &mut self.queued, &mut self.current, &mut self.out, &mut budget) {
                 return self.fail(e);
             }
+            if budget < before {
+                *unflushed = true;
+                self.bytes_in += (before - budget) as u64;
+            }
             if budget == 0 {
-                // This poll's slice is used up: hand over what is ready, or yield.
-                if !self.out.is_empty() {
+                // This poll's slice is used up: hand over what is ready, unless it is only
+                // the header (sent with the first compressed bytes), or yield.
+                if !self.out.is_empty() && encoder.has_payload() {
                     return Poll::Ready(Some(Ok(self.emit())));
                 }
                 cx.waker().wake_by_ref();
                 return Poll::Pending;
             }
-            let Some(inner) = self.inner.as_mut() else {
-                return self.finish();
-            };
-            match inner.as_mut().poll_frame(cx) {
+            let input = match inner.as_mut().poll_frame(cx) {
                 Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
-                    Ok(mut data) => self.current = data.copy_to_bytes(data.remaining()),
-                    Err(frame) => {
-                        if let Ok(trailers) = frame.into_trailers() {
-                            self.trailers = Some(trailers);
-                            return self.finish();
-                        }
-                        // An unknown kind of frame carries nothing to compress.
+                    Ok(mut data) => {
+                        self.current = data.copy_to_bytes(data.remaining());
+                        Input::Data
                     }
+                    // Trailers end the body; an unknown kind of frame carries nothing.
+                    Err(frame) => match frame.into_trailers() {
+                        Ok(trailers) => Input::End(Some(trailers)),
+                        Err(_) => Input::Data,
+                    },
                 },
-                Poll::Ready(Some(Err(e))) => return self.fail(e.into()),
-                Poll::Ready(None) => return self.finish(),
-                Poll::Pending => {
-                    // The producer has nothing more for now: make what we have decodable.
-                    if self.unflushed {
-                        self.unflushed = false;
-                        let encoder = self.encoder.as_mut().expect("present until done");
-                        if let Err(e) = encoder.flush(&mut self.out) {
+                Poll::Ready(Some(Err(e))) => Input::Failed(e.into()),
+                Poll::Ready(None) => Input::End(None),
+                Poll::Pending => Input::Pending,
+            };
+            match input {
+                Input::Data => {}
+                Input::End(trailers) => return self.finish(trailers),
+                Input::Failed(e) => return self.fail(e),
+                Input::Pending => {
+                    // The producer has nothing more for now: make what we have decodable,
+                    // and give the codec state back to the pool while we wait.
+                    if std::mem::take(unflushed) || encoder.holds_state() {
+                        if let Err(e) = encoder.idle(&mut self.out) {
                             return self.fail(e.into());
                         }
                     }
@@ -299,59 +360,58 @@ where
         }
     }
 
-    /// Compresses queued input until it runs out or `budget` does.
-    fn encode_queued(&mut self, budget: &mut usize) -> Result<(), BoxError> {
-        while *budget > 0 {
-            if self.current.is_empty() {
-                match self.queued.pop() {
-                    Some(next) => self.current = next,
-                    None => return Ok(()),
-                }
-            }
-            let n = self.current.len().min(*budget).min(ENCODE_CHUNK);
-            let room = deflate_bound(n);
-            if self.out.capacity() - self.out.len() < room {
-                self.out.reserve(room.max(OUTPUT_BLOCK));
-            }
-            let encoder = self.encoder.as_mut().expect("present until done");
-            encoder.encode(&self.current[..n], &mut self.out)?;
-            self.current.advance(n);
-            self.bytes_in += n as u64;
-            self.unflushed = true;
-            *budget -= n;
-        }
-        Ok(())
-    }
-
     fn emit(&mut self) -> Frame<Bytes> {
         self.bytes_out += self.out.len() as u64;
         Frame::data(self.out.split().freeze())
     }
 
-    fn finish(&mut self) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        self.inner = None;
-        // Taking the encoder returns its state to the pool as soon as the stream is done.
-        if let Some(mut encoder) = self.encoder.take() {
-            if let Err(e) = encoder.finish(&mut self.out) {
-                return self.fail(e.into());
-            }
+    fn finish(&mut self, trailers: Option<HeaderMap>) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        // Ending the phase drops the inner body and returns the encoder's state to the pool.
+        let Phase::Running { mut encoder, .. } = std::mem::replace(&mut self.phase, Phase::Ended(Ended::with_trailers(trailers))) else {
+            return Poll::Ready(None);
+        };
+        if let Err(e) = encoder.finish(&mut self.out) {
+            return self.fail(e.into());
         }
-        self.done = true;
         Poll::Ready(Some(Ok(self.emit())))
     }
 
     fn fail(&mut self, error: BoxError) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         // The pool resets the interrupted state before anyone else gets it.
-        self.encoder = None;
-        self.inner = None;
-        self.trailers = None;
-        self.done = true;
+        self.phase = Phase::Ended(Ended::default());
         Poll::Ready(Some(Err(error)))
     }
 }
 
+/// Compresses queued input until it runs out or `budget` does.
+fn encode_queued(
+    encoder: &mut Encoder,
+    queued: &mut Chunks,
+    current: &mut Bytes,
+    out: &mut BytesMut,
+    budget: &mut usize,
+) -> Result<(), BoxError> {
+    while *budget > 0 {
+        if current.is_empty() {
+            match queued.pop() {
+                Some(next) => *current = next,
+                None => return Ok(()),
+            }
+        }
+        let n = current.len().min(*budget).min(ENCODE_CHUNK);
+        let room = n + n / 8 + 64;
+        if out.capacity() - out.len() < room {
+            out.reserve(room.max(OUTPUT_BLOCK));
+        }
+        encoder.encode(&current[..n], out)?;
+        current.advance(n);
+        *budget -= n;
+    }
+    Ok(())
+}
+
 impl<B> Drop for Encoding<B> {
     fn drop(&mut self) {
-        self.stats.record_bytes(self.bytes_in, self.bytes_out);
+        self.stats.record_bytes(self.format, self.bytes_in, self.bytes_out);
     }
 }

@@ -4,10 +4,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
 use bytes::{Buf, Bytes, BytesMut};
-use http::header::{
-    ACCEPT_RANGES, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_RANGE, CONTENT_TYPE,
-    ETAG, HeaderMap, HeaderValue, VARY,
-};
+use http::header::{ACCEPT_RANGES, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_RANGE, CONTENT_TYPE, ETAG, HeaderMap, HeaderValue, VARY};
 use http::{Response, StatusCode};
 use http_body::Body;
 use pin_project_lite::pin_project;
@@ -15,37 +12,34 @@ use pin_project_lite::pin_project;
 use super::body::{Chunks, CompressionBody, MAX_INPUT_PER_POLL};
 use super::service::Settings;
 use crate::BoxError;
-use crate::codec::{Encoder, Format, encode_all};
-use crate::negotiate::Negotiated;
-use crate::predicate::{Predicate, body_size};
+use crate::codec::{Encoder, Format, OneShot};
+use crate::headers::{add_vary, body_size, has_no_transform};
+use crate::negotiate::{Choice, Negotiated};
+use crate::predicate::Predicate;
 
 pin_project! {
     /// The response future of [`Compression`](super::Compression).
     pub struct ResponseFuture<F, P> {
         #[pin]
         inner: F,
-        negotiated: Negotiated,
-        identity_refused: bool,
-        head: bool,
+        request: Request,
         settings: Arc<Settings>,
         predicate: P,
     }
 }
 
+/// What the response decision needs to know about the request.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Request {
+    pub(crate) choice: Choice,
+    pub(crate) head: bool,
+}
+
 impl<F, P> ResponseFuture<F, P> {
-    pub(crate) fn new(
-        inner: F,
-        negotiated: Negotiated,
-        identity_refused: bool,
-        head: bool,
-        settings: Arc<Settings>,
-        predicate: P,
-    ) -> Self {
+    pub(crate) fn new(inner: F, request: Request, settings: Arc<Settings>, predicate: P) -> Self {
         ResponseFuture {
             inner,
-            negotiated,
-            identity_refused,
-            head,
+            request,
             settings,
             predicate,
         }
@@ -64,212 +58,219 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         let response = ready!(this.inner.poll(cx))?;
-        let decision = Decision {
-            negotiated: *this.negotiated,
-            identity_refused: *this.identity_refused,
-            head: *this.head,
-            settings: this.settings,
-        };
-        Poll::Ready(Ok(decision.respond(response, this.predicate, cx)))
+        let action = decide(this.request, this.settings, this.predicate, &response);
+        Poll::Ready(Ok(apply(action, response, this.settings, cx)))
     }
 }
 
-struct Decision<'a> {
-    negotiated: Negotiated,
-    /// The client refused identity: `min_size` does not apply.
-    identity_refused: bool,
-    head: bool,
-    settings: &'a Settings,
+/// What to do with one response, decided from its head before its body is touched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Action {
+    /// Send as it is, untouched: a hard rule or the predicate said no.
+    Skip,
+    /// Send unencoded, with `Vary: accept-encoding`: the representation depends on
+    /// Accept-Encoding, but this request gets identity.
+    VaryOnly,
+    /// 406: the client accepts neither an offered coding nor identity.
+    NotAcceptable,
+    /// Encode with this coding: read ahead, then compress in one shot or stream. `floor` is
+    /// the size under which a body found complete stays unencoded.
+    Encode { format: Format, floor: u64 },
+    /// Encode as a stream from the start: the body is known to exceed one poll's slice.
+    Stream(Format),
 }
 
-impl Decision<'_> {
-    fn respond<B, P>(
-        &self,
-        mut res: Response<B>,
-        predicate: &P,
-        cx: &mut Context<'_>,
-    ) -> Response<CompressionBody<B>>
-    where
-        B: Body,
-        B::Error: Into<BoxError>,
-        P: Predicate,
+/// The rules, in order. Hard rules come first and hold whatever the predicate says:
+///
+/// 1. A response that already has `Content-Encoding` or `Content-Range`, a 1xx, 204 or 206,
+///    or one marked `Cache-Control: no-transform` (RFC 9111 section 5.2.2.6) is not
+///    touched.
+/// 2. The predicate ([`DefaultPredicate`](crate::predicate::DefaultPredicate) unless
+///    `compress_when` says otherwise) may refuse it: not touched either.
+/// 3. Otherwise the representation varies with Accept-Encoding: `Vary` is added. HEAD and
+///    304 responses stop here (no body to encode).
+/// 4. Negotiation: identity is sent as it is; nothing acceptable is a 406 for successful
+///    responses (others keep their status and go unencoded).
+/// 5. Size: under [`DefaultPredicate`](crate::predicate::DefaultPredicate), a body known to
+///    be smaller than `min_size` is sent as it is (unless the client refused identity); a
+///    body of unknown size that turns out complete and smaller when read ahead, too.
+fn decide<B: Body, P: Predicate>(
+    request: &Request,
+    settings: &Settings,
+    predicate: &P,
+    res: &Response<B>,
+) -> Action {
+    let status = res.status();
+    let headers = res.headers();
+    if headers.contains_key(CONTENT_ENCODING)
+        || headers.contains_key(CONTENT_RANGE)
+        || status.is_informational()
+        || status == StatusCode::NO_CONTENT
+        || status == StatusCode::PARTIAL_CONTENT
+        || has_no_transform(headers)
+        || !predicate.should_compress(res)
     {
-        let stats = &self.settings.stats;
-        let status = res.status();
-        // Hard rules, whatever the predicate says: never re-encode, never touch bodiless or
-        // partial responses, and respect `no-transform` (RFC 9111 section 5.2.2.6).
-        if res.headers().contains_key(CONTENT_ENCODING)
-            || status.is_informational()
-            || status == StatusCode::NO_CONTENT
-            || status == StatusCode::PARTIAL_CONTENT
-            || res.headers().contains_key(CONTENT_RANGE)
-            || has_no_transform(res.headers())
-            || !predicate.should_compress(&res)
-        {
+        return Action::Skip;
+    }
+    if request.head || status == StatusCode::NOT_MODIFIED {
+        return Action::VaryOnly;
+    }
+    let format = match request.choice.negotiated {
+        Negotiated::Encode(format) => format,
+        Negotiated::Identity => return Action::VaryOnly,
+        Negotiated::NotAcceptable if status.is_success() => return Action::NotAcceptable,
+        Negotiated::NotAcceptable => return Action::VaryOnly,
+    };
+    // A client that refuses identity gets the coding it accepts even for a tiny body:
+    // identity would be unacceptable to it (RFC 9110 section 12.5.3).
+    let floor = if request.choice.identity_refused {
+        0
+    } else {
+        settings.min_size
+    };
+    match body_size(headers, res.body()) {
+        Some(size) if predicate.applies_min_size() && size < floor => Action::VaryOnly,
+        Some(size) if size > MAX_INPUT_PER_POLL as u64 => Action::Stream(format),
+        _ => Action::Encode { format, floor },
+    }
+}
+
+/// Carries out `action`: the one place that writes headers and counts the response.
+fn apply<B>(
+    action: Action,
+    res: Response<B>,
+    settings: &Settings,
+    cx: &mut Context<'_>,
+) -> Response<CompressionBody<B>>
+where
+    B: Body,
+    B::Error: Into<BoxError>,
+{
+    let stats = &settings.stats;
+    let (format, floor) = match action {
+        Action::Skip => {
             stats.record_skipped();
             return res.map(CompressionBody::identity);
         }
-        // From here the representation depends on Accept-Encoding, whatever is chosen.
-        add_vary(res.headers_mut());
-        let format = match self.negotiated {
-            _ if self.head || status == StatusCode::NOT_MODIFIED => None,
-            Negotiated::Encode(format) => Some(format),
-            Negotiated::Identity => None,
-            Negotiated::NotAcceptable if status.is_success() => {
-                stats.record_skipped();
-                return not_acceptable(res);
-            }
-            Negotiated::NotAcceptable => None,
-        };
-        let size = body_size(&res);
-        let min_size = if self.identity_refused {
-            0
-        } else {
-            self.settings.min_size
-        };
-        let Some(format) = format.filter(|_| size.is_none_or(|n| n >= min_size)) else {
+        Action::VaryOnly => {
             stats.record_skipped();
-            return res.map(CompressionBody::identity);
-        };
-
-        let (mut parts, body) = res.into_parts();
-        let mut body = Box::pin(body);
-        if size.is_some_and(|n| n > MAX_INPUT_PER_POLL as u64) {
-            stats.record_compressed();
-            set_encoded_headers(&mut parts.headers, format);
-            let encoder = self.encoder(format);
-            let body = CompressionBody::encoding(body, encoder, Chunks::default(), stats.clone());
-            return Response::from_parts(parts, body);
+            let mut res = res.map(CompressionBody::identity);
+            add_vary(res.headers_mut());
+            return res;
         }
-
-        // Small or unknown size: read what the body has ready, up to one poll's slice.
-        let ReadAhead { chunks, end } = read_ahead(body.as_mut(), cx, MAX_INPUT_PER_POLL);
-        match end {
-            ReadAheadEnd::Failed(error) => {
-                // Nothing is compressed yet: send what was read as it was, then the error.
-                stats.record_skipped();
-                parts.headers.remove(CONTENT_LENGTH);
-                let body = CompressionBody::ready(chunks.concat(), None, Some(error));
-                Response::from_parts(parts, body)
-            }
-            ReadAheadEnd::Complete(trailers) if (chunks.len() as u64) < min_size => {
-                stats.record_skipped();
-                let body = CompressionBody::ready(chunks.concat(), trailers, None);
-                Response::from_parts(parts, body)
-            }
-            ReadAheadEnd::Complete(trailers) => {
-                // The whole body is here and small: compress it in one go. The body's exact
-                // size hint makes hyper send Content-Length instead of chunked encoding.
-                stats.record_compressed();
-                set_encoded_headers(&mut parts.headers, format);
-                let body = match self.one_shot(format, chunks) {
-                    Ok(data) => CompressionBody::ready(data, trailers, None),
-                    Err(error) => CompressionBody::ready(Bytes::new(), None, Some(error)),
-                };
-                Response::from_parts(parts, body)
-            }
-            ReadAheadEnd::Open => {
-                // More is coming (or the body went pending first): stream, starting with
-                // what was read ahead.
-                stats.record_compressed();
-                set_encoded_headers(&mut parts.headers, format);
-                let encoder = self.encoder(format);
-                let body = CompressionBody::encoding(body, encoder, chunks, stats.clone());
-                Response::from_parts(parts, body)
-            }
+        Action::NotAcceptable => {
+            stats.record_skipped();
+            return not_acceptable(res);
         }
-    }
+        Action::Stream(format) => (format, None),
+        Action::Encode { format, floor } => (format, Some(floor)),
+    };
 
-    fn encoder(&self, format: Format) -> Encoder {
-        let settings = self.settings;
-        Encoder::new(format, settings.level, &settings.pool)
-            .with_header_padding(self.padding(format))
-    }
-
-    /// Bytes of BREACH jitter for this response's gzip header (zlib has no room for it).
-    fn padding(&self, format: Format) -> usize {
-        match (format, self.settings.jitter) {
-            (Format::Gzip, max) if max > 0 => jitter_len(max),
-            _ => 0,
+    let (mut parts, body) = res.into_parts();
+    add_vary(&mut parts.headers);
+    let mut body = Box::pin(body);
+    let body = match floor.map(|floor| (floor, read_ahead(body.as_mut(), cx))) {
+        // Nothing is compressed yet: send what was read as it was, then the error.
+        Some((_, ReadAhead { chunks, end: End::Failed(error) })) => {
+            stats.record_skipped();
+            parts.headers.remove(CONTENT_LENGTH);
+            return Response::from_parts(parts, CompressionBody::ready(chunks.concat(), None, Some(error)));
         }
-    }
+        Some((floor, ReadAhead { chunks, end: End::Complete(trailers) })) if (chunks.len() as u64) < floor => {
+            stats.record_skipped();
+            return Response::from_parts(parts, CompressionBody::ready(chunks.concat(), trailers, None));
+        }
+        // The whole body is here and small: compress it in one go. The body's exact size
+        // hint makes hyper send Content-Length instead of chunked encoding.
+        Some((_, ReadAhead { chunks, end: End::Complete(trailers) })) => match one_shot(settings, format, chunks) {
+            Ok(data) => CompressionBody::ready(data, trailers, None),
+            Err(error) => CompressionBody::ready(Bytes::new(), None, Some(error)),
+        },
+        // More is coming (or the body went pending first): stream, starting with what was
+        // read ahead.
+        Some((_, ReadAhead { chunks, end: End::Open })) => {
+            CompressionBody::encoding(body, encoder(settings, format), chunks, stats.clone())
+        }
+        None => CompressionBody::encoding(body, encoder(settings, format), Chunks::default(), stats.clone()),
+    };
+    stats.record_compressed(format);
+    set_encoded_headers(&mut parts.headers, format);
+    Response::from_parts(parts, body)
+}
 
-    fn one_shot(&self, format: Format, chunks: Chunks) -> Result<Bytes, BoxError> {
-        let settings = self.settings;
-        let padding = self.padding(format);
-        // The whole-buffer codec wants one slice: a body of several ready frames is joined
-        // (at most one poll's slice, 64 KiB).
-        let len = chunks.len();
-        let input = chunks.concat();
-        let mut out = BytesMut::new();
-        encode_all(
-            format,
-            settings.level,
-            &input,
-            &settings.pool,
-            padding,
-            &mut out,
-        )?;
-        settings.stats.record_bytes(len as u64, out.len() as u64);
-        Ok(out.freeze())
+fn encoder(settings: &Settings, format: Format) -> Encoder {
+    Encoder::new(format, settings.level, &settings.pool).with_header_padding(padding(settings, format))
+}
+
+/// Bytes of BREACH jitter for this response's gzip header (the other codings have no room).
+fn padding(settings: &Settings, format: Format) -> usize {
+    match (format, settings.jitter) {
+        (Format::Gzip, max) if max > 0 => jitter_len(max),
+        _ => 0,
     }
+}
+
+fn one_shot(settings: &Settings, format: Format, chunks: Chunks) -> Result<Bytes, BoxError> {
+    // The one-shot codecs want one slice: a body of several ready frames is joined (at most
+    // one poll's slice, 64 KiB).
+    let len = chunks.len();
+    let input = chunks.concat();
+    let mut out = BytesMut::new();
+    OneShot::new(format)
+        .level(settings.level)
+        .pool(&settings.pool)
+        .header_padding(padding(settings, format))
+        .encode(&input, &mut out)?;
+    settings.stats.record_bytes(format, len as u64, out.len() as u64);
+    Ok(out.freeze())
 }
 
 /// What [`read_ahead`] found.
 struct ReadAhead {
     chunks: Chunks,
-    end: ReadAheadEnd,
+    end: End,
 }
 
-enum ReadAheadEnd {
-    /// The body may have more: it went pending or the limit was reached.
+enum End {
+    /// The body may have more: it went pending, or holds more than one poll's slice.
     Open,
     /// The body ended, with these trailers if any.
     Complete(Option<HeaderMap>),
     Failed(BoxError),
 }
 
-/// Reads the frames `body` has ready now, until it ends, goes pending, or `limit` bytes.
-fn read_ahead<B>(mut body: Pin<&mut B>, cx: &mut Context<'_>, limit: usize) -> ReadAhead
+/// Reads the frames `body` has ready now, until it ends, goes pending, or holds more than
+/// one poll's slice ([`MAX_INPUT_PER_POLL`]). A body of exactly that size whose end is
+/// ready counts as complete.
+fn read_ahead<B>(mut body: Pin<&mut B>, cx: &mut Context<'_>) -> ReadAhead
 where
     B: Body,
     B::Error: Into<BoxError>,
 {
-    let mut ahead = ReadAhead {
-        chunks: Chunks::default(),
-        end: ReadAheadEnd::Open,
-    };
-    while ahead.chunks.len() < limit {
+    let mut chunks = Chunks::default();
+    let end = loop {
+        if chunks.len() > MAX_INPUT_PER_POLL {
+            break End::Open;
+        }
+        // A body that says it is done has no more frames: no need to poll for its end.
+        if chunks.len() > 0 && body.is_end_stream() {
+            break End::Complete(None);
+        }
         match body.as_mut().poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
-                Ok(mut data) => {
-                    ahead.chunks.push(data.copy_to_bytes(data.remaining()));
-                }
+                Ok(mut data) => chunks.push(data.copy_to_bytes(data.remaining())),
                 Err(frame) => {
                     if let Ok(trailers) = frame.into_trailers() {
-                        ahead.end = ReadAheadEnd::Complete(Some(trailers));
-                        return ahead;
+                        break End::Complete(Some(trailers));
                     }
                 }
             },
-            Poll::Ready(Some(Err(e))) => {
-                ahead.end = ReadAheadEnd::Failed(e.into());
-                return ahead;
-            }
-            Poll::Ready(None) => {
-                ahead.end = ReadAheadEnd::Complete(None);
-                return ahead;
-            }
-            Poll::Pending => return ahead,
+            Poll::Ready(Some(Err(e))) => break End::Failed(e.into()),
+            Poll::Ready(None) => break End::Complete(None),
+            Poll::Pending => break End::Open,
         }
-    }
-    // At the limit with nothing more known, check for a cheap end: a body that says it is
-    // done has no more frames. Not past the limit, though: a complete body is compressed
-    // in one go, and more than one poll's slice must be streamed instead.
-    if ahead.chunks.len() <= limit && body.is_end_stream() {
-        ahead.end = ReadAheadEnd::Complete(None);
-    }
-    ahead
+    };
+    ReadAhead { chunks, end }
 }
 
 fn set_encoded_headers(headers: &mut HeaderMap, format: Format) {
@@ -291,44 +292,16 @@ fn set_encoded_headers(headers: &mut HeaderMap, format: Format) {
     }
 }
 
-/// Adds `Vary: accept-encoding` unless a Vary header already covers it.
-fn add_vary(headers: &mut HeaderMap) {
-    let covered = headers.get_all(VARY).iter().any(|value| {
-        value.as_bytes().split(|&b| b == b',').any(|token| {
-            let token = token.trim_ascii();
-            token == b"*" || token.eq_ignore_ascii_case(b"accept-encoding")
-        })
-    });
-    if !covered {
-        headers.append(VARY, HeaderValue::from_static("accept-encoding"));
-    }
-}
-
-fn has_no_transform(headers: &HeaderMap) -> bool {
-    headers.get_all(CACHE_CONTROL).iter().any(|value| {
-        value
-            .as_bytes()
-            .split(|&b| b == b',')
-            .any(|directive| directive.trim_ascii().eq_ignore_ascii_case(b"no-transform"))
-    })
-}
-
 /// 406: the client accepts neither a coding we offer nor identity (RFC 9110 section 12.5.3).
 fn not_acceptable<B>(res: Response<B>) -> Response<CompressionBody<B>> {
     let (mut parts, _) = res.into_parts();
     parts.status = StatusCode::NOT_ACCEPTABLE;
-    let vary = std::mem::take(&mut parts.headers)
-        .get_all(VARY)
-        .iter()
-        .cloned()
-        .collect::<Vec<_>>();
+    let vary = std::mem::take(&mut parts.headers).get_all(VARY).iter().cloned().collect::<Vec<_>>();
     for value in vary {
         parts.headers.append(VARY, value);
     }
-    parts.headers.insert(
-        CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
+    add_vary(&mut parts.headers);
+    parts.headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
     let message = Bytes::from_static(b"no acceptable content-coding: see Accept-Encoding\n");
     Response::from_parts(parts, CompressionBody::ready(message, None, None))
 }

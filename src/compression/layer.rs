@@ -4,11 +4,14 @@ use tower_layer::Layer;
 
 use super::service::{Compression, Settings};
 use super::stats::CompressionStats;
+use crate::builders::coding_builders;
 use crate::codec::CompressionLevel;
+use crate::negotiate::Offered;
 use crate::pool::CodecPool;
 use crate::predicate::{DefaultPredicate, Predicate};
 
-/// Compresses response bodies with gzip or deflate, as the client's `Accept-Encoding` allows.
+/// Compresses response bodies with zstd, br, gzip or deflate, as the client's
+/// `Accept-Encoding` allows.
 ///
 /// See the [module docs](crate::compression) for what it does and when.
 ///
@@ -26,7 +29,8 @@ pub struct CompressionLayer<P = DefaultPredicate> {
     predicate: P,
 }
 
-/// Bodies below this many bytes are sent as they are.
+/// Bodies below this many bytes are sent as they are by [`DefaultPredicate`] (and by any
+/// predicate when the size is only learned by reading the body).
 ///
 /// Measured on synthetic JSON with zlib-rs at level 6 (`cargo run --release --example
 /// min_size` prints the table): gzip makes bodies under ~100 bytes *larger* (32 B -> 49 B,
@@ -37,13 +41,13 @@ pub struct CompressionLayer<P = DefaultPredicate> {
 pub const DEFAULT_MIN_SIZE: u64 = 256;
 
 impl CompressionLayer {
-    /// gzip and deflate, the default level (6), [`DefaultPredicate`], a minimum size of
-    /// [`DEFAULT_MIN_SIZE`] bytes and the [global pool](CodecPool::global).
+    /// Every coding compiled in (zstd > br > gzip > deflate when q-values tie), each
+    /// coding's default level, [`DefaultPredicate`], a minimum size of [`DEFAULT_MIN_SIZE`]
+    /// bytes and the [global pool](CodecPool::global).
     pub fn new() -> Self {
         CompressionLayer {
             settings: Arc::new(Settings {
-                gzip: true,
-                deflate: true,
+                offered: Offered::default(),
                 level: CompressionLevel::Default,
                 min_size: DEFAULT_MIN_SIZE,
                 jitter: 0,
@@ -61,70 +65,78 @@ impl Default for CompressionLayer {
     }
 }
 
+/// The builder methods [`CompressionLayer`] and [`Compression`] share; the type needs a
+/// `settings: Arc<Settings>` field.
+macro_rules! compression_builders {
+    () => {
+        fn with(mut self, change: impl FnOnce(&mut Settings)) -> Self {
+            change(Arc::make_mut(&mut self.settings));
+            self
+        }
+
+        fn set_coding(self, format: $crate::codec::Format, enable: bool) -> Self {
+            self.with(|s| s.offered.set(format, enable))
+        }
+
+        /// Which coding wins when the client's q-values tie: the codings listed, in that
+        /// order, then the others in the default order (zstd, br, gzip, deflate).
+        pub fn prefer(self, order: &[$crate::codec::Format]) -> Self {
+            self.with(|s| s.offered.prefer(order))
+        }
+
+        /// The compression level (default [`CompressionLevel::Default`]: gzip and deflate 6,
+        /// zstd 3, br 4), mapped per coding as [`CompressionLevel`] shows.
+        pub fn quality(self, level: CompressionLevel) -> Self {
+            self.with(|s| s.level = level)
+        }
+
+        /// The size floor (default [`DEFAULT_MIN_SIZE`](crate::compression::DEFAULT_MIN_SIZE)).
+        ///
+        /// [`DefaultPredicate`] refuses bodies known to be smaller. A body of unknown size
+        /// is read ahead while it has frames ready: one that ends below the floor is sent
+        /// as it is, whatever the predicate; one that goes pending first is compressed, so
+        /// streaming is never delayed. A custom predicate decides alone on bodies of known
+        /// size.
+        pub fn min_size(self, bytes: u64) -> Self {
+            self.with(|s| s.min_size = bytes)
+        }
+
+        /// The pool to draw codec states from (default: [`CodecPool::global`]).
+        pub fn pool(self, pool: CodecPool) -> Self {
+            self.with(|s| s.pool = pool)
+        }
+
+        /// A BREACH mitigation, off by default (`0`): pads each gzip header with 1 to
+        /// `max_bytes` random bytes (a header comment), so that the response length no
+        /// longer reveals exactly how well secret and attacker-controlled content compressed
+        /// together.
+        ///
+        /// Padding raises the number of requests an attacker needs; it does not make
+        /// reflecting secrets next to attacker input safe. Only gzip has header room, so
+        /// with jitter on, gzip responses are padded and the other codings are not. Go's
+        /// gzhttp does the same with `RandomJitter`.
+        pub fn breach_jitter(self, max_bytes: u16) -> Self {
+            self.with(|s| s.jitter = max_bytes)
+        }
+
+        /// Counters for the responses handled with these settings.
+        pub fn stats(&self) -> CompressionStats {
+            self.settings.stats.clone()
+        }
+    };
+}
+
+pub(crate) use compression_builders;
+
 impl<P> CompressionLayer<P> {
-    fn with(mut self, change: impl FnOnce(&mut Settings)) -> Self {
-        change(Arc::make_mut(&mut self.settings));
-        self
-    }
+    coding_builders!("offered");
+    compression_builders!();
 
-    /// Offers gzip (default on).
-    pub fn gzip(self, enable: bool) -> Self {
-        self.with(|s| s.gzip = enable)
-    }
-
-    /// Offers deflate (zlib-wrapped, default on). gzip is preferred when both are acceptable.
-    pub fn deflate(self, enable: bool) -> Self {
-        self.with(|s| s.deflate = enable)
-    }
-
-    /// Turns gzip off.
-    pub fn no_gzip(self) -> Self {
-        self.gzip(false)
-    }
-
-    /// Turns deflate off.
-    pub fn no_deflate(self) -> Self {
-        self.deflate(false)
-    }
-
-    /// The compression level (default [`CompressionLevel::Default`], level 6).
-    pub fn quality(self, level: CompressionLevel) -> Self {
-        self.with(|s| s.level = level)
-    }
-
-    /// Bodies smaller than this are sent uncompressed (default [`DEFAULT_MIN_SIZE`]).
+    /// Replaces the predicate that decides which responses to compress.
     ///
-    /// When the size is unknown, up to this many bytes are read before deciding, but only
-    /// while the body has data ready: if it goes pending first, the response is compressed,
-    /// so streaming is never delayed.
-    pub fn min_size(self, bytes: u64) -> Self {
-        self.with(|s| s.min_size = bytes)
-    }
-
-    /// The pool to draw codec states from (default: [`CodecPool::global`]).
-    pub fn pool(self, pool: CodecPool) -> Self {
-        self.with(|s| s.pool = pool)
-    }
-
-    /// A BREACH mitigation, off by default (`0`): pads each gzip header with 1 to `max_bytes`
-    /// random bytes (a header comment), so that the response length no longer reveals
-    /// exactly how well secret and attacker-controlled content compressed together.
-    ///
-    /// Padding raises the number of requests an attacker needs; it does not make reflecting
-    /// secrets next to attacker input safe. deflate (zlib) has no header room, so with
-    /// jitter on, gzip responses are padded and deflate ones are not. Go's gzhttp does the
-    /// same with `RandomJitter`.
-    pub fn breach_jitter(self, max_bytes: u16) -> Self {
-        self.with(|s| s.jitter = max_bytes)
-    }
-
-    /// Counters for the responses this layer's services handle.
-    pub fn stats(&self) -> CompressionStats {
-        self.settings.stats.clone()
-    }
-
-    /// Replaces the predicate that decides which responses to compress. Hard rules apply
-    /// whatever the predicate says (see the [module docs](crate::compression)).
+    /// The predicate decides alone, as in tower-http: `compress_when(|_, _, _, _| true)`
+    /// compresses a 10-byte body. The hard rules still apply whatever it says (see the
+    /// [module docs](crate::compression#what-gets-compressed)).
     pub fn compress_when<C: Predicate>(self, predicate: C) -> CompressionLayer<C> {
         CompressionLayer {
             settings: self.settings,

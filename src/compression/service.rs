@@ -7,18 +7,18 @@ use tower_service::Service;
 
 use super::body::CompressionBody;
 use super::future::ResponseFuture;
-use super::layer::CompressionLayer;
+use super::layer::{CompressionLayer, compression_builders};
 use super::stats::CompressionStats;
+use crate::builders::{coding_builders, inner_service_accessors};
 use crate::codec::CompressionLevel;
-use crate::negotiate::{Choice, Offered, choose};
+use crate::negotiate::{Offered, choose};
 use crate::pool::CodecPool;
 use crate::predicate::{DefaultPredicate, Predicate};
 
-/// What a [`CompressionLayer`] was configured with, shared by its services.
+/// What a [`CompressionLayer`] or [`Compression`] is configured with, shared by its clones.
 #[derive(Clone, Debug)]
 pub(crate) struct Settings {
-    pub(crate) gzip: bool,
-    pub(crate) deflate: bool,
+    pub(crate) offered: Offered,
     pub(crate) level: CompressionLevel,
     pub(crate) min_size: u64,
     pub(crate) jitter: u16,
@@ -27,6 +27,22 @@ pub(crate) struct Settings {
 }
 
 /// The service built by [`CompressionLayer`]: compresses the responses of `S`.
+///
+/// It has the layer's builder methods, so `Compression::new(svc).quality(..)` works as in
+/// tower-http.
+///
+/// ```
+/// use tower_gzip::CompressionLevel;
+/// use tower_gzip::compression::{Compression, predicate::SizeAbove};
+///
+/// # let svc = tower::service_fn(|_: http::Request<()>| async {
+/// #     Ok::<_, std::convert::Infallible>(http::Response::new(String::new()))
+/// # });
+/// let svc = Compression::new(svc)
+///     .compress_when(SizeAbove::new(1024))
+///     .quality(CompressionLevel::Fastest);
+/// # let _ = svc;
+/// ```
 #[derive(Clone, Debug)]
 pub struct Compression<S, P = DefaultPredicate> {
     inner: S,
@@ -55,19 +71,18 @@ impl<S, P> Compression<S, P> {
         }
     }
 
-    /// The wrapped service.
-    pub fn get_ref(&self) -> &S {
-        &self.inner
-    }
+    inner_service_accessors!();
+    coding_builders!("offered");
+    compression_builders!();
 
-    /// The wrapped service, mutably.
-    pub fn get_mut(&mut self) -> &mut S {
-        &mut self.inner
-    }
-
-    /// Unwraps the inner service.
-    pub fn into_inner(self) -> S {
-        self.inner
+    /// Replaces the predicate that decides which responses to compress (see
+    /// [`CompressionLayer::compress_when`]).
+    pub fn compress_when<C: Predicate>(self, predicate: C) -> Compression<S, C> {
+        Compression {
+            inner: self.inner,
+            settings: self.settings,
+            predicate,
+        }
     }
 }
 
@@ -87,22 +102,11 @@ where
     }
 
     fn call(&mut self, req: Request<ReqBody>) -> Self::Future {
-        let offered = Offered {
-            gzip: self.settings.gzip,
-            deflate: self.settings.deflate,
-        };
-        // A client that refuses identity gets the coding it accepts even for a body below
-        // `min_size`: identity would be unacceptable to it (RFC 9110 section 12.5.3).
-        let Choice {
-            negotiated,
-            identity_refused,
-        } = choose(req.headers(), offered);
+        let choice = choose(req.headers(), self.settings.offered);
         let head = req.method() == Method::HEAD;
         ResponseFuture::new(
             self.inner.call(req),
-            negotiated,
-            identity_refused,
-            head,
+            super::future::Request { choice, head },
             self.settings.clone(),
             self.predicate.clone(),
         )

@@ -3,7 +3,9 @@
 use http::header::{CONTENT_ENCODING, HeaderMap, HeaderValue};
 
 use super::limits::DecompressionLimits;
-use crate::codec::Format;
+use std::sync::OnceLock;
+
+use crate::codec::{FORMATS, Format};
 use crate::pool::CodecPool;
 
 /// The most content codings one message may stack (`Content-Encoding: gzip, gzip, deflate`).
@@ -15,36 +17,51 @@ pub const MAX_CODINGS: usize = 3;
 /// Which codings a layer decodes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Accept {
-    pub(crate) gzip: bool,
-    pub(crate) deflate: bool,
+    enabled: [bool; FORMATS],
 }
 
 impl Default for Accept {
     fn default() -> Self {
-        Accept {
-            gzip: true,
-            deflate: true,
+        let mut enabled = [false; FORMATS];
+        for format in Format::ALL {
+            enabled[format.index()] = true;
         }
+        Accept { enabled }
     }
 }
 
 impl Accept {
     pub(crate) fn allows(self, format: Format) -> bool {
-        match format {
-            Format::Gzip => self.gzip,
-            Format::Deflate => self.deflate,
-        }
+        self.enabled[format.index()]
     }
 
-    /// The `Accept-Encoding` value listing the enabled codings, or `None` if none is.
+    pub(crate) fn set(&mut self, format: Format, on: bool) {
+        self.enabled[format.index()] = on;
+    }
+
+    /// The `Accept-Encoding` value listing the enabled codings (zstd, br, gzip, deflate
+    /// order), or `None` if none is. Built once per combination for the process.
     pub(crate) fn header_value(self) -> Option<HeaderValue> {
-        let value = match (self.gzip, self.deflate) {
-            (true, true) => "gzip, deflate",
-            (true, false) => "gzip",
-            (false, true) => "deflate",
-            (false, false) => return None,
-        };
-        Some(HeaderValue::from_static(value))
+        static VALUES: OnceLock<Vec<Option<HeaderValue>>> = OnceLock::new();
+        let values = VALUES.get_or_init(|| {
+            (0..1usize << Format::ALL.len())
+                .map(|mask| {
+                    let tokens: Vec<&str> = Format::ALL
+                        .iter()
+                        .enumerate()
+                        .filter(|(bit, _)| mask & (1 << bit) != 0)
+                        .map(|(_, format)| format.as_str())
+                        .collect();
+                    (!tokens.is_empty()).then(|| HeaderValue::from_str(&tokens.join(", ")).expect("tokens are ASCII"))
+                })
+                .collect()
+        });
+        let mask = Format::ALL
+            .iter()
+            .enumerate()
+            .filter(|(_, format)| self.allows(**format))
+            .fold(0, |mask, (bit, _)| mask | 1 << bit);
+        values[mask].clone()
     }
 }
 
@@ -129,15 +146,10 @@ impl Default for Settings {
 /// `settings: Settings` field.
 macro_rules! settings_builders {
     () => {
-        /// Sets whether `gzip` (and `x-gzip`) is decoded. On by default.
-        pub fn gzip(mut self, enable: bool) -> Self {
-            self.settings.accept.gzip = enable;
-            self
-        }
+        $crate::builders::coding_builders!("decoded");
 
-        /// Sets whether `deflate` (zlib, or raw deflate) is decoded. On by default.
-        pub fn deflate(mut self, enable: bool) -> Self {
-            self.settings.accept.deflate = enable;
+        fn set_coding(mut self, format: $crate::codec::Format, enable: bool) -> Self {
+            self.settings.accept.set(format, enable);
             self
         }
 
@@ -207,18 +219,16 @@ mod tests {
             order(parse_one("gzip, deflate", all)),
             [Format::Deflate, Format::Gzip]
         );
-        assert_eq!(parse_one("br", all), Codings::Unsupported);
-        assert_eq!(parse_one("gzip, br", all), Codings::Unsupported);
+        assert_eq!(parse_one("compress", all), Codings::Unsupported);
+        assert_eq!(parse_one("gzip, compress", all), Codings::Unsupported);
         assert!(matches!(
             parse_one("gzip,gzip,gzip", all),
             Codings::Decode(_)
         ));
         assert_eq!(parse_one("gzip, gzip, gzip, gzip", all), Codings::TooMany);
-        assert_eq!(parse_one("gzip, gzip, gzip, br", all), Codings::Unsupported);
-        let no_deflate = Accept {
-            gzip: true,
-            deflate: false,
-        };
+        assert_eq!(parse_one("gzip, gzip, gzip, lzw", all), Codings::Unsupported);
+        let mut no_deflate = Accept::default();
+        no_deflate.set(Format::Deflate, false);
         assert_eq!(parse_one("deflate", no_deflate), Codings::Unsupported);
     }
 
@@ -235,11 +245,18 @@ mod tests {
 
     #[test]
     fn accept_value() {
-        assert_eq!(Accept::default().header_value().unwrap(), "gzip, deflate");
-        let none = Accept {
-            gzip: false,
-            deflate: false,
-        };
-        assert!(none.header_value().is_none());
+        let mut accept = Accept::default();
+        for format in Format::ALL {
+            accept.set(*format, false);
+        }
+        assert!(accept.header_value().is_none());
+        accept.set(Format::Deflate, true);
+        accept.set(Format::Gzip, true);
+        assert_eq!(accept.header_value().unwrap(), "gzip, deflate");
+        #[cfg(all(feature = "zstd", feature = "br"))]
+        assert_eq!(
+            Accept::default().header_value().unwrap(),
+            "zstd, br, gzip, deflate"
+        );
     }
 }

@@ -2,39 +2,25 @@
 
 use bytes::BytesMut;
 
-use super::Encoder;
 #[cfg(feature = "libdeflate")]
 use super::checksum::Checksum;
 #[cfg(feature = "libdeflate")]
 use super::encoder::{write_header, write_trailer};
-use super::{CompressionLevel, EncodeError, Format};
+use super::{FlateEncoder, Framing};
+use crate::codec::{Encode, EncodeError, Level};
 use crate::pool::CodecPool;
 
-/// Compresses all of `input` as one complete gzip or zlib stream, appended to `out`.
+/// Compresses all of `input` as one complete gzip or zlib stream, appended to `out`, with
+/// `header_padding` bytes of gzip header comment.
 ///
 /// With the `libdeflate` cargo feature (on by default) the deflate work at levels 2 and up is
 /// done by a pooled libdeflate compressor, faster than zlib-rs at level 6 (by 10-35% on this
 /// crate's benchmarks, depending on the data) and writing smaller output; levels 0 and 1,
-/// and builds without the feature, use a pooled streaming [`Encoder`] (zlib-rs). The framing is the same either way: `header_padding` bytes of gzip header
-/// comment (see [`Encoder::with_header_padding`]), CRC32 or Adler-32 trailer.
-///
-/// The work is proportional to `input.len()`: callers on an async executor should keep
-/// inputs to a few tens of KiB, as the response layer does (64 KiB).
-///
-/// ```
-/// use bytes::BytesMut;
-/// use tower_gzip::codec::{Format, encode_all};
-/// use tower_gzip::{CodecPool, CompressionLevel};
-///
-/// let mut out = BytesMut::new();
-/// let body = b"hello hello hello hello hello hello";
-/// encode_all(Format::Gzip, CompressionLevel::Default, body, CodecPool::global(), 0, &mut out)
-///     .unwrap();
-/// assert_eq!(&out[..2], &[0x1f, 0x8b]);
-/// ```
-pub fn encode_all(
-    format: Format,
-    level: CompressionLevel,
+/// and builds without the feature, use a pooled streaming encoder (zlib-rs). The framing is
+/// the same either way.
+pub(crate) fn encode_all(
+    framing: Framing,
+    level: Level,
     input: &[u8],
     pool: &CodecPool,
     header_padding: usize,
@@ -43,12 +29,13 @@ pub fn encode_all(
     // At levels 0 and 1 zlib-rs is as fast as libdeflate or faster (much faster on small
     // inputs, where libdeflate's table setup dominates), so speed-first levels use it.
     #[cfg(feature = "libdeflate")]
-    if level.as_u32() > 1 {
-        return block_encode(format, level, input, pool, header_padding, out);
+    if level.get() > 1 {
+        return block_encode(framing, level, input, pool, header_padding, out);
     }
-    let mut encoder = Encoder::new(format, level, pool).with_header_padding(header_padding);
+    let mut encoder = FlateEncoder::new(framing, level, pool);
+    encoder.set_header_padding(header_padding);
     encoder.encode(input, out)?;
-    encoder.finish(out)
+    encoder.finish(out).map(drop)
 }
 
 /// A libdeflate compressor with the scratch buffer it writes into, pooled together.
@@ -60,11 +47,16 @@ pub(crate) struct BlockCompressor {
     scratch: Vec<u8>,
 }
 
+/// The scratch capacity a pooled compressor keeps: enough for the response layer's 64 KiB
+/// one-shot bodies. A larger call's buffer is freed when the compressor goes back.
+#[cfg(feature = "libdeflate")]
+const MAX_KEPT_SCRATCH: usize = 128 * 1024;
+
 #[cfg(feature = "libdeflate")]
 impl BlockCompressor {
-    pub(crate) fn new(level: u32) -> Self {
+    pub(crate) fn new(level: Level) -> Self {
         // Levels 0-9 are valid for libdeflate (it goes to 12).
-        let lvl = libdeflater::CompressionLvl::new(level as i32).unwrap_or_default();
+        let lvl = libdeflater::CompressionLvl::new(i32::from(level.get())).unwrap_or_default();
         BlockCompressor {
             compressor: libdeflater::Compressor::new(lvl),
             scratch: Vec::new(),
@@ -73,22 +65,38 @@ impl BlockCompressor {
 }
 
 #[cfg(feature = "libdeflate")]
+impl crate::pool::PooledState for BlockCompressor {
+    fn shelf(pool: &crate::pool::Inner) -> &crate::pool::Shelf<Self> {
+        &pool.block_compressors
+    }
+
+    fn reset(&mut self) -> bool {
+        // libdeflate keeps no state between calls, and the scratch buffer is overwritten by
+        // each use; only an outsized buffer is let go.
+        if self.scratch.capacity() > MAX_KEPT_SCRATCH {
+            self.scratch = Vec::new();
+        }
+        true
+    }
+}
+
+#[cfg(feature = "libdeflate")]
 fn block_encode(
-    format: Format,
-    level: CompressionLevel,
+    format: Framing,
+    level: Level,
     input: &[u8],
     pool: &CodecPool,
     header_padding: usize,
     out: &mut BytesMut,
 ) -> Result<(), EncodeError> {
-    let mut block = pool.block_compressor(level);
+    let mut block = pool.take(level, || BlockCompressor::new(level));
     let BlockCompressor {
         compressor,
         scratch,
     } = &mut *block;
     let padding = match format {
-        Format::Gzip => header_padding.min(u16::MAX as usize),
-        Format::Deflate => 0,
+        Framing::Gzip => header_padding.min(u16::MAX as usize),
+        Framing::Zlib => 0,
     };
     let bound = compressor.deflate_compress_bound(input.len());
     // libdeflate writes into initialized memory. The scratch buffer is cleared once as it
@@ -98,15 +106,13 @@ fn block_encode(
     }
     let written = compressor
         .deflate_compress(input, &mut scratch[..bound])
-        .map_err(|e| EncodeError {
-            detail: format!("libdeflate: {e:?}"),
-        })?;
+        .map_err(|e| EncodeError::new(format!("libdeflate: {e:?}")))?;
     let header = match format {
-        Format::Gzip => 10 + padding,
-        Format::Deflate => 2,
+        Framing::Gzip => 10 + padding,
+        Framing::Zlib => 2,
     };
     out.reserve(header + written + 8);
-    write_header(format, level.as_u32(), padding, out);
+    write_header(format, level, padding, out);
     out.extend_from_slice(&scratch[..written]);
     let mut check = Checksum::new(format);
     check.update(input);
@@ -117,15 +123,16 @@ fn block_encode(
 #[cfg(all(test, feature = "libdeflate"))]
 mod tests {
     use super::*;
-    use crate::codec::Decoder;
+    use crate::codec::Decode;
+    use crate::codec::flate::FlateDecoder;
 
-    fn decode(format: Format, wire: &[u8]) -> Vec<u8> {
+    fn decode(format: Framing, wire: &[u8]) -> Vec<u8> {
         let pool = CodecPool::new();
-        let mut decoder = Decoder::new(format, &pool);
+        let mut decoder = FlateDecoder::new(format, &pool);
         let mut out = BytesMut::new();
         let mut input = wire;
         while !input.is_empty() || decoder.has_pending_output() {
-            let n = decoder.decode(input, &mut out, 1 << 20).unwrap();
+            let n = decoder.decode(input, &mut out, 1 << 20).unwrap().consumed;
             input = &input[n..];
         }
         decoder.finish().unwrap();
@@ -138,17 +145,18 @@ mod tests {
         let input: Vec<u8> = (0..50_000u32)
             .flat_map(|i| (i % 97).to_le_bytes())
             .collect();
-        for format in [Format::Gzip, Format::Deflate] {
+        for format in [Framing::Gzip, Framing::Zlib] {
             for level in [0, 1, 6, 9] {
-                let level = CompressionLevel::Precise(level);
+                let level = crate::CompressionLevel::Precise(level).resolve(crate::codec::Format::Gzip);
                 let mut block = BytesMut::new();
                 block_encode(format, level, &input, &pool, 7, &mut block).unwrap();
                 let mut streamed = BytesMut::new();
-                let mut encoder = Encoder::new(format, level, &pool).with_header_padding(7);
+                let mut encoder = FlateEncoder::new(format, level, &pool);
+                encoder.set_header_padding(7);
                 encoder.encode(&input, &mut streamed).unwrap();
                 encoder.finish(&mut streamed).unwrap();
                 assert_eq!(decode(format, &block), input);
-                let header = if format == Format::Gzip { 10 + 7 } else { 2 };
+                let header = if format == Framing::Gzip { 10 + 7 } else { 2 };
                 assert_eq!(block[..header], streamed[..header], "same header");
                 assert_eq!(block[block.len() - 4..], streamed[streamed.len() - 4..]);
             }
@@ -159,11 +167,11 @@ mod tests {
 
     #[test]
     fn empty_input_is_a_valid_stream() {
-        for format in [Format::Gzip, Format::Deflate] {
+        for format in [Framing::Gzip, Framing::Zlib] {
             let mut out = BytesMut::new();
             encode_all(
                 format,
-                CompressionLevel::Default,
+                crate::CompressionLevel::Default.resolve(crate::codec::Format::Gzip),
                 b"",
                 CodecPool::global(),
                 0,

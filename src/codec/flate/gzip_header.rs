@@ -1,7 +1,7 @@
 //! An incremental gzip member header parser (RFC 1952 section 2.3) that takes input split at
 //! any byte and never buffers the variable-length fields.
 
-use super::error::{DecodeError, DecodeErrorKind};
+use crate::codec::{DecodeError, DecodeErrorKind};
 
 const FHCRC: u8 = 0x02;
 const FEXTRA: u8 = 0x04;

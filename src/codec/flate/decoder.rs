@@ -2,12 +2,12 @@ use bytes::BytesMut;
 use flate2::{Decompress, Status};
 
 use super::checksum::Checksum;
-use super::error::{DecodeError, DecodeErrorKind};
 use super::gzip_header::HeaderParser;
-use super::{Format, decompress_into};
+use super::{Framing, decompress_into};
+use crate::codec::{Decode, DecodeError, DecodeErrorKind, Level, Progress};
 use crate::pool::{CodecPool, Pooled};
 
-/// A streaming gzip or zlib/raw-deflate decoder over a pooled inflate state.
+/// A streaming gzip or zlib/raw-deflate decoder over a pooled raw inflate state.
 ///
 /// Input may be split at any byte, including inside headers and trailers. Each call to
 /// [`decode`](Decoder::decode) produces at most the number of bytes the caller allows, so
@@ -15,13 +15,10 @@ use crate::pool::{CodecPool, Pooled};
 /// members back to back (RFC 1952 section 2.2); `deflate` input may be zlib-wrapped (RFC 1950)
 /// or raw deflate (RFC 1951), which many clients send under that name.
 ///
-/// To read a whole stream: call `decode` until the input is consumed and
-/// [`has_pending_output`](Decoder::has_pending_output) is false, then call
-/// [`finish`](Decoder::finish) at the end of input to learn whether the stream was complete.
 #[derive(Debug)]
-pub struct Decoder {
+pub(crate) struct FlateDecoder {
     inflate: Pooled<Decompress>,
-    format: Format,
+    format: Framing,
     phase: Phase,
     check: Checksum,
     /// Output of the current member, for ISIZE.
@@ -73,15 +70,15 @@ fn is_zlib_header(cmf: u8, flg: u8) -> bool {
     cmf & 0x0f == 8 && cmf >> 4 <= 7 && (u16::from(cmf) << 8 | u16::from(flg)) % 31 == 0
 }
 
-impl Decoder {
+impl FlateDecoder {
     /// A decoder for `format`, with an inflate state from `pool`.
-    pub fn new(format: Format, pool: &CodecPool) -> Self {
-        Decoder {
-            inflate: pool.decompressor(),
+    pub(crate) fn new(format: Framing, pool: &CodecPool) -> Self {
+        FlateDecoder {
+            inflate: pool.take(Level::NONE, || Decompress::new(false)),
             format,
             phase: match format {
-                Format::Gzip => Phase::GzipHeader,
-                Format::Deflate => Phase::Sniff,
+                Framing::Gzip => Phase::GzipHeader,
+                Framing::Zlib => Phase::Sniff,
             },
             check: Checksum::new(format),
             member_out: 0,
@@ -98,36 +95,112 @@ impl Decoder {
         }
     }
 
-    /// The coding this decoder reads.
-    pub fn format(&self) -> Format {
-        self.format
+    fn start_member(&mut self) {
+        self.phase = Phase::Body;
+        self.check = Checksum::new(self.format);
+        self.member_out = 0;
+        self.trailer_len = 0;
     }
 
+    /// One bounded inflate run. Returns (consumed, produced); moves to the trailer at the end
+    /// of the deflate stream.
+    fn inflate_step(
+        &mut self,
+        mut input: &[u8],
+        out: &mut BytesMut,
+        budget: &mut usize,
+    ) -> Result<(usize, usize), DecodeError> {
+        let (mut consumed, mut produced) = (0, 0);
+        while *budget > 0 {
+            let room = inflate_room(input.len(), out.capacity() - out.len(), *budget);
+            let start = out.len();
+            let step = decompress_into(&mut self.inflate, input, out, room);
+            let (n_in, n_out) = (step.consumed, step.produced);
+            self.check.update(&out[start..]);
+            self.member_out += n_out as u64;
+            self.total_out += n_out as u64;
+            *budget -= n_out;
+            consumed += n_in;
+            produced += n_out;
+            input = &input[n_in..];
+            let status = step.status;
+            match status {
+                Err(_) => {
+                    return Err(DecodeError::new(
+                        DecodeErrorKind::CorruptData,
+                        "invalid deflate data",
+                    ));
+                }
+                Ok(Status::StreamEnd) => {
+                    // A raw inflater resets in nanoseconds, ready for the next member.
+                    self.inflate.reset(false);
+                    if self.raw {
+                        self.members += 1;
+                        self.phase = Phase::Done;
+                    } else {
+                        self.phase = Phase::Trailer;
+                    }
+                    break;
+                }
+                // Stopped short of the room: it needs more input.
+                Ok(_) if n_out < room => break,
+                Ok(_) => {}
+            }
+        }
+        Ok((consumed, produced))
+    }
+
+    fn check_trailer(&mut self) -> Result<(), DecodeError> {
+        let checksum_error = |detail| Err(DecodeError::new(DecodeErrorKind::Checksum, detail));
+        let t = self.trailer;
+        match self.format {
+            Framing::Gzip => {
+                if u32::from_le_bytes([t[0], t[1], t[2], t[3]]) != self.check.value() {
+                    return checksum_error("CRC32 mismatch");
+                }
+                if u32::from_le_bytes([t[4], t[5], t[6], t[7]]) != self.member_out as u32 {
+                    return checksum_error("ISIZE mismatch");
+                }
+                self.phase = Phase::MemberEnd;
+            }
+            Framing::Zlib => {
+                if u32::from_be_bytes([t[0], t[1], t[2], t[3]]) != self.check.value() {
+                    return checksum_error("Adler-32 mismatch");
+                }
+                self.phase = Phase::Done;
+            }
+        }
+        self.members += 1;
+        Ok(())
+    }
+}
+
+impl Decode for FlateDecoder {
     /// Compressed bytes consumed so far, headers and trailers included.
-    pub fn total_in(&self) -> u64 {
+    fn total_in(&self) -> u64 {
         self.total_in
     }
 
     /// Decoded bytes produced so far.
-    pub fn total_out(&self) -> u64 {
+    fn total_out(&self) -> u64 {
         self.total_out
     }
 
     /// Complete gzip members (or zlib/raw streams) decoded so far.
-    pub fn members(&self) -> u64 {
+    fn members(&self) -> u64 {
         self.members
     }
 
     /// Whether the stream is complete: no further input is accepted, except another gzip
     /// member.
-    pub fn is_stream_end(&self) -> bool {
+    fn is_stream_end(&self) -> bool {
         matches!(self.phase, Phase::MemberEnd | Phase::Done)
     }
 
     /// Whether the last [`decode`](Decoder::decode) filled its output budget, so that more
     /// output may be ready without more input. Call `decode` again (with the remaining input,
     /// possibly empty) before feeding more or calling [`finish`](Decoder::finish).
-    pub fn has_pending_output(&self) -> bool {
+    fn has_pending_output(&self) -> bool {
         self.pending
     }
 
@@ -135,12 +208,13 @@ impl Decoder {
     /// input bytes were consumed; fewer than `input.len()` only when the budget ran out.
     ///
     /// After an error the decoder is spent: every later call returns the same error.
-    pub fn decode(
+    fn decode(
         &mut self,
         input: &[u8],
         out: &mut BytesMut,
         max_out: usize,
-    ) -> Result<usize, DecodeError> {
+    ) -> Result<Progress, DecodeError> {
+        let before = out.len();
         if let Some(error) = &self.failed {
             return Err(error.clone());
         }
@@ -220,8 +294,8 @@ impl Decoder {
                         break Ok(());
                     }
                     let want = match self.format {
-                        Format::Gzip => 8,
-                        Format::Deflate => 4,
+                        Framing::Gzip => 8,
+                        Framing::Zlib => 4,
                     };
                     let n = (want - self.trailer_len).min(rest.len());
                     self.trailer[self.trailer_len..self.trailer_len + n]
@@ -250,13 +324,13 @@ impl Decoder {
             self.pending = false;
             self.failed = Some(error.clone());
         }
-        result.map(|()| pos)
+        result.map(|()| Progress::since(pos, before, out))
     }
 
     /// Declares the end of input: `Ok` if the stream was complete (or no byte came at all, an
     /// empty body), else a [`DecodeErrorKind::Truncated`] error, or the error an earlier
     /// [`decode`](Decoder::decode) reported.
-    pub fn finish(&self) -> Result<(), DecodeError> {
+    fn finish(&self) -> Result<(), DecodeError> {
         if let Some(error) = &self.failed {
             return Err(error.clone());
         }
@@ -271,82 +345,7 @@ impl Decoder {
         }
     }
 
-    fn start_member(&mut self) {
-        self.phase = Phase::Body;
-        self.check = Checksum::new(self.format);
-        self.member_out = 0;
-        self.trailer_len = 0;
-    }
-
-    /// One bounded inflate run. Returns (consumed, produced); moves to the trailer at the end
-    /// of the deflate stream.
-    fn inflate_step(
-        &mut self,
-        mut input: &[u8],
-        out: &mut BytesMut,
-        budget: &mut usize,
-    ) -> Result<(usize, usize), DecodeError> {
-        let (mut consumed, mut produced) = (0, 0);
-        while *budget > 0 {
-            let room = inflate_room(input.len(), out.capacity() - out.len(), *budget);
-            let start = out.len();
-            let step = decompress_into(&mut self.inflate, input, out, room);
-            let (n_in, n_out) = (step.consumed, step.produced);
-            self.check.update(&out[start..]);
-            self.member_out += n_out as u64;
-            self.total_out += n_out as u64;
-            *budget -= n_out;
-            consumed += n_in;
-            produced += n_out;
-            input = &input[n_in..];
-            let status = step.status;
-            match status {
-                Err(_) => {
-                    return Err(DecodeError::new(
-                        DecodeErrorKind::CorruptData,
-                        "invalid deflate data",
-                    ));
-                }
-                Ok(Status::StreamEnd) => {
-                    // A raw inflater resets in nanoseconds, ready for the next member.
-                    self.inflate.reset(false);
-                    if self.raw {
-                        self.members += 1;
-                        self.phase = Phase::Done;
-                    } else {
-                        self.phase = Phase::Trailer;
-                    }
-                    break;
-                }
-                // Stopped short of the room: it needs more input.
-                Ok(_) if n_out < room => break,
-                Ok(_) => {}
-            }
-        }
-        Ok((consumed, produced))
-    }
-
-    fn check_trailer(&mut self) -> Result<(), DecodeError> {
-        let checksum_error = |detail| Err(DecodeError::new(DecodeErrorKind::Checksum, detail));
-        let t = self.trailer;
-        match self.format {
-            Format::Gzip => {
-                if u32::from_le_bytes([t[0], t[1], t[2], t[3]]) != self.check.value() {
-                    return checksum_error("CRC32 mismatch");
-                }
-                if u32::from_le_bytes([t[4], t[5], t[6], t[7]]) != self.member_out as u32 {
-                    return checksum_error("ISIZE mismatch");
-                }
-                self.phase = Phase::MemberEnd;
-            }
-            Format::Deflate => {
-                if u32::from_be_bytes([t[0], t[1], t[2], t[3]]) != self.check.value() {
-                    return checksum_error("Adler-32 mismatch");
-                }
-                self.phase = Phase::Done;
-            }
-        }
-        self.members += 1;
-        Ok(())
+    fn holds_state(&self) -> bool {
+        true
     }
 }

@@ -1,6 +1,6 @@
 //! The running check value of a gzip (CRC32) or zlib (Adler-32) stream.
 
-use super::Format;
+use super::Framing;
 
 #[derive(Clone, Debug)]
 pub(crate) enum Checksum {
@@ -9,10 +9,10 @@ pub(crate) enum Checksum {
 }
 
 impl Checksum {
-    pub(crate) fn new(format: Format) -> Self {
+    pub(crate) fn new(format: Framing) -> Self {
         match format {
-            Format::Gzip => Checksum::Crc32(crc32fast::Hasher::new()),
-            Format::Deflate => Checksum::Adler32(1),
+            Framing::Gzip => Checksum::Crc32(crc32fast::Hasher::new()),
+            Framing::Zlib => Checksum::Adler32(1),
         }
     }
 

@@ -1,0 +1,417 @@
+//! [`Encoder`] and [`Decoder`]: one type per direction for every coding, dispatching to the
+//! coding's own implementation of [`Encode`] / [`Decode`]. An enum, not a boxed trait object,
+//! so choosing a coding per response allocates nothing.
+
+use bytes::BytesMut;
+
+#[cfg(feature = "br")]
+use super::br;
+use super::flate::{self, FlateDecoder, FlateEncoder, Framing};
+#[cfg(feature = "zstd")]
+use super::zstd;
+use super::{CompressionLevel, Decode, DecodeError, Encode, EncodeError, Format, Progress};
+use crate::pool::CodecPool;
+
+/// A streaming encoder for any [`Format`], over pooled codec state.
+///
+/// Feed input with [`encode`](Encoder::encode), make everything so far decodable with
+/// [`flush`](Encoder::flush), and end the stream with [`finish`](Encoder::finish). Output is
+/// appended to the caller's buffer. Apart from growing that buffer, an encoder drawn from a
+/// warm pool allocates little or nothing. Dropping it returns its state to the pool, reset.
+#[derive(Debug)]
+pub struct Encoder {
+    format: Format,
+    codec: AnyEncoder,
+}
+
+#[derive(Debug)]
+enum AnyEncoder {
+    Flate(FlateEncoder),
+    #[cfg(feature = "zstd")]
+    Zstd(zstd::ZstdEncoder),
+    #[cfg(feature = "br")]
+    Br(br::BrEncoder),
+}
+
+/// Calls `$method` on whichever codec `$codec` holds.
+macro_rules! dispatch {
+    ($codec:expr, $name:ident => $call:expr) => {
+        match $codec {
+            AnyEncoder::Flate($name) => $call,
+            #[cfg(feature = "zstd")]
+            AnyEncoder::Zstd($name) => $call,
+            #[cfg(feature = "br")]
+            AnyEncoder::Br($name) => $call,
+        }
+    };
+}
+
+macro_rules! dispatch_decoder {
+    ($codec:expr, $name:ident => $call:expr) => {
+        match $codec {
+            AnyDecoder::Flate($name) => $call,
+            #[cfg(feature = "zstd")]
+            AnyDecoder::Zstd($name) => $call,
+            #[cfg(feature = "br")]
+            AnyDecoder::Br($name) => $call,
+        }
+    };
+}
+
+impl Encoder {
+    /// An encoder for `format` at `level`, with its state from `pool`.
+    pub fn new(format: Format, level: CompressionLevel, pool: &CodecPool) -> Self {
+        let level = level.resolve(format);
+        let codec = match format {
+            Format::Gzip => AnyEncoder::Flate(FlateEncoder::new(Framing::Gzip, level, pool)),
+            Format::Deflate => AnyEncoder::Flate(FlateEncoder::new(Framing::Zlib, level, pool)),
+            #[cfg(feature = "zstd")]
+            Format::Zstd => AnyEncoder::Zstd(zstd::ZstdEncoder::new(level, pool)),
+            #[cfg(feature = "br")]
+            Format::Br => AnyEncoder::Br(br::BrEncoder::new(level, pool)),
+        };
+        Encoder { format, codec }
+    }
+
+    /// Pads the gzip header with a comment field of `len` bytes (at most 65,535), a BREACH
+    /// mitigation that makes the response length vary. Ignored by the other codings, which
+    /// have no such field, and once output has been written.
+    pub fn with_header_padding(mut self, len: usize) -> Self {
+        if let AnyEncoder::Flate(flate) = &mut self.codec {
+            flate.set_header_padding(len);
+        }
+        self
+    }
+
+    /// The coding this encoder writes.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// Whether [`finish`](Encoder::finish) has completed the stream.
+    pub fn is_finished(&self) -> bool {
+        dispatch!(&self.codec, c => c.is_finished())
+    }
+
+    /// Bytes of input consumed so far.
+    pub fn total_in(&self) -> u64 {
+        dispatch!(&self.codec, c => c.total_in())
+    }
+
+    /// Bytes of output produced so far, framing included.
+    pub fn total_out(&self) -> u64 {
+        dispatch!(&self.codec, c => c.total_out())
+    }
+
+    /// Compresses all of `input`, appending whatever output is ready to `out`. The codec
+    /// may hold back some output until more input, a flush or the finish.
+    pub fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
+        Encode::encode(self, input, out).map(drop)
+    }
+
+    /// A sync flush: everything encoded so far becomes decodable from `out`.
+    pub fn flush(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
+        Encode::flush(self, out).map(drop)
+    }
+
+    /// Ends the stream: the last block and any trailer go to `out`. Calling it again does
+    /// nothing.
+    pub fn finish(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
+        Encode::finish(self, out).map(drop)
+    }
+
+    /// The producer has nothing for now: like [`flush`](Encoder::flush), and where the
+    /// coding allows it the codec state goes back to the pool until the next
+    /// [`encode`](Encoder::encode) (gzip and deflate end the block with a full flush and
+    /// prime the next state with the last 32 KiB; zstd ends the frame and starts another).
+    /// br keeps its state: a brotli stream cannot be restarted midway.
+    pub fn idle(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
+        Encode::idle(self, out).map(drop)
+    }
+
+    /// Whether compressed data beyond the header has been written.
+    pub(crate) fn has_payload(&self) -> bool {
+        Encode::has_payload(self)
+    }
+
+    /// Whether the encoder holds pooled codec state now (false after
+    /// [`idle`](Encoder::idle) released it, and after the finish).
+    pub fn holds_state(&self) -> bool {
+        Encode::holds_state(self)
+    }
+}
+
+impl Encode for Encoder {
+    fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<Progress, EncodeError> {
+        dispatch!(&mut self.codec, c => c.encode(input, out))
+    }
+
+    fn flush(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
+        dispatch!(&mut self.codec, c => c.flush(out))
+    }
+
+    fn finish(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
+        dispatch!(&mut self.codec, c => c.finish(out))
+    }
+
+    fn idle(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
+        dispatch!(&mut self.codec, c => c.idle(out))
+    }
+
+    fn holds_state(&self) -> bool {
+        dispatch!(&self.codec, c => c.holds_state())
+    }
+
+    fn has_payload(&self) -> bool {
+        dispatch!(&self.codec, c => c.has_payload())
+    }
+
+    fn total_in(&self) -> u64 {
+        dispatch!(&self.codec, c => c.total_in())
+    }
+
+    fn total_out(&self) -> u64 {
+        dispatch!(&self.codec, c => c.total_out())
+    }
+
+    fn is_finished(&self) -> bool {
+        dispatch!(&self.codec, c => c.is_finished())
+    }
+}
+
+/// A streaming decoder for any [`Format`], over pooled codec state.
+///
+/// Input may be split at any byte. Each call to [`decode`](Decoder::decode) produces at most
+/// the number of bytes the caller allows, so a size limit stops a decompression bomb before
+/// it is inflated. gzip input may hold several members and zstd input several frames (and
+/// skippable frames) back to back; `deflate` input may be zlib-wrapped (RFC 1950) or raw
+/// deflate (RFC 1951), which many clients send under that name; a zstd frame that needs a
+/// window over 8 MiB is refused ([`DecodeErrorKind::WindowTooLarge`](super::DecodeErrorKind)).
+///
+/// To read a whole stream: call `decode` until the input is consumed and
+/// [`has_pending_output`](Decoder::has_pending_output) is false, then call
+/// [`finish`](Decoder::finish) at the end of input to learn whether the stream was complete.
+#[derive(Debug)]
+pub struct Decoder {
+    format: Format,
+    codec: AnyDecoder,
+}
+
+#[derive(Debug)]
+enum AnyDecoder {
+    Flate(FlateDecoder),
+    #[cfg(feature = "zstd")]
+    Zstd(zstd::ZstdDecoder),
+    #[cfg(feature = "br")]
+    Br(br::BrDecoder),
+}
+
+impl Decoder {
+    /// A decoder for `format`, with its state from `pool`.
+    pub fn new(format: Format, pool: &CodecPool) -> Self {
+        let codec = match format {
+            Format::Gzip => AnyDecoder::Flate(FlateDecoder::new(Framing::Gzip, pool)),
+            Format::Deflate => AnyDecoder::Flate(FlateDecoder::new(Framing::Zlib, pool)),
+            #[cfg(feature = "zstd")]
+            Format::Zstd => AnyDecoder::Zstd(zstd::ZstdDecoder::new(pool)),
+            #[cfg(feature = "br")]
+            Format::Br => AnyDecoder::Br(br::BrDecoder::new(pool)),
+        };
+        Decoder { format, codec }
+    }
+
+    /// The coding this decoder reads.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// Compressed bytes consumed so far, headers and trailers included.
+    pub fn total_in(&self) -> u64 {
+        Decode::total_in(self)
+    }
+
+    /// Decoded bytes produced so far.
+    pub fn total_out(&self) -> u64 {
+        Decode::total_out(self)
+    }
+
+    /// Complete gzip members, zstd frames or zlib/raw/br streams decoded so far.
+    pub fn members(&self) -> u64 {
+        Decode::members(self)
+    }
+
+    /// Whether the stream is complete: no further input is accepted, except another gzip
+    /// member or zstd frame.
+    pub fn is_stream_end(&self) -> bool {
+        Decode::is_stream_end(self)
+    }
+
+    /// Whether the last [`decode`](Decoder::decode) filled its output budget, so that more
+    /// output may be ready without more input. Call `decode` again (with the remaining input,
+    /// possibly empty) before feeding more or calling [`finish`](Decoder::finish).
+    pub fn has_pending_output(&self) -> bool {
+        Decode::has_pending_output(self)
+    }
+
+    /// Decodes from `input`, appending at most `max_out` bytes to `out`. Returns how many
+    /// input bytes were consumed; fewer than `input.len()` only when the budget ran out.
+    ///
+    /// After an error the decoder is spent: every later call returns the same error.
+    pub fn decode(
+        &mut self,
+        input: &[u8],
+        out: &mut BytesMut,
+        max_out: usize,
+    ) -> Result<usize, DecodeError> {
+        Decode::decode(self, input, out, max_out).map(|progress| progress.consumed)
+    }
+
+    /// Declares the end of input: `Ok` if the stream was complete (or no byte came at all, an
+    /// empty body), else a [`Truncated`](super::DecodeErrorKind::Truncated) error, or the
+    /// error an earlier [`decode`](Decoder::decode) reported.
+    pub fn finish(&self) -> Result<(), DecodeError> {
+        Decode::finish(self)
+    }
+}
+
+impl Decode for Decoder {
+    fn decode(
+        &mut self,
+        input: &[u8],
+        out: &mut BytesMut,
+        max_out: usize,
+    ) -> Result<Progress, DecodeError> {
+        dispatch_decoder!(&mut self.codec, c => c.decode(input, out, max_out))
+    }
+
+    fn has_pending_output(&self) -> bool {
+        dispatch_decoder!(&self.codec, c => c.has_pending_output())
+    }
+
+    fn finish(&self) -> Result<(), DecodeError> {
+        dispatch_decoder!(&self.codec, c => c.finish())
+    }
+
+    fn is_stream_end(&self) -> bool {
+        dispatch_decoder!(&self.codec, c => c.is_stream_end())
+    }
+
+    fn holds_state(&self) -> bool {
+        dispatch_decoder!(&self.codec, c => c.holds_state())
+    }
+
+    fn total_in(&self) -> u64 {
+        dispatch_decoder!(&self.codec, c => c.total_in())
+    }
+
+    fn total_out(&self) -> u64 {
+        dispatch_decoder!(&self.codec, c => c.total_out())
+    }
+
+    fn members(&self) -> u64 {
+        dispatch_decoder!(&self.codec, c => c.members())
+    }
+}
+
+/// One-shot compression of a body known in full, with its options.
+///
+/// gzip and deflate use a pooled libdeflate compressor at levels 2 and up (with the
+/// `libdeflate` feature), zstd a pooled context with the size pledged (so the frame header
+/// records it), br one pooled encoder call.
+///
+/// ```
+/// use bytes::BytesMut;
+/// use tower_gzip::codec::{Format, OneShot};
+/// use tower_gzip::{CodecPool, CompressionLevel};
+///
+/// let pool = CodecPool::new();
+/// let mut out = BytesMut::new();
+/// OneShot::new(Format::Gzip)
+///     .level(CompressionLevel::Best)
+///     .pool(&pool)
+///     .encode(b"hello hello hello hello", &mut out)
+///     .unwrap();
+/// assert_eq!(&out[..2], &[0x1f, 0x8b]);
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct OneShot<'a> {
+    format: Format,
+    level: CompressionLevel,
+    pool: &'a CodecPool,
+    header_padding: usize,
+}
+
+impl<'a> OneShot<'a> {
+    /// `format` at the default level, with the global pool and no padding.
+    pub fn new(format: Format) -> Self {
+        OneShot {
+            format,
+            level: CompressionLevel::Default,
+            pool: CodecPool::global(),
+            header_padding: 0,
+        }
+    }
+
+    /// The compression level.
+    pub fn level(mut self, level: CompressionLevel) -> Self {
+        self.level = level;
+        self
+    }
+
+    /// The pool to draw the codec state from.
+    pub fn pool(mut self, pool: &'a CodecPool) -> Self {
+        self.pool = pool;
+        self
+    }
+
+    /// gzip only: pads the header with a comment of `len` bytes (see
+    /// [`Encoder::with_header_padding`]).
+    pub fn header_padding(mut self, len: usize) -> Self {
+        self.header_padding = len;
+        self
+    }
+
+    /// Compresses all of `input` as one complete stream, appended to `out`.
+    ///
+    /// The work is proportional to `input.len()`: callers on an async executor should keep
+    /// inputs to a few tens of KiB, as the response layer does (64 KiB).
+    pub fn encode(&self, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
+        let level = self.level.resolve(self.format);
+        match self.format {
+            Format::Gzip => flate::encode_all(
+                Framing::Gzip,
+                level,
+                input,
+                self.pool,
+                self.header_padding,
+                out,
+            ),
+            Format::Deflate => flate::encode_all(Framing::Zlib, level, input, self.pool, 0, out),
+            #[cfg(feature = "zstd")]
+            Format::Zstd => zstd::encode_all(level, input, self.pool, out),
+            #[cfg(feature = "br")]
+            Format::Br => br::encode_all(level, input, self.pool, out),
+        }
+    }
+}
+
+/// Compresses all of `input` as one complete `format` stream at `level`, appended to `out`,
+/// with state from the global pool. [`OneShot`] takes a pool and gzip header padding too.
+///
+/// ```
+/// use bytes::BytesMut;
+/// use tower_gzip::CompressionLevel;
+/// use tower_gzip::codec::{Format, encode_all};
+///
+/// let mut out = BytesMut::new();
+/// encode_all(Format::Gzip, CompressionLevel::Default, b"hello hello hello", &mut out).unwrap();
+/// assert_eq!(&out[..2], &[0x1f, 0x8b]);
+/// ```
+pub fn encode_all(
+    format: Format,
+    level: CompressionLevel,
+    input: &[u8],
+    out: &mut BytesMut,
+) -> Result<(), EncodeError> {
+    OneShot::new(format).level(level).encode(input, out)
+}

@@ -1,0 +1,1 @@
+//! br (RFC 7932): being written (see issue 10).

@@ -1,0 +1,321 @@
+use bytes::BytesMut;
+use flate2::{Compress, Compression, FlushCompress, Status};
+
+use super::checksum::Checksum;
+use super::{Framing, compress_into, deflate_bound};
+use crate::codec::{Encode, EncodeError, Level, Progress};
+use crate::pool::{CodecPool, Pooled};
+
+/// History kept to prime the next deflate state after an idle release: deflate's whole
+/// window, so the ratio after a pause is what an unbroken stream would get.
+const DICTIONARY: usize = 32 * 1024;
+
+/// A complete, empty, final fixed-Huffman block (BFINAL=1, BTYPE=01, end-of-block), valid
+/// at a byte boundary. Ends a stream whose last block was a full flush without drawing a
+/// deflate state just to say "done".
+const EMPTY_FINAL_BLOCK: [u8; 2] = [0x03, 0x00];
+
+/// A streaming gzip or zlib encoder over a pooled raw deflate state.
+///
+/// The framing (header, CRC-32 or Adler-32, trailer) and the byte counts live here, not in
+/// the deflate state, so [`idle`](Encode::idle) can end the current block with a full flush,
+/// give the ~190 KB state back to the pool, and draw one again (primed with the last 32 KiB
+/// of input as its dictionary) when data comes. The output is one valid deflate stream either
+/// way: after a full flush, a fresh state's blocks concatenate (as in pigz).
+#[derive(Debug)]
+pub(crate) struct FlateEncoder {
+    /// `None` while idle or after the finish.
+    deflate: Option<Pooled<Compress>>,
+    pool: CodecPool,
+    framing: Framing,
+    level: Level,
+    check: Checksum,
+    header_padding: usize,
+    stage: Stage,
+    /// The last input (at most [`DICTIONARY`] bytes), to prime a state drawn after idling.
+    history: History,
+    header_len: usize,
+    total_in: u64,
+    total_out: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    /// Nothing written yet, not even the header.
+    Fresh,
+    Running,
+    Finished,
+    /// A deflate call failed; the stream cannot be completed.
+    Failed,
+}
+
+/// The tail of the input. Copying it costs ~1% of the deflate work on 16 KiB chunks; it
+/// holds at most 32 KiB, and an SSE stream's few events far less.
+#[derive(Debug, Default)]
+struct History {
+    tail: Vec<u8>,
+}
+
+impl History {
+    fn record(&mut self, input: &[u8]) {
+        if input.len() >= DICTIONARY {
+            self.tail.clear();
+            self.tail.extend_from_slice(&input[input.len() - DICTIONARY..]);
+        } else {
+            let keep = DICTIONARY - input.len();
+            if self.tail.len() > keep {
+                self.tail.drain(..self.tail.len() - keep);
+            }
+            self.tail.extend_from_slice(input);
+        }
+    }
+}
+
+impl FlateEncoder {
+    pub(crate) fn new(framing: Framing, level: Level, pool: &CodecPool) -> Self {
+        FlateEncoder {
+            deflate: Some(draw(pool, level)),
+            pool: pool.clone(),
+            framing,
+            level,
+            check: Checksum::new(framing),
+            header_padding: 0,
+            stage: Stage::Fresh,
+            history: History::default(),
+            header_len: 0,
+            total_in: 0,
+            total_out: 0,
+        }
+    }
+
+    /// Pads the gzip header with a comment field of `len` bytes (at most 65,535). Ignored
+    /// for zlib and once output has been written.
+    pub(crate) fn set_header_padding(&mut self, len: usize) {
+        self.header_padding = len.min(u16::MAX as usize);
+    }
+
+    fn begin(&mut self, out: &mut BytesMut, input_len: usize) -> Result<(), EncodeError> {
+        match self.stage {
+            Stage::Running => Ok(()),
+            Stage::Finished => Err(EncodeError::new("the stream is already finished")),
+            Stage::Failed => Err(EncodeError::new(
+                "an earlier call failed; the stream is unusable",
+            )),
+            Stage::Fresh => {
+                // One reservation for the header, this call's output and the trailer, so a
+                // short message costs the output buffer a single allocation.
+                let header = header_len(self.framing, self.header_padding);
+                self.header_len = header;
+                out.reserve(header + deflate_bound(input_len).max(64) + 64 + 8);
+                let before = out.len();
+                write_header(self.framing, self.level, self.header_padding, out);
+                self.total_out += (out.len() - before) as u64;
+                self.stage = Stage::Running;
+                Ok(())
+            }
+        }
+    }
+
+    /// The deflate state, drawn again (primed with the history) after an idle release.
+    fn state(&mut self) -> Result<&mut Compress, EncodeError> {
+        if self.deflate.is_none() {
+            let mut state = draw(&self.pool, self.level);
+            if !self.history.tail.is_empty() {
+                state
+                    .set_dictionary(&self.history.tail)
+                    .map_err(|e| EncodeError::new(format!("priming deflate: {e}")))?;
+            }
+            self.deflate = Some(state);
+        }
+        Ok(self.deflate.as_mut().expect("drawn above"))
+    }
+
+    /// Drives deflate over `input` with `flush`, growing `out` as needed.
+    fn run(
+        &mut self,
+        mut input: &[u8],
+        out: &mut BytesMut,
+        flush: FlushCompress,
+    ) -> Result<(), EncodeError> {
+        let before = out.len();
+        let result = (|| loop {
+            // Output room is reserved, not zero-filled, so using all the spare capacity the
+            // caller left is free and saves flush/finish loops over small rooms.
+            let spare = out.capacity() - out.len();
+            let room = deflate_bound(input.len()).max(spare).max(64);
+            let step = compress_into(self.state()?, input, out, room, flush);
+            input = &input[step.consumed..];
+            let status = step
+                .status
+                .map_err(|e| EncodeError::new(e.to_string()))?;
+            let done = match flush {
+                FlushCompress::Finish => status == Status::StreamEnd,
+                // A flush is complete when deflate stops short of filling the room.
+                FlushCompress::Sync | FlushCompress::Full => {
+                    input.is_empty() && step.produced < room
+                }
+                _ => input.is_empty(),
+            };
+            if done {
+                return Ok(());
+            }
+            if step.consumed == 0 && step.produced == 0 {
+                return Err(EncodeError::new(format!(
+                    "deflate made no progress ({status:?})"
+                )));
+            }
+        })();
+        self.total_out += (out.len() - before) as u64;
+        if result.is_err() {
+            self.stage = Stage::Failed;
+            // An interrupted state is reset by the pool before anyone else gets it.
+            self.deflate = None;
+        }
+        result
+    }
+
+    fn write_trailer(&mut self, out: &mut BytesMut) {
+        out.reserve(8);
+        let before = out.len();
+        write_trailer(self.framing, self.check.value(), self.total_in, out);
+        self.total_out += (out.len() - before) as u64;
+    }
+}
+
+fn draw(pool: &CodecPool, level: Level) -> Pooled<Compress> {
+    pool.take(level, || {
+        Compress::new(Compression::new(u32::from(level.get())), false)
+    })
+}
+
+impl Encode for FlateEncoder {
+    fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<Progress, EncodeError> {
+        let before = out.len();
+        self.begin(out, input.len())?;
+        self.check.update(input);
+        self.history.record(input);
+        self.total_in += input.len() as u64;
+        self.run(input, out, FlushCompress::None)?;
+        Ok(Progress::since(input.len(), before, out))
+    }
+
+    fn flush(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
+        let before = out.len();
+        self.begin(out, 0)?;
+        if self.deflate.is_some() {
+            self.run(&[], out, FlushCompress::Sync)?;
+        }
+        Ok(Progress::since(0, before, out))
+    }
+
+    fn finish(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
+        let before = out.len();
+        if self.stage == Stage::Finished {
+            return Ok(Progress::default());
+        }
+        self.begin(out, 0)?;
+        if self.deflate.is_some() {
+            self.run(&[], out, FlushCompress::Finish)?;
+        } else {
+            // Idle since a full flush: the stream is byte-aligned and only needs a last block.
+            out.extend_from_slice(&EMPTY_FINAL_BLOCK);
+            self.total_out += EMPTY_FINAL_BLOCK.len() as u64;
+        }
+        self.write_trailer(out);
+        self.stage = Stage::Finished;
+        // The state goes back to the pool as soon as the stream is done.
+        self.deflate = None;
+        Ok(Progress::since(0, before, out))
+    }
+
+    fn idle(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
+        let before = out.len();
+        self.begin(out, 0)?;
+        if self.deflate.is_some() {
+            // A full flush ends the block and forgets the history, so a fresh state can
+            // carry on where this one stopped.
+            self.run(&[], out, FlushCompress::Full)?;
+            self.deflate = None;
+        }
+        Ok(Progress::since(0, before, out))
+    }
+
+    fn holds_state(&self) -> bool {
+        self.deflate.is_some()
+    }
+
+    fn has_payload(&self) -> bool {
+        self.total_out > self.header_len as u64
+    }
+
+    fn total_in(&self) -> u64 {
+        self.total_in
+    }
+
+    fn total_out(&self) -> u64 {
+        self.total_out
+    }
+
+    fn is_finished(&self) -> bool {
+        self.stage == Stage::Finished
+    }
+}
+
+fn header_len(framing: Framing, padding: usize) -> usize {
+    match framing {
+        Framing::Gzip if padding > 0 => 10 + padding,
+        Framing::Gzip => 10,
+        Framing::Zlib => 2,
+    }
+}
+
+/// Writes a gzip (with `padding` bytes of header comment) or zlib header for `level`.
+pub(crate) fn write_header(framing: Framing, level: Level, padding: usize, out: &mut BytesMut) {
+    let level = level.get();
+    match framing {
+        Framing::Gzip => {
+            const FCOMMENT: u8 = 0x10;
+            let padded = padding > 0;
+            // XFL: 2 = maximum compression, 4 = fastest (RFC 1952 section 2.3.1).
+            let xfl = match level {
+                9 => 2,
+                0 | 1 => 4,
+                _ => 0,
+            };
+            let flags = if padded { FCOMMENT } else { 0 };
+            // magic, CM = deflate, FLG, MTIME = 0 (none), XFL, OS = 255 (unknown).
+            out.extend_from_slice(&[0x1f, 0x8b, 8, flags, 0, 0, 0, 0, xfl, 255]);
+            if padded {
+                // The comment is ISO 8859-1 text ending in a NUL; spaces will do.
+                out.extend(std::iter::repeat_n(b' ', padding - 1));
+                out.extend_from_slice(b"\0");
+            }
+        }
+        Framing::Zlib => {
+            // CMF: deflate with a 32 KiB window; FLG: FLEVEL by level, no dictionary,
+            // and FCHECK so that CMF*256 + FLG is a multiple of 31 (RFC 1950 section 2.2).
+            let cmf: u16 = 0x78;
+            let flevel: u16 = match level {
+                0 | 1 => 0,
+                2..=5 => 1,
+                6 => 2,
+                _ => 3,
+            };
+            let mut header = (cmf << 8) | (flevel << 6);
+            header += 31 - header % 31;
+            out.extend_from_slice(&header.to_be_bytes());
+        }
+    }
+}
+
+/// Writes the gzip trailer (CRC32, ISIZE) or the zlib one (Adler-32) for `len` input bytes.
+pub(crate) fn write_trailer(framing: Framing, check: u32, len: u64, out: &mut BytesMut) {
+    match framing {
+        Framing::Gzip => {
+            out.extend_from_slice(&check.to_le_bytes());
+            // ISIZE is the input length modulo 2^32 (RFC 1952 section 2.3.1).
+            out.extend_from_slice(&(len as u32).to_le_bytes());
+        }
+        Framing::Zlib => out.extend_from_slice(&check.to_be_bytes()),
+    }
+}

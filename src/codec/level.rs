@@ -1,0 +1,92 @@
+use super::Format;
+
+/// The compression level, with tower-http's names and per-coding meaning.
+///
+/// | | gzip, deflate | zstd | br |
+/// |---|---|---|---|
+/// | `Fastest` | 1 | 1 | 0 |
+/// | `Default` | 6 | 3 | 4 |
+/// | `Best` | 9 | 21 | 11 |
+/// | `Precise(n)` | `n` in 0..=9 | `n` in 1..=22 | `n` in 0..=11 |
+///
+/// br `Best` (quality 11) is brotli's densest setting and far too slow for responses built
+/// per request: on this crate's JSON benchmark it costs ~100x quality 4 (see
+/// BENCHMARKS.md). Use it for static assets; the default (4) is what tower-http uses too.
+/// zstd levels above 19 would ask for windows beyond 8 MiB; this crate caps the window
+/// at 8 MiB (window log 23, RFC 9659) at every level.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CompressionLevel {
+    /// The fastest level of each coding.
+    Fastest,
+    /// The densest level of each coding.
+    Best,
+    /// Each coding's usual default (gzip/deflate 6, zstd 3, br 4).
+    #[default]
+    Default,
+    /// An exact level, clamped to the coding's range.
+    Precise(i32),
+}
+
+impl CompressionLevel {
+    /// The deflate level, 0 through 9.
+    pub fn as_u32(self) -> u32 {
+        u32::from(self.resolve(Format::Gzip).get())
+    }
+
+    /// This level for `format`, clamped to the coding's range.
+    pub(crate) fn resolve(self, format: Format) -> Level {
+        let (fastest, default, best, min, max) = match format {
+            Format::Gzip | Format::Deflate => (1, 6, 9, 0, 9),
+            #[cfg(feature = "zstd")]
+            Format::Zstd => (1, 3, 21, 1, 22),
+            #[cfg(feature = "br")]
+            Format::Br => (0, 4, 11, 0, 11),
+        };
+        let level = match self {
+            CompressionLevel::Fastest => fastest,
+            CompressionLevel::Default => default,
+            CompressionLevel::Best => best,
+            CompressionLevel::Precise(n) => n.clamp(min, max),
+        };
+        Level(level as u8)
+    }
+}
+
+/// A level already resolved and clamped for one coding: at most 22, so it can tag a pool
+/// shelf without a range check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Level(u8);
+
+impl Level {
+    /// The most distinct levels any coding has (zstd: 1..=22, tagged by value).
+    pub(crate) const COUNT: usize = 23;
+
+    /// The tag of states that have no level (decompressors).
+    pub(crate) const NONE: Level = Level(0);
+
+    pub(crate) fn get(self) -> u8 {
+        self.0
+    }
+
+    pub(crate) fn index(self) -> usize {
+        usize::from(self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_are_clamped_per_coding() {
+        for format in Format::ALL {
+            for n in [-5, 0, 1, 6, 9, 11, 22, 99] {
+                let level = CompressionLevel::Precise(n).resolve(*format);
+                assert!(level.index() < Level::COUNT, "{format:?} {n}");
+            }
+        }
+        assert_eq!(CompressionLevel::Precise(42).as_u32(), 9);
+        assert_eq!(CompressionLevel::Default.as_u32(), 6);
+    }
+}

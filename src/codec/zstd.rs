@@ -1,0 +1,496 @@
+//! zstd (RFC 8878) over pooled libzstd contexts, web-safe as RFC 9659 asks: the encoder
+//! never uses a window over 8 MiB, and the decoder refuses frames that ask for one before
+//! allocating it.
+//!
+//! A fresh streaming context per response costs ~18 µs of table setup at 1 KiB; a context
+//! reset with `ZSTD_reset_session_only` keeps its parameters and tables (4.3 µs against
+//! 22.1 µs per 1 KiB response, `../shared/research/zstd-br-costs.md`).
+
+use bytes::BytesMut;
+use zstd_safe::zstd_sys::{self, ZSTD_EndDirective as EndDirective, ZSTD_ErrorCode};
+use zstd_safe::{CCtx, CParameter, DCtx, DParameter, InBuffer, OutBuffer, ResetDirective, WriteBuf};
+
+use super::{Decode, DecodeError, DecodeErrorKind, Encode, EncodeError, Level, Progress};
+use crate::pool::{CodecPool, Inner, Pooled, PooledState, Shelf};
+
+/// RFC 9659 section 3: "the window size is limited to 8 MB", a window log of 23.
+pub(crate) const MAX_WINDOW_LOG: u32 = 23;
+
+/// A context that has grown past this (a large window, a big one-shot body) is freed rather
+/// than shelved, so idle contexts never pin more than a bounded amount of memory.
+const MAX_KEPT_CONTEXT: usize = 4 << 20;
+
+/// A compression context with its level set; pooled per level.
+pub(crate) struct CompressContext(CCtx<'static>);
+
+/// A decompression context limited to 8 MiB windows.
+pub(crate) struct DecompressContext(DCtx<'static>);
+
+// A context is an owned heap object with no thread affinity (zstd-safe marks them Send).
+impl PooledState for CompressContext {
+    fn shelf(pool: &Inner) -> &Shelf<Self> {
+        &pool.zstd_compressors
+    }
+
+    fn reset(&mut self) -> bool {
+        // Keeps the parameters (level, window, checksum) and the allocated tables; drops the
+        // session, including any pledged size.
+        self.0.reset(ResetDirective::SessionOnly).is_ok() && self.0.sizeof() <= MAX_KEPT_CONTEXT
+    }
+}
+
+impl PooledState for DecompressContext {
+    fn shelf(pool: &Inner) -> &Shelf<Self> {
+        &pool.zstd_decompressors
+    }
+
+    fn reset(&mut self) -> bool {
+        self.0.reset(ResetDirective::SessionOnly).is_ok() && self.0.sizeof() <= MAX_KEPT_CONTEXT
+    }
+}
+
+impl CompressContext {
+    fn new(level: Level) -> Result<Self, EncodeError> {
+        let mut cctx = CCtx::create();
+        let level_n = i32::from(level.get());
+        let mut set = |param| {
+            cctx.set_parameter(param)
+                .map(drop)
+                .map_err(|code| EncodeError::new(format!("zstd: {}", zstd_safe::get_error_name(code))))
+        };
+        set(CParameter::CompressionLevel(level_n))?;
+        // The content checksum lets the peer detect corruption (4 bytes per frame).
+        set(CParameter::ChecksumFlag(true))?;
+        // Up to level 19 libzstd's own window logs stay at or under 23 for any input; above,
+        // they grow to 27, beyond what RFC 9659 allows.
+        if level_n > 19 {
+            set(CParameter::WindowLog(MAX_WINDOW_LOG))?;
+        }
+        Ok(CompressContext(cctx))
+    }
+}
+
+fn draw_compressor(pool: &CodecPool, level: Level) -> Result<Pooled<CompressContext>, EncodeError> {
+    let mut error = None;
+    let ctx = pool.take(level, || match CompressContext::new(level) {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            error = Some(e);
+            CompressContext(CCtx::create())
+        }
+    });
+    match error {
+        Some(e) => {
+            ctx.discard();
+            Err(e)
+        }
+        None => Ok(ctx),
+    }
+}
+
+fn draw_decompressor(pool: &CodecPool) -> Pooled<DecompressContext> {
+    pool.take(Level::NONE, || {
+        let mut dctx = DCtx::create();
+        // Cannot fail for a value inside zstd's bounds (10..=31).
+        let _ = dctx.set_parameter(DParameter::WindowLogMax(MAX_WINDOW_LOG));
+        DecompressContext(dctx)
+    })
+}
+
+/// `out`'s spare capacity as a zstd output buffer: zstd writes after `out.len()` without the
+/// capacity being zero-filled first, and at most `limit` bytes.
+struct Spare<'a> {
+    out: &'a mut BytesMut,
+    /// `out.len()` plus the room this call may fill.
+    end: usize,
+}
+
+// SAFETY: `as_slice` covers exactly the initialized bytes (`out[..len]`); `capacity` (`end`)
+// never exceeds the BytesMut's allocated capacity (checked in `Spare::new`), so every byte
+// zstd may write through `as_mut_ptr` lies inside the allocation; and `filled_until(n)` is
+// only called by zstd-safe after zstd reports writing up to `n`, so `set_len(n)` exposes only
+// initialized bytes. The round-trip tests compare every byte written this way.
+#[allow(unsafe_code)]
+unsafe impl WriteBuf for Spare<'_> {
+    fn as_slice(&self) -> &[u8] {
+        &self.out[..]
+    }
+
+    fn capacity(&self) -> usize {
+        self.end
+    }
+
+    fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.out.as_mut_ptr()
+    }
+
+    unsafe fn filled_until(&mut self, n: usize) {
+        // SAFETY: see the impl's comment: zstd initialized the first `n` bytes.
+        unsafe { self.out.set_len(n) };
+    }
+}
+
+impl<'a> Spare<'a> {
+    /// Room for `room` more bytes in `out`, reserved (never zero-filled).
+    fn new(out: &'a mut BytesMut, room: usize) -> Self {
+        out.reserve(room);
+        let end = out.len() + room;
+        assert!(end <= out.capacity());
+        Spare { out, end }
+    }
+}
+
+/// One streaming call: compresses from `input` (advancing it) with `directive`, writing at
+/// most `room` bytes to `out`. Returns libzstd's "bytes left to flush" hint.
+fn compress_step(
+    cctx: &mut CCtx<'static>,
+    input: &mut InBuffer<'_>,
+    out: &mut BytesMut,
+    room: usize,
+    directive: EndDirective,
+) -> Result<usize, EncodeError> {
+    let mut spare = Spare::new(out, room);
+    let pos = spare.out.len();
+    let mut buffer = OutBuffer::around_pos(&mut spare, pos);
+    cctx.compress_stream2(&mut buffer, input, directive)
+        .map_err(|code| EncodeError::new(format!("zstd: {}", zstd_safe::get_error_name(code))))
+}
+
+/// A streaming zstd encoder over a pooled context.
+///
+/// [`idle`](Encode::idle) ends the current frame and gives the context back: the stream
+/// goes on as a new frame when data comes (RFC 8878 section 3.1: a zstd stream is frames
+/// back to back, and decoders must decode them all).
+pub(crate) struct ZstdEncoder {
+    /// `None` while idle, after the finish or after a failure.
+    ctx: Option<Pooled<CompressContext>>,
+    pool: CodecPool,
+    level: Level,
+    /// A frame has been started and not yet ended.
+    in_frame: bool,
+    finished: bool,
+    failed: bool,
+    total_in: u64,
+    total_out: u64,
+}
+
+impl std::fmt::Debug for ZstdEncoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ZstdEncoder")
+            .field("level", &self.level)
+            .field("holds_state", &self.ctx.is_some())
+            .field("total_in", &self.total_in)
+            .field("total_out", &self.total_out)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ZstdEncoder {
+    pub(crate) fn new(level: Level, pool: &CodecPool) -> Self {
+        let ctx = draw_compressor(pool, level).ok();
+        ZstdEncoder {
+            failed: ctx.is_none(),
+            ctx,
+            pool: pool.clone(),
+            level,
+            in_frame: false,
+            finished: false,
+            total_in: 0,
+            total_out: 0,
+        }
+    }
+
+    fn check(&self) -> Result<(), EncodeError> {
+        if self.failed {
+            Err(EncodeError::new("an earlier call failed; the stream is unusable"))
+        } else if self.finished {
+            Err(EncodeError::new("the stream is already finished"))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Runs `directive` over `input` until it is consumed and, for a flush or end, until
+    /// libzstd has nothing left to write.
+    fn run(&mut self, input: &[u8], out: &mut BytesMut, directive: EndDirective) -> Result<(), EncodeError> {
+        self.check()?;
+        if self.ctx.is_none() {
+            self.ctx = Some(draw_compressor(&self.pool, self.level)?);
+        }
+        let before = out.len();
+        let cctx = &mut self.ctx.as_mut().expect("drawn above").0;
+        let mut input = InBuffer::around(input);
+        let result = loop {
+            let room = zstd_safe::compress_bound(input.src.len() - input.pos).max(CCtx::out_size() / 4);
+            let left = match compress_step(cctx, &mut input, out, room, directive) {
+                Ok(left) => left,
+                Err(e) => break Err(e),
+            };
+            let consumed_all = input.pos == input.src.len();
+            let done = match directive {
+                EndDirective::ZSTD_e_continue => consumed_all,
+                _ => consumed_all && left == 0,
+            };
+            if done {
+                break Ok(());
+            }
+        };
+        self.total_out += (out.len() - before) as u64;
+        if result.is_err() {
+            self.failed = true;
+            // The pool resets the interrupted context before anyone else gets it.
+            self.ctx = None;
+        }
+        result
+    }
+}
+
+impl Encode for ZstdEncoder {
+    fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<Progress, EncodeError> {
+        let before = out.len();
+        if input.is_empty() {
+            self.check()?;
+            return Ok(Progress::default());
+        }
+        self.run(input, out, EndDirective::ZSTD_e_continue)?;
+        self.in_frame = true;
+        self.total_in += input.len() as u64;
+        Ok(Progress::since(input.len(), before, out))
+    }
+
+    fn flush(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
+        let before = out.len();
+        self.check()?;
+        if self.in_frame {
+            self.run(&[], out, EndDirective::ZSTD_e_flush)?;
+        }
+        Ok(Progress::since(0, before, out))
+    }
+
+    fn finish(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
+        let before = out.len();
+        if self.finished {
+            return Ok(Progress::default());
+        }
+        // A stream that was never started, or that ended its frame when it went idle,
+        // still needs one frame: an empty body is an empty frame, not zero bytes.
+        if self.in_frame || self.total_out == 0 {
+            self.run(&[], out, EndDirective::ZSTD_e_end)?;
+        }
+        self.in_frame = false;
+        self.finished = true;
+        self.ctx = None;
+        Ok(Progress::since(0, before, out))
+    }
+
+    fn idle(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
+        let before = out.len();
+        self.check()?;
+        if self.in_frame {
+            self.run(&[], out, EndDirective::ZSTD_e_end)?;
+            self.in_frame = false;
+        }
+        self.ctx = None;
+        Ok(Progress::since(0, before, out))
+    }
+
+    fn holds_state(&self) -> bool {
+        self.ctx.is_some()
+    }
+
+    fn total_in(&self) -> u64 {
+        self.total_in
+    }
+
+    fn total_out(&self) -> u64 {
+        self.total_out
+    }
+
+    fn is_finished(&self) -> bool {
+        self.finished
+    }
+}
+
+/// Compresses all of `input` as one zstd frame with its size pledged, so the frame header
+/// records the content size and libzstd sizes its tables to the input.
+pub(crate) fn encode_all(level: Level, input: &[u8], pool: &CodecPool, out: &mut BytesMut) -> Result<(), EncodeError> {
+    let mut ctx = draw_compressor(pool, level)?;
+    let error = |code| EncodeError::new(format!("zstd: {}", zstd_safe::get_error_name(code)));
+    ctx.0.set_pledged_src_size(Some(input.len() as u64)).map_err(error)?;
+    let mut input = InBuffer::around(input);
+    loop {
+        let room = zstd_safe::compress_bound(input.src.len() - input.pos).max(64);
+        match compress_step(&mut ctx.0, &mut input, out, room, EndDirective::ZSTD_e_end) {
+            Ok(0) => return Ok(()),
+            Ok(_) => {}
+            Err(e) => {
+                ctx.discard();
+                return Err(e);
+            }
+        }
+    }
+}
+
+/// A streaming zstd decoder over a pooled context: frames and skippable frames back to back
+/// (RFC 8878 section 3.1), output bounded per call.
+pub(crate) struct ZstdDecoder {
+    ctx: Option<Pooled<DecompressContext>>,
+    /// Between frames (or before the first): the input may end here.
+    at_boundary: bool,
+    pending: bool,
+    frames: u64,
+    total_in: u64,
+    total_out: u64,
+    failed: Option<DecodeError>,
+}
+
+impl std::fmt::Debug for ZstdDecoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ZstdDecoder")
+            .field("frames", &self.frames)
+            .field("total_in", &self.total_in)
+            .field("total_out", &self.total_out)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ZstdDecoder {
+    pub(crate) fn new(pool: &CodecPool) -> Self {
+        ZstdDecoder {
+            ctx: Some(draw_decompressor(pool)),
+            at_boundary: true,
+            pending: false,
+            frames: 0,
+            total_in: 0,
+            total_out: 0,
+            failed: None,
+        }
+    }
+
+    fn error(&self, code: usize) -> DecodeError {
+        // SAFETY-free FFI: ZSTD_getErrorCode only reads the integer it is given.
+        #[allow(unsafe_code)]
+        let kind = unsafe { zstd_sys::ZSTD_getErrorCode(code) };
+        match kind {
+            ZSTD_ErrorCode::ZSTD_error_frameParameter_windowTooLarge => DecodeError::new(
+                DecodeErrorKind::WindowTooLarge,
+                "the frame needs a window over 8 MiB (RFC 9659)",
+            ),
+            ZSTD_ErrorCode::ZSTD_error_checksum_wrong => {
+                DecodeError::new(DecodeErrorKind::Checksum, "zstd content checksum mismatch")
+            }
+            ZSTD_ErrorCode::ZSTD_error_prefix_unknown if self.frames > 0 && self.at_boundary => {
+                DecodeError::new(DecodeErrorKind::TrailingData, "bytes after the last zstd frame")
+            }
+            ZSTD_ErrorCode::ZSTD_error_prefix_unknown
+            | ZSTD_ErrorCode::ZSTD_error_frameParameter_unsupported
+            | ZSTD_ErrorCode::ZSTD_error_version_unsupported => {
+                DecodeError::new(DecodeErrorKind::CorruptHeader, "not a zstd frame")
+            }
+            _ => DecodeError::new(DecodeErrorKind::CorruptData, "invalid zstd data"),
+        }
+    }
+}
+
+/// How much output room one decompress call gets: like the deflate decoder's, room for 8:1
+/// on this input, at most 256 KiB and never more than the budget.
+fn output_room(input_len: usize, spare: usize, budget: usize) -> usize {
+    let room = if spare >= 512 { spare } else { input_len.saturating_mul(8).max(4096) };
+    room.min(256 * 1024).min(budget)
+}
+
+impl Decode for ZstdDecoder {
+    fn decode(&mut self, input: &[u8], out: &mut BytesMut, max_out: usize) -> Result<Progress, DecodeError> {
+        if let Some(error) = &self.failed {
+            return Err(error.clone());
+        }
+        let before = out.len();
+        self.pending = false;
+        let mut budget = max_out;
+        let mut src = InBuffer::around(input);
+        let result = loop {
+            if budget == 0 {
+                // Stopped at the budget: libzstd may hold more output for this input.
+                self.pending = true;
+                break Ok(());
+            }
+            let Some(ctx) = self.ctx.as_mut() else {
+                break Ok(());
+            };
+            let room = output_room(src.src.len() - src.pos, out.capacity() - out.len(), budget);
+            let (in_before, out_before) = (src.pos, out.len());
+            let hint = {
+                let mut spare = Spare::new(out, room);
+                let pos = spare.out.len();
+                let mut buffer = OutBuffer::around_pos(&mut spare, pos);
+                ctx.0.decompress_stream(&mut buffer, &mut src)
+            };
+            let (consumed, produced) = (src.pos - in_before, out.len() - out_before);
+            budget -= produced;
+            match hint {
+                Err(code) => break Err(self.error(code)),
+                Ok(hint) => {
+                    if consumed > 0 || produced > 0 {
+                        self.at_boundary = hint == 0;
+                        if hint == 0 {
+                            self.frames += 1;
+                        }
+                    }
+                    let input_left = src.pos < src.src.len();
+                    // The room was filled: more may be ready. Otherwise zstd stopped for
+                    // want of input.
+                    if produced == room {
+                        continue;
+                    }
+                    if !input_left || (consumed == 0 && produced == 0) {
+                        break Ok(());
+                    }
+                }
+            }
+        };
+        self.total_in += src.pos as u64;
+        self.total_out += (out.len() - before) as u64;
+        if let Err(error) = &result {
+            self.pending = false;
+            self.failed = Some(error.clone());
+            // A context that saw an error is reset by the pool before reuse.
+            self.ctx = None;
+        }
+        result.map(|()| Progress::since(src.pos, before, out))
+    }
+
+    fn has_pending_output(&self) -> bool {
+        self.pending
+    }
+
+    fn finish(&self) -> Result<(), DecodeError> {
+        if let Some(error) = &self.failed {
+            return Err(error.clone());
+        }
+        if self.at_boundary {
+            Ok(())
+        } else {
+            Err(DecodeError::new(DecodeErrorKind::Truncated, "the body ended inside a zstd frame"))
+        }
+    }
+
+    fn is_stream_end(&self) -> bool {
+        self.frames > 0 && self.at_boundary
+    }
+
+    fn holds_state(&self) -> bool {
+        self.ctx.is_some()
+    }
+
+    fn total_in(&self) -> u64 {
+        self.total_in
+    }
+
+    fn total_out(&self) -> u64 {
+        self.total_out
+    }
+
+    fn members(&self) -> u64 {
+        self.frames
+    }
+}
