@@ -42,6 +42,7 @@ pub mod client;
 pub mod codec;
 pub mod compression;
 pub mod decompression;
+mod ended;
 mod headers;
 mod negotiate;
 mod pool;

@@ -384,11 +384,6 @@ impl<T: PooledState> Pooled<T> {
             Counters::bump(&T::shelf(&self.pool.inner).stats.discarded);
         }
     }
-
-    /// The pool this state returns to.
-    pub(crate) fn pool(&self) -> &CodecPool {
-        &self.pool
-    }
 }
 
 impl<T: PooledState> Deref for Pooled<T> {

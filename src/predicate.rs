@@ -38,8 +38,8 @@
 
 use http::header::CONTENT_TYPE;
 
-use crate::headers::{body_size, incompressible, media_type, starts_with_ci, trim};
-use http::{Extensions, HeaderMap, Response, StatusCode, Version};
+use crate::headers::{body_size, is_compressed_content, starts_with_ci, trim};
+use http::{Extensions, HeaderMap, Method, Request, Response, StatusCode, Uri, Version};
 use http_body::Body;
 use std::fmt;
 use std::sync::Arc;
@@ -54,6 +54,16 @@ pub trait Predicate: Clone {
     /// any other predicate decides alone, as in tower-http.
     fn applies_min_size(&self) -> bool {
         false
+    }
+
+    /// Should this request be compressed? Asked by
+    /// [`RequestCompression`](crate::client::RequestCompression). The predicates of this
+    /// module answer it from the request's headers and body size as they answer for
+    /// responses; closures over a response's parts say yes (see [`RequestFn`] for
+    /// request-side closures).
+    fn should_compress_request<B: Body>(&self, request: &Request<B>) -> bool {
+        let _ = request;
+        true
     }
 
     /// Compress only if both `self` and `other` agree.
@@ -110,6 +120,11 @@ impl<T: Predicate> Predicate for Option<T> {
     fn applies_min_size(&self) -> bool {
         self.as_ref().is_some_and(Predicate::applies_min_size)
     }
+
+    fn should_compress_request<B: Body>(&self, request: &Request<B>) -> bool {
+        self.as_ref()
+            .is_none_or(|p| p.should_compress_request(request))
+    }
 }
 
 /// Both predicates must agree. Created with [`Predicate::and`].
@@ -126,6 +141,10 @@ impl<L: Predicate, R: Predicate> Predicate for And<L, R> {
 
     fn applies_min_size(&self) -> bool {
         self.lhs.applies_min_size() || self.rhs.applies_min_size()
+    }
+
+    fn should_compress_request<B: Body>(&self, request: &Request<B>) -> bool {
+        self.lhs.should_compress_request(request) && self.rhs.should_compress_request(request)
     }
 }
 
@@ -144,6 +163,10 @@ impl<L: Predicate, R: Predicate> Predicate for Or<L, R> {
     fn applies_min_size(&self) -> bool {
         self.lhs.applies_min_size() && self.rhs.applies_min_size()
     }
+
+    fn should_compress_request<B: Body>(&self, request: &Request<B>) -> bool {
+        self.lhs.should_compress_request(request) || self.rhs.should_compress_request(request)
+    }
 }
 
 /// The negation of a predicate. Created with [`Predicate::not`].
@@ -155,6 +178,10 @@ pub struct Not<P> {
 impl<P: Predicate> Predicate for Not<P> {
     fn should_compress<B: Body>(&self, response: &Response<B>) -> bool {
         !self.inner.should_compress(response)
+    }
+
+    fn should_compress_request<B: Body>(&self, request: &Request<B>) -> bool {
+        !self.inner.should_compress_request(request)
     }
 }
 
@@ -181,6 +208,10 @@ impl Default for SizeAbove {
 impl Predicate for SizeAbove {
     fn should_compress<B: Body>(&self, response: &Response<B>) -> bool {
         body_size(response.headers(), response.body()).is_none_or(|size| size >= self.0)
+    }
+
+    fn should_compress_request<B: Body>(&self, request: &Request<B>) -> bool {
+        body_size(request.headers(), request.body()).is_none_or(|size| size >= self.0)
     }
 }
 
@@ -228,7 +259,17 @@ impl NotForContentType {
 
 impl Predicate for NotForContentType {
     fn should_compress<B: Body>(&self, response: &Response<B>) -> bool {
-        let Some(value) = response.headers().get(CONTENT_TYPE) else {
+        self.allows(response.headers())
+    }
+
+    fn should_compress_request<B: Body>(&self, request: &Request<B>) -> bool {
+        self.allows(request.headers())
+    }
+}
+
+impl NotForContentType {
+    fn allows(&self, headers: &HeaderMap) -> bool {
+        let Some(value) = headers.get(CONTENT_TYPE) else {
             return true;
         };
         let value = trim(value.as_bytes());
@@ -259,6 +300,45 @@ impl Str {
 impl fmt::Debug for Str {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.as_str().fmt(f)
+    }
+}
+
+/// A request-side predicate from a closure over the request's method, URI and headers, for
+/// [`RequestCompression::compress_when`](crate::client::RequestCompression::compress_when).
+/// It says yes to every response.
+///
+/// ```
+/// use tower_gzip::client::RequestCompressionLayer;
+/// use tower_gzip::predicate::{DefaultPredicate, Predicate, RequestFn};
+///
+/// let layer = RequestCompressionLayer::new().compress_when(
+///     DefaultPredicate::new().and(RequestFn::new(|_, uri: &http::Uri, _| uri.path().starts_with("/api/"))),
+/// );
+/// # let _ = layer;
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct RequestFn<F>(F);
+
+impl<F> RequestFn<F>
+where
+    F: Fn(&Method, &Uri, &HeaderMap) -> bool + Clone,
+{
+    /// Wraps `f`.
+    pub fn new(f: F) -> Self {
+        RequestFn(f)
+    }
+}
+
+impl<F> Predicate for RequestFn<F>
+where
+    F: Fn(&Method, &Uri, &HeaderMap) -> bool + Clone,
+{
+    fn should_compress<B: Body>(&self, _: &Response<B>) -> bool {
+        true
+    }
+
+    fn should_compress_request<B: Body>(&self, request: &Request<B>) -> bool {
+        (self.0)(request.method(), request.uri(), request.headers())
     }
 }
 
@@ -295,10 +375,11 @@ impl DefaultPredicate {
 
 impl Predicate for DefaultPredicate {
     fn should_compress<B: Body>(&self, response: &Response<B>) -> bool {
-        match response.headers().get(CONTENT_TYPE) {
-            Some(value) => !incompressible(media_type(value.as_bytes())),
-            None => true,
-        }
+        !is_compressed_content(response.headers())
+    }
+
+    fn should_compress_request<B: Body>(&self, request: &Request<B>) -> bool {
+        !is_compressed_content(request.headers())
     }
 
     fn applies_min_size(&self) -> bool {

@@ -1,96 +1,80 @@
-use std::fmt;
 use std::sync::Arc;
 
-use http::request::Parts;
 use tower_layer::Layer;
 
 use super::RequestCompression;
 use crate::CodecPool;
+use crate::builders::coding_builders;
 use crate::codec::{CompressionLevel, Format};
+use crate::negotiate::Offered;
+use crate::predicate::{DefaultPredicate, Predicate};
 
 /// Requests whose body is known to be smaller than this are sent uncompressed by default:
 /// 1 KiB, Go gzhttp's figure. Below it, compression saves less than it costs the peer.
 pub const DEFAULT_REQUEST_MIN_SIZE: u64 = 1024;
 
-/// A caller's decision on whether to compress a request, from its head.
-pub(crate) type RequestPredicate = Arc<dyn Fn(&Parts) -> bool + Send + Sync>;
-
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub(crate) struct Settings {
-    pub(crate) format: Format,
+    /// The codings that may be sent; the most preferred one enabled is used.
+    pub(crate) offered: Offered,
     pub(crate) level: CompressionLevel,
     pub(crate) min_size: u64,
-    pub(crate) skip_compressed_types: bool,
-    pub(crate) predicate: Option<RequestPredicate>,
     pub(crate) pool: CodecPool,
 }
 
 impl Default for Settings {
     fn default() -> Self {
+        // gzip alone by default: every server that decodes request bodies takes it.
+        let mut offered = Offered::default();
+        for format in Format::ALL {
+            offered.set(*format, *format == Format::Gzip);
+        }
         Settings {
-            format: Format::Gzip,
+            offered,
             level: CompressionLevel::Default,
             min_size: DEFAULT_REQUEST_MIN_SIZE,
-            skip_compressed_types: true,
-            predicate: None,
             pool: CodecPool::global().clone(),
         }
     }
 }
 
-impl fmt::Debug for Settings {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Settings")
-            .field("format", &self.format)
-            .field("level", &self.level)
-            .field("min_size", &self.min_size)
-            .field("skip_compressed_types", &self.skip_compressed_types)
-            .field(
-                "predicate",
-                &self.predicate.as_ref().map(|_| "Fn(&Parts) -> bool"),
-            )
-            .field("pool", &self.pool)
-            .finish()
+impl Settings {
+    /// The coding requests are sent with: the most preferred enabled one.
+    pub(crate) fn coding(&self) -> Option<Format> {
+        self.offered.in_order().next()
     }
 }
 
-/// The builder methods shared by the layer and the service; the type needs a
-/// `settings: Arc<Settings>` field.
+/// The builder methods shared by the layer and the service; the type needs
+/// `settings: Arc<Settings>` and `predicate` fields.
 macro_rules! request_compression_builders {
     () => {
-        /// The coding to send: [`Format::Gzip`](crate::codec::Format::Gzip) (the default) or
-        /// [`Format::Deflate`](crate::codec::Format::Deflate) (zlib).
-        pub fn coding(self, format: $crate::codec::Format) -> Self {
-            self.with(|s| s.format = format)
+        coding_builders!("sent (the most preferred one enabled is used: zstd, br, gzip, deflate)");
+
+        fn set_coding(self, format: $crate::codec::Format, enable: bool) -> Self {
+            self.with(|s| s.offered.set(format, enable))
         }
 
-        /// The compression level (default [`CompressionLevel::Default`](crate::CompressionLevel::Default), 6).
-        pub fn level(self, level: $crate::CompressionLevel) -> Self {
+        /// Sends `format` and nothing else (default: [`Format::Gzip`](crate::codec::Format::Gzip)).
+        pub fn coding(self, format: $crate::codec::Format) -> Self {
+            self.with(|s| {
+                for other in $crate::codec::Format::ALL {
+                    s.offered.set(*other, *other == format);
+                }
+            })
+        }
+
+        /// The compression level (default [`CompressionLevel::Default`](crate::CompressionLevel::Default)).
+        pub fn quality(self, level: $crate::CompressionLevel) -> Self {
             self.with(|s| s.level = level)
         }
 
-        /// Bodies whose size is known (exact size hint or `Content-Length`) and smaller than
-        /// this are sent as they are. Bodies of unknown size are compressed. Default
+        /// Under [`DefaultPredicate`](crate::predicate::DefaultPredicate), bodies whose size
+        /// is known (exact size hint or `Content-Length`) and smaller than this are sent as
+        /// they are; bodies of unknown size are compressed. Default
         /// [`DEFAULT_REQUEST_MIN_SIZE`](crate::client::DEFAULT_REQUEST_MIN_SIZE) (1 KiB).
         pub fn min_size(self, min_size: u64) -> Self {
             self.with(|s| s.min_size = min_size)
-        }
-
-        /// Whether bodies whose `Content-Type` is already compressed (images other than SVG,
-        /// audio, video, archives, gRPC; see
-        /// [`DefaultPredicate`](crate::predicate::DefaultPredicate)) are sent as they are. On
-        /// by default.
-        pub fn skip_compressed_types(self, skip: bool) -> Self {
-            self.with(|s| s.skip_compressed_types = skip)
-        }
-
-        /// Compresses only requests for which `predicate` returns true (on top of the
-        /// built-in rules).
-        pub fn compress_when<F>(self, predicate: F) -> Self
-        where
-            F: Fn(&http::request::Parts) -> bool + Send + Sync + 'static,
-        {
-            self.with(|s| s.predicate = Some(std::sync::Arc::new(predicate)))
         }
 
         /// The pool encoders are drawn from (default [`CodecPool::global`](crate::CodecPool::global)).
@@ -110,8 +94,9 @@ pub(crate) use request_compression_builders;
 /// Compresses request bodies: a [`Layer`] that wraps client services in
 /// [`RequestCompression`].
 ///
-/// Defaults: gzip at level 6, bodies of at least 1 KiB (or of unknown size), already
-/// compressed content types skipped, encoders from [`CodecPool::global`].
+/// Defaults: gzip at level 6, bodies of at least 1 KiB (or of unknown size),
+/// [`DefaultPredicate`] (already compressed content types are sent as they are), encoders
+/// from [`CodecPool::global`].
 ///
 /// # Example
 ///
@@ -119,23 +104,25 @@ pub(crate) use request_compression_builders;
 /// use tower::ServiceBuilder;
 /// use tower_gzip::CompressionLevel;
 /// use tower_gzip::client::RequestCompressionLayer;
-/// use tower_gzip::codec::Format;
+/// use tower_gzip::predicate::{DefaultPredicate, Predicate, RequestFn};
 ///
 /// # fn wrap<S>(client: S) {
 /// let client = ServiceBuilder::new()
 ///     .layer(
 ///         RequestCompressionLayer::new()
-///             .coding(Format::Gzip)
-///             .level(CompressionLevel::Fastest)
+///             .quality(CompressionLevel::Fastest)
 ///             .min_size(4096)
-///             .compress_when(|parts| parts.uri.path().starts_with("/api/")),
+///             .compress_when(DefaultPredicate::new().and(RequestFn::new(|_, uri: &http::Uri, _| {
+///                 uri.path().starts_with("/api/")
+///             }))),
 ///     )
 ///     .service(client);
 /// # }
 /// ```
 #[derive(Clone, Debug, Default)]
-pub struct RequestCompressionLayer {
+pub struct RequestCompressionLayer<P = DefaultPredicate> {
     pub(super) settings: Arc<Settings>,
+    pub(super) predicate: P,
 }
 
 impl RequestCompressionLayer {
@@ -143,17 +130,29 @@ impl RequestCompressionLayer {
     pub fn new() -> Self {
         Self::default()
     }
-
-    request_compression_builders!();
 }
 
-impl<S> Layer<S> for RequestCompressionLayer {
-    type Service = RequestCompression<S>;
+impl<P> RequestCompressionLayer<P> {
+    request_compression_builders!();
+
+    /// Replaces the predicate that decides which requests to compress; it sees each request
+    /// through [`Predicate::should_compress_request`].
+    pub fn compress_when<C: Predicate>(self, predicate: C) -> RequestCompressionLayer<C> {
+        RequestCompressionLayer {
+            settings: self.settings,
+            predicate,
+        }
+    }
+}
+
+impl<S, P: Clone> Layer<S> for RequestCompressionLayer<P> {
+    type Service = RequestCompression<S, P>;
 
     fn layer(&self, inner: S) -> Self::Service {
         RequestCompression {
             inner,
             settings: self.settings.clone(),
+            predicate: self.predicate.clone(),
         }
     }
 }

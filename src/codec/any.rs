@@ -296,10 +296,6 @@ impl Decode for Decoder {
         dispatch_decoder!(&self.codec, c => c.is_stream_end())
     }
 
-    fn holds_state(&self) -> bool {
-        dispatch_decoder!(&self.codec, c => c.holds_state())
-    }
-
     fn total_in(&self) -> u64 {
         dispatch_decoder!(&self.codec, c => c.total_in())
     }

@@ -204,9 +204,6 @@ pub(crate) trait Decode {
     /// the format allows).
     fn is_stream_end(&self) -> bool;
 
-    /// Whether a pooled codec state is checked out now.
-    fn holds_state(&self) -> bool;
-
     /// Compressed bytes consumed so far.
     fn total_in(&self) -> u64;
 

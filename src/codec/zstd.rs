@@ -478,10 +478,6 @@ impl Decode for ZstdDecoder {
         self.frames > 0 && self.at_boundary
     }
 
-    fn holds_state(&self) -> bool {
-        self.ctx.is_some()
-    }
-
     fn total_in(&self) -> u64 {
         self.total_in
     }

@@ -9,6 +9,7 @@ use pin_project_lite::pin_project;
 
 use super::stats::CompressionStats;
 use crate::BoxError;
+use crate::ended::Ended;
 use crate::codec::{Encoder, Format};
 
 /// Most input bytes compressed in one poll. At level 6 on zlib-rs that is ~0.6 ms of work,
@@ -253,35 +254,6 @@ enum Phase<B> {
     /// The stream is complete (or failed): the encoder is back in the pool and the inner
     /// body dropped.
     Ended(Ended),
-}
-
-/// The end of a body, both directions: the trailers still to send, if any.
-#[derive(Debug, Default)]
-pub(crate) struct Ended {
-    trailers: Option<HeaderMap>,
-}
-
-impl Ended {
-    pub(crate) fn with_trailers(trailers: Option<HeaderMap>) -> Self {
-        Ended { trailers }
-    }
-
-    /// The last frame: the trailers once, then the end.
-    pub(crate) fn poll_frame<E>(&mut self) -> Poll<Option<Result<Frame<Bytes>, E>>> {
-        Poll::Ready(self.trailers.take().map(|t| Ok(Frame::trailers(t))))
-    }
-
-    pub(crate) fn is_end_stream(&self) -> bool {
-        self.trailers.is_none()
-    }
-
-    pub(crate) fn size_hint(&self) -> SizeHint {
-        if self.trailers.is_none() {
-            SizeHint::with_exact(0)
-        } else {
-            SizeHint::default()
-        }
-    }
 }
 
 /// What the inner body gave.

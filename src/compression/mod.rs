@@ -19,16 +19,22 @@
 //! # What gets compressed
 //!
 //! The coding comes from `Accept-Encoding` (RFC 9110 section 12.5.3): q-values parsed
-//! strictly, `x-gzip` accepted as gzip, `*` honoured, ties going to gzip. A client that
-//! accepts neither an offered coding nor identity gets `406 Not Acceptable`.
+//! strictly, `x-gzip` accepted as gzip, `*` honoured, ties going to zstd, then br, gzip and
+//! deflate as in tower-http ([`prefer`](CompressionLayer::prefer) changes the order). A
+//! client that accepts neither an offered coding nor identity gets `406 Not Acceptable`.
 //!
-//! Hard rules, applied whatever the predicate says: a response that already has
-//! `Content-Encoding`, a 1xx, 204 or 206 response, one with `Content-Range`, or one marked
-//! `Cache-Control: no-transform` is sent as it is. HEAD and 304 responses are never encoded
-//! but get `Vary: accept-encoding` when a GET would have been. Then the
-//! [predicate](crate::predicate) decides (by default: not images but SVG, not audio or video,
-//! not gRPC but gRPC-web, not already-compressed types), and bodies under
-//! [`min_size`](CompressionLayer::min_size) bytes ([`DEFAULT_MIN_SIZE`]) stay as they are.
+//! The rules, hard ones first (one list, in the order they apply):
+//!
+//! 1. A response that already has `Content-Encoding` or `Content-Range`, a 1xx, 204 or 206
+//!    response, or one marked `Cache-Control: no-transform` is sent as it is, whatever the
+//!    predicate says.
+//! 2. The [predicate](crate::predicate) may refuse it (by default: not images but SVG, not
+//!    audio or video, not gRPC but gRPC-web, not already-compressed types).
+//! 3. Otherwise `Vary: accept-encoding` is added. HEAD and 304 responses are never encoded.
+//! 4. Under [`DefaultPredicate`], bodies known to be under
+//!    [`min_size`](CompressionLayer::min_size) bytes ([`DEFAULT_MIN_SIZE`]) stay as they are;
+//!    a custom predicate decides alone, as in tower-http. Bodies of unknown size that turn out
+//!    complete and smaller when read ahead stay as they are with any predicate.
 //!
 //! When it compresses, the layer sets `Content-Encoding`, adds `Vary: accept-encoding` (also
 //! when identity was chosen for a compressible response), removes `Accept-Ranges` and
@@ -37,14 +43,17 @@
 //! # How bodies are compressed
 //!
 //! - **Known in full** (a `Full<Bytes>`, axum's `Json`, any body whose frames are all ready,
-//!   up to 64 KiB): compressed in one shot while the response is built, by a pooled libdeflate
-//!   compressor (the default `libdeflate` feature) or zlib-rs, and sent with an exact
-//!   `Content-Length`.
+//!   up to 64 KiB): compressed in one shot while the response is built (gzip and deflate by a
+//!   pooled libdeflate compressor with the default `libdeflate` feature, zstd by a pooled
+//!   context with the size pledged, br in one call), and sent with an exact `Content-Length`.
 //! - **Streamed**: each inner frame is compressed as it arrives. When the inner body has
-//!   nothing more ready (it returns `Pending`), the encoder does a sync flush, so everything
-//!   sent so far is decodable by the client: server-sent events are compressed and arrive
-//!   event by event. One poll compresses at most 64 KiB of input, so a huge frame cannot hold
-//!   an executor thread for long.
+//!   nothing more ready (it returns `Pending`), everything sent so far is made decodable and
+//!   the codec state goes back to the pool until data comes (gzip and deflate end the block
+//!   with a full flush and prime the next state with the last 32 KiB; zstd ends the frame;
+//!   br, which cannot restart, flushes and keeps its state). Server-sent events are
+//!   compressed and arrive event by event, and an idle stream holds no codec state. One poll
+//!   compresses at most 64 KiB of input, so a huge frame cannot hold an executor thread for
+//!   long.
 //!
 //! Codec states come from a [`CodecPool`](crate::CodecPool) (the global one unless
 //! [`pool`](CompressionLayer::pool) says otherwise) and go back to it, reset, as soon as the
@@ -56,8 +65,10 @@ mod layer;
 mod service;
 mod stats;
 
+pub use crate::codec::CompressionLevel;
+pub use crate::predicate::{self, DefaultPredicate, Predicate};
 pub use body::CompressionBody;
 pub use future::ResponseFuture;
 pub use layer::{CompressionLayer, DEFAULT_MIN_SIZE};
 pub use service::Compression;
-pub use stats::{CompressionStats, CompressionStatsSnapshot};
+pub use stats::{CodingStats, CompressionStats, CompressionStatsSnapshot};

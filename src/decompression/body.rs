@@ -12,6 +12,7 @@ use pin_project_lite::pin_project;
 use super::coding::Chain;
 use super::limits::{DecompressionLimits, length_limit_error};
 use crate::BoxError;
+use crate::ended::Ended;
 use crate::codec::{DecodeError, DecodeErrorKind, Decoder};
 use crate::pool::CodecPool;
 
@@ -73,8 +74,7 @@ enum Mode {
     Identity,
     Decode(Box<Decoding>),
     /// Decoding ended (completed, failed or stopped); the decoders are back in the pool.
-    /// Holds the trailers still to be emitted.
-    Finished(Option<HeaderMap>),
+    Finished(Ended),
 }
 
 struct Decoding {
@@ -212,22 +212,24 @@ where
                     None => Poll::Ready(None),
                 };
             }
-            Mode::Finished(trailers) => {
-                return Poll::Ready(trailers.take().map(|t| Ok(Frame::trailers(t))));
-            }
+            Mode::Finished(ended) => return ended.poll_frame(),
             Mode::Decode(decoding) => ready!(decoding.poll_step(this.inner, cx)),
         };
         match step {
             Step::Data(data) => Poll::Ready(Some(Ok(Frame::data(data)))),
             Step::End => {
-                let trailers = match std::mem::replace(this.mode, Mode::Finished(None)) {
+                let trailers = match std::mem::replace(this.mode, Mode::Finished(Ended::default())) {
                     Mode::Decode(mut decoding) => decoding.trailers.take(),
                     _ => None,
                 };
-                Poll::Ready(trailers.map(|t| Ok(Frame::trailers(t))))
+                *this.mode = Mode::Finished(Ended::with_trailers(trailers));
+                match this.mode {
+                    Mode::Finished(ended) => ended.poll_frame(),
+                    _ => Poll::Ready(None),
+                }
             }
             Step::Error(err) => {
-                *this.mode = Mode::Finished(None);
+                *this.mode = Mode::Finished(Ended::default());
                 Poll::Ready(Some(Err(err)))
             }
         }
@@ -237,7 +239,7 @@ where
         match &self.mode {
             Mode::Identity => self.inner.is_end_stream(),
             Mode::Decode(_) => false,
-            Mode::Finished(trailers) => trailers.is_none(),
+            Mode::Finished(ended) => ended.is_end_stream(),
         }
     }
 
@@ -245,8 +247,7 @@ where
         match &self.mode {
             Mode::Identity => self.inner.size_hint(),
             Mode::Decode(_) => SizeHint::default(),
-            Mode::Finished(trailers) if trailers.is_none() => SizeHint::with_exact(0),
-            Mode::Finished(_) => SizeHint::default(),
+            Mode::Finished(ended) => ended.size_hint(),
         }
     }
 }

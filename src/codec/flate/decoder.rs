@@ -345,7 +345,4 @@ impl Decode for FlateDecoder {
         }
     }
 
-    fn holds_state(&self) -> bool {
-        true
-    }
 }

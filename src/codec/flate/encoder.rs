@@ -49,15 +49,21 @@ enum Stage {
     Failed,
 }
 
-/// The tail of the input. Copying it costs ~1% of the deflate work on 16 KiB chunks; it
-/// holds at most 32 KiB, and an SSE stream's few events far less.
+/// The tail of the input, kept from a stream's first idle release on: a stream that never
+/// pauses (every one-shot body, most downloads) never pays for the copy or the buffer, and a
+/// paused one pays ~1% of the deflate work for it. It holds at most 32 KiB, an SSE stream's
+/// few events far less.
 #[derive(Debug, Default)]
 struct History {
+    tracking: bool,
     tail: Vec<u8>,
 }
 
 impl History {
     fn record(&mut self, input: &[u8]) {
+        if !self.tracking {
+            return;
+        }
         if input.len() >= DICTIONARY {
             self.tail.clear();
             self.tail.extend_from_slice(&input[input.len() - DICTIONARY..]);
@@ -236,6 +242,7 @@ impl Encode for FlateEncoder {
             // carry on where this one stopped.
             self.run(&[], out, FlushCompress::Full)?;
             self.deflate = None;
+            self.history.tracking = true;
         }
         Ok(Progress::since(0, before, out))
     }
