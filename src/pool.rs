@@ -445,3 +445,7 @@ impl PooledState for flate2::Decompress {
         true
     }
 }
+
+#[cfg(test)]
+#[path = "pool_tests.rs"]
+mod tests;
