@@ -40,7 +40,6 @@ pub(crate) fn is_compressed_content(headers: &HeaderMap) -> bool {
         .is_some_and(|value| incompressible(media_type(value.as_bytes())))
 }
 
-
 /// Already-compressed media types, lowercase.
 pub(crate) const COMPRESSED: &[&[u8]] = &[
     b"application/zip",
@@ -135,4 +134,3 @@ pub(crate) fn content_length(headers: &HeaderMap) -> Option<u64> {
     }
     found
 }
-

@@ -224,7 +224,6 @@ fn parse_qvalue(s: &[u8]) -> Option<Q> {
     }
 }
 
-
 /// Splits on `sep` outside quoted strings, so a `,` or `;` inside a quoted parameter
 /// value does not start a new element. Each byte is visited once.
 fn split_unquoted(s: &[u8], sep: u8) -> impl Iterator<Item = &[u8]> {
@@ -506,8 +505,14 @@ mod tests {
         let all = Offered::default();
         let neg_all = |v: &str| negotiate(&headers(&[v.as_bytes()]), all);
         // Chromium and curl --compressed.
-        assert_eq!(neg_all("gzip, deflate, br, zstd"), Negotiated::Encode(Format::Zstd));
-        assert_eq!(neg_all("deflate, gzip, br, zstd"), Negotiated::Encode(Format::Zstd));
+        assert_eq!(
+            neg_all("gzip, deflate, br, zstd"),
+            Negotiated::Encode(Format::Zstd)
+        );
+        assert_eq!(
+            neg_all("deflate, gzip, br, zstd"),
+            Negotiated::Encode(Format::Zstd)
+        );
         assert_eq!(neg_all("gzip, deflate, br"), Negotiated::Encode(Format::Br));
         assert_eq!(neg_all("*"), Negotiated::Encode(Format::Zstd));
         // A higher q beats the order.

@@ -391,8 +391,8 @@ impl Predicate for DefaultPredicate {
 mod tests {
     use super::*;
     use crate::headers::COMPRESSED;
-    use http::header::CONTENT_LENGTH;
     use bytes::Bytes;
+    use http::header::CONTENT_LENGTH;
     use http_body::{Frame, SizeHint};
     use http_body_util::Full;
     use std::convert::Infallible;

@@ -110,7 +110,11 @@ impl Format {
             .iter()
             .copied()
             .find(|format| token.eq_ignore_ascii_case(format.as_str().as_bytes()))
-            .or_else(|| token.eq_ignore_ascii_case(b"x-gzip").then_some(Format::Gzip))
+            .or_else(|| {
+                token
+                    .eq_ignore_ascii_case(b"x-gzip")
+                    .then_some(Format::Gzip)
+            })
     }
 
     /// A small index, distinct per coding, for per-coding tables.

@@ -9,8 +9,8 @@ use pin_project_lite::pin_project;
 
 use super::stats::CompressionStats;
 use crate::BoxError;
-use crate::ended::Ended;
 use crate::codec::{Encoder, Format};
+use crate::ended::Ended;
 
 /// Most input bytes compressed in one poll. At level 6 on zlib-rs that is ~0.6 ms of work,
 /// so a huge frame cannot hold an executor thread for tens of milliseconds.
@@ -270,7 +270,12 @@ where
     B::Error: Into<BoxError>,
 {
     fn poll_frame(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        let Phase::Running { inner, encoder, unflushed } = &mut self.phase else {
+        let Phase::Running {
+            inner,
+            encoder,
+            unflushed,
+        } = &mut self.phase
+        else {
             let Phase::Ended(ended) = &mut self.phase else {
                 unreachable!()
             };
@@ -279,7 +284,13 @@ where
         let mut budget = MAX_INPUT_PER_POLL;
         loop {
             let before = budget;
-            if let Err(e) = encode_queued(encoder, &mut self.queued, &mut self.current, &mut self.out, &mut budget) {
+            if let Err(e) = encode_queued(
+                encoder,
+                &mut self.queued,
+                &mut self.current,
+                &mut self.out,
+                &mut budget,
+            ) {
                 return self.fail(e);
             }
             if budget < before {
@@ -337,9 +348,15 @@ where
         Frame::data(self.out.split().freeze())
     }
 
-    fn finish(&mut self, trailers: Option<HeaderMap>) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+    fn finish(
+        &mut self,
+        trailers: Option<HeaderMap>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         // Ending the phase drops the inner body and returns the encoder's state to the pool.
-        let Phase::Running { mut encoder, .. } = std::mem::replace(&mut self.phase, Phase::Ended(Ended::with_trailers(trailers))) else {
+        let Phase::Running { mut encoder, .. } = std::mem::replace(
+            &mut self.phase,
+            Phase::Ended(Ended::with_trailers(trailers)),
+        ) else {
             return Poll::Ready(None);
         };
         if let Err(e) = encoder.finish(&mut self.out) {
@@ -384,6 +401,7 @@ fn encode_queued(
 
 impl<B> Drop for Encoding<B> {
     fn drop(&mut self) {
-        self.stats.record_bytes(self.format, self.bytes_in, self.bytes_out);
+        self.stats
+            .record_bytes(self.format, self.bytes_in, self.bytes_out);
     }
 }

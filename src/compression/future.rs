@@ -4,7 +4,10 @@ use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
 use bytes::{Buf, Bytes, BytesMut};
-use http::header::{ACCEPT_RANGES, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_RANGE, CONTENT_TYPE, ETAG, HeaderMap, HeaderValue, VARY};
+use http::header::{
+    ACCEPT_RANGES, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_RANGE, CONTENT_TYPE, ETAG, HeaderMap,
+    HeaderValue, VARY,
+};
 use http::{Response, StatusCode};
 use http_body::Body;
 use pin_project_lite::pin_project;
@@ -171,27 +174,60 @@ where
     let mut body = Box::pin(body);
     let body = match floor.map(|floor| (floor, read_ahead(body.as_mut(), cx))) {
         // Nothing is compressed yet: send what was read as it was, then the error.
-        Some((_, ReadAhead { chunks, end: End::Failed(error) })) => {
+        Some((
+            _,
+            ReadAhead {
+                chunks,
+                end: End::Failed(error),
+            },
+        )) => {
             stats.record_skipped();
             parts.headers.remove(CONTENT_LENGTH);
-            return Response::from_parts(parts, CompressionBody::ready(chunks.concat(), None, Some(error)));
+            return Response::from_parts(
+                parts,
+                CompressionBody::ready(chunks.concat(), None, Some(error)),
+            );
         }
-        Some((floor, ReadAhead { chunks, end: End::Complete(trailers) })) if (chunks.len() as u64) < floor => {
+        Some((
+            floor,
+            ReadAhead {
+                chunks,
+                end: End::Complete(trailers),
+            },
+        )) if (chunks.len() as u64) < floor => {
             stats.record_skipped();
-            return Response::from_parts(parts, CompressionBody::ready(chunks.concat(), trailers, None));
+            return Response::from_parts(
+                parts,
+                CompressionBody::ready(chunks.concat(), trailers, None),
+            );
         }
         // The whole body is here and small: compress it in one go. The body's exact size
         // hint makes hyper send Content-Length instead of chunked encoding.
-        Some((_, ReadAhead { chunks, end: End::Complete(trailers) })) => match one_shot(settings, format, chunks) {
+        Some((
+            _,
+            ReadAhead {
+                chunks,
+                end: End::Complete(trailers),
+            },
+        )) => match one_shot(settings, format, chunks) {
             Ok(data) => CompressionBody::ready(data, trailers, None),
             Err(error) => CompressionBody::ready(Bytes::new(), None, Some(error)),
         },
         // More is coming (or the body went pending first): stream, starting with what was
         // read ahead.
-        Some((_, ReadAhead { chunks, end: End::Open })) => {
-            CompressionBody::encoding(body, encoder(settings, format), chunks, stats.clone())
-        }
-        None => CompressionBody::encoding(body, encoder(settings, format), Chunks::default(), stats.clone()),
+        Some((
+            _,
+            ReadAhead {
+                chunks,
+                end: End::Open,
+            },
+        )) => CompressionBody::encoding(body, encoder(settings, format), chunks, stats.clone()),
+        None => CompressionBody::encoding(
+            body,
+            encoder(settings, format),
+            Chunks::default(),
+            stats.clone(),
+        ),
     };
     stats.record_compressed(format);
     set_encoded_headers(&mut parts.headers, format);
@@ -199,7 +235,8 @@ where
 }
 
 fn encoder(settings: &Settings, format: Format) -> Encoder {
-    Encoder::new(format, settings.level, &settings.pool).with_header_padding(padding(settings, format))
+    Encoder::new(format, settings.level, &settings.pool)
+        .with_header_padding(padding(settings, format))
 }
 
 /// Bytes of BREACH jitter for this response's gzip header (the other codings have no room).
@@ -221,7 +258,9 @@ fn one_shot(settings: &Settings, format: Format, chunks: Chunks) -> Result<Bytes
         .pool(&settings.pool)
         .header_padding(padding(settings, format))
         .encode(&input, &mut out)?;
-    settings.stats.record_bytes(format, len as u64, out.len() as u64);
+    settings
+        .stats
+        .record_bytes(format, len as u64, out.len() as u64);
     Ok(out.freeze())
 }
 
@@ -296,12 +335,19 @@ fn set_encoded_headers(headers: &mut HeaderMap, format: Format) {
 fn not_acceptable<B>(res: Response<B>) -> Response<CompressionBody<B>> {
     let (mut parts, _) = res.into_parts();
     parts.status = StatusCode::NOT_ACCEPTABLE;
-    let vary = std::mem::take(&mut parts.headers).get_all(VARY).iter().cloned().collect::<Vec<_>>();
+    let vary = std::mem::take(&mut parts.headers)
+        .get_all(VARY)
+        .iter()
+        .cloned()
+        .collect::<Vec<_>>();
     for value in vary {
         parts.headers.append(VARY, value);
     }
     add_vary(&mut parts.headers);
-    parts.headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    parts.headers.insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
     let message = Bytes::from_static(b"no acceptable content-coding: see Accept-Encoding\n");
     Response::from_parts(parts, CompressionBody::ready(message, None, None))
 }

@@ -12,8 +12,8 @@ use pin_project_lite::pin_project;
 use super::coding::Chain;
 use super::limits::{DecompressionLimits, length_limit_error};
 use crate::BoxError;
-use crate::ended::Ended;
 use crate::codec::{DecodeError, DecodeErrorKind, Decoder};
+use crate::ended::Ended;
 use crate::pool::CodecPool;
 
 /// The largest data frame the body emits.
@@ -218,7 +218,8 @@ where
         match step {
             Step::Data(data) => Poll::Ready(Some(Ok(Frame::data(data)))),
             Step::End => {
-                let trailers = match std::mem::replace(this.mode, Mode::Finished(Ended::default())) {
+                let trailers = match std::mem::replace(this.mode, Mode::Finished(Ended::default()))
+                {
                     Mode::Decode(mut decoding) => decoding.trailers.take(),
                     _ => None,
                 };

@@ -52,7 +52,9 @@ impl Accept {
                         .filter(|(bit, _)| mask & (1 << bit) != 0)
                         .map(|(_, format)| format.as_str())
                         .collect();
-                    (!tokens.is_empty()).then(|| HeaderValue::from_str(&tokens.join(", ")).expect("tokens are ASCII"))
+                    (!tokens.is_empty()).then(|| {
+                        HeaderValue::from_str(&tokens.join(", ")).expect("tokens are ASCII")
+                    })
                 })
                 .collect()
         });
@@ -226,7 +228,10 @@ mod tests {
             Codings::Decode(_)
         ));
         assert_eq!(parse_one("gzip, gzip, gzip, gzip", all), Codings::TooMany);
-        assert_eq!(parse_one("gzip, gzip, gzip, lzw", all), Codings::Unsupported);
+        assert_eq!(
+            parse_one("gzip, gzip, gzip, lzw", all),
+            Codings::Unsupported
+        );
         let mut no_deflate = Accept::default();
         no_deflate.set(Format::Deflate, false);
         assert_eq!(parse_one("deflate", no_deflate), Codings::Unsupported);

@@ -344,5 +344,4 @@ impl Decode for FlateDecoder {
             ))
         }
     }
-
 }

@@ -66,7 +66,8 @@ impl History {
         }
         if input.len() >= DICTIONARY {
             self.tail.clear();
-            self.tail.extend_from_slice(&input[input.len() - DICTIONARY..]);
+            self.tail
+                .extend_from_slice(&input[input.len() - DICTIONARY..]);
         } else {
             let keep = DICTIONARY - input.len();
             if self.tail.len() > keep {
@@ -151,9 +152,7 @@ impl FlateEncoder {
             let room = deflate_bound(input.len()).max(spare).max(64);
             let step = compress_into(self.state()?, input, out, room, flush);
             input = &input[step.consumed..];
-            let status = step
-                .status
-                .map_err(|e| EncodeError::new(e.to_string()))?;
+            let status = step.status.map_err(|e| EncodeError::new(e.to_string()))?;
             let done = match flush {
                 FlushCompress::Finish => status == Status::StreamEnd,
                 // A flush is complete when deflate stops short of filling the room.

@@ -2,7 +2,9 @@
 //! (flate2 on zlib-rs), and the one-shot path (libdeflate with its feature).
 
 use bytes::BytesMut;
-use flate2::{Compress, CompressError, Decompress, DecompressError, FlushCompress, FlushDecompress, Status};
+use flate2::{
+    Compress, CompressError, Decompress, DecompressError, FlushCompress, FlushDecompress, Status,
+};
 
 mod checksum;
 mod decoder;

@@ -147,7 +147,8 @@ mod tests {
             .collect();
         for format in [Framing::Gzip, Framing::Zlib] {
             for level in [0, 1, 6, 9] {
-                let level = crate::CompressionLevel::Precise(level).resolve(crate::codec::Format::Gzip);
+                let level =
+                    crate::CompressionLevel::Precise(level).resolve(crate::codec::Format::Gzip);
                 let mut block = BytesMut::new();
                 block_encode(format, level, &input, &pool, 7, &mut block).unwrap();
                 let mut streamed = BytesMut::new();
