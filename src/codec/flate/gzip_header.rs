@@ -16,24 +16,50 @@ pub(crate) const MAX_TEXT_FIELD: usize = 64 * 1024;
 #[derive(Clone, Debug)]
 pub(crate) struct HeaderParser {
     step: Step,
+    /// FLG, known once the fixed part is read.
     flags: u8,
-    /// Bytes of a fixed-size part collected so far (fixed header, XLEN or CRC16).
-    buf: [u8; 10],
-    filled: usize,
-    /// Bytes left to skip in FEXTRA, or bytes seen in a NUL-terminated field.
-    count: usize,
+    /// CRC-32 of the header bytes so far, for FHCRC.
     crc: crc32fast::Hasher,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Where the parser is; each step holds the bytes it collects (RFC 1952 section 2.3 order).
+#[derive(Clone, Debug)]
 enum Step {
-    Fixed,
-    ExtraLen,
-    Extra,
-    Name,
-    Comment,
-    HeaderCrc,
+    /// ID1 ID2 CM FLG MTIME(4) XFL OS.
+    Fixed(Partial<10>),
+    /// XLEN, little-endian.
+    ExtraLen(Partial<2>),
+    /// FEXTRA bytes still to skip.
+    Extra { left: usize },
+    /// FNAME bytes seen so far, up to its NUL.
+    Name { seen: usize },
+    /// FCOMMENT bytes seen so far, up to its NUL.
+    Comment { seen: usize },
+    /// CRC16, little-endian.
+    HeaderCrc(Partial<2>),
     Done,
+}
+
+/// A fixed-size field filled a byte at a time.
+#[derive(Clone, Copy, Debug)]
+struct Partial<const N: usize> {
+    buf: [u8; N],
+    filled: usize,
+}
+
+impl<const N: usize> Partial<N> {
+    const EMPTY: Self = Partial {
+        buf: [0; N],
+        filled: 0,
+    };
+
+    /// Takes bytes from `input` until full; returns how many, and the field once full.
+    fn fill(&mut self, input: &[u8]) -> (usize, Option<[u8; N]>) {
+        let n = (N - self.filled).min(input.len());
+        self.buf[self.filled..self.filled + n].copy_from_slice(&input[..n]);
+        self.filled += n;
+        (n, (self.filled == N).then_some(self.buf))
+    }
 }
 
 fn corrupt(detail: &'static str) -> DecodeError {
@@ -43,11 +69,8 @@ fn corrupt(detail: &'static str) -> DecodeError {
 impl HeaderParser {
     pub(crate) fn new() -> Self {
         HeaderParser {
-            step: Step::Fixed,
+            step: Step::Fixed(Partial::EMPTY),
             flags: 0,
-            buf: [0; 10],
-            filled: 0,
-            count: 0,
             crc: crc32fast::Hasher::new(),
         }
     }
@@ -59,113 +82,114 @@ impl HeaderParser {
         first_member: bool,
     ) -> Result<(usize, bool), DecodeError> {
         let mut pos = 0;
-        while self.step != Step::Done && pos < input.len() {
-            match self.step {
-                Step::Fixed => {
-                    let byte = input[pos];
+        while pos < input.len() && !matches!(self.step, Step::Done) {
+            let rest = &input[pos..];
+            let n = match &mut self.step {
+                Step::Fixed(part) => {
                     // Check the magic byte by byte, so junk after a member is refused at once.
                     let expected = [0x1f, 0x8b, 8];
-                    if self.filled < 3 && byte != expected[self.filled] {
-                        return Err(if first_member || self.filled > 0 {
-                            corrupt("not a gzip member (bad magic or method)")
-                        } else {
-                            DecodeError::new(
-                                DecodeErrorKind::TrailingData,
-                                "bytes after the last gzip member",
-                            )
-                        });
+                    if let Some(&want) = expected.get(part.filled) {
+                        if rest[0] != want {
+                            return Err(if first_member || part.filled > 0 {
+                                corrupt("not a gzip member (bad magic or method)")
+                            } else {
+                                DecodeError::new(
+                                    DecodeErrorKind::TrailingData,
+                                    "bytes after the last gzip member",
+                                )
+                            });
+                        }
                     }
-                    self.take(byte, &mut pos);
-                    if self.filled == 10 {
-                        self.flags = self.buf[3];
+                    // One byte at a time while checking the magic, then the rest at once.
+                    let take = if part.filled < 3 { 1 } else { rest.len() };
+                    let (n, full) = part.fill(&rest[..take]);
+                    if let Some(fixed) = full {
+                        self.flags = fixed[3];
                         if self.flags & RESERVED != 0 {
                             return Err(corrupt("reserved header flags are set"));
                         }
-                        self.filled = 0;
-                        self.advance();
+                        self.step = self.after(FIXED);
                     }
+                    n
                 }
-                Step::ExtraLen => {
-                    self.take(input[pos], &mut pos);
-                    if self.filled == 2 {
-                        self.count = u16::from_le_bytes([self.buf[0], self.buf[1]]) as usize;
-                        self.filled = 0;
-                        if self.count == 0 {
-                            // An empty FEXTRA: move on now, not when the next byte arrives.
-                            self.advance();
+                Step::ExtraLen(part) => {
+                    let (n, full) = part.fill(rest);
+                    if let Some(len) = full {
+                        let left = usize::from(u16::from_le_bytes(len));
+                        // An empty FEXTRA: move on now, not when the next byte arrives.
+                        self.step = if left == 0 {
+                            self.after(FEXTRA)
                         } else {
-                            self.step = Step::Extra;
-                        }
+                            Step::Extra { left }
+                        };
                     }
+                    n
                 }
-                Step::Extra => {
-                    let n = self.count.min(input.len() - pos);
-                    self.crc.update(&input[pos..pos + n]);
-                    pos += n;
-                    self.count -= n;
-                    if self.count == 0 {
-                        self.advance();
+                Step::Extra { left } => {
+                    let n = (*left).min(rest.len());
+                    *left -= n;
+                    if *left == 0 {
+                        self.step = self.after(FEXTRA);
                     }
+                    n
                 }
-                Step::Name | Step::Comment => {
+                Step::Name { seen } | Step::Comment { seen } => {
                     // Look no further than the bound allows: a long field fails fast.
-                    let rest = &input[pos..];
-                    let rest = &rest[..rest.len().min(MAX_TEXT_FIELD + 1 - self.count)];
-                    let end = rest.iter().position(|&b| b == 0);
-                    let n = end.map_or(rest.len(), |i| i + 1);
-                    self.crc.update(&rest[..n]);
-                    pos += n;
-                    self.count += n;
-                    if self.count > MAX_TEXT_FIELD {
+                    let window = &rest[..rest.len().min(MAX_TEXT_FIELD + 1 - *seen)];
+                    let end = window.iter().position(|&b| b == 0);
+                    let n = end.map_or(window.len(), |i| i + 1);
+                    *seen += n;
+                    if *seen > MAX_TEXT_FIELD {
                         return Err(corrupt("file name or comment is too long"));
                     }
                     if end.is_some() {
-                        self.count = 0;
-                        self.advance();
+                        let field = if matches!(self.step, Step::Name { .. }) {
+                            FNAME
+                        } else {
+                            FCOMMENT
+                        };
+                        self.step = self.after(field);
                     }
+                    n
                 }
-                Step::HeaderCrc => {
-                    self.buf[self.filled] = input[pos];
-                    self.filled += 1;
-                    pos += 1;
-                    if self.filled == 2 {
-                        let stored = u16::from_le_bytes([self.buf[0], self.buf[1]]);
+                Step::HeaderCrc(part) => {
+                    // The CRC16 covers the header up to, not including, itself.
+                    let (n, full) = part.fill(rest);
+                    if let Some(stored) = full {
                         let actual = self.crc.clone().finalize() as u16;
-                        if stored != actual {
+                        if u16::from_le_bytes(stored) != actual {
                             return Err(corrupt("header CRC16 mismatch"));
                         }
                         self.step = Step::Done;
                     }
+                    pos += n;
+                    continue;
                 }
                 Step::Done => unreachable!("loop condition"),
-            }
+            };
+            self.crc.update(&rest[..n]);
+            pos += n;
         }
-        Ok((pos, self.step == Step::Done))
+        Ok((pos, matches!(self.step, Step::Done)))
     }
 
-    fn take(&mut self, byte: u8, pos: &mut usize) {
-        self.buf[self.filled] = byte;
-        self.filled += 1;
-        self.crc.update(&[byte]);
-        *pos += 1;
-    }
-
-    /// Moves to the next optional field the flags announce, in RFC order.
-    fn advance(&mut self) {
-        let order = [
-            (Step::Fixed, 0),
-            (Step::ExtraLen, FEXTRA),
-            (Step::Name, FNAME),
-            (Step::Comment, FCOMMENT),
-            (Step::HeaderCrc, FHCRC),
-        ];
-        let current = match self.step {
-            Step::Extra => 1,
-            other => order.iter().position(|(s, _)| *s == other).unwrap_or(0),
-        };
-        self.step = order[current + 1..]
+    /// The step after the field `done`: the next optional field the flags announce.
+    fn after(&self, done: u8) -> Step {
+        const ORDER: [u8; 4] = [FEXTRA, FNAME, FCOMMENT, FHCRC];
+        let next = ORDER
             .iter()
-            .find(|(_, flag)| self.flags & flag != 0)
-            .map_or(Step::Done, |(step, _)| *step);
+            .skip_while(|&&field| done != FIXED && field != done)
+            .skip(usize::from(done != FIXED))
+            .find(|&&field| self.flags & field != 0);
+        match next {
+            Some(&FEXTRA) => Step::ExtraLen(Partial::EMPTY),
+            Some(&FNAME) => Step::Name { seen: 0 },
+            Some(&FCOMMENT) => Step::Comment { seen: 0 },
+            Some(&FHCRC) => Step::HeaderCrc(Partial::EMPTY),
+            _ => Step::Done,
+        }
     }
 }
+
+/// Not a flag: marks the fixed part as the field just read.
+const FIXED: u8 = 0;
