@@ -1,2 +1,241 @@
 //! Unit tests of the pool's guard and shelves (moved here from tests/pool.rs, which tests the
 //! pool through the public codecs).
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress};
+
+use super::*;
+use crate::codec::Format;
+use crate::CompressionLevel;
+
+/// The deflate level `n` as the pool tags it.
+fn level(n: i32) -> Level {
+    CompressionLevel::Precise(n).resolve(Format::Gzip)
+}
+
+fn compressor(pool: &CodecPool, n: i32) -> Pooled<Compress> {
+    let level = level(n);
+    pool.take(level, || {
+        Compress::new(Compression::new(u32::from(level.get())), false)
+    })
+}
+
+fn decompressor(pool: &CodecPool) -> Pooled<Decompress> {
+    pool.take(Level::NONE, || Decompress::new(false))
+}
+
+fn balanced(s: KindStats) {
+    assert_eq!(s.created + s.reused, s.returned + s.discarded, "{s:?}");
+    assert_eq!(s.in_use(), 0);
+}
+
+/// Deterministic noise.
+fn message(len: usize, seed: u32) -> Vec<u8> {
+    let mut state = seed;
+    (0..len)
+        .map(|_| {
+            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (state >> 24) as u8
+        })
+        .collect()
+}
+
+/// Compressible JSON-like text.
+fn json(len: usize) -> Vec<u8> {
+    let mut s = String::from("[");
+    let mut i = 0u64;
+    while s.len() < len {
+        s.push_str(&format!(
+            "{{\"id\":{i},\"name\":\"user{}\",\"active\":{}}},",
+            i * 7919 % 1000,
+            i % 3 == 0
+        ));
+        i += 1;
+    }
+    s.truncate(len);
+    s.into_bytes()
+}
+
+/// A whole raw deflate stream of `data` through a pooled compressor, then inflated by a
+/// pooled decompressor: the pool still hands out working states.
+fn round_trip(pool: &CodecPool, data: &[u8]) {
+    let mut wire = Vec::with_capacity(data.len() + 64);
+    compressor(pool, 6)
+        .compress_vec(data, &mut wire, FlushCompress::Finish)
+        .unwrap();
+    let mut plain = Vec::with_capacity(data.len());
+    let status = decompressor(pool)
+        .decompress_vec(&wire, &mut plain, FlushDecompress::Finish)
+        .unwrap();
+    assert_eq!(status, flate2::Status::StreamEnd);
+    assert_eq!(plain, data);
+}
+
+#[test]
+fn guard_dropped_while_panicking_is_discarded_and_lock_survives() {
+    let pool = CodecPool::builder().max_idle(4).build();
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        let mut c = compressor(&pool, 6);
+        let mut out = [0u8; 64];
+        c.compress(b"half", &mut out, FlushCompress::None).unwrap();
+        let _d = decompressor(&pool);
+        panic!("mid-stream");
+    }));
+    assert!(result.is_err());
+    let s = pool.stats();
+    assert_eq!((s.compressors.discarded, s.compressors.idle), (1, 0));
+    assert_eq!((s.decompressors.discarded, s.decompressors.idle), (1, 0));
+
+    // The pool still works: the shelves are not poisoned.
+    round_trip(&pool, b"after the panic");
+    let s = pool.stats();
+    assert_eq!(s.compressors.idle, 1);
+    assert_eq!(s.decompressors.idle, 1);
+    balanced(s.compressors);
+    balanced(s.decompressors);
+
+    // A panic on another thread while its guards are out leaves the pool usable too.
+    let other = pool.clone();
+    let joined = std::thread::spawn(move || {
+        let _c = compressor(&other, 9);
+        panic!("thread dies holding a guard");
+    })
+    .join();
+    assert!(joined.is_err());
+    let _ = compressor(&pool, 9);
+    assert_eq!(pool.stats().compressors.discarded, 2);
+}
+
+#[test]
+fn a_poisoned_shelf_lock_is_recovered() {
+    let pool = CodecPool::builder().max_idle(4).build();
+    let shelf = &pool.inner.compressors;
+    let poisoner = catch_unwind(AssertUnwindSafe(|| {
+        let _held = shelf.idle.lock().unwrap();
+        panic!("poison the shelf");
+    }));
+    assert!(poisoner.is_err());
+    assert!(shelf.idle.is_poisoned());
+    round_trip(&pool, b"through a poisoned lock");
+    let s = pool.stats().compressors;
+    assert_eq!((s.created, s.returned, s.idle), (1, 1, 1));
+    drop(compressor(&pool, 6));
+    assert_eq!(pool.stats().compressors.reused, 1);
+}
+
+#[test]
+fn discard_counts_and_does_not_return() {
+    let pool = CodecPool::builder().max_idle(4).build();
+    compressor(&pool, 6).discard();
+    decompressor(&pool).discard();
+    let s = pool.stats();
+    assert_eq!((s.compressors.discarded, s.compressors.returned), (1, 0));
+    assert_eq!(
+        (s.decompressors.discarded, s.decompressors.returned),
+        (1, 0)
+    );
+    assert_eq!((s.compressors.idle, s.decompressors.idle), (0, 0));
+    balanced(s.compressors);
+    balanced(s.decompressors);
+    // A guard knows its pool.
+    let c = compressor(&pool, 1);
+    assert_eq!(c.pool.max_idle(), 4);
+    assert_eq!(c.level, level(1));
+    assert!(format!("{c:?}").contains("level"));
+}
+
+/// A state whose reset fails is dropped, not shelved.
+struct Unresettable;
+
+impl PooledState for Unresettable {
+    fn shelf(_: &Inner) -> &Shelf<Self> {
+        static SHELF: OnceLock<Shelf<Unresettable>> = OnceLock::new();
+        SHELF.get_or_init(Shelf::default)
+    }
+
+    fn reset(&mut self) -> bool {
+        false
+    }
+}
+
+#[test]
+fn a_state_that_cannot_be_reset_is_discarded() {
+    let pool = CodecPool::builder().max_idle(4).build();
+    let before = Unresettable::shelf(&pool.inner).stats.snapshot();
+    drop(pool.take(Level::NONE, || Unresettable));
+    let after = Unresettable::shelf(&pool.inner).stats.snapshot();
+    assert_eq!(after.created - before.created, 1);
+    assert_eq!(after.discarded - before.discarded, 1);
+    assert_eq!(after.returned, before.returned);
+    assert_eq!(after.idle, 0);
+}
+
+#[test]
+fn reset_state_matches_a_fresh_state_byte_for_byte() {
+    let data = json(20 * 1024);
+    let dirt = message(5000, 7);
+    for n in 0..=9 {
+        let pool = CodecPool::builder().max_idle(1).build();
+        // Dirty the state: a half-finished stream, dropped.
+        {
+            let mut c = compressor(&pool, n);
+            let mut out = vec![0u8; 10_000];
+            c.compress(&dirt, &mut out, FlushCompress::Sync).unwrap();
+        }
+        let mut fresh = Compress::new(Compression::new(n as u32), false);
+        let mut expected = Vec::with_capacity(30_000);
+        fresh
+            .compress_vec(&data, &mut expected, FlushCompress::Finish)
+            .unwrap();
+        let mut c = compressor(&pool, n);
+        assert_eq!(c.total_in(), 0);
+        let mut got = Vec::with_capacity(30_000);
+        c.compress_vec(&data, &mut got, FlushCompress::Finish)
+            .unwrap();
+        assert_eq!(got, expected, "level {n}");
+        drop(c);
+        assert_eq!(pool.stats().compressors.reused, 1);
+    }
+
+    // A decompressor left mid-stream (and one left after an error) comes back fresh.
+    let pool = CodecPool::builder().max_idle(1).build();
+    let mut wire = Vec::with_capacity(30_000);
+    Compress::new(Compression::default(), false)
+        .compress_vec(&data, &mut wire, FlushCompress::Finish)
+        .unwrap();
+    for dirty_input in [&wire[..wire.len() / 2], &[0xff, 0xff][..]] {
+        {
+            let mut d = decompressor(&pool);
+            let mut out = vec![0u8; 100];
+            let _ = d.decompress(dirty_input, &mut out, FlushDecompress::None);
+        }
+        let mut d = decompressor(&pool);
+        assert_eq!(d.total_out(), 0);
+        let mut out = Vec::with_capacity(data.len());
+        let status = d
+            .decompress_vec(&wire, &mut out, FlushDecompress::Finish)
+            .unwrap();
+        assert_eq!(status, flate2::Status::StreamEnd);
+        assert_eq!(out, data);
+    }
+    assert_eq!(pool.stats().decompressors.reused, 3);
+}
+
+#[test]
+fn shelves_are_per_level_and_capped_across_levels() {
+    let pool = CodecPool::builder().max_idle(2).build();
+    let held: Vec<_> = [1, 6, 9].iter().map(|&n| compressor(&pool, n)).collect();
+    drop(held);
+    // Two of the three fit; the level-9 one, dropped last, is discarded.
+    let s = pool.stats().compressors;
+    assert_eq!((s.returned, s.discarded, s.idle), (2, 1, 2));
+    // A level-9 checkout finds nothing at its level and builds one.
+    drop(compressor(&pool, 9));
+    let s = pool.stats().compressors;
+    assert_eq!((s.created, s.reused), (4, 0));
+    drop(compressor(&pool, 6));
+    drop(compressor(&pool, 1));
+    assert_eq!(pool.stats().compressors.reused, 2);
+    balanced(pool.stats().compressors);
+}

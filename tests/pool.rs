@@ -1,5 +1,7 @@
-//! The codec pool: cap, accounting, level separation, panics, discard, clean resets, and
-//! the allocation count of pooled codecs.
+//! The codec pool through the public codecs: cap, accounting, level separation, panics,
+//! clean reuse, and the allocation count of pooled codecs. The guard itself (discard, drop
+//! while panicking, reset byte for byte against a fresh flate2 state) is unit-tested in
+//! src/pool_tests.rs.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -7,7 +9,6 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Barrier;
 
 use bytes::BytesMut;
-use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress};
 use tower_gzip::codec::{DecodeErrorKind, Decoder, Encoder, Format};
 use tower_gzip::{CodecPool, CompressionLevel, KindStats};
 
@@ -109,10 +110,16 @@ fn cap_holds_under_a_thousand_concurrent_checkouts() {
             let (pool, barrier) = (&pool, &barrier);
             s.spawn(move || {
                 let levels = [1, 6, 9];
+                // Each codec draws its state when it is built and holds it until dropped.
                 let compressors: Vec<_> = (0..PER_THREAD)
-                    .map(|i| pool.compressor(CompressionLevel::Precise(levels[(i + t) % 3])))
+                    .map(|i| {
+                        let level = CompressionLevel::Precise(levels[(i + t) % 3]);
+                        Encoder::new(Format::Gzip, level, pool)
+                    })
                     .collect();
-                let decompressors: Vec<_> = (0..PER_THREAD).map(|_| pool.decompressor()).collect();
+                let decompressors: Vec<_> = (0..PER_THREAD)
+                    .map(|_| Decoder::new(Format::Gzip, pool))
+                    .collect();
                 barrier.wait(); // all 1,000 of each kind are out
                 barrier.wait(); // the main thread has checked the stats
                 drop(compressors);
@@ -137,7 +144,7 @@ fn cap_holds_under_a_thousand_concurrent_checkouts() {
     }
 
     // A second wave reuses the idle states first.
-    let held: Vec<_> = (0..20).map(|_| pool.decompressor()).collect();
+    let held: Vec<_> = (0..20).map(|_| Decoder::new(Format::Deflate, &pool)).collect();
     drop(held);
     let d = pool.stats().decompressors;
     assert_eq!((d.created, d.reused, d.idle), (1000 + 4, 16, 16));
@@ -180,13 +187,13 @@ fn levels_are_kept_apart() {
 }
 
 #[test]
-fn guard_dropped_while_panicking_is_discarded_and_lock_survives() {
+fn codecs_dropped_while_panicking_are_discarded_and_the_pool_survives() {
+    // The guard itself is tested in src/pool_tests.rs; here, through the public codecs.
     let pool = CodecPool::builder().max_idle(4).build();
     let result = catch_unwind(AssertUnwindSafe(|| {
-        let mut c = pool.compressor(CompressionLevel::Default);
-        let mut out = [0u8; 64];
-        c.compress(b"half", &mut out, FlushCompress::None).unwrap();
-        let _d = pool.decompressor();
+        let mut encoder = Encoder::new(Format::Gzip, CompressionLevel::Default, &pool);
+        encoder.encode(b"half", &mut BytesMut::new()).unwrap();
+        let _decoder = Decoder::new(Format::Gzip, &pool);
         panic!("mid-stream");
     }));
     assert!(result.is_err());
@@ -194,7 +201,6 @@ fn guard_dropped_while_panicking_is_discarded_and_lock_survives() {
     assert_eq!((s.compressors.discarded, s.compressors.idle), (1, 0));
     assert_eq!((s.decompressors.discarded, s.decompressors.idle), (1, 0));
 
-    // The pool still works: the shelves are not poisoned.
     let mut wire = BytesMut::new();
     gzip(
         &pool,
@@ -211,86 +217,18 @@ fn guard_dropped_while_panicking_is_discarded_and_lock_survives() {
     balanced(s.compressors);
     balanced(s.decompressors);
 
-    // A panic on another thread while its guards are out leaves the pool usable too.
+    // A thread that dies holding an encoder leaves the pool usable too.
     let other = pool.clone();
     let joined = std::thread::spawn(move || {
-        let _c = other.compressor(CompressionLevel::Best);
-        panic!("thread dies holding a guard");
+        let _encoder = Encoder::new(Format::Deflate, CompressionLevel::Best, &other);
+        panic!("thread dies holding an encoder");
     })
     .join();
     assert!(joined.is_err());
-    let _ = pool.compressor(CompressionLevel::Best);
-    assert_eq!(pool.stats().compressors.discarded, 2);
-}
-
-#[test]
-fn discard_counts_and_does_not_return() {
-    let pool = CodecPool::builder().max_idle(4).build();
-    pool.compressor(CompressionLevel::Default).discard();
-    pool.decompressor().discard();
+    drop(Encoder::new(Format::Deflate, CompressionLevel::Best, &pool));
     let s = pool.stats();
-    assert_eq!((s.compressors.discarded, s.compressors.returned), (1, 0));
-    assert_eq!(
-        (s.decompressors.discarded, s.decompressors.returned),
-        (1, 0)
-    );
-    assert_eq!((s.compressors.idle, s.decompressors.idle), (0, 0));
-    balanced(s.compressors);
-    balanced(s.decompressors);
-    // A guard knows its pool.
-    let c = pool.compressor(CompressionLevel::Fastest);
-    assert_eq!(c.pool().max_idle(), 4);
-}
-
-#[test]
-fn reset_state_matches_a_fresh_state_byte_for_byte() {
-    let data = json(20 * 1024);
-    let dirt = message(5000, 7);
-    for level in 0..=9 {
-        let pool = CodecPool::builder().max_idle(1).build();
-        // Dirty the state: a half-finished stream, dropped.
-        {
-            let mut c = pool.compressor(CompressionLevel::Precise(level));
-            let mut out = vec![0u8; 10_000];
-            c.compress(&dirt, &mut out, FlushCompress::Sync).unwrap();
-        }
-        let mut reused = Compress::new(Compression::new(level as u32), false);
-        let mut expected = Vec::with_capacity(30_000);
-        reused
-            .compress_vec(&data, &mut expected, FlushCompress::Finish)
-            .unwrap();
-        let mut c = pool.compressor(CompressionLevel::Precise(level));
-        assert_eq!(c.total_in(), 0);
-        let mut got = Vec::with_capacity(30_000);
-        c.compress_vec(&data, &mut got, FlushCompress::Finish)
-            .unwrap();
-        assert_eq!(got, expected, "level {level}");
-        drop(c);
-        assert_eq!(pool.stats().compressors.reused, 1);
-    }
-
-    // A decompressor left mid-stream (and one left after an error) comes back fresh.
-    let pool = CodecPool::builder().max_idle(1).build();
-    let mut wire = Vec::with_capacity(30_000);
-    Compress::new(Compression::default(), false)
-        .compress_vec(&data, &mut wire, FlushCompress::Finish)
-        .unwrap();
-    for dirty_input in [&wire[..wire.len() / 2], &[0xff, 0xff][..]] {
-        {
-            let mut d = pool.decompressor();
-            let mut out = vec![0u8; 100];
-            let _ = d.decompress(dirty_input, &mut out, FlushDecompress::None);
-        }
-        let mut d = pool.decompressor();
-        assert_eq!(d.total_out(), 0);
-        let mut out = Vec::with_capacity(data.len());
-        let status = d
-            .decompress_vec(&wire, &mut out, FlushDecompress::Finish)
-            .unwrap();
-        assert_eq!(status, flate2::Status::StreamEnd);
-        assert_eq!(out, data);
-    }
-    let _ = Decompress::new(false); // the type the pool hands out
+    assert_eq!(s.compressors.discarded, 2);
+    assert_eq!(s.in_use(), 0);
 }
 
 #[test]
@@ -318,7 +256,7 @@ fn max_idle_zero_disables_pooling() {
 fn clones_share_one_pool_and_global_is_shared() {
     let pool = CodecPool::new();
     let clone = pool.clone();
-    drop(clone.decompressor());
+    drop(Decoder::new(Format::Gzip, &clone));
     assert_eq!(pool.stats().decompressors.idle, 1);
     assert!(pool.max_idle() >= 8 && pool.max_idle() <= 256);
     assert_eq!(CodecPool::default_max_idle(), pool.max_idle());
