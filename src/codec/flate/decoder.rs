@@ -10,41 +10,41 @@ use crate::pool::{CodecPool, Pooled};
 /// A streaming gzip or zlib/raw-deflate decoder over a pooled raw inflate state.
 ///
 /// Input may be split at any byte, including inside headers and trailers. Each call to
-/// [`decode`](Decoder::decode) produces at most the number of bytes the caller allows, so
-/// a size limit stops a decompression bomb before it is inflated. gzip input may hold several
-/// members back to back (RFC 1952 section 2.2); `deflate` input may be zlib-wrapped (RFC 1950)
-/// or raw deflate (RFC 1951), which many clients send under that name.
-///
+/// `decode` produces at most the number of bytes the caller allows, so a size limit stops a
+/// decompression bomb before it is inflated. gzip input may hold several members back to back
+/// (RFC 1952 section 2.2); `deflate` input may be zlib-wrapped (RFC 1950) or raw deflate
+/// (RFC 1951), which many clients send under that name.
 #[derive(Debug)]
 pub(crate) struct FlateDecoder {
     inflate: Pooled<Decompress>,
-    format: Framing,
+    framing: Framing,
     phase: Phase,
+    /// The check value and length of the current member.
     check: Checksum,
-    /// Output of the current member, for ISIZE.
     member_out: u64,
-    header: HeaderParser,
-    /// `deflate` only: the first byte, held while deciding between zlib and raw deflate.
-    sniffed: Option<u8>,
     /// `deflate` only: the input has no zlib wrapper.
     raw: bool,
-    trailer: [u8; 8],
-    trailer_len: usize,
     members: u64,
     total_in: u64,
     total_out: u64,
+    /// The last call stopped at its budget.
     pending: bool,
     /// The first error; once set, every call reports it again.
     failed: Option<DecodeError>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Where the stream is; each phase holds the bytes it collects.
+#[derive(Debug)]
 enum Phase {
-    GzipHeader,
-    /// `deflate`: waiting for the two bytes that tell zlib from raw deflate.
-    Sniff,
+    GzipHeader(HeaderParser),
+    /// `deflate`: the first byte, held until the second tells zlib from raw deflate.
+    Sniff(Option<u8>),
     Body,
-    Trailer,
+    /// The trailer bytes collected so far (gzip: CRC-32 and ISIZE; zlib: Adler-32).
+    Trailer {
+        bytes: [u8; 8],
+        filled: usize,
+    },
     /// gzip: a member ended; another may follow.
     MemberEnd,
     Done,
@@ -70,23 +70,24 @@ fn is_zlib_header(cmf: u8, flg: u8) -> bool {
     cmf & 0x0f == 8 && cmf >> 4 <= 7 && (u16::from(cmf) << 8 | u16::from(flg)) % 31 == 0
 }
 
+/// What one phase's step did.
+enum Stepped {
+    /// Took this many input bytes; go on.
+    Took(usize),
+    /// Needs more input, or output room.
+    Wait,
+}
+
 impl FlateDecoder {
-    /// A decoder for `format`, with an inflate state from `pool`.
-    pub(crate) fn new(format: Framing, pool: &CodecPool) -> Self {
+    /// A decoder for `framing`, with an inflate state from `pool`.
+    pub(crate) fn new(framing: Framing, pool: &CodecPool) -> Self {
         FlateDecoder {
             inflate: pool.take(Level::NONE, || Decompress::new(false)),
-            format,
-            phase: match format {
-                Framing::Gzip => Phase::GzipHeader,
-                Framing::Zlib => Phase::Sniff,
-            },
-            check: Checksum::new(format),
+            framing,
+            phase: Self::first_phase(framing),
+            check: Checksum::new(framing),
             member_out: 0,
-            header: HeaderParser::new(),
-            sniffed: None,
             raw: false,
-            trailer: [0; 8],
-            trailer_len: 0,
             members: 0,
             total_in: 0,
             total_out: 0,
@@ -95,11 +96,105 @@ impl FlateDecoder {
         }
     }
 
+    fn first_phase(framing: Framing) -> Phase {
+        match framing {
+            Framing::Gzip => Phase::GzipHeader(HeaderParser::new()),
+            Framing::Zlib => Phase::Sniff(None),
+        }
+    }
+
+    /// One step of the current phase over `input`.
+    fn step(
+        &mut self,
+        input: &[u8],
+        out: &mut BytesMut,
+        budget: &mut usize,
+    ) -> Result<Stepped, DecodeError> {
+        match &mut self.phase {
+            Phase::Body if *budget == 0 => {
+                self.pending = true;
+                Ok(Stepped::Wait)
+            }
+            Phase::Body => {
+                let (consumed, produced) = self.inflate_step(input, out, budget)?;
+                let ended = !matches!(self.phase, Phase::Body);
+                Ok(if consumed == 0 && produced == 0 && !ended {
+                    Stepped::Wait
+                } else {
+                    Stepped::Took(consumed)
+                })
+            }
+            _ if input.is_empty() => Ok(Stepped::Wait),
+            Phase::GzipHeader(header) => {
+                let (n, done) = header.parse(input, self.members == 0)?;
+                if done {
+                    self.start_member();
+                }
+                Ok(Stepped::Took(n))
+            }
+            Phase::MemberEnd => {
+                self.phase = Self::first_phase(Framing::Gzip);
+                Ok(Stepped::Took(0))
+            }
+            Phase::Sniff(None) => {
+                self.phase = Phase::Sniff(Some(input[0]));
+                Ok(Stepped::Took(1))
+            }
+            Phase::Sniff(Some(first)) => {
+                let first = *first;
+                self.sniff(first, input[0], out, budget)
+            }
+            Phase::Trailer { bytes, filled } => {
+                let want = match self.framing {
+                    Framing::Gzip => 8,
+                    Framing::Zlib => 4,
+                };
+                let n = (want - *filled).min(input.len());
+                bytes[*filled..*filled + n].copy_from_slice(&input[..n]);
+                *filled += n;
+                if *filled == want {
+                    let bytes = *bytes;
+                    self.check_trailer(bytes)?;
+                }
+                Ok(Stepped::Took(n))
+            }
+            Phase::Done => Err(DecodeError::new(
+                DecodeErrorKind::TrailingData,
+                "bytes after the end of the deflate stream",
+            )),
+        }
+    }
+
+    /// `deflate`: the first two bytes tell a zlib header from raw deflate.
+    fn sniff(
+        &mut self,
+        first: u8,
+        second: u8,
+        out: &mut BytesMut,
+        budget: &mut usize,
+    ) -> Result<Stepped, DecodeError> {
+        if is_zlib_header(first, second) {
+            if second & 0x20 != 0 {
+                return Err(DecodeError::new(
+                    DecodeErrorKind::CorruptHeader,
+                    "zlib preset dictionaries are not supported",
+                ));
+            }
+            self.start_member();
+            return Ok(Stepped::Took(1));
+        }
+        // Raw deflate: the held byte is deflate data. One byte cannot end a stream or
+        // produce output, so inflate takes it whole.
+        self.raw = true;
+        self.start_member();
+        self.inflate_step(&[first], out, &mut (*budget).max(1))?;
+        Ok(Stepped::Took(0))
+    }
+
     fn start_member(&mut self) {
         self.phase = Phase::Body;
-        self.check = Checksum::new(self.format);
+        self.check = Checksum::new(self.framing);
         self.member_out = 0;
-        self.trailer_len = 0;
     }
 
     /// One bounded inflate run. Returns (consumed, produced); moves to the trailer at the end
@@ -123,8 +218,7 @@ impl FlateDecoder {
             consumed += n_in;
             produced += n_out;
             input = &input[n_in..];
-            let status = step.status;
-            match status {
+            match step.status {
                 Err(_) => {
                     return Err(DecodeError::new(
                         DecodeErrorKind::CorruptData,
@@ -134,12 +228,15 @@ impl FlateDecoder {
                 Ok(Status::StreamEnd) => {
                     // A raw inflater resets in nanoseconds, ready for the next member.
                     self.inflate.reset(false);
-                    if self.raw {
+                    self.phase = if self.raw {
                         self.members += 1;
-                        self.phase = Phase::Done;
+                        Phase::Done
                     } else {
-                        self.phase = Phase::Trailer;
-                    }
+                        Phase::Trailer {
+                            bytes: [0; 8],
+                            filled: 0,
+                        }
+                    };
                     break;
                 }
                 // Stopped short of the room: it needs more input.
@@ -150,14 +247,14 @@ impl FlateDecoder {
         Ok((consumed, produced))
     }
 
-    fn check_trailer(&mut self) -> Result<(), DecodeError> {
+    fn check_trailer(&mut self, t: [u8; 8]) -> Result<(), DecodeError> {
         let checksum_error = |detail| Err(DecodeError::new(DecodeErrorKind::Checksum, detail));
-        let t = self.trailer;
-        match self.format {
+        match self.framing {
             Framing::Gzip => {
                 if u32::from_le_bytes([t[0], t[1], t[2], t[3]]) != self.check.value() {
                     return checksum_error("CRC32 mismatch");
                 }
+                // ISIZE is the length modulo 2^32 (RFC 1952 section 2.3.1).
                 if u32::from_le_bytes([t[4], t[5], t[6], t[7]]) != self.member_out as u32 {
                     return checksum_error("ISIZE mismatch");
                 }
@@ -176,165 +273,48 @@ impl FlateDecoder {
 }
 
 impl Decode for FlateDecoder {
-    /// Compressed bytes consumed so far, headers and trailers included.
-    fn total_in(&self) -> u64 {
-        self.total_in
-    }
-
-    /// Decoded bytes produced so far.
-    fn total_out(&self) -> u64 {
-        self.total_out
-    }
-
-    /// Complete gzip members (or zlib/raw streams) decoded so far.
-    fn members(&self) -> u64 {
-        self.members
-    }
-
-    /// Whether the stream is complete: no further input is accepted, except another gzip
-    /// member.
-    fn is_stream_end(&self) -> bool {
-        matches!(self.phase, Phase::MemberEnd | Phase::Done)
-    }
-
-    /// Whether the last [`decode`](Decoder::decode) filled its output budget, so that more
-    /// output may be ready without more input. Call `decode` again (with the remaining input,
-    /// possibly empty) before feeding more or calling [`finish`](Decoder::finish).
-    fn has_pending_output(&self) -> bool {
-        self.pending
-    }
-
-    /// Decodes from `input`, appending at most `max_out` bytes to `out`. Returns how many
-    /// input bytes were consumed; fewer than `input.len()` only when the budget ran out.
-    ///
-    /// After an error the decoder is spent: every later call returns the same error.
     fn decode(
         &mut self,
         input: &[u8],
         out: &mut BytesMut,
         max_out: usize,
     ) -> Result<Progress, DecodeError> {
-        let before = out.len();
         if let Some(error) = &self.failed {
             return Err(error.clone());
         }
+        let before = out.len();
         let mut pos = 0;
         let mut budget = max_out;
         self.pending = false;
         let result = loop {
-            let rest = &input[pos..];
-            match self.phase {
-                Phase::GzipHeader => {
-                    if rest.is_empty() {
-                        break Ok(());
-                    }
-                    match self.header.parse(rest, self.members == 0) {
-                        Ok((n, done)) => {
-                            pos += n;
-                            if done {
-                                self.start_member();
-                            }
-                        }
-                        Err(e) => break Err(e),
-                    }
-                }
-                Phase::MemberEnd => {
-                    if rest.is_empty() {
-                        break Ok(());
-                    }
-                    self.header = HeaderParser::new();
-                    self.phase = Phase::GzipHeader;
-                }
-                Phase::Sniff => {
-                    let Some(&next) = rest.first() else {
-                        break Ok(());
-                    };
-                    let Some(first) = self.sniffed else {
-                        self.sniffed = Some(next);
-                        pos += 1;
-                        continue;
-                    };
-                    if is_zlib_header(first, next) {
-                        pos += 1;
-                        if next & 0x20 != 0 {
-                            break Err(DecodeError::new(
-                                DecodeErrorKind::CorruptHeader,
-                                "zlib preset dictionaries are not supported",
-                            ));
-                        }
-                    } else {
-                        // Raw deflate: the held byte is deflate data. One byte cannot end
-                        // a stream or produce output, so inflate takes it whole.
-                        self.raw = true;
-                        let held = [first];
-                        if let Err(e) = self.inflate_step(&held, out, &mut budget.max(1)) {
-                            break Err(e);
-                        }
-                    }
-                    self.sniffed = None;
-                    self.start_member();
-                }
-                Phase::Body => {
-                    if budget == 0 {
-                        self.pending = true;
-                        break Ok(());
-                    }
-                    match self.inflate_step(rest, out, &mut budget) {
-                        Ok((consumed, produced)) => {
-                            pos += consumed;
-                            if self.phase == Phase::Body && consumed == 0 && produced == 0 {
-                                break Ok(());
-                            }
-                        }
-                        Err(e) => break Err(e),
-                    }
-                }
-                Phase::Trailer => {
-                    if rest.is_empty() {
-                        break Ok(());
-                    }
-                    let want = match self.format {
-                        Framing::Gzip => 8,
-                        Framing::Zlib => 4,
-                    };
-                    let n = (want - self.trailer_len).min(rest.len());
-                    self.trailer[self.trailer_len..self.trailer_len + n]
-                        .copy_from_slice(&rest[..n]);
-                    self.trailer_len += n;
-                    pos += n;
-                    if self.trailer_len == want {
-                        if let Err(e) = self.check_trailer() {
-                            break Err(e);
-                        }
-                    }
-                }
-                Phase::Done => {
-                    if rest.is_empty() {
-                        break Ok(());
-                    }
-                    break Err(DecodeError::new(
-                        DecodeErrorKind::TrailingData,
-                        "bytes after the end of the deflate stream",
-                    ));
-                }
+            match self.step(&input[pos..], out, &mut budget) {
+                Ok(Stepped::Took(n)) => pos += n,
+                Ok(Stepped::Wait) => break Ok(()),
+                Err(error) => break Err(error),
             }
         };
         self.total_in += pos as u64;
-        if let Err(error) = &result {
-            self.pending = false;
-            self.failed = Some(error.clone());
+        match result {
+            Ok(()) => Ok(Progress::since(pos, before, out)),
+            Err(error) => {
+                self.pending = false;
+                self.failed = Some(error.clone());
+                Err(error)
+            }
         }
-        result.map(|()| Progress::since(pos, before, out))
     }
 
-    /// Declares the end of input: `Ok` if the stream was complete (or no byte came at all, an
-    /// empty body), else a [`DecodeErrorKind::Truncated`] error, or the error an earlier
-    /// [`decode`](Decoder::decode) reported.
+    fn has_pending_output(&self) -> bool {
+        self.pending
+    }
+
     fn finish(&self) -> Result<(), DecodeError> {
         if let Some(error) = &self.failed {
             return Err(error.clone());
         }
-        let empty = self.total_in == 0 && self.sniffed.is_none();
+        // No byte at all is an empty body, not a truncated stream.
+        let empty =
+            self.total_in == 0 && matches!(self.phase, Phase::GzipHeader(_) | Phase::Sniff(None));
         if self.is_stream_end() || empty {
             Ok(())
         } else {
@@ -343,5 +323,21 @@ impl Decode for FlateDecoder {
                 "the body ended before the compressed stream did",
             ))
         }
+    }
+
+    fn is_stream_end(&self) -> bool {
+        matches!(self.phase, Phase::MemberEnd | Phase::Done)
+    }
+
+    fn total_in(&self) -> u64 {
+        self.total_in
+    }
+
+    fn total_out(&self) -> u64 {
+        self.total_out
+    }
+
+    fn members(&self) -> u64 {
+        self.members
     }
 }
