@@ -49,6 +49,8 @@ fn accept_encoding() -> impl Strategy<Value = Vec<u8>> {
         Just(&b"identity"[..]),
         Just(&b"*"[..]),
         Just(&b"br"[..]),
+        Just(&b"zstd"[..]),
+        Just(&b"ZStd"[..]),
         Just(&b";q=0"[..]),
         Just(&b";q=0.5"[..]),
         Just(&b";q=1.000"[..]),
@@ -74,6 +76,8 @@ fn content_encoding() -> impl Strategy<Value = Vec<u8>> {
         Just(&b"deflate"[..]),
         Just(&b"identity"[..]),
         Just(&b"br"[..]),
+        Just(&b"zstd"[..]),
+        Just(&b"compress"[..]),
         Just(&b""[..]),
         Just(&b" "[..]),
         Just(&b"\x80"[..]),
@@ -119,11 +123,12 @@ proptest! {
     }
 }
 
-/// A valid stream of every kind decodes, whatever the budget and splits.
+/// A valid stream of every kind decodes, whatever the budget and splits. Control bytes 2 and 3
+/// are gzip and deflate; 10 and 18 the next codings compiled in (zstd, br), gzip where absent.
 #[test]
 fn decoder_valid_streams_every_mode() {
     let text = b"hello hello hello, a valid stream of every kind ".repeat(40);
-    for control in [2u8, 3] {
+    for control in [2u8, 3, 2 | 1 << 3, 2 | 2 << 3] {
         for variant in 0..8u8 {
             for budget in [0u8, 1, 5] {
                 let mut data = vec![control, variant, budget, 0, 0, 0];
