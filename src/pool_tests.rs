@@ -6,8 +6,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress};
 
 use super::*;
-use crate::codec::Format;
 use crate::CompressionLevel;
+use crate::codec::Format;
 
 /// The deflate level `n` as the pool tags it.
 fn level(n: i32) -> Level {

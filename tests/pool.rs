@@ -144,7 +144,9 @@ fn cap_holds_under_a_thousand_concurrent_checkouts() {
     }
 
     // A second wave reuses the idle states first.
-    let held: Vec<_> = (0..20).map(|_| Decoder::new(Format::Deflate, &pool)).collect();
+    let held: Vec<_> = (0..20)
+        .map(|_| Decoder::new(Format::Deflate, &pool))
+        .collect();
     drop(held);
     let d = pool.stats().decompressors;
     assert_eq!((d.created, d.reused, d.idle), (1000 + 4, 16, 16));

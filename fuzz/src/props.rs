@@ -631,5 +631,9 @@ pub fn check_roundtrip(data: &[u8]) {
     let decoded = decoded.expect("the round trip decodes");
     assert!(decoded == plain, "round trip changed the bytes");
     let stats = pool.stats();
-    assert_eq!(stats.in_use(), 0, "no codec state of any kind left out: {stats:?}");
+    assert_eq!(
+        stats.in_use(),
+        0,
+        "no codec state of any kind left out: {stats:?}"
+    );
 }

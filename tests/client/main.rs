@@ -381,9 +381,8 @@ async fn skips_what_should_not_be_compressed() {
     }
     // A request-side predicate (another layer type, so outside the list) can refuse too.
     assert_sent_as_is(
-        RequestCompressionLayer::new().compress_when(RequestFn::new(|_, uri: &http::Uri, _| {
-            uri.path() != "/api"
-        })),
+        RequestCompressionLayer::new()
+            .compress_when(RequestFn::new(|_, uri: &http::Uri, _| uri.path() != "/api")),
         post_req(doc.clone()).body(big()).unwrap(),
         "request predicate",
     )
@@ -422,5 +421,9 @@ async fn assert_sent_as_is<P: Predicate>(
         before.as_ref(),
         "case {case}"
     );
-    assert_eq!(got.headers.get(CONTENT_LENGTH), length.as_ref(), "case {case}");
+    assert_eq!(
+        got.headers.get(CONTENT_LENGTH),
+        length.as_ref(),
+        "case {case}"
+    );
 }
