@@ -100,6 +100,13 @@ impl Body for Streamed {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        if self.yielded && self.next == self.chunks.len() / 2 && matches!(self.ending, Ending::Panic)
+        {
+            // Right after a chunk, before the Pending: the encoder holds its state (it
+            // gives it back at each Pending since the idle release), so the panic
+            // interrupts a state in use.
+            panic!("inner body panicked mid-stream (expected by the test)");
+        }
         if std::mem::take(&mut self.yielded) {
             cx.waker().wake_by_ref();
             return Poll::Pending;
@@ -342,7 +349,10 @@ async fn disconnect_storm_leaves_the_pool_healthy() {
         compression.bytes_out,
     );
     assert_eq!(compression.compressed, clients as u64);
-    assert_eq!(stats.created + stats.reused, clients as u64, "{stats:?}");
+    // At least one checkout per response; more since the idle release, as a stream that
+    // goes Pending gives its state back and draws one again when data comes. Each ends
+    // exactly once (assert_healthy).
+    assert!(stats.created + stats.reused >= clients as u64, "{stats:?}");
     assert_healthy(stats, "after the storm");
     // Responses are streamed and the clients left early: most encoders were cut off.
     assert!(

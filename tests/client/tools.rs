@@ -79,7 +79,8 @@ async fn curl_gets_415_for_unknown_coding() {
     let (addr, _) = serve().await;
     let output = tokio::process::Command::new("curl")
         .args(["-sS", "-o", "/dev/null", "-D", "-", "--data-binary", "abc"])
-        .args(["-H", "Content-Encoding: br"])
+        // Unknown to every build (br, used here before, is decoded with its feature).
+        .args(["-H", "Content-Encoding: compress"])
         .arg(format!("http://{addr}/api/echo"))
         .output()
         .await
@@ -88,7 +89,8 @@ async fn curl_gets_415_for_unknown_coding() {
         .unwrap()
         .to_ascii_lowercase();
     assert!(head.starts_with("http/1.1 415"), "{head}");
-    assert!(head.contains("accept-encoding: gzip, deflate"), "{head}");
+    let listed = format!("accept-encoding: {}", crate::accepted_codings(&[]));
+    assert!(head.contains(&listed), "{head}");
 }
 
 const PYTHON_CLIENT: &str = r#"

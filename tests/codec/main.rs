@@ -397,7 +397,13 @@ fn an_error_is_sticky() {
 fn format_tokens() {
     assert_eq!(Format::from_token(" X-GZIP "), Some(Format::Gzip));
     assert_eq!(Format::from_token("Deflate"), Some(Format::Deflate));
-    assert_eq!(Format::from_token("br"), None);
+    assert_eq!(Format::from_token("compress"), None);
+    // zstd and br exist with their cargo features, and are unknown tokens without them.
+    assert_eq!(Format::from_token("br").is_some(), cfg!(feature = "br"));
+    assert_eq!(Format::from_token(" ZSTD").is_some(), cfg!(feature = "zstd"));
+    for format in Format::ALL {
+        assert_eq!(Format::from_token(format.as_str()), Some(*format));
+    }
     assert_eq!(Format::Gzip.as_str(), "gzip");
     assert_eq!(CompressionLevel::Precise(42).as_u32(), 9);
     assert_eq!(CompressionLevel::Precise(-3).as_u32(), 0);

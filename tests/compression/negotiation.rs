@@ -7,7 +7,10 @@ use http_body_util::{BodyExt, Full};
 use tower_gzip::compression::{CompressionLayer, DEFAULT_MIN_SIZE};
 
 use crate::common::{ReadyFrames, gunzip, inflate, text};
-use crate::support::{Always, collect, full, get, respond, round, trailers, typed};
+use crate::support::{
+    Always, UNKNOWN_CODING, collect, flate_only, full, get, respond, round, trailers, typed,
+};
+use tower_gzip::codec::Format;
 
 #[tokio::test]
 async fn gzip_round_trip() {
@@ -69,6 +72,8 @@ async fn no_accept_encoding_is_identity_with_vary() {
     assert_eq!(out.vary_count(), 1);
 }
 
+/// gzip and deflate negotiation, against a layer offering only those two (zstd and br,
+/// offered by default with their features, are in `every_coding_compiled_in_is_offered`).
 #[tokio::test]
 async fn negotiation_cases() {
     let cases: &[(&str, Option<&str>)] = &[
@@ -101,7 +106,7 @@ async fn negotiation_cases() {
     ];
     let data = text(2000);
     for &(accept, expected) in cases {
-        let out = round(&CompressionLayer::new(), Some(accept), full(data.clone())).await;
+        let out = round(&flate_only(), Some(accept), full(data.clone())).await;
         assert_eq!(out.status, StatusCode::OK, "accept-encoding {accept:?}");
         assert_eq!(out.encoding(), expected, "accept-encoding {accept:?}");
         assert_eq!(out.decoded(), data, "accept-encoding {accept:?}");
@@ -109,6 +114,51 @@ async fn negotiation_cases() {
     }
 }
 
+/// The default layer offers every coding compiled in: zstd > br > gzip > deflate when
+/// q-values tie, `prefer` reorders them.
+#[tokio::test]
+async fn every_coding_compiled_in_is_offered() {
+    let data = text(2000);
+    let first = Format::ALL[0].as_str();
+    let first_but_gzip = Format::ALL.iter().find(|f| **f != Format::Gzip).unwrap();
+    let br = Format::from_token("br").map(|f| f.as_str());
+    let zstd = Format::from_token("zstd").map(|f| f.as_str());
+    let cases: &[(&str, Option<&str>)] = &[
+        ("*", Some(first)),
+        ("gzip, deflate, br, zstd", Some(first)),
+        ("deflate, gzip, zstd, br", Some(first)),
+        ("*, gzip;q=0", Some(first_but_gzip.as_str())),
+        ("br", br),
+        ("zstd", zstd),
+        ("ZSTD;q=0.5, gzip", Some("gzip")),
+        ("br;q=0.5, deflate;q=0.6", Some("deflate")),
+        ("zstd;q=0.9, br;q=1", Some(br.unwrap_or("zstd"))),
+        (UNKNOWN_CODING, None),
+    ];
+    for &(accept, expected) in cases {
+        let out = round(&CompressionLayer::new(), Some(accept), full(data.clone())).await;
+        assert_eq!(out.status, StatusCode::OK, "accept-encoding {accept:?}");
+        assert_eq!(out.encoding(), expected, "accept-encoding {accept:?}");
+        assert_eq!(out.decoded(), data, "accept-encoding {accept:?}");
+        assert_eq!(out.vary_count(), 1, "accept-encoding {accept:?}");
+    }
+    #[cfg(all(feature = "zstd", feature = "br"))]
+    assert_eq!(first, "zstd");
+    // `prefer` moves gzip to the front for ties, the others follow in the default order.
+    let layer = CompressionLayer::new().prefer(&[Format::Gzip]);
+    for (accept, expected) in [("*", "gzip"), ("zstd, br, gzip", "gzip"), ("deflate", "deflate")] {
+        let out = round(&layer, Some(accept), full(data.clone())).await;
+        assert_eq!(out.encoding(), Some(expected), "prefer gzip, {accept:?}");
+        assert_eq!(out.decoded(), data);
+    }
+    let layer = CompressionLayer::new().prefer(&[Format::Deflate, Format::Gzip]);
+    let out = round(&layer, Some("*"), full(data.clone())).await;
+    assert_eq!(out.encoding(), Some("deflate"));
+    let out = round(&layer, Some("gzip, zstd, br"), full(data.clone())).await;
+    assert_eq!(out.encoding(), Some("gzip"));
+}
+
+/// gzip and deflate only (see `negotiation_cases`).
 #[tokio::test]
 async fn multiple_accept_encoding_lines_are_merged() {
     let data = text(2000);
@@ -125,7 +175,7 @@ async fn multiple_accept_encoding_lines_are_merged() {
             req.headers_mut()
                 .append(ACCEPT_ENCODING, HeaderValue::from_static(line));
         }
-        let out = collect(respond(&CompressionLayer::new(), req, full(data.clone())).await).await;
+        let out = collect(respond(&flate_only(), req, full(data.clone())).await).await;
         assert_eq!(out.encoding(), expected, "lines {lines:?}");
         assert_eq!(out.decoded(), data);
     }
@@ -134,7 +184,8 @@ async fn multiple_accept_encoding_lines_are_merged() {
 #[tokio::test]
 async fn wildcard_and_identity_exclusions() {
     let data = text(2000);
-    let layer = CompressionLayer::new();
+    // gzip and deflate only: `*` would pick zstd and `br` be acceptable with their features.
+    let layer = flate_only();
     // tower-http: `*;q=0` alone and `identity;q=0` alone answer 406 with Vary.
     for accept in [
         "*;q=0",

@@ -4,6 +4,7 @@ use bytes::Bytes;
 use http::Response;
 use http::header::CONTENT_ENCODING;
 use http_body::Frame;
+use futures_util::FutureExt;
 use http_body_util::BodyExt;
 use tower_gzip::CodecPool;
 use tower_gzip::compression::CompressionLayer;
@@ -11,10 +12,27 @@ use tower_gzip::compression::CompressionLayer;
 use crate::common::{ReadyFrames, StutterBody, channel_body, gunzip, noise, text};
 use crate::support::{full, get, private_pool, respond, round};
 
-/// States checked out, streaming (zlib-rs) and one-shot (libdeflate) alike.
+/// States checked out, streaming (zlib-rs) and one-shot (libdeflate) alike, and of every
+/// other kind.
 fn in_use(pool: &CodecPool) -> u64 {
     let stats = pool.stats();
-    stats.compressors.in_use() + stats.block_compressors.in_use()
+    assert_eq!(
+        stats.in_use(),
+        stats.compressors.in_use() + stats.block_compressors.in_use(),
+        "only gzip and deflate are asked for here: {stats:?}"
+    );
+    stats.in_use()
+}
+
+/// Reads every frame the body has ready now, without waiting.
+fn drain_ready<B: http_body::Body<Data = Bytes> + Unpin>(body: &mut B, into: &mut Vec<u8>)
+where
+    B::Error: std::fmt::Debug,
+{
+    while let Some(frame) = body.frame().now_or_never() {
+        let frame = frame.expect("the body has not ended").unwrap();
+        into.extend_from_slice(&frame.into_data().unwrap());
+    }
 }
 
 #[tokio::test]
@@ -25,15 +43,22 @@ async fn codec_returns_to_pool_when_body_ends() {
     let out = round(&layer, Some("gzip"), full(text(1000))).await;
     assert_eq!(gunzip(&out.body), text(1000));
     assert_eq!(in_use(&pool), 0);
-    // Streaming: held while streaming, back at the end.
+    // Streaming: held while streaming, back at the end. The first frame is one poll's
+    // slice of input (64 KiB, incompressible so deflate has output by then) with more
+    // input ready: the state is still out.
+    let data = noise(200_000, 11);
     let (tx, body) = channel_body();
-    tx.data(text(1000));
+    tx.data(data.clone());
     let res = respond(&layer, get(Some("gzip")), Response::new(body)).await;
     let mut body = res.into_body();
     let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
     assert_eq!(in_use(&pool), 1, "held while streaming");
-    drop(tx);
     let mut all = first.to_vec();
+    // Since the idle release: once the producer waits, the state goes back to the pool
+    // until more data comes.
+    drain_ready(&mut body, &mut all);
+    assert_eq!(in_use(&pool), 0, "not held while the producer waits");
+    drop(tx);
     while let Some(f) = body.frame().await {
         all.extend_from_slice(&f.unwrap().into_data().unwrap());
     }
@@ -42,7 +67,7 @@ async fn codec_returns_to_pool_when_body_ends() {
         0,
         "returned at the end, before the body is dropped"
     );
-    assert_eq!(gunzip(&all), text(1000));
+    assert_eq!(gunzip(&all), data);
     drop(body);
     // The one-shot body used a whole-buffer compressor (libdeflate with the default
     // features), the streamed one a streaming state; each is back on its shelf.
@@ -58,7 +83,9 @@ async fn codec_returns_to_pool_when_body_is_dropped() {
     let pool = private_pool();
     let layer = CompressionLayer::new().pool(pool.clone());
     let (tx, body) = channel_body();
-    tx.data(text(5000));
+    // More than one poll's slice (64 KiB), so the state is out after the first frame (with
+    // less, the producer waits next and the state goes back: the idle release).
+    tx.data(noise(200_000, 5));
     let res = respond(&layer, get(Some("deflate")), Response::new(body)).await;
     let mut body = res.into_body();
     let _ = body.frame().await.unwrap().unwrap();

@@ -30,6 +30,20 @@ impl Predicate for Always {
     }
 }
 
+/// A layer that offers only gzip and deflate, for tests about their negotiation: zstd and
+/// br, offered by default with their features, would win ties and `*`.
+pub fn flate_only() -> CompressionLayer {
+    let layer = CompressionLayer::new();
+    #[cfg(feature = "zstd")]
+    let layer = layer.no_zstd();
+    #[cfg(feature = "br")]
+    let layer = layer.no_br();
+    layer
+}
+
+/// A coding token this crate never offers nor decodes, whatever its features.
+pub const UNKNOWN_CODING: &str = "compress";
+
 pub fn get(accept: Option<&str>) -> Request<()> {
     let mut builder = Request::builder().uri("/");
     if let Some(accept) = accept {

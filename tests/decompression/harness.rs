@@ -11,10 +11,32 @@ use http_body::Body;
 use http_body_util::{BodyExt, Full, LengthLimitError};
 use tower::{Layer, ServiceExt, service_fn};
 use tower_gzip::BoxError;
-use tower_gzip::codec::{DecodeError, DecodeErrorKind};
+use tower_gzip::codec::{DecodeError, DecodeErrorKind, Format};
 use tower_gzip::decompression::{DecompressionBody, RequestDecompressionLayer};
 
 pub const FRAME_LIMIT: usize = 64 * 1024;
+
+/// A layer that decodes only gzip and deflate: zstd and br are decoded too with their
+/// cargo features (on by default), which cases about unaccepted codings must turn off.
+pub fn flate_only() -> RequestDecompressionLayer {
+    let layer = RequestDecompressionLayer::new();
+    #[cfg(feature = "zstd")]
+    let layer = layer.no_zstd();
+    #[cfg(feature = "br")]
+    let layer = layer.no_br();
+    layer
+}
+
+/// The `Accept-Encoding` of a 415: every coding compiled in and not `disabled`, in the
+/// order zstd, br, gzip, deflate.
+pub fn accepted(disabled: &[Format]) -> String {
+    let tokens: Vec<&str> = Format::ALL
+        .iter()
+        .filter(|f| !disabled.contains(f))
+        .map(|f| f.as_str())
+        .collect();
+    tokens.join(", ")
+}
 
 pub fn text(len: usize) -> Vec<u8> {
     let words = [

@@ -13,7 +13,8 @@ use tower::{Layer, ServiceExt, service_fn};
 use tower_gzip::decompression::{DecompressionBody, MAX_CODINGS, RequestDecompressionLayer};
 
 use crate::common::{gzip, raw_deflate, zlib};
-use crate::harness::{FRAME_LIMIT, decoded_ok, encoded, run, text};
+use crate::harness::{FRAME_LIMIT, accepted, decoded_ok, encoded, flate_only, run, text};
+use tower_gzip::codec::Format;
 
 #[tokio::test]
 async fn gzip_x_gzip_and_case() {
@@ -66,24 +67,44 @@ async fn identity_passes_with_headers_and_size_hint() {
 
 #[tokio::test]
 async fn unsupported_coding_is_415_without_calling_inner() {
-    for (layer, coding, accept) in [
-        (RequestDecompressionLayer::new(), "br", "gzip, deflate"),
+    // zstd and br are decoded with their features (on by default), so the layers here turn
+    // them off where the case needs a disabled coding; `compress` and `lzw` are unknown to
+    // every build. The 415 lists what is left, in the order zstd, br, gzip, deflate.
+    let all = accepted(&[]);
+    let mut cases = vec![
+        (flate_only(), "br", "gzip, deflate".to_owned()),
+        (flate_only(), "gzip, zstd", "gzip, deflate".to_owned()),
+        (RequestDecompressionLayer::new(), "compress", all.clone()),
+        (RequestDecompressionLayer::new(), "gzip, lzw", all.clone()),
         (
-            RequestDecompressionLayer::new(),
-            "gzip, zstd",
-            "gzip, deflate",
+            flate_only().deflate(false),
+            "deflate",
+            "gzip".to_owned(),
+        ),
+        (
+            flate_only().gzip(false),
+            "x-gzip",
+            "deflate".to_owned(),
         ),
         (
             RequestDecompressionLayer::new().deflate(false),
             "deflate",
-            "gzip",
+            accepted(&[Format::Deflate]),
         ),
-        (
-            RequestDecompressionLayer::new().gzip(false),
-            "x-gzip",
-            "deflate",
-        ),
-    ] {
+    ];
+    #[cfg(feature = "zstd")]
+    cases.push((
+        RequestDecompressionLayer::new().no_zstd(),
+        "zstd",
+        accepted(&[Format::Zstd]),
+    ));
+    #[cfg(feature = "br")]
+    cases.push((
+        RequestDecompressionLayer::new().no_br(),
+        "br",
+        accepted(&[Format::Br]),
+    ));
+    for (layer, coding, accept) in cases {
         let called = Arc::new(AtomicBool::new(false));
         let flag = called.clone();
         let svc = layer.layer(service_fn(move |_req: Request<DecompressionBody<_>>| {
@@ -96,7 +117,7 @@ async fn unsupported_coding_is_415_without_calling_inner() {
             .unwrap();
         let response = svc.oneshot(req).await.unwrap();
         assert_eq!(response.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
-        assert_eq!(response.headers()[ACCEPT_ENCODING], accept);
+        assert_eq!(response.headers()[ACCEPT_ENCODING], accept.as_str(), "{coding}");
         assert_eq!(
             response.headers()[CONTENT_TYPE],
             "text/plain; charset=utf-8"
@@ -110,7 +131,8 @@ async fn unsupported_coding_is_415_without_calling_inner() {
 
 #[tokio::test]
 async fn pass_through_unaccepted_forwards_unchanged() {
-    let layer = RequestDecompressionLayer::new().pass_through_unaccepted(true);
+    // br disabled where it is compiled in, so it is not accepted.
+    let layer = flate_only().pass_through_unaccepted(true);
     let out = run(layer, encoded("br", b"\x0b\x02\x80raw".to_vec())).await;
     assert_eq!(out.status, StatusCode::OK);
     let seen = out.seen.unwrap();
@@ -154,7 +176,7 @@ async fn overlong_chain_is_refused_even_with_pass_through() {
         let out = run(layer, encoded(&chain, wire.clone())).await;
         assert_eq!(out.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
         assert!(out.seen.is_none());
-        assert_eq!(out.headers[ACCEPT_ENCODING], "gzip, deflate");
+        assert_eq!(out.headers[ACCEPT_ENCODING], accepted(&[]));
         assert!(
             std::str::from_utf8(&out.body)
                 .unwrap()
