@@ -405,3 +405,112 @@ impl<B> Drop for Encoding<B> {
             .record_bytes(self.format, self.bytes_in, self.bytes_out);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+    use std::convert::Infallible;
+
+    use super::*;
+    use crate::CodecPool;
+    use crate::codec::{CompressionLevel, Decoder};
+
+    /// A body that yields its queued chunks, then `Pending` until more are pushed through
+    /// the shared handle.
+    #[derive(Clone, Default)]
+    struct Trickle(std::sync::Arc<std::sync::Mutex<(VecDeque<Bytes>, bool)>>);
+
+    impl Trickle {
+        fn push(&self, chunk: Bytes) {
+            self.0.lock().unwrap().0.push_back(chunk);
+        }
+
+        fn end(&self) {
+            self.0.lock().unwrap().1 = true;
+        }
+    }
+
+    impl Body for Trickle {
+        type Data = Bytes;
+        type Error = Infallible;
+
+        fn poll_frame(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+            let mut state = self.0.lock().unwrap();
+            match state.0.pop_front() {
+                Some(chunk) => Poll::Ready(Some(Ok(Frame::data(chunk)))),
+                None if state.1 => Poll::Ready(None),
+                None => Poll::Pending,
+            }
+        }
+    }
+
+    /// Polls until `Pending` or the end; returns the bytes emitted.
+    fn drain(body: &mut Pin<Box<CompressionBody<Trickle>>>) -> Vec<u8> {
+        let waker = std::task::Waker::noop();
+        let mut cx = Context::from_waker(waker);
+        let mut out = Vec::new();
+        while let Poll::Ready(Some(frame)) = body.as_mut().poll_frame(&mut cx) {
+            if let Ok(data) = frame.unwrap().into_data() {
+                out.extend_from_slice(&data);
+            }
+        }
+        out
+    }
+
+    fn decode_prefix(format: Format, wire: &[u8]) -> Vec<u8> {
+        let pool = CodecPool::new();
+        let mut decoder = Decoder::new(format, &pool);
+        let mut out = BytesMut::new();
+        let mut input = wire;
+        while !input.is_empty() || decoder.has_pending_output() {
+            let n = decoder.decode(input, &mut out, usize::MAX).unwrap();
+            input = &input[n..];
+        }
+        out.to_vec()
+    }
+
+    /// An idle stream (producer `Pending`) holds no codec state, whatever the coding allows
+    /// to give back, and everything sent so far decodes.
+    #[test]
+    fn idle_streams_hold_no_codec_state() {
+        let events: Vec<Bytes> = (0..6)
+            .map(|i| {
+                Bytes::from(format!(
+                    "event: tick\ndata: {{\"n\":{i},\"msg\":\"hello hello hello\"}}\n\n"
+                ))
+            })
+            .collect();
+        let mut formats = vec![Format::Gzip, Format::Deflate];
+        #[cfg(feature = "zstd")]
+        formats.push(Format::Zstd);
+        for format in formats {
+            let pool = CodecPool::new();
+            let encoder = Encoder::new(format, CompressionLevel::Default, &pool);
+            let producer = Trickle::default();
+            let mut body = Box::pin(CompressionBody::encode(producer.clone(), encoder));
+            let mut wire = Vec::new();
+            let mut plain = Vec::new();
+            for event in &events {
+                producer.push(event.clone());
+                plain.extend_from_slice(event);
+                wire.extend(drain(&mut body));
+                let stats = pool.stats();
+                assert_eq!(stats.in_use(), 0, "{format:?} idle: {stats:?}");
+                assert_eq!(decode_prefix(format, &wire), plain, "{format:?}");
+            }
+            producer.end();
+            wire.extend(drain(&mut body));
+            assert!(body.is_end_stream());
+            let pool = CodecPool::new();
+            let mut decoder = Decoder::new(format, &pool);
+            let mut out = BytesMut::new();
+            let n = decoder.decode(&wire, &mut out, usize::MAX).unwrap();
+            assert_eq!(n, wire.len());
+            decoder.finish().unwrap();
+            assert_eq!(&out[..], &plain[..], "{format:?}");
+        }
+    }
+}

@@ -198,9 +198,10 @@ impl Encode for FlateEncoder {
         let before = out.len();
         self.begin(out, input.len())?;
         self.check.update(input);
-        self.history.record(input);
         self.total_in += input.len() as u64;
+        // A state drawn now is primed with the history *before* this input.
         self.run(input, out, FlushCompress::None)?;
+        self.history.record(input);
         Ok(Progress::since(input.len(), before, out))
     }
 
@@ -323,5 +324,88 @@ pub(crate) fn write_trailer(framing: Framing, check: u32, len: u64, out: &mut By
             out.extend_from_slice(&(len as u32).to_le_bytes());
         }
         Framing::Zlib => out.extend_from_slice(&check.to_be_bytes()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::{CompressionLevel, Decoder, Format};
+
+    fn run(pool: &CodecPool) -> Vec<u8> {
+        let level = CompressionLevel::Default.resolve(Format::Gzip);
+        let mut e = FlateEncoder::new(Framing::Gzip, level, pool);
+        let mut wire = BytesMut::new();
+        e.encode(b"event: tick data n=0 hello hello hello\n", &mut wire)
+            .unwrap();
+        e.idle(&mut wire).unwrap();
+        e.encode(b"event: tick data n=1 hello hello hello\n", &mut wire)
+            .unwrap();
+        e.idle(&mut wire).unwrap();
+        e.finish(&mut wire).unwrap();
+        let p = CodecPool::new();
+        let mut d = Decoder::new(Format::Gzip, &p);
+        let mut out = BytesMut::new();
+        d.decode(&wire, &mut out, usize::MAX).unwrap();
+        d.finish().unwrap();
+        out.to_vec()
+    }
+
+    #[test]
+    fn idle_release_keeps_the_stream_valid() {
+        let want =
+            b"event: tick data n=0 hello hello hello\nevent: tick data n=1 hello hello hello\n";
+        assert_eq!(
+            String::from_utf8_lossy(&run(&CodecPool::builder().max_idle(0).build())),
+            String::from_utf8_lossy(want),
+            "fresh states"
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&run(&CodecPool::new())),
+            String::from_utf8_lossy(want),
+            "reused states"
+        );
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// Any mix of encode, flush and idle (release and re-prime) stays one valid stream.
+        #[test]
+        fn idle_releases_round_trip(
+            ops in proptest::collection::vec((0u8..3, 0usize..40_000), 1..12),
+            zlib in proptest::bool::ANY,
+            level in 0i32..10,
+        ) {
+            let pool = CodecPool::builder().max_idle(2).build();
+            let framing = if zlib { Framing::Zlib } else { Framing::Gzip };
+            let format = if zlib { Format::Deflate } else { Format::Gzip };
+            let level = CompressionLevel::Precise(level).resolve(format);
+            let mut encoder = FlateEncoder::new(framing, level, &pool);
+            let mut wire = BytesMut::new();
+            let mut plain = Vec::new();
+            for (i, (op, len)) in ops.iter().enumerate() {
+                let chunk: Vec<u8> = (0..*len).map(|j| b"abcabd\n{}"[(j * 7 + i) % 9] ^ (j / 5000) as u8).collect();
+                encoder.encode(&chunk, &mut wire).unwrap();
+                plain.extend_from_slice(&chunk);
+                match op {
+                    0 => { encoder.flush(&mut wire).unwrap(); }
+                    1 => {
+                        encoder.idle(&mut wire).unwrap();
+                        proptest::prop_assert!(!encoder.holds_state());
+                    }
+                    _ => {}
+                }
+            }
+            encoder.finish(&mut wire).unwrap();
+            let p = CodecPool::new();
+            let mut d = Decoder::new(format, &p);
+            let mut out = BytesMut::new();
+            let n = d.decode(&wire, &mut out, usize::MAX).unwrap();
+            proptest::prop_assert_eq!(n, wire.len());
+            d.finish().unwrap();
+            proptest::prop_assert!(out[..] == plain[..]);
+            proptest::prop_assert_eq!(pool.stats().compressors.in_use(), 0);
+        }
     }
 }
