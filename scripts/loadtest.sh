@@ -20,6 +20,7 @@
 # The server is pinned to core 0 and wrk to core 1 when `taskset` exists and there are at
 # least 2 CPUs. Every load run is bounded by DURATION; the script stops by itself and kills
 # only the processes it started (trap on EXIT).
+# Memory per in-flight stream (h2load, slow readers, idle SSE): scripts/loadtest_streams.sh.
 set -euo pipefail
 
 DURATION="${DURATION:-15}"

@@ -1,0 +1,419 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2034  # result arrays are read through namerefs in the report helpers
+# Loopback "concurrent streams" load test: what in-flight compressed responses cost the
+# server in memory, the demo server with our layers against the same server with
+# tower-http's (`--baseline tower-http`), over 127.0.0.1 only. Measurement only.
+#
+#   scripts/loadtest_streams.sh                        # all sections, ~4 min
+#   SECTIONS=concurrent scripts/loadtest_streams.sh    # one section (concurrent, slow, idle)
+#
+# Sections:
+#   concurrent  h2load -m 1 -n REQUESTS -c C (C in CONCURRENCY) against
+#               /big.txt?size=BIG_SIZE with `Accept-Encoding: gzip`, over HTTP/1.1 (--h1)
+#               and h2c (prior knowledge), ours and tower-http.
+#   slow        SLOW_CONNS raw HTTP/1.1 sockets (scripts/slow_readers.py, SO_RCVBUF 16 KiB)
+#               each reading the same gzip response at SLOW_RATE bytes/s for SLOW_SECONDS.
+#   idle        IDLE_CONNS open SSE responses (/events?n=1000&interval_ms=5000,
+#               scripts/idle_streams.py) held for IDLE_SECONDS: ours with gzip, ours with
+#               identity (reference) and tower-http with gzip.
+#
+# Env: SECTIONS (comma list, default concurrent,slow,idle), REQUESTS (400),
+# CONCURRENCY ("64 256"), BIG_SIZE (1000000), SLOW_CONNS (256), SLOW_RATE (16384),
+# SLOW_SECONDS (10), IDLE_CONNS (1000), IDLE_SECONDS (15), IDLE_CHECKPOINT (5),
+# POLL_MS (/stats sampling period, 200), OUT (markdown results file, default
+# target/loadtest/streams.md).
+#
+# Every case starts a fresh server (ADDR=127.0.0.1:0), so that VmHWM (monotonic) covers that
+# case alone: "RSS growth" is VmHWM after the load minus VmRSS right before it (idle: VmRSS
+# at the checkpoints minus VmRSS before). While a case runs, our /stats is sampled every
+# POLL_MS with curl and the maximum number of live codec states (pool `in_use`, summed over
+# compressors, block compressors and decompressors) is kept; tower-http has no pool: n/a.
+# The server is pinned to core 0 and the clients to core 1 when `taskset` exists and there
+# are at least 2 CPUs. Every client run is bounded (timeout); the script kills only the
+# processes it started (trap on EXIT).
+set -euo pipefail
+
+SECTIONS="${SECTIONS:-concurrent,slow,idle}"
+REQUESTS="${REQUESTS:-400}"
+CONCURRENCY="${CONCURRENCY:-64 256}"
+BIG_SIZE="${BIG_SIZE:-1000000}"
+SLOW_CONNS="${SLOW_CONNS:-256}"
+SLOW_RATE="${SLOW_RATE:-16384}"
+SLOW_SECONDS="${SLOW_SECONDS:-10}"
+IDLE_CONNS="${IDLE_CONNS:-1000}"
+IDLE_SECONDS="${IDLE_SECONDS:-15}"
+IDLE_CHECKPOINT="${IDLE_CHECKPOINT:-5}"
+POLL_MS="${POLL_MS:-200}"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+OUT="${OUT:-$ROOT/target/loadtest/streams.md}"
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/loadtest-streams.XXXXXX")"
+
+SERVER_PID=""
+POLLER_PID=""
+cleanup() {
+    if [[ -n "$POLLER_PID" ]] && kill -0 "$POLLER_PID" 2>/dev/null; then
+        kill "$POLLER_PID" 2>/dev/null || true
+        wait "$POLLER_PID" 2>/dev/null || true
+    fi
+    if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
+        kill "$SERVER_PID" 2>/dev/null || true
+        wait "$SERVER_PID" 2>/dev/null || true
+    fi
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+log() { printf '%s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# --- knobs -------------------------------------------------------------------------------
+knob() { # $1: name, $2: min, $3: max; the value must be an integer within [min, max]
+    local v="${!1}"
+    if ! [[ "$v" =~ ^[0-9]+$ ]] || ((v < $2 || v > $3)); then
+        die "$1 must be an integer in $2..$3, got '$v'"
+    fi
+}
+knob REQUESTS 1 100000
+knob BIG_SIZE 1 268435456
+knob SLOW_CONNS 1 4096
+knob SLOW_RATE 1 104857600
+knob SLOW_SECONDS 1 300
+knob IDLE_CONNS 1 10000
+knob IDLE_SECONDS 1 300
+knob IDLE_CHECKPOINT 0 300
+knob POLL_MS 50 10000
+for c in $CONCURRENCY; do
+    if ! [[ "$c" =~ ^[0-9]+$ ]] || ((c < 1 || c > 4096 || c > REQUESTS)); then
+        die "CONCURRENCY entries must be integers in 1..min(4096, REQUESTS), got '$c'"
+    fi
+done
+((IDLE_CHECKPOINT <= IDLE_SECONDS)) || die "IDLE_CHECKPOINT must not exceed IDLE_SECONDS"
+declare -A RUN=()
+IFS=',' read -r -a _sections <<<"$SECTIONS"
+for s in "${_sections[@]}"; do
+    s="${s// /}"
+    case "$s" in
+        concurrent | slow | idle) RUN[$s]=1 ;;
+        all) RUN[concurrent]=1 RUN[slow]=1 RUN[idle]=1 ;;
+        "") ;;
+        *) die "unknown section '$s' in SECTIONS (concurrent, slow, idle)" ;;
+    esac
+done
+((${#RUN[@]} > 0)) || die "SECTIONS selects nothing"
+POLL_S="$(awk -v ms="$POLL_MS" 'BEGIN { printf "%.3f", ms / 1000 }')"
+
+# --- tools -------------------------------------------------------------------------------
+if [[ -n "${RUN[concurrent]:-}" ]] && ! command -v h2load >/dev/null; then
+    log "h2load not found: installing nghttp2-client with apt-get"
+    if command -v apt-get >/dev/null; then
+        (apt-get install -y -qq nghttp2-client >/dev/null 2>&1 ||
+            { apt-get update -qq >/dev/null 2>&1 &&
+                apt-get install -y -qq nghttp2-client >/dev/null 2>&1; }) || true
+    fi
+    command -v h2load >/dev/null || die "h2load is required (apt-get install nghttp2-client)"
+fi
+command -v curl >/dev/null || die "curl is required"
+command -v python3 >/dev/null || die "python3 is required"
+
+SERVER_PIN=()
+CLIENT_PIN=()
+PINNING="not pinned (taskset unavailable or fewer than 2 CPUs)"
+if command -v taskset >/dev/null && [[ "$(nproc)" -ge 2 ]]; then
+    SERVER_PIN=(taskset -c 0)
+    CLIENT_PIN=(taskset -c 1)
+    PINNING="server pinned to core 0, clients to core 1 (taskset)"
+fi
+
+# Enough descriptors for IDLE_CONNS sockets, in this shell and so in the server it starts.
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+NOFILE="$(ulimit -n)"
+if [[ -n "${RUN[idle]:-}" && "$NOFILE" != unlimited ]] && ((NOFILE < IDLE_CONNS + 64)); then
+    die "open-file limit $NOFILE is too low for IDLE_CONNS=$IDLE_CONNS (hard limit $(ulimit -Hn))"
+fi
+
+# --- build -------------------------------------------------------------------------------
+log "building the demo server (release)"
+(cd "$ROOT" && cargo build --release --example server --quiet)
+BIN="$ROOT/target/release/examples/server"
+
+# --- server control ----------------------------------------------------------------------
+BASE=""
+start_server() { # $1: ours | tower-http
+    local args=()
+    [[ "$1" == tower-http ]] && args=(--baseline tower-http)
+    : >"$WORK/stdout"
+    ADDR=127.0.0.1:0 RUST_LOG=warn "${SERVER_PIN[@]}" "$BIN" "${args[@]}" \
+        >"$WORK/stdout" 2>>"$WORK/stderr-$1" &
+    SERVER_PID=$!
+    local line="" i
+    for ((i = 0; i < 300; i++)); do # at most 30 s
+        line="$(head -n 1 "$WORK/stdout" 2>/dev/null || true)"
+        [[ "$line" == "listening on http://"* ]] && break
+        kill -0 "$SERVER_PID" 2>/dev/null || { log "error: server exited"; cat "$WORK/stderr-$1" >&2; exit 1; }
+        sleep 0.1
+    done
+    [[ "$line" == "listening on http://"* ]] || die "server did not start in 30 s"
+    BASE="${line#listening on }"
+}
+
+stop_server() {
+    kill "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+    SERVER_PID=""
+}
+
+proc_status_kb() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$SERVER_PID/status"; }
+
+# Live codec states from a /stats body on stdin: the pool's `in_use` summed over its kinds,
+# or nothing for a server without our pool (tower-http reports mode "tower-http").
+live_states() {
+    local body
+    body="$(cat)"
+    [[ "$body" == *'"mode":"tower-gzip"'* ]] || return 0
+    grep -oE '"in_use": *[0-9]+' <<<"$body" | awk -F: '{ s += $2 } END { if (NR) print s }'
+}
+
+# Samples /stats every POLL_S into $1 (one number per line) until killed.
+start_poller() {
+    : >"$1"
+    (
+        while :; do
+            curl -sS --max-time 2 "$BASE/stats" 2>/dev/null | live_states >>"$1" || true
+            sleep "$POLL_S"
+        done
+    ) &
+    POLLER_PID=$!
+}
+
+# Stops the poller; prints the largest sample, or n/a without samples.
+stop_poller() { # $1: the poller's file
+    kill "$POLLER_PID" 2>/dev/null || true
+    wait "$POLLER_PID" 2>/dev/null || true
+    POLLER_PID=""
+    sort -n "$1" | tail -n 1 | grep -E '^[0-9]+$' || echo "n/a"
+}
+
+# h2load durations "123us" / "1.23ms" / "1.02s" -> milliseconds (h2load prints 2 decimals in
+# its own unit, so "1.12s" is 1120 ms to 10 ms at best: 3 significant digits are shown).
+to_ms() {
+    awk -v v="$1" 'BEGIN {
+        if (v ~ /us$/) { sub(/us$/, "", v); ms = v / 1000 }
+        else if (v ~ /ms$/) { sub(/ms$/, "", v); ms = v + 0 }
+        else if (v ~ /s$/) { sub(/s$/, "", v); ms = v * 1000 }
+        else { printf "n/a"; exit }
+        if (ms >= 100) printf "%.0f", ms; else if (ms >= 10) printf "%.1f", ms; else printf "%.2f", ms
+    }'
+}
+
+# Field $2 (1: min, 2: max, 3: mean) of h2load's "$1:" timing line in file $3, in ms.
+h2load_time() {
+    to_ms "$(awk -v label="$1" -v f="$2" 'index($0, label ":") == 1 {
+        rest = substr($0, length(label) + 2); split(rest, v, " "); print v[f]; exit
+    }' "$3")"
+}
+
+# A JSON field from the one-line object in file $2 (python3, so no jq needed).
+json_field() {
+    python3 -c '
+import json, sys
+v = json.load(open(sys.argv[2]))
+for k in sys.argv[1].split("."):
+    v = v.get(k) if isinstance(v, dict) else None
+print("n/a" if v is None else (json.dumps(v) if isinstance(v, (dict, list)) else v))
+' "$1" "$2"
+}
+
+diff_kb() { awk -v a="$1" -v b="$2" 'BEGIN { if (a ~ /^[0-9]+$/ && b ~ /^[0-9]+$/) print a - b; else print "n/a" }'; }
+ratio() {
+    awk -v a="$1" -v b="$2" 'BEGIN {
+        if (a ~ /^-?[0-9.]+$/ && b ~ /^-?[0-9.]+$/ && b + 0 > 0) printf "%.2f", a / b; else printf "-"
+    }'
+}
+mib() { awk -v k="$1" 'BEGIN { if (k ~ /^-?[0-9]+$/) printf "%.1f", k / 1024; else printf "n/a" }'; }
+
+BIG_PATH="/big.txt?size=$BIG_SIZE"
+SERVERS=(ours tower-http)
+
+# --- concurrent streams ------------------------------------------------------------------
+declare -A C_RSS0 C_GROW C_LIVE C_OK C_TTFB C_TTFBMAX C_REQ C_REQMAX C_WALL
+run_concurrent() { # $1: h1 | h2c, $2: concurrency, $3: server
+    local proto=$1 c=$2 server=$3 key="$1/$2/$3" out="$WORK/h2load-$1-$2-$3.txt" rss0 hwm0 hwm1
+    local proto_args=()
+    [[ "$proto" == h1 ]] && proto_args=(--h1)
+    start_server "$server"
+    rss0="$(proc_status_kb VmRSS)"
+    hwm0="$(proc_status_kb VmHWM)"
+    log "== concurrent: $proto, -c $c -n $REQUESTS, $server (VmRSS $rss0 KiB, VmHWM $hwm0 KiB)"
+    start_poller "$WORK/live-$1-$2-$3"
+    "${CLIENT_PIN[@]}" timeout 300 h2load "${proto_args[@]}" -c "$c" -n "$REQUESTS" -m 1 -t 1 \
+        -H 'Accept-Encoding: gzip' "$BASE$BIG_PATH" >"$out" 2>&1 ||
+        log "warning: h2load exited with status $? ($proto, $c, $server)"
+    hwm1="$(proc_status_kb VmHWM)"
+    C_LIVE[$key]="$(stop_poller "$WORK/live-$1-$2-$3")"
+    stop_server
+    grep -E '^(finished|requests:|status codes:|time for request:|time to 1st byte:)' "$out" >&2 || true
+    C_RSS0[$key]="$rss0"
+    C_GROW[$key]="$(diff_kb "$hwm1" "$rss0")"
+    C_OK[$key]="$(awk '/^requests:/ { for (i = 2; i <= NF; i++) if ($i ~ /^succeeded/) { print $(i - 1); exit } }' "$out")"
+    C_OK[$key]="${C_OK[$key]:-n/a}"
+    C_TTFB[$key]="$(h2load_time "time to 1st byte" 3 "$out")"
+    C_TTFBMAX[$key]="$(h2load_time "time to 1st byte" 2 "$out")"
+    C_REQ[$key]="$(h2load_time "time for request" 3 "$out")"
+    C_REQMAX[$key]="$(h2load_time "time for request" 2 "$out")"
+    C_WALL[$key]="$(awk -v ms="$(to_ms "$(awk '/^finished in/ { v = $3; sub(/,$/, "", v); print v; exit }' "$out")")" \
+        'BEGIN { if (ms ~ /^[0-9.]+$/) printf "%.1f", ms / 1000; else printf "n/a" }')"
+}
+
+# --- slow readers --------------------------------------------------------------------------
+declare -A S_RSS0 S_GROW S_LIVE S_OPEN S_ENC S_DONE S_READ S_ERR
+run_slow() { # $1: server
+    local server=$1 out="$WORK/slow-$1.json" rss0 hwm1
+    start_server "$server"
+    rss0="$(proc_status_kb VmRSS)"
+    log "== slow readers: $SLOW_CONNS x $BIG_PATH at $SLOW_RATE B/s for ${SLOW_SECONDS}s, $server (VmRSS $rss0 KiB)"
+    start_poller "$WORK/live-slow-$1"
+    "${CLIENT_PIN[@]}" timeout $((SLOW_SECONDS + 60)) python3 "$ROOT/scripts/slow_readers.py" "$BASE" \
+        --path "$BIG_PATH" --conns "$SLOW_CONNS" --rate "$SLOW_RATE" --seconds "$SLOW_SECONDS" \
+        --rcvbuf 16384 --encoding gzip --setup-timeout 30 >"$out" ||
+        log "warning: slow_readers.py exited with status $? ($server)"
+    hwm1="$(proc_status_kb VmHWM)"
+    S_LIVE[$server]="$(stop_poller "$WORK/live-slow-$1")"
+    stop_server
+    [[ -s "$out" ]] || echo '{}' >"$out"
+    cat "$out" >&2
+    S_RSS0[$server]="$rss0"
+    S_GROW[$server]="$(diff_kb "$hwm1" "$rss0")"
+    S_OPEN[$server]="$(json_field status_200 "$out")"
+    S_ENC[$server]="$(json_field encoded "$out")"
+    S_DONE[$server]="$(json_field complete "$out")"
+    S_READ[$server]="$(json_field bytes_per_conn_mean "$out")"
+    S_ERR[$server]="$(json_field errors "$out")"
+}
+
+# --- idle streams --------------------------------------------------------------------------
+declare -A I_RSS0 I_GROW5 I_GROWEND I_LIVE I_OPEN I_ENC I_END I_BYTES
+run_idle() { # $1: ours-gzip | ours-identity | tower-http-gzip
+    local case=$1 server=ours enc=gzip out="$WORK/idle-$1.json" rss0 path
+    path="/events?n=1000&interval_ms=5000"
+    [[ "$case" == tower-http-* ]] && server=tower-http
+    [[ "$case" == *-identity ]] && enc=identity
+    start_server "$server"
+    rss0="$(proc_status_kb VmRSS)"
+    log "== idle streams: $IDLE_CONNS x $path ($enc) held ${IDLE_SECONDS}s, $server (VmRSS $rss0 KiB)"
+    start_poller "$WORK/live-idle-$1"
+    "${CLIENT_PIN[@]}" timeout $((IDLE_SECONDS + 90)) python3 "$ROOT/scripts/idle_streams.py" "$BASE" \
+        --path "$path" --conns "$IDLE_CONNS" --hold "$IDLE_SECONDS" --checkpoint "$IDLE_CHECKPOINT" \
+        --encoding "$enc" --pid "$SERVER_PID" --setup-timeout 60 >"$out" ||
+        log "warning: idle_streams.py exited with status $? ($case)"
+    I_LIVE[$case]="$(stop_poller "$WORK/live-idle-$1")"
+    stop_server
+    [[ -s "$out" ]] || echo '{}' >"$out"
+    cat "$out" >&2
+    I_RSS0[$case]="$rss0"
+    I_GROW5[$case]="$(diff_kb "$(json_field rss_checkpoint_kib "$out")" "$rss0")"
+    I_GROWEND[$case]="$(diff_kb "$(json_field rss_end_kib "$out")" "$rss0")"
+    I_OPEN[$case]="$(json_field status_200 "$out")"
+    I_ENC[$case]="$(json_field encoded "$out")"
+    I_END[$case]="$(json_field open_at_end "$out")"
+    I_BYTES[$case]="$(json_field event_bytes_per_stream_mean "$out")"
+}
+
+# --- runs ----------------------------------------------------------------------------------
+PROTOS=(h1 h2c)
+read -r -a CONCS <<<"$CONCURRENCY"
+if [[ -n "${RUN[concurrent]:-}" ]]; then
+    for proto in "${PROTOS[@]}"; do
+        for c in "${CONCS[@]}"; do
+            for server in "${SERVERS[@]}"; do
+                run_concurrent "$proto" "$c" "$server"
+            done
+        done
+    done
+fi
+if [[ -n "${RUN[slow]:-}" ]]; then
+    for server in "${SERVERS[@]}"; do
+        run_slow "$server"
+    done
+fi
+IDLE_CASES=(ours-gzip ours-identity tower-http-gzip)
+if [[ -n "${RUN[idle]:-}" ]]; then
+    for case in "${IDLE_CASES[@]}"; do
+        run_idle "$case"
+    done
+fi
+
+# --- report --------------------------------------------------------------------------------
+server_name() { [[ "$1" == ours ]] && echo "tower-gzip" || echo "$1"; }
+proto_name() { [[ "$1" == h1 ]] && echo "HTTP/1.1" || echo "$1"; }
+{
+    echo "Loopback streams load, $(date -u +%Y-%m-%d), commit" \
+        "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown);" \
+        "demo server (level 6, \`RUST_LOG=warn\`) started fresh for every case; $PINNING;" \
+        "open-file limit $NOFILE; $(nproc) CPUs: $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)." \
+        "RSS growth: server VmHWM after the load minus VmRSS right before it (idle: VmRSS at" \
+        "the checkpoint minus VmRSS before). Live codec states: the maximum of our /stats pool" \
+        "\`in_use\` (all kinds), sampled every ${POLL_MS} ms; tower-http has no pool (n/a)."
+    if [[ -n "${RUN[concurrent]:-}" ]]; then
+        echo
+        echo "### Concurrent streams"
+        echo
+        echo "\`h2load -m 1 -t 1 -n $REQUESTS -c C -H 'Accept-Encoding: gzip'\` on \`$BIG_PATH\`" \
+            "(HTTP/1.1: \`--h1\`; h2c: prior knowledge), $(h2load --version 2>/dev/null | head -n 1)." \
+            "h2load's \"time to 1st byte\" is per connection (from its connect), \"time for request\"" \
+            "per request; wall: the whole run."
+        echo
+        echo "| protocol | C | server | RSS before (KiB) | peak RSS growth (KiB) | growth ours/tower-http | max live codec states | succeeded | TTFB mean (ms) | TTFB max (ms) | request mean (ms) | request max (ms) | wall (s) |"
+        echo "|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
+        for proto in "${PROTOS[@]}"; do
+            for c in "${CONCS[@]}"; do
+                for server in "${SERVERS[@]}"; do
+                    k="$proto/$c/$server"
+                    r=""
+                    [[ "$server" == ours ]] && r="$(ratio "${C_GROW[$k]}" "${C_GROW[$proto/$c/tower-http]}")"
+                    echo "| $(proto_name "$proto") | $c | $(server_name "$server") | ${C_RSS0[$k]} | ${C_GROW[$k]} | $r |" \
+                        "${C_LIVE[$k]} | ${C_OK[$k]}/$REQUESTS | ${C_TTFB[$k]} | ${C_TTFBMAX[$k]} |" \
+                        "${C_REQ[$k]} | ${C_REQMAX[$k]} | ${C_WALL[$k]} |"
+                done
+            done
+        done
+    fi
+    if [[ -n "${RUN[slow]:-}" ]]; then
+        echo
+        echo "### Slow readers"
+        echo
+        echo "$SLOW_CONNS raw HTTP/1.1 connections (\`scripts/slow_readers.py\`, SO_RCVBUF 16 KiB)," \
+            "each \`GET $BIG_PATH\` with \`Accept-Encoding: gzip\`, read at $SLOW_RATE B/s for" \
+            "$SLOW_SECONDS s, then closed."
+        echo
+        echo "| server | RSS before (KiB) | peak RSS growth (KiB) | growth ours/tower-http | max live codec states | 200 / gzip | complete | bytes read per connection | errors |"
+        echo "|---|--:|--:|--:|--:|--:|--:|--:|---|"
+        for server in "${SERVERS[@]}"; do
+            r=""
+            [[ "$server" == ours ]] && r="$(ratio "${S_GROW[ours]}" "${S_GROW[tower-http]}")"
+            echo "| $(server_name "$server") | ${S_RSS0[$server]} | ${S_GROW[$server]} | $r | ${S_LIVE[$server]} |" \
+                "${S_OPEN[$server]} / ${S_ENC[$server]} | ${S_DONE[$server]} | ${S_READ[$server]} | ${S_ERR[$server]} |"
+        done
+    fi
+    if [[ -n "${RUN[idle]:-}" ]]; then
+        echo
+        echo "### Idle streams"
+        echo
+        echo "$IDLE_CONNS SSE responses (\`scripts/idle_streams.py\`, \`/events?n=1000&interval_ms=5000\`," \
+            "one event every 5 s) opened, held for $IDLE_SECONDS s, then closed; RSS growth" \
+            "$IDLE_CHECKPOINT s into the hold and at its end."
+        echo
+        echo "| case | RSS before (KiB) | growth after ${IDLE_CHECKPOINT} s (KiB) | growth at end (KiB) | per stream at end (KiB) | end / ours-identity | max live codec states | 200 / encoded | open at end | event bytes per stream |"
+        echo "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
+        for case in "${IDLE_CASES[@]}"; do
+            r=""
+            [[ "$case" != ours-identity ]] && r="$(ratio "${I_GROWEND[$case]}" "${I_GROWEND[ours-identity]}")"
+            per="$(awk -v g="${I_GROWEND[$case]}" -v n="${I_OPEN[$case]}" \
+                'BEGIN { if (g ~ /^-?[0-9]+$/ && n + 0 > 0) printf "%.1f", g / n; else printf "n/a" }')"
+            echo "| $case | ${I_RSS0[$case]} | ${I_GROW5[$case]} | ${I_GROWEND[$case]} | $per | $r | ${I_LIVE[$case]} |" \
+                "${I_OPEN[$case]} / ${I_ENC[$case]} | ${I_END[$case]} | ${I_BYTES[$case]} |"
+        done
+    fi
+} | tee "$WORK/results.md"
+mkdir -p "$(dirname "$OUT")"
+cp "$WORK/results.md" "$OUT"
+log "results written to $OUT"
