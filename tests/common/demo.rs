@@ -10,9 +10,27 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-/// Builds the example (a no-op when fresh) in the profile this test was built with, and
-/// returns its path. `cargo test` builds examples too, but `cargo test --test demo_server`
-/// (or `--test real_clients`) does not, and a stale binary would test old code.
+/// The crate's cargo features this test was built with, to build the example with the same
+/// ones (`cargo test --no-default-features --features ...` must not rebuild the crate with
+/// the defaults for the example).
+fn features() -> String {
+    let mut features = Vec::new();
+    if cfg!(feature = "libdeflate") {
+        features.push("libdeflate");
+    }
+    if cfg!(feature = "zstd") {
+        features.push("zstd");
+    }
+    if cfg!(feature = "br") {
+        features.push("br");
+    }
+    features.join(",")
+}
+
+/// Builds the example (a no-op when fresh) in the profile and with the features this test
+/// was built with, and returns its path. `cargo test` builds examples too, but `cargo test
+/// --test demo_server` (or `--test real_clients`) does not, and a stale binary would test
+/// old code.
 pub fn server_binary() -> &'static PathBuf {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
     BINARY.get_or_init(|| {
@@ -28,6 +46,9 @@ pub fn server_binary() -> &'static PathBuf {
             "--example",
             "server",
             "--message-format=json",
+            "--no-default-features",
+            "--features",
+            &features(),
         ]);
         match profile_dir.and_then(|p| p.to_str()) {
             Some("debug") | None => {}
