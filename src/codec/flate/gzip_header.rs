@@ -30,11 +30,17 @@ enum Step {
     /// XLEN, little-endian.
     ExtraLen(Partial<2>),
     /// FEXTRA bytes still to skip.
-    Extra { left: usize },
+    Extra {
+        left: usize,
+    },
     /// FNAME bytes seen so far, up to its NUL.
-    Name { seen: usize },
+    Name {
+        seen: usize,
+    },
     /// FCOMMENT bytes seen so far, up to its NUL.
-    Comment { seen: usize },
+    Comment {
+        seen: usize,
+    },
     /// CRC16, little-endian.
     HeaderCrc(Partial<2>),
     Done,
