@@ -25,7 +25,7 @@ use tower_gzip::client::{DecompressionLayer, RequestCompressionLayer};
 use tower_gzip::codec::{DecodeError, DecodeErrorKind, Format};
 use tower_gzip::compression::CompressionBody;
 use tower_gzip::decompression::DecompressionBody;
-use tower_gzip::predicate::{Predicate, RequestFn, SizeAbove};
+use tower_gzip::predicate::{DefaultPredicate, Predicate, RequestFn, SizeAbove};
 use tower_gzip::{BoxError, CodecPool};
 
 fn json_document(items: usize) -> String {
@@ -451,6 +451,30 @@ async fn skips_what_should_not_be_compressed() {
     // leaves content types alone.)
     let layer = RequestCompressionLayer::new().compress_when(SizeAbove::new(0));
     assert_eq!(send(layer, req).await.headers[CONTENT_ENCODING], "gzip");
+}
+
+/// Item 6 ("a custom predicate decides alone"): the 1 KiB request floor applies under
+/// DefaultPredicate only; any other predicate decides alone on bodies of known size.
+#[tokio::test]
+async fn custom_request_predicate_decides_alone_on_small_bodies() {
+    let small = || post_req("small").body(Full::new(Bytes::from("small"))).unwrap();
+    assert_sent_as_is(RequestCompressionLayer::new(), small(), "default, small").await;
+    let got = send(
+        RequestCompressionLayer::new().compress_when(SizeAbove::new(0)),
+        small(),
+    )
+    .await;
+    assert_eq!(got.headers[CONTENT_ENCODING], "gzip");
+    assert!(got.headers.get(CONTENT_LENGTH).is_none());
+    assert_eq!(gunzip(&got.wire), b"small");
+    // Combined with DefaultPredicate, the floor holds again.
+    let layer = RequestCompressionLayer::new()
+        .compress_when(DefaultPredicate::new().and(SizeAbove::new(0)));
+    assert_sent_as_is(layer, small(), "default and SizeAbove(0), small").await;
+    // Empty bodies are never compressed, whatever the predicate.
+    let empty = post_req("").body(Full::new(Bytes::new())).unwrap();
+    let layer = RequestCompressionLayer::new().compress_when(SizeAbove::new(0));
+    assert_sent_as_is(layer, empty, "empty").await;
 }
 
 /// `request` goes out untouched: the same `Content-Encoding` (or none) and `Content-Length`.

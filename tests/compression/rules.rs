@@ -225,13 +225,45 @@ async fn custom_predicate_every_other_response() {
     assert_eq!(gunzip(&second.body), data);
 }
 
+/// Changed by item 6 ("a custom predicate decides alone"): the `min_size` floor no longer
+/// applies to bodies of known size under a custom predicate, as in tower-http. It was
+/// `compress_when_does_not_override_hard_rules_or_min_size`, which asserted that a 100-byte
+/// `Full` body stayed identity under `compress_when(Always)`; that case is now compressed.
+/// Bodies of unknown size found complete and smaller when read ahead still stay identity
+/// with any predicate.
 #[tokio::test]
-async fn compress_when_does_not_override_hard_rules_or_min_size() {
+async fn compress_when_does_not_override_hard_rules_and_decides_alone_on_known_sizes() {
     let data = text(100);
     let layer = CompressionLayer::new().compress_when(Always);
-    // min_size still applies.
+    // Item 6: known size, under min_size, custom predicate: compressed.
     let out = round(&layer, Some("gzip"), full(data.clone())).await;
-    assert_eq!(out.encoding(), None);
+    assert_eq!(out.encoding(), Some("gzip"), "a custom predicate decides alone");
+    assert_eq!(gunzip(&out.body), data);
+    // A Content-Length header is a known size too.
+    let mut res = Response::new(ReadyFrames::data(["small body"]));
+    res.headers_mut()
+        .insert(CONTENT_LENGTH, HeaderValue::from_static("10"));
+    let out = round(&layer, Some("gzip"), res).await;
+    assert_eq!(out.encoding(), Some("gzip"), "Content-Length, custom predicate");
+    assert_eq!(gunzip(&out.body), b"small body");
+    // Under DefaultPredicate (alone or combined) the floor still holds for known sizes.
+    let default_and = CompressionLayer::new().compress_when(DefaultPredicate::new().and(Always));
+    let out = round(&default_and, Some("gzip"), full(data.clone())).await;
+    assert_eq!(out.encoding(), None, "DefaultPredicate and Always");
+    // Unknown size, read ahead, complete and small: identity whatever the predicate.
+    let out = round(
+        &layer,
+        Some("gzip"),
+        Response::new(ReadyFrames::data(["abc", "def", "ghi"])),
+    )
+    .await;
+    assert_eq!(out.encoding(), None, "unknown size, found small");
+    assert_eq!(&out.body[..], b"abcdefghi");
+    // The hard rules hold whatever the predicate says.
+    let mut res = full(text(2000));
+    res.headers_mut()
+        .insert(CACHE_CONTROL, HeaderValue::from_static("no-transform"));
+    assert_eq!(round(&layer, Some("gzip"), res).await.encoding(), None);
     // image skipped by default predicate, compressed with Always.
     let big = text(2000);
     let out = round(&layer, Some("gzip"), typed("image/png", big.clone())).await;
