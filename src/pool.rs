@@ -379,6 +379,7 @@ pub(crate) struct Pooled<T: PooledState> {
 
 impl<T: PooledState> Pooled<T> {
     /// Drops the state instead of returning it to the pool.
+    #[cfg_attr(not(any(feature = "zstd", test)), allow(dead_code))]
     pub(crate) fn discard(mut self) {
         if self.state.take().is_some() {
             Counters::bump(&T::shelf(&self.pool.inner).stats.discarded);

@@ -77,6 +77,7 @@ impl Encoder {
     /// mitigation that makes the response length vary. Ignored by the other codings, which
     /// have no such field, and once output has been written.
     pub fn with_header_padding(mut self, len: usize) -> Self {
+        #[allow(irrefutable_let_patterns)] // without the zstd and br features
         if let AnyEncoder::Flate(flate) = &mut self.codec {
             flate.set_header_padding(len);
         }
@@ -129,6 +130,22 @@ impl Encoder {
         Encode::idle(self, out).map(drop)
     }
 
+    /// Keeps the input history a released state needs to resume with the same ratio
+    /// (gzip and deflate: the last 32 KiB, one buffer per stream); used by streaming bodies,
+    /// which release their state between slices.
+    pub(crate) fn keep_history(mut self) -> Self {
+        #[allow(irrefutable_let_patterns)] // without the zstd and br features
+        if let AnyEncoder::Flate(flate) = &mut self.codec {
+            flate.keep_history();
+        }
+        self
+    }
+
+    /// Whether `idle` is about as cheap as a flush (see [`Encode::resumes_from_history`]).
+    pub(crate) fn resumes_from_history(&self) -> bool {
+        Encode::resumes_from_history(self)
+    }
+
     /// Whether compressed data beyond the header has been written.
     pub(crate) fn has_payload(&self) -> bool {
         Encode::has_payload(self)
@@ -164,6 +181,10 @@ impl Encode for Encoder {
 
     fn has_payload(&self) -> bool {
         dispatch!(&self.codec, c => c.has_payload())
+    }
+
+    fn resumes_from_history(&self) -> bool {
+        dispatch!(&self.codec, c => c.resumes_from_history())
     }
 
     fn total_in(&self) -> u64 {

@@ -172,6 +172,14 @@ pub(crate) trait Encode {
     /// Whether a pooled codec state is checked out now.
     fn holds_state(&self) -> bool;
 
+    /// Whether [`idle`](Encode::idle) gives the state back at the cost of little more than a
+    /// flush: the next state resumes from the stream's history, so the ratio holds. Such a
+    /// codec can be released between any two slices of a stream, not only when the producer
+    /// pauses. Implementations that say yes keep that history from the first call.
+    fn resumes_from_history(&self) -> bool {
+        false
+    }
+
     /// Whether any compressed data (beyond a header) has been written.
     fn has_payload(&self) -> bool {
         self.total_out() > 0

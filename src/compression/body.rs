@@ -83,7 +83,7 @@ impl<B> CompressionBody<B> {
                     format: encoder.format(),
                     phase: Phase::Running {
                         inner,
-                        encoder,
+                        encoder: encoder.keep_history(),
                         unflushed: false,
                     },
                     queued,
@@ -301,6 +301,15 @@ where
                 // This poll's slice is used up: hand over what is ready, unless it is only
                 // the header (sent with the first compressed bytes), or yield.
                 if !self.out.is_empty() && encoder.has_payload() {
+                    // The peer may take its time before the next poll (a slow reader, a full
+                    // socket): where the coding resumes from history, give the state back
+                    // now rather than pin it until then.
+                    if encoder.resumes_from_history() {
+                        if let Err(e) = encoder.idle(&mut self.out) {
+                            return self.fail(e.into());
+                        }
+                        *unflushed = false;
+                    }
                     return Poll::Ready(Some(Ok(self.emit())));
                 }
                 cx.waker().wake_by_ref();

@@ -49,10 +49,10 @@ enum Stage {
     Failed,
 }
 
-/// The tail of the input, kept from a stream's first idle release on: a stream that never
-/// pauses (every one-shot body, most downloads) never pays for the copy or the buffer, and a
-/// paused one pays ~1% of the deflate work for it. It holds at most 32 KiB, an SSE stream's
-/// few events far less.
+/// The tail of the input, kept by streaming bodies from the start (see
+/// [`FlateEncoder::keep_history`]) and by any other stream from its first idle release on, so
+/// one-shot bodies never pay for it. The copy costs ~1% of the deflate work; the buffer is at
+/// most 32 KiB.
 #[derive(Debug, Default)]
 struct History {
     tracking: bool,
@@ -63,6 +63,10 @@ impl History {
     fn record(&mut self, input: &[u8]) {
         if !self.tracking {
             return;
+        }
+        if self.tail.capacity() == 0 {
+            // One allocation for the life of the stream.
+            self.tail.reserve_exact(DICTIONARY);
         }
         if input.len() >= DICTIONARY {
             self.tail.clear();
@@ -93,6 +97,12 @@ impl FlateEncoder {
             total_in: 0,
             total_out: 0,
         }
+    }
+
+    /// Keeps the last 32 KiB of input from now on, so a released state resumes with the
+    /// ratio of an unbroken stream.
+    pub(crate) fn keep_history(&mut self) {
+        self.history.tracking = true;
     }
 
     /// Pads the gzip header with a comment field of `len` bytes (at most 65,535). Ignored
@@ -253,6 +263,10 @@ impl Encode for FlateEncoder {
 
     fn has_payload(&self) -> bool {
         self.total_out > self.header_len as u64
+    }
+
+    fn resumes_from_history(&self) -> bool {
+        self.history.tracking
     }
 
     fn total_in(&self) -> u64 {
