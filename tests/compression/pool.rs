@@ -1,10 +1,10 @@
 //! The codec returns to the pool when the body ends, is dropped or fails.
 
 use bytes::Bytes;
+use futures_util::FutureExt;
 use http::Response;
 use http::header::CONTENT_ENCODING;
 use http_body::Frame;
-use futures_util::FutureExt;
 use http_body_util::BodyExt;
 use tower_gzip::CodecPool;
 use tower_gzip::compression::CompressionLayer;
@@ -43,16 +43,18 @@ async fn codec_returns_to_pool_when_body_ends() {
     let out = round(&layer, Some("gzip"), full(text(1000))).await;
     assert_eq!(gunzip(&out.body), text(1000));
     assert_eq!(in_use(&pool), 0);
-    // Streaming: held while streaming, back at the end. The first frame is one poll's
-    // slice of input (64 KiB, incompressible so deflate has output by then) with more
-    // input ready: the state is still out.
+    // Streaming: back at the end. The first frame is one poll's slice of input (64 KiB,
+    // incompressible so deflate has output by then) with more input ready. gzip and
+    // deflate give their state back between slices (the next one resumes from the last
+    // 32 KiB), so none is held once the frame is out; before that change this asserted 1,
+    // "held while streaming", which `zstd_state_is_held_while_streaming` keeps for zstd.
     let data = noise(200_000, 11);
     let (tx, body) = channel_body();
     tx.data(data.clone());
     let res = respond(&layer, get(Some("gzip")), Response::new(body)).await;
     let mut body = res.into_body();
     let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
-    assert_eq!(in_use(&pool), 1, "held while streaming");
+    assert_eq!(in_use(&pool), 0, "released between slices");
     let mut all = first.to_vec();
     // Since the idle release: once the producer waits, the state goes back to the pool
     // until more data comes.
@@ -78,18 +80,62 @@ async fn codec_returns_to_pool_when_body_ends() {
     assert_eq!(streaming.in_use() + block.in_use(), 0);
 }
 
+/// zstd keeps its context between slices (a new frame per slice would cost ratio), so its
+/// state is out while a stream is mid-way, and back when the producer waits, at the end,
+/// and when the body is dropped.
+#[cfg(feature = "zstd")]
+#[tokio::test]
+async fn zstd_state_is_held_while_streaming() {
+    let pool = private_pool();
+    let layer = CompressionLayer::new().pool(pool.clone());
+    let zstd = |pool: &CodecPool| pool.stats().zstd_compressors.in_use();
+    let data = noise(200_000, 13);
+    let (tx, body) = channel_body();
+    tx.data(data.clone());
+    let res = respond(&layer, get(Some("zstd")), Response::new(body)).await;
+    assert_eq!(res.headers()[CONTENT_ENCODING], "zstd");
+    let mut body = res.into_body();
+    let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
+    assert_eq!(zstd(&pool), 1, "held while streaming");
+    let mut all = first.to_vec();
+    drain_ready(&mut body, &mut all);
+    assert_eq!(zstd(&pool), 0, "not held while the producer waits");
+    drop(tx);
+    while let Some(f) = body.frame().await {
+        all.extend_from_slice(&f.unwrap().into_data().unwrap());
+    }
+    assert_eq!(zstd(&pool), 0, "returned at the end");
+    assert_eq!(crate::common::unzstd(&all), data);
+    drop(body);
+
+    // Dropped mid-stream.
+    let (tx, body) = channel_body();
+    tx.data(noise(200_000, 5));
+    let res = respond(&layer, get(Some("zstd")), Response::new(body)).await;
+    let mut body = res.into_body();
+    let _ = body.frame().await.unwrap().unwrap();
+    assert_eq!(zstd(&pool), 1);
+    drop(body);
+    assert_eq!(zstd(&pool), 0);
+    assert!(tx.is_closed(), "inner body dropped too");
+    let stats = pool.stats();
+    assert_eq!(stats.in_use(), 0, "{stats:?}");
+    assert_eq!(stats.zstd_compressors.discarded, 0, "{stats:?}");
+}
+
 #[tokio::test]
 async fn codec_returns_to_pool_when_body_is_dropped() {
     let pool = private_pool();
     let layer = CompressionLayer::new().pool(pool.clone());
     let (tx, body) = channel_body();
-    // More than one poll's slice (64 KiB), so the state is out after the first frame (with
-    // less, the producer waits next and the state goes back: the idle release).
+    // More than one poll's slice (64 KiB). deflate gives its state back between slices, so
+    // none is out after the first frame (this asserted 1 before that change; zstd, which
+    // keeps its state, is dropped mid-stream in `zstd_state_is_held_while_streaming`).
     tx.data(noise(200_000, 5));
     let res = respond(&layer, get(Some("deflate")), Response::new(body)).await;
     let mut body = res.into_body();
     let _ = body.frame().await.unwrap().unwrap();
-    assert_eq!(in_use(&pool), 1);
+    assert_eq!(in_use(&pool), 0);
     drop(body);
     assert_eq!(in_use(&pool), 0);
     assert!(tx.is_closed(), "inner body dropped too");

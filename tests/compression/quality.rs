@@ -8,7 +8,54 @@ use tower_gzip::CompressionLevel;
 use tower_gzip::compression::CompressionLayer;
 
 use crate::common::{StutterBody, gunzip, text};
-use crate::support::{full, private_pool, round, typed};
+use crate::support::{SLICE, full, private_pool, round, typed};
+
+/// Raw deflate of `data` at `level` by flate2 alone, as the streaming body writes it for a
+/// body that never goes pending: input fed 16 KiB at a time, one 64 KiB slice per poll. A
+/// slice after which deflate has written anything is handed over and the state released (a
+/// full flush; the next slice starts a fresh state primed with the last 32 KiB of input as
+/// its dictionary); otherwise the state carries on. The last slice finishes the stream.
+fn sliced_reference(data: &[u8], level: u32) -> Vec<u8> {
+    use flate2::{Compress, Compression, FlushCompress, Status};
+    const CHUNK: usize = 16 * 1024;
+    const DICTIONARY: usize = 32 * 1024;
+
+    fn run(c: &mut Compress, mut input: &[u8], out: &mut Vec<u8>, flush: FlushCompress) {
+        loop {
+            out.reserve(input.len() + 4096);
+            let before = c.total_in();
+            let status = c.compress_vec(input, out, flush).unwrap();
+            input = &input[(c.total_in() - before) as usize..];
+            let done = match flush {
+                FlushCompress::Finish => status == Status::StreamEnd,
+                _ => input.is_empty() && out.len() < out.capacity(),
+            };
+            if done {
+                return;
+            }
+        }
+    }
+
+    let mut out = Vec::new();
+    let mut state = Compress::new(Compression::new(level), false);
+    let slices: Vec<&[u8]> = data.chunks(SLICE).collect();
+    for (i, slice) in slices.iter().enumerate() {
+        for chunk in slice.chunks(CHUNK) {
+            run(&mut state, chunk, &mut out, FlushCompress::None);
+        }
+        if i + 1 == slices.len() {
+            run(&mut state, &[], &mut out, FlushCompress::Finish);
+        } else if !out.is_empty() {
+            run(&mut state, &[], &mut out, FlushCompress::Full);
+            let end = (i + 1) * SLICE;
+            state = Compress::new(Compression::new(level), false);
+            state
+                .set_dictionary(&data[end.saturating_sub(DICTIONARY)..end])
+                .unwrap();
+        }
+    }
+    out
+}
 
 #[tokio::test]
 async fn quality_levels() {
@@ -33,19 +80,16 @@ async fn quality_levels() {
     assert!(sizes[0] >= sizes[1], "{sizes:?}");
 
     // The deflate stream is exactly what flate2 produces at that level (a body over 64 KiB
-    // streams through zlib-rs, with no flush when the body never goes pending). The layer
-    // feeds deflate 16 KiB at a time, and zlib-rs's output depends on how input arrives, so
-    // the reference is fed the same way.
+    // streams through zlib-rs). The layer feeds deflate 16 KiB at a time, and zlib-rs's
+    // output depends on how input arrives, so the reference is fed the same way; since
+    // streaming bodies release their gzip/deflate state between 64 KiB slices, it also
+    // ends a slice with a full flush and primes the next state with the last 32 KiB (see
+    // `sliced_reference`).
     let small = text(100_000);
     for level in [1, 6, 9] {
         let layer = CompressionLayer::new().quality(CompressionLevel::Precise(level));
         let out = round(&layer, Some("gzip"), full(small.clone())).await;
-        let mut reference =
-            flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::new(level as u32));
-        for chunk in small.chunks(16 * 1024) {
-            reference.write_all(chunk).unwrap();
-        }
-        let reference = reference.finish().unwrap();
+        let reference = sliced_reference(&small, level as u32);
         assert_eq!(
             &out.body[10..out.body.len() - 8],
             &reference[..],
