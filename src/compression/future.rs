@@ -134,6 +134,8 @@ fn decide<B: Body, P: Predicate>(
     match body_size(headers, res.body()) {
         Some(size) if predicate.applies_min_size() && size < floor => Action::VaryOnly,
         Some(size) if size > MAX_INPUT_PER_POLL as u64 => Action::Stream(format),
+        // A known size was the predicate's to judge: a custom one decides alone.
+        Some(_) if !predicate.applies_min_size() => Action::Encode { format, floor: 0 },
         _ => Action::Encode { format, floor },
     }
 }
