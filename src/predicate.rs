@@ -30,11 +30,9 @@
 //! ```
 //!
 //! Predicates only express preference. The compression service applies its hard rules
-//! before asking: it never compresses a response that already has `Content-Encoding` or
-//! `Content-Range`, the answer to a `HEAD` request, a 1xx, 204 or 304 response, or one
-//! marked `Cache-Control: no-transform`. The minimum size is also a service setting
-//! (`min_size`) rather than part of [`DefaultPredicate`], because the service can buffer
-//! bodies of unknown size to measure them.
+//! before asking (one list, in the [compression module
+//! docs](crate::compression#what-gets-compressed)), and the `min_size` floor applies to
+//! bodies of known size only under [`DefaultPredicate`] (see [`Predicate::applies_min_size`]).
 
 use http::header::CONTENT_TYPE;
 

@@ -75,4 +75,4 @@ pub use request::{
     RequestDecompression, RequestDecompressionFuture, RequestDecompressionLayer,
     RequestDecompressionResponseBody,
 };
-pub use response::{Decompression, DecompressionFuture, DecompressionLayer};
+pub use response::{Decompression, DecompressionLayer, ResponseFuture};

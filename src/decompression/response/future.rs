@@ -12,7 +12,7 @@ use crate::decompression::coding::{Codings, Settings, parse};
 
 pin_project! {
     /// The response future of [`Decompression`](super::Decompression).
-    pub struct DecompressionFuture<F> {
+    pub struct ResponseFuture<F> {
         #[pin]
         inner: F,
         // `None`: the response has no body to decode (a HEAD request).
@@ -20,15 +20,15 @@ pin_project! {
     }
 }
 
-impl<F> DecompressionFuture<F> {
+impl<F> ResponseFuture<F> {
     pub(super) fn new(inner: F, settings: Option<Settings>) -> Self {
-        DecompressionFuture { inner, settings }
+        ResponseFuture { inner, settings }
     }
 }
 
-impl<F> fmt::Debug for DecompressionFuture<F> {
+impl<F> fmt::Debug for ResponseFuture<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("DecompressionFuture")
+        f.debug_struct("ResponseFuture")
             .field("settings", &self.settings)
             .finish_non_exhaustive()
     }
@@ -42,7 +42,7 @@ fn decodable_status(status: StatusCode) -> bool {
         || status == StatusCode::NOT_MODIFIED)
 }
 
-impl<F, B, E> Future for DecompressionFuture<F>
+impl<F, B, E> Future for ResponseFuture<F>
 where
     F: Future<Output = Result<Response<B>, E>>,
 {

@@ -4,6 +4,6 @@ mod future;
 mod layer;
 mod service;
 
-pub use future::DecompressionFuture;
+pub use future::ResponseFuture;
 pub use layer::DecompressionLayer;
 pub use service::Decompression;

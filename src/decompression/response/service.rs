@@ -5,7 +5,7 @@ use http::{Method, Request, Response};
 use http_body::Body;
 use tower_service::Service;
 
-use super::{DecompressionFuture, DecompressionLayer};
+use super::{DecompressionLayer, ResponseFuture};
 use crate::decompression::coding::{Settings, settings_builders};
 
 /// Decodes response bodies by their `Content-Encoding`; for HTTP clients.
@@ -66,7 +66,7 @@ where
 {
     type Response = Response<crate::decompression::DecompressionBody<ResBody>>;
     type Error = S::Error;
-    type Future = DecompressionFuture<S::Future>;
+    type Future = ResponseFuture<S::Future>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx)
@@ -83,6 +83,6 @@ where
         }
         // A response to HEAD has no body to decode.
         let settings = (req.method() != Method::HEAD).then(|| self.settings.clone());
-        DecompressionFuture::new(self.inner.call(req), settings)
+        ResponseFuture::new(self.inner.call(req), settings)
     }
 }
