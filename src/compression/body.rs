@@ -581,8 +581,8 @@ mod tests {
                     other => panic!("{format:?}: {:?}", other.map(|f| f.map(|r| r.is_ok()))),
                 }
             };
-            let frame_len = frame.into_data().map_or(0, |d| d.len());
-            assert!(frame_len > 0);
+            let first = frame.into_data().unwrap_or_default();
+            assert!(!first.is_empty());
             let pinned = live::bytes() - before;
             assert_eq!(pool.stats().in_use(), 0, "{format:?}");
             assert!(
@@ -590,13 +590,25 @@ mod tests {
                 "{format:?}: a stalled reader pins {pinned} bytes"
             );
             // Reading on still yields one valid stream.
-            let mut wire = Vec::new();
-            while let Poll::Ready(Some(frame)) = body.as_mut().poll_frame(&mut cx) {
-                if let Ok(data) = frame.unwrap().into_data() {
-                    wire.extend_from_slice(&data);
+            let mut wire = first.to_vec();
+            loop {
+                match body.as_mut().poll_frame(&mut cx) {
+                    Poll::Ready(Some(frame)) => {
+                        if let Ok(data) = frame.unwrap().into_data() {
+                            wire.extend_from_slice(&data);
+                        }
+                    }
+                    Poll::Ready(None) => break,
+                    Poll::Pending => {}
                 }
             }
             assert!(body.is_end_stream());
+            let mut decoder = Decoder::new(format, &CodecPool::new());
+            let mut plain = BytesMut::new();
+            let n = decoder.decode(&wire, &mut plain, usize::MAX).unwrap();
+            assert_eq!(n, wire.len());
+            decoder.finish().unwrap();
+            assert_eq!(plain.len(), 64 * 16 * 1024);
         }
     }
 
