@@ -100,7 +100,9 @@ impl Body for Streamed {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        if self.yielded && self.next == self.chunks.len() / 2 && matches!(self.ending, Ending::Panic)
+        if self.yielded
+            && self.next == self.chunks.len() / 2
+            && matches!(self.ending, Ending::Panic)
         {
             // Right after a chunk, before the Pending: the encoder holds its state (it
             // gives it back at each Pending since the idle release), so the panic

@@ -207,10 +207,7 @@ impl Server {
     async fn pool_is_healthy(&self) {
         let pool = self.pool.clone();
         assert!(
-            eventually(|| {
-                pool.stats().in_use() == 0
-            })
-            .await,
+            eventually(|| { pool.stats().in_use() == 0 }).await,
             "codecs still checked out: {:?}",
             self.pool.stats()
         );
@@ -716,7 +713,13 @@ async fn coding_chains() {
         .await;
     // Registered codings no build decodes (br and zstd, here before, are decoded with their
     // cargo features), and a parameter, which Content-Encoding does not take.
-    for coding in ["exi", "gzip, pack200-gzip", "aes128gcm, gzip", "compress", "gzip;q=1"] {
+    for coding in [
+        "exi",
+        "gzip, pack200-gzip",
+        "aes128gcm, gzip",
+        "compress",
+        "gzip;q=1",
+    ] {
         server
             .expect(
                 coding,
@@ -737,7 +740,10 @@ async fn coding_chains() {
         .await;
     assert_eq!(reply.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
     let every_coding: Vec<&str> = Format::ALL.iter().map(|f| f.as_str()).collect();
-    assert_eq!(reply.headers[ACCEPT_ENCODING], every_coding.join(", ").as_str());
+    assert_eq!(
+        reply.headers[ACCEPT_ENCODING],
+        every_coding.join(", ").as_str()
+    );
     server.still_good("Content-Encoding with obs-text").await;
 
     // A chain whose layers are each fine but the inner one is corrupt: 400.

@@ -457,7 +457,11 @@ async fn skips_what_should_not_be_compressed() {
 /// DefaultPredicate only; any other predicate decides alone on bodies of known size.
 #[tokio::test]
 async fn custom_request_predicate_decides_alone_on_small_bodies() {
-    let small = || post_req("small").body(Full::new(Bytes::from("small"))).unwrap();
+    let small = || {
+        post_req("small")
+            .body(Full::new(Bytes::from("small")))
+            .unwrap()
+    };
     assert_sent_as_is(RequestCompressionLayer::new(), small(), "default, small").await;
     let got = send(
         RequestCompressionLayer::new().compress_when(SizeAbove::new(0)),

@@ -400,7 +400,10 @@ fn format_tokens() {
     assert_eq!(Format::from_token("compress"), None);
     // zstd and br exist with their cargo features, and are unknown tokens without them.
     assert_eq!(Format::from_token("br").is_some(), cfg!(feature = "br"));
-    assert_eq!(Format::from_token(" ZSTD").is_some(), cfg!(feature = "zstd"));
+    assert_eq!(
+        Format::from_token(" ZSTD").is_some(),
+        cfg!(feature = "zstd")
+    );
     for format in Format::ALL {
         assert_eq!(Format::from_token(format.as_str()), Some(*format));
     }

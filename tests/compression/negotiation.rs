@@ -146,7 +146,11 @@ async fn every_coding_compiled_in_is_offered() {
     assert_eq!(first, "zstd");
     // `prefer` moves gzip to the front for ties, the others follow in the default order.
     let layer = CompressionLayer::new().prefer(&[Format::Gzip]);
-    for (accept, expected) in [("*", "gzip"), ("zstd, br, gzip", "gzip"), ("deflate", "deflate")] {
+    for (accept, expected) in [
+        ("*", "gzip"),
+        ("zstd, br, gzip", "gzip"),
+        ("deflate", "deflate"),
+    ] {
         let out = round(&layer, Some(accept), full(data.clone())).await;
         assert_eq!(out.encoding(), Some(expected), "prefer gzip, {accept:?}");
         assert_eq!(out.decoded(), data);

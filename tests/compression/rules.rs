@@ -237,14 +237,22 @@ async fn compress_when_does_not_override_hard_rules_and_decides_alone_on_known_s
     let layer = CompressionLayer::new().compress_when(Always);
     // Item 6: known size, under min_size, custom predicate: compressed.
     let out = round(&layer, Some("gzip"), full(data.clone())).await;
-    assert_eq!(out.encoding(), Some("gzip"), "a custom predicate decides alone");
+    assert_eq!(
+        out.encoding(),
+        Some("gzip"),
+        "a custom predicate decides alone"
+    );
     assert_eq!(gunzip(&out.body), data);
     // A Content-Length header is a known size too.
     let mut res = Response::new(ReadyFrames::data(["small body"]));
     res.headers_mut()
         .insert(CONTENT_LENGTH, HeaderValue::from_static("10"));
     let out = round(&layer, Some("gzip"), res).await;
-    assert_eq!(out.encoding(), Some("gzip"), "Content-Length, custom predicate");
+    assert_eq!(
+        out.encoding(),
+        Some("gzip"),
+        "Content-Length, custom predicate"
+    );
     assert_eq!(gunzip(&out.body), b"small body");
     // Under DefaultPredicate (alone or combined) the floor still holds for known sizes.
     let default_and = CompressionLayer::new().compress_when(DefaultPredicate::new().and(Always));

@@ -76,16 +76,8 @@ async fn unsupported_coding_is_415_without_calling_inner() {
         (flate_only(), "gzip, zstd", "gzip, deflate".to_owned()),
         (RequestDecompressionLayer::new(), "compress", all.clone()),
         (RequestDecompressionLayer::new(), "gzip, lzw", all.clone()),
-        (
-            flate_only().deflate(false),
-            "deflate",
-            "gzip".to_owned(),
-        ),
-        (
-            flate_only().gzip(false),
-            "x-gzip",
-            "deflate".to_owned(),
-        ),
+        (flate_only().deflate(false), "deflate", "gzip".to_owned()),
+        (flate_only().gzip(false), "x-gzip", "deflate".to_owned()),
         (
             RequestDecompressionLayer::new().deflate(false),
             "deflate",
@@ -117,7 +109,11 @@ async fn unsupported_coding_is_415_without_calling_inner() {
             .unwrap();
         let response = svc.oneshot(req).await.unwrap();
         assert_eq!(response.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
-        assert_eq!(response.headers()[ACCEPT_ENCODING], accept.as_str(), "{coding}");
+        assert_eq!(
+            response.headers()[ACCEPT_ENCODING],
+            accept.as_str(),
+            "{coding}"
+        );
         assert_eq!(
             response.headers()[CONTENT_TYPE],
             "text/plain; charset=utf-8"
