@@ -418,3 +418,70 @@ fn encoder_state_after_an_abandoned_stream_is_clean() {
     assert_eq!(wire, expected);
     assert_eq!(pool.stats().compressors.reused, 1);
 }
+
+#[test]
+fn every_coding_returns_its_state_and_idle_releases_it() {
+    let pool = CodecPool::builder().max_idle(4).build();
+    let data = json(50_000);
+    for format in Format::ALL {
+        let mut wire = BytesMut::new();
+        let mut encoder = Encoder::new(*format, CompressionLevel::Default, &pool);
+        encoder.encode(&data[..20_000], &mut wire).unwrap();
+        assert!(encoder.holds_state(), "{format:?}");
+        assert!(pool.stats().in_use() >= 1, "{format:?}");
+        encoder.idle(&mut wire).unwrap();
+        // gzip, deflate and zstd give their state back while idle; br cannot restart a
+        // stream and keeps it.
+        let keeps = format.as_str() == "br";
+        assert_eq!(encoder.holds_state(), keeps, "{format:?}");
+        assert_eq!(pool.stats().in_use(), u64::from(keeps), "{format:?}");
+        encoder.encode(&data[20_000..], &mut wire).unwrap();
+        encoder.finish(&mut wire).unwrap();
+        drop(encoder);
+        assert_eq!(
+            pool.stats().in_use(),
+            0,
+            "{format:?}: back after the finish"
+        );
+
+        let mut decoder = Decoder::new(*format, &pool);
+        let mut plain = BytesMut::new();
+        let mut input = &wire[..];
+        while !input.is_empty() || decoder.has_pending_output() {
+            let n = decoder.decode(input, &mut plain, 1 << 20).unwrap();
+            input = &input[n..];
+        }
+        decoder.finish().unwrap();
+        assert!(plain[..] == data[..], "{format:?}");
+        let held = pool.stats().in_use();
+        assert!(
+            held == 1 || (keeps && held == 0),
+            "{format:?}: the decoder's state"
+        );
+        drop(decoder);
+        assert_eq!(pool.stats().in_use(), 0, "{format:?}");
+    }
+    // Every kind's counters balance, and kinds() names each once.
+    let stats = pool.stats();
+    let names: Vec<&str> = stats.kinds().iter().map(|(name, _)| *name).collect();
+    assert_eq!(names.len(), 7);
+    for (name, kind) in stats.kinds() {
+        assert_eq!(
+            kind.created + kind.reused,
+            kind.returned + kind.discarded,
+            "{name}: {kind:?}"
+        );
+    }
+    #[cfg(feature = "zstd")]
+    {
+        let z = stats.zstd_compressors;
+        assert!(
+            z.created >= 1 && z.reused >= 1,
+            "re-drawn after idle: {z:?}"
+        );
+        assert_eq!(stats.zstd_decompressors.created, 1);
+    }
+    // gzip and deflate share the deflate shelves: one state served both, re-drawn after idle.
+    assert_eq!(stats.compressors.created, 1, "{stats:?}");
+    assert!(stats.compressors.reused >= 3, "{stats:?}");
+}
