@@ -1,6 +1,11 @@
 //! Response compression side by side: tower-gzip, tower-http, the raw codec floor and no
 //! compression, in one binary (cargo unifies flate2's backend, so both middlewares run on
-//! zlib-rs). Run: `cargo bench --bench response`.
+//! zlib-rs; both zstd sides on the same libzstd, both br sides on the same brotli crate).
+//! Run: `cargo bench --bench response`.
+//!
+//! Groups: `response/<size>` (gzip 6, plus `libdeflate_floor` up to 64 KiB), `response_l1`,
+//! `streaming`, `response_zstd` and `response_br` (each layer's default level: zstd 3, br 4),
+//! `request/<size>` (gzip), `request_zstd/16KiB`, `request_br/16KiB` and `contention`.
 
 mod support;
 
@@ -12,10 +17,14 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use tower::{Layer, service_fn};
 use tower_gzip::{CodecPool, compression::CompressionLayer};
 
+#[cfg(feature = "libdeflate")]
+use support::LibdeflateFloor;
 use support::{
     RawFloor, RawInflateFloor, SIZES, drain_request, full_response, gzip_body_request, gzip_bytes,
     gzip_request, identity_body_request, json, levels, respond, streamed_response,
 };
+#[cfg(any(feature = "zstd", feature = "br"))]
+use support::{accepting, encoded_body_request, expect_coding, tower_http_only};
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -76,6 +85,14 @@ where
         });
         let mut floor = RawFloor::new(level);
         group.bench_function("raw_floor", |b| b.iter(|| black_box(floor.gzip(&payload))));
+        // The one-shot path (full bodies up to 64 KiB, levels 2-9) is libdeflate: its own floor.
+        #[cfg(feature = "libdeflate")]
+        if prefix == "response" && size <= 64 * 1024 {
+            let mut floor = LibdeflateFloor::new(level);
+            group.bench_function("libdeflate_floor", |b| {
+                b.iter(|| black_box(floor.gzip(&payload)))
+            });
+        }
         let svc = serve(handler.clone());
         group.bench_function("identity", |b| {
             b.iter(|| black_box(rt.block_on(respond(&svc, gzip_request()))))
@@ -98,6 +115,127 @@ fn response_l1(c: &mut Criterion) {
 fn streaming(c: &mut Criterion) {
     compare(c, "streaming", 6, streamed_response);
 }
+
+/// Group `prefix/<size>` for every size, one `Full<Bytes>` JSON body answered with `coding`
+/// only (the request accepts nothing else; tower-http's layer offers nothing else): our
+/// layer and tower-http's at their default levels, `floor` (the codec alone) and no
+/// compression. Setup checks that both layers really answer with `coding`.
+#[cfg(any(feature = "zstd", feature = "br"))]
+fn compare_coding(
+    c: &mut Criterion,
+    prefix: &str,
+    coding: &'static str,
+    mut floor: impl FnMut(&[u8]) -> usize,
+) {
+    let rt = runtime();
+    for (label, size) in SIZES {
+        let payload = json(size);
+        let serve = || {
+            let p = payload.clone();
+            service_fn(move |_| full_response(p.clone()))
+        };
+        let mut group = configure(c, &format!("{prefix}/{label}"), size);
+        let svc = CompressionLayer::new().layer(serve());
+        rt.block_on(expect_coding(&svc, accepting(coding), coding));
+        group.bench_function("tower_gzip", |b| {
+            b.iter(|| black_box(rt.block_on(respond(&svc, accepting(coding)))))
+        });
+        let svc = tower_http_only(coding).layer(serve());
+        rt.block_on(expect_coding(&svc, accepting(coding), coding));
+        group.bench_function("tower_http", |b| {
+            b.iter(|| black_box(rt.block_on(respond(&svc, accepting(coding)))))
+        });
+        group.bench_function("raw_floor", |b| b.iter(|| black_box(floor(&payload))));
+        let svc = serve();
+        group.bench_function("identity", |b| {
+            b.iter(|| black_box(rt.block_on(respond(&svc, accepting(coding)))))
+        });
+        group.finish();
+    }
+}
+
+/// zstd at level 3 (both layers' default); floor: a reused `CCtx` with the size pledged.
+#[cfg(feature = "zstd")]
+fn response_zstd(c: &mut Criterion) {
+    let mut floor = support::ZstdFloor::new(3);
+    compare_coding(c, "response_zstd", "zstd", move |p| floor.compress(p));
+}
+
+/// br at quality 4 (both layers' default); floor: the brotli crate's one-call compressor.
+#[cfg(feature = "br")]
+fn response_br(c: &mut Criterion) {
+    let mut floor = support::BrFloor::new(4);
+    compare_coding(c, "response_br", "br", move |p| floor.compress(p));
+}
+
+/// Group `prefix/16KiB`: a 16 KiB JSON request body encoded once with `coding` (`encoded`),
+/// decoded by our `RequestDecompressionLayer` and tower-http's around a handler that drains
+/// it; `floor` decodes it alone; identity drains the plain body with no layer.
+#[cfg(any(feature = "zstd", feature = "br"))]
+fn request_coding(
+    c: &mut Criterion,
+    prefix: &str,
+    coding: &'static str,
+    payload: Bytes,
+    encoded: Bytes,
+    mut floor: impl FnMut(&[u8]) -> usize,
+) {
+    let rt = runtime();
+    assert_eq!(floor(&encoded), payload.len(), "the floor decodes the body");
+    support::check_request_decoding(&rt, coding, &payload, &encoded);
+    let mut group = configure(c, &format!("{prefix}/16KiB"), payload.len());
+    let svc = tower_gzip::decompression::RequestDecompressionLayer::new()
+        .layer(service_fn(drain_request));
+    group.bench_function("tower_gzip", |b| {
+        b.iter(|| {
+            black_box(rt.block_on(respond(&svc, encoded_body_request(coding, encoded.clone()))))
+        })
+    });
+    let svc = tower_http::decompression::RequestDecompressionLayer::new()
+        .layer(service_fn(drain_request));
+    group.bench_function("tower_http", |b| {
+        b.iter(|| {
+            black_box(rt.block_on(respond(&svc, encoded_body_request(coding, encoded.clone()))))
+        })
+    });
+    group.bench_function("raw_floor", |b| b.iter(|| black_box(floor(&encoded))));
+    let svc = service_fn(drain_request);
+    group.bench_function("identity", |b| {
+        b.iter(|| black_box(rt.block_on(respond(&svc, identity_body_request(payload.clone())))))
+    });
+    group.finish();
+}
+
+/// A 16 KiB JSON request body as one zstd frame at level 3.
+#[cfg(feature = "zstd")]
+fn request_zstd(c: &mut Criterion) {
+    let payload = json(16 * 1024);
+    let encoded = support::zstd_bytes(&payload, 3);
+    let mut floor = support::ZstdDecodeFloor::new(payload.len());
+    request_coding(c, "request_zstd", "zstd", payload, encoded, move |e| {
+        floor.decompress(e)
+    });
+}
+
+/// A 16 KiB JSON request body as one br stream at quality 4.
+#[cfg(feature = "br")]
+fn request_br(c: &mut Criterion) {
+    let payload = json(16 * 1024);
+    let encoded = support::br_bytes(&payload, 4);
+    let mut floor = support::BrDecodeFloor::new(payload.len());
+    request_coding(c, "request_br", "br", payload, encoded, move |e| {
+        floor.decompress(e)
+    });
+}
+
+#[cfg(not(feature = "zstd"))]
+fn response_zstd(_: &mut Criterion) {}
+#[cfg(not(feature = "zstd"))]
+fn request_zstd(_: &mut Criterion) {}
+#[cfg(not(feature = "br"))]
+fn response_br(_: &mut Criterion) {}
+#[cfg(not(feature = "br"))]
+fn request_br(_: &mut Criterion) {}
 
 /// Two threads each serving 1 KiB responses through one shared pool, against one thread:
 /// time per response. Equal times mean the pool adds no contention.
@@ -173,7 +311,11 @@ criterion_group!(
     response,
     response_l1,
     streaming,
+    response_zstd,
+    response_br,
     request,
+    request_zstd,
+    request_br,
     contention
 );
 criterion_main!(benches);

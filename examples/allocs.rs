@@ -1,5 +1,6 @@
 //! Allocations per response (or per request) for every case of `benches/response.rs`:
-//! tower-gzip against tower-http and no compression, counted by a global allocator.
+//! tower-gzip against tower-http and no compression, counted by a global allocator; then the
+//! bytes each layer sends per coding and size (the "which coding" table of BENCHMARKS.md).
 //!
 //! ```text
 //! cargo run --release --example allocs
@@ -12,7 +13,10 @@
 //!
 //! Counting: `alloc`, `alloc_zeroed` and `realloc` each count as one allocation; bytes are
 //! the requested size (the new size for `realloc`). Frees are not counted, but tracked for
-//! the live-memory figure of the burst check.
+//! the live-memory figure of the burst check. C code (libzstd, libdeflate) calls `malloc`
+//! itself, past the global allocator: on glibc this binary also defines `malloc` and its
+//! siblings, counting every call before forwarding it, and the tables include those
+//! allocations (the "C share" column shows them alone).
 
 #[path = "../benches/support/mod.rs"]
 mod support;
@@ -22,7 +26,7 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::BodyExt;
 use tower::{Layer, ServiceExt, service_fn};
 use tower_gzip::codec::{Encoder, Format};
 use tower_gzip::compression::CompressionLayer;
@@ -30,8 +34,9 @@ use tower_gzip::decompression::RequestDecompressionLayer;
 use tower_gzip::{CodecPool, CompressionLevel};
 
 use support::{
-    SIZES, drain, drain_request, full_response, gzip_body_request, gzip_bytes, gzip_request,
-    identity_body_request, json, levels, respond, streamed_response,
+    SIZES, accepting, check_request_decoding, drain, drain_request, expect_coding, full_response,
+    gzip_body_request, gzip_bytes, gzip_request, identity_body_request, json, levels, respond,
+    streamed_response, tower_http_only,
 };
 
 // ---------------------------------------------------------------------------------------
@@ -79,14 +84,129 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
+/// Allocations made outside Rust's allocator: libzstd and libdeflate are C and call `malloc`
+/// themselves. This binary defines glibc's allocation entry points (the statically linked C
+/// code, and Rust's `System`, bind to these), counts each call and forwards it to glibc's
+/// `__libc_*` functions. Rust's own allocations pass through here too (`System` calls
+/// `malloc`, `calloc`, `realloc` or `posix_memalign` once per allocation), so the C share is
+/// these counts minus the Rust counters.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+mod c_heap {
+    use std::ffi::{c_int, c_void};
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    pub static CALLS: AtomicU64 = AtomicU64::new(0);
+    pub static BYTES: AtomicU64 = AtomicU64::new(0);
+
+    unsafe extern "C" {
+        fn __libc_malloc(size: usize) -> *mut c_void;
+        fn __libc_calloc(n: usize, size: usize) -> *mut c_void;
+        fn __libc_realloc(ptr: *mut c_void, size: usize) -> *mut c_void;
+        fn __libc_memalign(align: usize, size: usize) -> *mut c_void;
+    }
+
+    fn count(bytes: usize) {
+        CALLS.fetch_add(1, Ordering::Relaxed);
+        BYTES.fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
+    /// # Safety
+    /// As glibc's `malloc`.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "C" fn malloc(size: usize) -> *mut c_void {
+        count(size);
+        // SAFETY: forwarded as is.
+        unsafe { __libc_malloc(size) }
+    }
+
+    /// # Safety
+    /// As glibc's `calloc`.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "C" fn calloc(n: usize, size: usize) -> *mut c_void {
+        count(n.saturating_mul(size));
+        // SAFETY: forwarded as is.
+        unsafe { __libc_calloc(n, size) }
+    }
+
+    /// # Safety
+    /// As glibc's `realloc`.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "C" fn realloc(ptr: *mut c_void, size: usize) -> *mut c_void {
+        if size != 0 || ptr.is_null() {
+            count(size);
+        }
+        // SAFETY: forwarded as is.
+        unsafe { __libc_realloc(ptr, size) }
+    }
+
+    /// # Safety
+    /// As glibc's `posix_memalign`.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "C" fn posix_memalign(
+        out: *mut *mut c_void,
+        align: usize,
+        size: usize,
+    ) -> c_int {
+        const EINVAL: c_int = 22;
+        const ENOMEM: c_int = 12;
+        if !align.is_power_of_two() || align % size_of::<usize>() != 0 {
+            return EINVAL;
+        }
+        count(size);
+        // SAFETY: a valid alignment; `out` is the caller's to write.
+        unsafe {
+            let ptr = __libc_memalign(align, size);
+            if ptr.is_null() {
+                return ENOMEM;
+            }
+            *out = ptr;
+        }
+        0
+    }
+
+    /// # Safety
+    /// As glibc's `aligned_alloc`.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "C" fn aligned_alloc(align: usize, size: usize) -> *mut c_void {
+        count(size);
+        // SAFETY: forwarded as is.
+        unsafe { __libc_memalign(align, size) }
+    }
+
+    /// # Safety
+    /// As glibc's `memalign`.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "C" fn memalign(align: usize, size: usize) -> *mut c_void {
+        count(size);
+        // SAFETY: forwarded as is.
+        unsafe { __libc_memalign(align, size) }
+    }
+
+    /// (calls, bytes) so far, Rust's allocations included.
+    pub fn totals() -> Option<(u64, u64)> {
+        Some((CALLS.load(Ordering::Relaxed), BYTES.load(Ordering::Relaxed)))
+    }
+}
+
+/// Without glibc the C share is not measured (reported as zero).
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+mod c_heap {
+    pub fn totals() -> Option<(u64, u64)> {
+        None
+    }
+}
+
 const WARM_UP: u64 = 50;
 const ITERS: u64 = 200;
 
-/// Allocations and bytes allocated per iteration, averaged.
+/// Allocations and bytes allocated per iteration, averaged: Rust's and C code's together,
+/// and the C share alone (libzstd's, libdeflate's).
 #[derive(Clone, Copy, Debug)]
 struct Cost {
     allocs: f64,
     bytes: f64,
+    c_allocs: f64,
+    c_bytes: f64,
 }
 
 fn measure(mut f: impl FnMut()) -> Cost {
@@ -97,6 +217,7 @@ fn measure(mut f: impl FnMut()) -> Cost {
         ALLOCS.load(Ordering::Relaxed),
         BYTES.load(Ordering::Relaxed),
     );
+    let c0 = c_heap::totals();
     for _ in 0..ITERS {
         f();
     }
@@ -104,9 +225,21 @@ fn measure(mut f: impl FnMut()) -> Cost {
         ALLOCS.load(Ordering::Relaxed),
         BYTES.load(Ordering::Relaxed),
     );
+    let c1 = c_heap::totals();
+    let per = |n: u64| n as f64 / ITERS as f64;
+    // Every Rust allocation is one call into the C allocator too: the rest is C code's own.
+    let (c_allocs, c_bytes) = match (c0, c1) {
+        (Some((n0, m0)), Some((n1, m1))) => (
+            per((n1 - n0).saturating_sub(a1 - a0)),
+            per((m1 - m0).saturating_sub(b1 - b0)),
+        ),
+        _ => (0.0, 0.0),
+    };
     Cost {
-        allocs: (a1 - a0) as f64 / ITERS as f64,
-        bytes: (b1 - b0) as f64 / ITERS as f64,
+        allocs: per(a1 - a0) + c_allocs,
+        bytes: per(b1 - b0) + c_bytes,
+        c_allocs,
+        c_bytes,
     }
 }
 
@@ -171,7 +304,7 @@ where
 fn request_case(rt: &tokio::runtime::Runtime, case: &str, size: usize) -> Row {
     let payload = json(size);
     let gzipped = gzip_bytes(&payload, 6);
-    check_request_decoding(rt, &payload, &gzipped);
+    check_request_decoding(rt, "gzip", &payload, &gzipped);
     let ours = RequestDecompressionLayer::new().layer(service_fn(drain_request));
     let theirs = tower_http::decompression::RequestDecompressionLayer::new()
         .layer(service_fn(drain_request));
@@ -190,31 +323,116 @@ fn request_case(rt: &tokio::runtime::Runtime, case: &str, size: usize) -> Row {
     }
 }
 
-/// Both layers hand the handler exactly the payload (so the request rows measure real work).
-fn check_request_decoding(rt: &tokio::runtime::Runtime, payload: &Bytes, gzipped: &Bytes) {
-    async fn collect<B>(req: http::Request<B>) -> Result<http::Response<Full<Bytes>>, B::Error>
-    where
-        B: http_body::Body<Data = Bytes>,
-    {
-        let body = req.into_body().collect().await?.to_bytes();
-        let mut res = http::Response::new(Full::new(Bytes::new()));
-        res.headers_mut()
-            .insert("x-crc", crc32fast::hash(&body).into());
-        Ok(res)
+/// `Full<Bytes>` responses answered with `coding` only: our layer with every coding on
+/// (`CompressionLayer::new()`, default levels), tower-http's offering only `coding`, and
+/// none; the request accepts only `coding`.
+#[cfg(any(feature = "zstd", feature = "br"))]
+fn coding_case(rt: &tokio::runtime::Runtime, coding: &'static str, size: usize) -> Row {
+    let payload = json(size);
+    let serve = || {
+        let p = payload.clone();
+        service_fn(move |_| full_response(p.clone()))
+    };
+    let ours = CompressionLayer::new().layer(serve());
+    let theirs = tower_http_only(coding).layer(serve());
+    rt.block_on(expect_coding(&ours, accepting(coding), coding));
+    rt.block_on(expect_coding(&theirs, accepting(coding), coding));
+    let identity = serve();
+    Row {
+        case: format!("response_{coding}/{}", label(size)),
+        ours: measure(|| {
+            black_box(rt.block_on(respond(&ours, accepting(coding))));
+        }),
+        theirs: measure(|| {
+            black_box(rt.block_on(respond(&theirs, accepting(coding))));
+        }),
+        identity: measure(|| {
+            black_box(rt.block_on(respond(&identity, accepting(coding))));
+        }),
     }
-    fn crc<B>(res: http::Response<B>) -> Option<u32> {
-        res.headers().get("x-crc")?.to_str().ok()?.parse().ok()
+}
+
+/// A 16 KiB JSON request body encoded with `coding` (`encoded`), decoded and drained.
+#[cfg(any(feature = "zstd", feature = "br"))]
+fn coding_request_case(
+    rt: &tokio::runtime::Runtime,
+    coding: &'static str,
+    payload: Bytes,
+    encoded: Bytes,
+) -> Row {
+    check_request_decoding(rt, coding, &payload, &encoded);
+    let ours = RequestDecompressionLayer::new().layer(service_fn(drain_request));
+    let theirs = tower_http::decompression::RequestDecompressionLayer::new()
+        .layer(service_fn(drain_request));
+    let identity = service_fn(drain_request);
+    Row {
+        case: format!("request_{coding}/{}", label(payload.len())),
+        ours: measure(|| {
+            black_box(rt.block_on(respond(
+                &ours,
+                support::encoded_body_request(coding, encoded.clone()),
+            )));
+        }),
+        theirs: measure(|| {
+            black_box(rt.block_on(respond(
+                &theirs,
+                support::encoded_body_request(coding, encoded.clone()),
+            )));
+        }),
+        identity: measure(|| {
+            black_box(rt.block_on(respond(&identity, identity_body_request(payload.clone()))));
+        }),
     }
-    let want = Some(crc32fast::hash(payload));
-    rt.block_on(async {
-        let ours = RequestDecompressionLayer::new().layer(service_fn(collect));
-        let res = ours.oneshot(gzip_body_request(gzipped.clone())).await;
-        assert_eq!(res.ok().and_then(crc), want, "tower-gzip decoding");
-        let theirs =
-            tower_http::decompression::RequestDecompressionLayer::new().layer(service_fn(collect));
-        let res = theirs.oneshot(gzip_body_request(gzipped.clone())).await;
-        assert_eq!(res.ok().and_then(crc), want, "tower-http decoding");
-    });
+}
+
+#[cfg(any(feature = "zstd", feature = "br"))]
+fn label(size: usize) -> &'static str {
+    SIZES.iter().find(|(_, s)| *s == size).unwrap().0
+}
+
+/// The codings this build speaks, in the order of the wire-size table.
+fn codings() -> Vec<&'static str> {
+    let mut out = vec!["gzip", "deflate"];
+    if cfg!(feature = "zstd") {
+        out.push("zstd");
+    }
+    if cfg!(feature = "br") {
+        out.push("br");
+    }
+    out
+}
+
+/// Response bytes on the wire, per size and coding: ours (default levels, every coding on)
+/// and tower-http's (only that coding, its default quality).
+fn wire_sizes(rt: &tokio::runtime::Runtime) {
+    let codings = codings();
+    println!(
+        "
+Body bytes on the wire per response: tower-gzip / tower-http, default levels.
+"
+    );
+    print!("| size |");
+    for coding in &codings {
+        print!(" {coding} |");
+    }
+    println!();
+    println!("|---|{}", "--:|".repeat(codings.len()));
+    for (label, size) in SIZES {
+        let payload = json(size);
+        print!("| {label} ({size} B) |");
+        for &coding in &codings {
+            let serve = || {
+                let p = payload.clone();
+                service_fn(move |_| full_response(p.clone()))
+            };
+            let ours = CompressionLayer::new().layer(serve());
+            let theirs = tower_http_only(coding).layer(serve());
+            let a = rt.block_on(expect_coding(&ours, accepting(coding), coding));
+            let b = rt.block_on(expect_coding(&theirs, accepting(coding), coding));
+            print!(" {a} / {b} |");
+        }
+        println!();
+    }
 }
 
 /// After `BURST` streaming responses are mid-stream at once and then all finish, the pool
@@ -316,6 +534,24 @@ fn main() {
     for (label, size) in SIZES {
         rows.push(request_case(&rt, &format!("request/{label}"), size));
     }
+    #[cfg(feature = "zstd")]
+    {
+        for size in [1024, 256 * 1024] {
+            rows.push(coding_case(&rt, "zstd", size));
+        }
+        let payload = json(16 * 1024);
+        let encoded = support::zstd_bytes(&payload, 3);
+        rows.push(coding_request_case(&rt, "zstd", payload, encoded));
+    }
+    #[cfg(feature = "br")]
+    {
+        for size in [1024, 256 * 1024] {
+            rows.push(coding_case(&rt, "br", size));
+        }
+        let payload = json(16 * 1024);
+        let encoded = support::br_bytes(&payload, 4);
+        rows.push(coding_request_case(&rt, "br", payload, encoded));
+    }
 
     println!(
         "Allocations per response (request/*: per request), average of {ITERS} iterations \
@@ -323,12 +559,24 @@ fn main() {
     );
     println!(
         "| case | tower_gzip allocs | tower_gzip bytes | tower_http allocs | tower_http bytes \
-         | identity allocs | identity bytes | ours - identity (allocs) |"
+         | identity allocs | identity bytes | ours - identity (allocs) \
+         | C share: tower_gzip / tower_http |"
     );
-    println!("|---|--:|--:|--:|--:|--:|--:|--:|");
+    println!("|---|--:|--:|--:|--:|--:|--:|--:|--:|");
     for r in &rows {
+        let c_share = if r.ours.c_allocs + r.theirs.c_allocs > 0.0 {
+            format!(
+                "{:.1} ({}) / {:.1} ({})",
+                r.ours.c_allocs,
+                kb(r.ours.c_bytes),
+                r.theirs.c_allocs,
+                kb(r.theirs.c_bytes)
+            )
+        } else {
+            "-".to_owned()
+        };
         println!(
-            "| {} | {:.1} | {} | {:.1} | {} | {:.1} | {} | {:+.1} |",
+            "| {} | {:.1} | {} | {:.1} | {} | {:.1} | {} | {:+.1} | {} |",
             r.case,
             r.ours.allocs,
             kb(r.ours.bytes),
@@ -337,6 +585,7 @@ fn main() {
             r.identity.allocs,
             kb(r.identity.bytes),
             r.ours.allocs - r.identity.allocs,
+            c_share,
         );
     }
 
@@ -358,6 +607,21 @@ fn main() {
         ),
         r.ours.bytes < 8_000.0,
     ));
+    if cfg!(feature = "zstd") {
+        let r = find("response_zstd/1KiB");
+        checks.push((
+            format!(
+                "response_zstd/1KiB: at most identity + 3 allocations and under 8 KB ({:.1} vs \
+                 {:.1} + 3, {}; tower-http {:.1}, {})",
+                r.ours.allocs,
+                r.identity.allocs,
+                kb(r.ours.bytes),
+                r.theirs.allocs,
+                kb(r.theirs.bytes)
+            ),
+            r.ours.allocs <= r.identity.allocs + 3.0 && r.ours.bytes < 8_000.0,
+        ));
+    }
     for case in ["response/1MiB", "streaming/1MiB"] {
         let r = find(case);
         checks.push((
@@ -395,4 +659,5 @@ fn main() {
     for (text, ok) in &checks {
         println!("- {}: {text}", verdict(*ok));
     }
+    wire_sizes(&rt);
 }

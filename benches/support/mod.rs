@@ -273,3 +273,273 @@ impl Default for RawInflateFloor {
         Self::new()
     }
 }
+
+/// A request that accepts only `coding` (`gzip`, `deflate`, `zstd` or `br`).
+pub fn accepting(coding: &'static str) -> Request<Full<Bytes>> {
+    Request::builder()
+        .header(header::ACCEPT_ENCODING, coding)
+        .body(Full::new(Bytes::new()))
+        .unwrap()
+}
+
+/// A `POST` whose body is `encoded`, sent with `Content-Encoding: coding`.
+pub fn encoded_body_request(coding: &'static str, encoded: Bytes) -> Request<Full<Bytes>> {
+    Request::builder()
+        .method(http::Method::POST)
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::CONTENT_ENCODING, coding)
+        .header(header::CONTENT_LENGTH, encoded.len())
+        .body(Full::new(encoded))
+        .unwrap()
+}
+
+/// tower-http's compression layer offering only `coding` (`gzip`, `deflate`, `zstd` or `br`)
+/// at its default quality.
+pub fn tower_http_only(coding: &str) -> tower_http::compression::CompressionLayer {
+    let layer = tower_http::compression::CompressionLayer::new()
+        .quality(tower_http::CompressionLevel::Default);
+    match coding {
+        "gzip" => layer.no_deflate().no_br().no_zstd(),
+        "deflate" => layer.no_gzip().no_br().no_zstd(),
+        "zstd" => layer.no_gzip().no_deflate().no_br(),
+        "br" => layer.no_gzip().no_deflate().no_zstd(),
+        other => panic!("unknown coding {other}"),
+    }
+}
+
+/// Calls a clone of `svc` once with `request`; panics unless the response is encoded with
+/// `coding`. Returns the encoded body's length. For benchmark setup: proves a group
+/// measures the coding it is named after.
+pub async fn expect_coding<S, B>(svc: &S, request: Request<Full<Bytes>>, coding: &str) -> usize
+where
+    S: tower::Service<Request<Full<Bytes>>, Response = Response<B>> + Clone,
+    S::Error: std::fmt::Debug,
+    B: Body,
+    B::Error: std::fmt::Debug,
+{
+    use tower::ServiceExt;
+    let res = svc.clone().oneshot(request).await.unwrap();
+    let got = res
+        .headers()
+        .get(header::CONTENT_ENCODING)
+        .map(|v| v.to_str().unwrap().to_owned());
+    assert_eq!(got.as_deref(), Some(coding), "content-encoding");
+    drain(res.into_body()).await
+}
+
+/// gzip level 6 by libdeflate alone: one reused `libdeflater::Compressor` writing a gzip
+/// member into a reused buffer. The floor of the one-shot path (bodies up to 64 KiB).
+#[cfg(feature = "libdeflate")]
+pub struct LibdeflateFloor {
+    compressor: libdeflater::Compressor,
+    out: Vec<u8>,
+}
+
+#[cfg(feature = "libdeflate")]
+impl LibdeflateFloor {
+    pub fn new(level: u32) -> Self {
+        let level = libdeflater::CompressionLvl::new(level as i32).unwrap();
+        LibdeflateFloor {
+            compressor: libdeflater::Compressor::new(level),
+            out: Vec::new(),
+        }
+    }
+
+    pub fn gzip(&mut self, input: &[u8]) -> usize {
+        let bound = self.compressor.gzip_compress_bound(input.len());
+        self.out.resize(bound, 0);
+        self.compressor.gzip_compress(input, &mut self.out).unwrap()
+    }
+}
+
+/// zstd alone: one reused `zstd_safe::CCtx` at `level` with the content checksum on (as the
+/// layer writes it), reset per body (`SessionOnly`), the input size pledged, and the whole
+/// frame written by one `compress_stream2(.., e_end)` into a reused buffer.
+#[cfg(feature = "zstd")]
+pub struct ZstdFloor {
+    cctx: zstd_safe::CCtx<'static>,
+    out: Vec<u8>,
+}
+
+#[cfg(feature = "zstd")]
+impl ZstdFloor {
+    pub fn new(level: i32) -> Self {
+        let mut cctx = zstd_safe::CCtx::create();
+        cctx.set_parameter(zstd_safe::CParameter::CompressionLevel(level))
+            .unwrap();
+        cctx.set_parameter(zstd_safe::CParameter::ChecksumFlag(true))
+            .unwrap();
+        ZstdFloor {
+            cctx,
+            out: Vec::new(),
+        }
+    }
+
+    pub fn compress(&mut self, input: &[u8]) -> usize {
+        self.cctx
+            .reset(zstd_safe::ResetDirective::SessionOnly)
+            .unwrap();
+        self.cctx
+            .set_pledged_src_size(Some(input.len() as u64))
+            .unwrap();
+        self.out.clear();
+        self.out.reserve(zstd_safe::compress_bound(input.len()));
+        let mut output = zstd_safe::OutBuffer::around(&mut self.out);
+        let mut input = zstd_safe::InBuffer::around(input);
+        let left = self
+            .cctx
+            .compress_stream2(
+                &mut output,
+                &mut input,
+                zstd_safe::zstd_sys::ZSTD_EndDirective::ZSTD_e_end,
+            )
+            .unwrap();
+        assert_eq!(left, 0, "one call with compress_bound room ends the frame");
+        self.out.len()
+    }
+
+    /// The frame written by the last [`ZstdFloor::compress`] call.
+    pub fn output(&self) -> &[u8] {
+        &self.out
+    }
+}
+
+/// zstd decoding alone: one reused `DCtx`, the whole frame into a reused buffer.
+#[cfg(feature = "zstd")]
+pub struct ZstdDecodeFloor {
+    dctx: zstd_safe::DCtx<'static>,
+    out: Vec<u8>,
+}
+
+#[cfg(feature = "zstd")]
+impl ZstdDecodeFloor {
+    pub fn new(capacity: usize) -> Self {
+        ZstdDecodeFloor {
+            dctx: zstd_safe::DCtx::create(),
+            out: Vec::with_capacity(capacity),
+        }
+    }
+
+    pub fn decompress(&mut self, frame: &[u8]) -> usize {
+        self.out.clear();
+        self.dctx.decompress(&mut self.out, frame).unwrap()
+    }
+}
+
+/// `payload` as one zstd frame at `level` (checksum, pledged size), made once per bench.
+#[cfg(feature = "zstd")]
+pub fn zstd_bytes(payload: &[u8], level: i32) -> Bytes {
+    let mut floor = ZstdFloor::new(level);
+    floor.compress(payload);
+    Bytes::copy_from_slice(floor.output())
+}
+
+/// br alone: the brotli crate's one-call `BrotliCompress` (reader to writer) at `quality`,
+/// window 22 (`lgwin`, as the layer and tower-http use), into a reused buffer. The encoder
+/// state is built and freed inside every call: that is the crate's one-call API.
+#[cfg(feature = "br")]
+pub struct BrFloor {
+    params: brotli::enc::BrotliEncoderParams,
+    out: Vec<u8>,
+}
+
+#[cfg(feature = "br")]
+impl BrFloor {
+    pub fn new(quality: i32) -> Self {
+        let params = brotli::enc::BrotliEncoderParams {
+            quality,
+            lgwin: 22,
+            ..Default::default()
+        };
+        BrFloor {
+            params,
+            out: Vec::new(),
+        }
+    }
+
+    pub fn compress(&mut self, mut input: &[u8]) -> usize {
+        self.out.clear();
+        brotli::BrotliCompress(&mut input, &mut self.out, &self.params).unwrap()
+    }
+
+    /// The stream written by the last [`BrFloor::compress`] call.
+    pub fn output(&self) -> &[u8] {
+        &self.out
+    }
+}
+
+/// br decoding alone: the brotli crate's one-call `BrotliDecompress` into a reused buffer.
+#[cfg(feature = "br")]
+pub struct BrDecodeFloor {
+    out: Vec<u8>,
+}
+
+#[cfg(feature = "br")]
+impl BrDecodeFloor {
+    pub fn new(capacity: usize) -> Self {
+        BrDecodeFloor {
+            out: Vec::with_capacity(capacity),
+        }
+    }
+
+    pub fn decompress(&mut self, mut stream: &[u8]) -> usize {
+        self.out.clear();
+        brotli::BrotliDecompress(&mut stream, &mut self.out).unwrap();
+        self.out.len()
+    }
+}
+
+/// `payload` as one br stream at `quality`, window 22, made once per bench.
+#[cfg(feature = "br")]
+pub fn br_bytes(payload: &[u8], quality: i32) -> Bytes {
+    let mut floor = BrFloor::new(quality);
+    floor.compress(payload);
+    Bytes::copy_from_slice(floor.output())
+}
+
+/// Both layers hand the handler exactly `payload` when sent `encoded` with
+/// `Content-Encoding: coding` (so the request groups measure real decoding).
+pub fn check_request_decoding(
+    rt: &tokio::runtime::Runtime,
+    coding: &'static str,
+    payload: &Bytes,
+    encoded: &Bytes,
+) {
+    use tower::{Layer, ServiceExt, service_fn};
+    async fn collect<B>(req: Request<B>) -> Result<Response<Full<Bytes>>, B::Error>
+    where
+        B: Body<Data = Bytes>,
+    {
+        let body = req.into_body().collect().await?.to_bytes();
+        Ok(Response::new(Full::new(body)))
+    }
+    async fn body<B>(res: Response<B>) -> Bytes
+    where
+        B: Body<Data = Bytes>,
+        B::Error: std::fmt::Debug,
+    {
+        res.into_body().collect().await.unwrap().to_bytes()
+    }
+    rt.block_on(async {
+        let ours =
+            tower_gzip::decompression::RequestDecompressionLayer::new().layer(service_fn(collect));
+        let res = ours
+            .oneshot(encoded_body_request(coding, encoded.clone()))
+            .await;
+        assert_eq!(
+            body(res.unwrap()).await,
+            payload,
+            "tower-gzip decoding {coding}"
+        );
+        let theirs =
+            tower_http::decompression::RequestDecompressionLayer::new().layer(service_fn(collect));
+        let res = theirs
+            .oneshot(encoded_body_request(coding, encoded.clone()))
+            .await;
+        assert_eq!(
+            body(res.unwrap()).await,
+            payload,
+            "tower-http decoding {coding}"
+        );
+    });
+}
