@@ -3,15 +3,22 @@
 
     python3 scripts/bench_chart.py                      # docs/response-time.svg + tables
     python3 scripts/bench_chart.py --group streaming --out docs/streaming-time.svg
+    cargo run --release --example allocs > target/allocs.md
+    python3 scripts/bench_chart.py --allocs target/allocs.md   # + "which coding" table
 
 Reads every `target/criterion/**/new/benchmark.json` with its `estimates.json` (median
 point estimate, in ns), then:
 
-- writes an SVG of time per response by size (grouped bars, log time axis) for one group
-  family (default `response`): tower_gzip, tower_http, raw_floor, identity;
-- prints markdown tables of the medians and the ratios tower_gzip/tower_http and
-  tower_gzip/raw_floor for every group found (response, response_l1, streaming, request,
-  contention), then the issue's targets with PASS/FAIL.
+- writes an SVG of time per response by size (grouped bars, log time axis, one scale):
+  by default one panel per coding (`response` for gzip, `response_zstd`, `response_br`),
+  with `--group` one group family; bars tower_gzip, tower_http, libdeflate_floor (gzip up
+  to 64 KiB), raw_floor, identity;
+- prints markdown tables of the medians and the ratios tower_gzip/tower_http,
+  tower_gzip/raw_floor and tower_gzip/libdeflate_floor for every group found (response,
+  response_l1, streaming, response_zstd, response_br, request, request_zstd, request_br,
+  contention), then the issues' targets with PASS/FAIL;
+- with `--allocs` (the output of `examples/allocs.rs`, which ends with the bytes on the wire
+  per size and coding): a table of our time and output bytes per size and coding.
 
 Python 3 standard library only.
 """
@@ -23,27 +30,50 @@ import os
 import sys
 from collections import defaultdict
 
-FUNCTIONS = ["tower_gzip", "tower_http", "raw_floor", "identity"]
+FUNCTIONS = ["tower_gzip", "tower_http", "libdeflate_floor", "raw_floor", "identity"]
 COLORS = {
     "tower_gzip": "#1f77b4",
     "tower_http": "#ff7f0e",
+    "libdeflate_floor": "#98df8a",
     "raw_floor": "#2ca02c",
     "identity": "#7f7f7f",
 }
 LABELS = {
     "tower_gzip": "tower-gzip",
     "tower_http": "tower-http 0.7",
+    "libdeflate_floor": "libdeflate alone",
     "raw_floor": "raw codec floor",
     "identity": "identity (no compression)",
 }
-FAMILIES = ["response", "response_l1", "streaming", "request", "contention"]
+FAMILIES = [
+    "response",
+    "response_l1",
+    "streaming",
+    "response_zstd",
+    "response_br",
+    "request",
+    "request_zstd",
+    "request_br",
+    "contention",
+]
 SIZE_ORDER = {"1KiB": 0, "16KiB": 1, "64KiB": 2, "256KiB": 3, "1MiB": 4}
 TITLES = {
     "response": "Full<Bytes> JSON response, gzip level 6",
     "response_l1": "Full<Bytes> JSON response, gzip level 1",
     "streaming": "streamed JSON response (16 KiB frames), gzip level 6",
+    "response_zstd": "Full<Bytes> JSON response, zstd level 3",
+    "response_br": "Full<Bytes> JSON response, br quality 4",
     "request": "gzip request body decompression",
+    "request_zstd": "zstd request body decompression",
+    "request_br": "br request body decompression",
 }
+# The default chart: one panel per coding, on one time scale.
+CODING_PANELS = [
+    ("response", "gzip, level 6 (raw floor: zlib-rs)"),
+    ("response_zstd", "zstd, level 3 (raw floor: libzstd, reused context)"),
+    ("response_br", "br, quality 4 (raw floor: brotli crate, one call)"),
+]
+CODING_OF = {"response": "gzip", "response_zstd": "zstd", "response_br": "br"}
 
 
 def load(root):
@@ -98,30 +128,30 @@ def family_groups(results, family):
     return out
 
 
+def table_row(group, funcs):
+    g, h, d, r, i = (funcs.get(f) for f in FUNCTIONS)
+    return (
+        f"| {group} | {fmt_time(g)} | {fmt_time(h)} | {fmt_time(r)} | {fmt_time(d)} "
+        f"| {fmt_time(i)} | {fmt_ratio(ratio(g, h))} | {fmt_ratio(ratio(g, r))} "
+        f"| {fmt_ratio(ratio(g, d))} |"
+    )
+
+
 def tables(results):
     lines = []
     lines.append(
-        "| group | tower_gzip | tower_http | raw_floor | identity "
-        "| tower_gzip/tower_http | tower_gzip/raw_floor |"
+        "| group | tower_gzip | tower_http | raw_floor | libdeflate_floor | identity "
+        "| tower_gzip/tower_http | tower_gzip/raw_floor | tower_gzip/libdeflate_floor |"
     )
-    lines.append("|---|--:|--:|--:|--:|--:|--:|")
+    lines.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|")
     for family in FAMILIES[:-1]:
         for size, funcs in family_groups(results, family):
-            g, h, r, i = (funcs.get(f) for f in FUNCTIONS)
-            lines.append(
-                f"| {family}/{size} | {fmt_time(g)} | {fmt_time(h)} | {fmt_time(r)} "
-                f"| {fmt_time(i)} | {fmt_ratio(ratio(g, h))} | {fmt_ratio(ratio(g, r))} |"
-            )
+            lines.append(table_row(f"{family}/{size}", funcs))
     others = sorted(
         g for g in results if g.split("/")[0] not in FAMILIES[:-1] and g != "contention"
     )
     for group in others:
-        funcs = results[group]
-        g, h, r, i = (funcs.get(f) for f in FUNCTIONS)
-        lines.append(
-            f"| {group} | {fmt_time(g)} | {fmt_time(h)} | {fmt_time(r)} "
-            f"| {fmt_time(i)} | {fmt_ratio(ratio(g, h))} | {fmt_ratio(ratio(g, r))} |"
-        )
+        lines.append(table_row(group, results[group]))
     if "contention" in results:
         c = results["contention"]
         one, two = c.get("tower_gzip/1_threads"), c.get("tower_gzip/2_threads")
@@ -161,25 +191,84 @@ def targets(results):
     for size, _ in family_groups(results, "request"):
         g = f"request/{size}"
         check(f"{g} tower_gzip/tower_http", ratio(get(g, "tower_gzip"), get(g, "tower_http")), 1.00)
+    # Issue 10: the one-shot gzip path against its own codec, zstd and br against tower-http.
+    for size in ["1KiB", "16KiB"]:
+        g = f"response/{size}"
+        r = ratio(get(g, "tower_gzip"), get(g, "libdeflate_floor"))
+        check(f"{g} tower_gzip/libdeflate_floor", r, 1.05)
+    for family, limits in [
+        ("response_zstd", [("1KiB", 0.30), ("16KiB", 0.70), ("256KiB", 1.00), ("1MiB", 1.00)]),
+        ("response_br", [("1KiB", 0.70), ("16KiB", 1.00), ("256KiB", 1.00), ("1MiB", 1.00)]),
+    ]:
+        for size, limit in limits:
+            g = f"{family}/{size}"
+            r = ratio(get(g, "tower_gzip"), get(g, "tower_http"))
+            check(f"{g} tower_gzip/tower_http", r, limit)
+    for g in ["request_zstd/16KiB", "request_br/16KiB"]:
+        check(f"{g} tower_gzip/tower_http", ratio(get(g, "tower_gzip"), get(g, "tower_http")), 0.80)
     return out
 
 
-def svg_chart(results, family, title):
-    groups = [(s, f) for s, f in family_groups(results, family) if any(k in f for k in FUNCTIONS)]
-    if not groups:
+def parse_wire_sizes(path):
+    """{(size_label, coding): our bytes} from the last table of `examples/allocs.rs`'s output
+    (`| 1KiB (1024 B) | 323 / 326 | ...`, headed `| size | gzip | deflate | zstd | br |`)."""
+    sizes, header = {}, None
+    with open(path) as f:
+        for line in f:
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if cells and cells[0] == "size":
+                header = cells[1:]
+                continue
+            if header is None or not cells or cells[0].startswith("-"):
+                continue
+            label = cells[0].split(" ")[0]
+            for coding, cell in zip(header, cells[1:]):
+                ours = cell.split("/")[0].strip()
+                if ours.isdigit():
+                    sizes[(label, coding)] = int(ours)
+    return sizes
+
+
+def which_coding(results, wire):
+    """Our time and output bytes per size and coding (`wire` from `parse_wire_sizes`)."""
+    codings = [(fam, CODING_OF[fam]) for fam, _ in CODING_PANELS]
+    head = "| size | " + " | ".join(f"{c}: time, bytes" for _, c in codings) + " |"
+    lines = [head, "|---|" + "--:|" * len(codings)]
+    labels = sorted(
+        {s for fam, _ in codings for s, _ in family_groups(results, fam)},
+        key=lambda s: SIZE_ORDER.get(s, 99),
+    )
+    for label in labels:
+        cells = []
+        for fam, coding in codings:
+            t = results.get(f"{fam}/{label}", {}).get("tower_gzip")
+            b = wire.get((label, coding))
+            cells.append(f"{fmt_time(t)}, {'-' if b is None else f'{b:,} B'}")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def svg_chart(results, panels, title):
+    """One SVG, one panel per (family, subtitle) in `panels`, stacked, on one log time scale."""
+    panels = [
+        (fam, sub, [(s, f) for s, f in family_groups(results, fam) if any(k in f for k in FUNCTIONS)])
+        for fam, sub in panels
+    ]
+    panels = [p for p in panels if p[2]]
+    if not panels:
         return None
-    values = [f[k] for _, f in groups for k in FUNCTIONS if f.get(k)]
+    values = [f[k] for _, _, groups in panels for _, f in groups for k in FUNCTIONS if f.get(k)]
     lo = 10 ** math.floor(math.log10(min(values)))
     hi = 10 ** math.ceil(math.log10(max(values) * 2.5))
     if hi / lo < 100:
         hi = lo * 100
+    present = [k for k in FUNCTIONS if any(k in f for _, _, groups in panels for _, f in groups)]
 
-    width, height = 900, 520
-    left, right, top, bottom = 90, 20, 60, 110
-    plot_w, plot_h = width - left - right, height - top - bottom
-
-    def y(ns):
-        return top + plot_h * (1 - (math.log10(ns) - math.log10(lo)) / (math.log10(hi) - math.log10(lo)))
+    width = 900
+    left, right, header, panel_gap, footer = 90, 20, 60, 70, 40
+    plot_h = 330
+    plot_w = width - left - right
+    height = header + len(panels) * (plot_h + panel_gap) + footer
 
     e = []
     e.append(
@@ -193,7 +282,31 @@ def svg_chart(results, family, title):
     )
     e.append(
         f'<text x="{width / 2}" y="47" text-anchor="middle" fill="#555">'
-        "median of criterion samples; log scale; lower is better</text>"
+        "median of criterion samples; log scale, the same in every panel; lower is better</text>"
+    )
+    for pi, (_fam, subtitle, groups) in enumerate(panels):
+        top = header + pi * (plot_h + panel_gap) + 22
+        e.extend(panel(groups, subtitle, top, left, plot_w, plot_h - 22, lo, hi, present))
+    # Legend.
+    lx = left
+    ly = height - 16
+    for name in present:
+        e.append(f'<rect x="{lx}" y="{ly - 11}" width="14" height="14" fill="{COLORS[name]}"/>')
+        e.append(f'<text x="{lx + 20}" y="{ly + 1}">{esc(LABELS[name])}</text>')
+        lx += 36 + 7 * len(LABELS[name])
+    e.append("</svg>")
+    return "\n".join(e) + "\n"
+
+
+def panel(groups, subtitle, top, left, plot_w, plot_h, lo, hi, functions):
+    """SVG elements of one panel: grouped bars per size, gridlines, labels."""
+
+    def y(ns):
+        return top + plot_h * (1 - (math.log10(ns) - math.log10(lo)) / (math.log10(hi) - math.log10(lo)))
+
+    e = []
+    e.append(
+        f'<text x="{left}" y="{top - 8}" font-size="15" font-weight="bold">{esc(subtitle)}</text>'
     )
     # Gridlines and y labels at every power of ten, minor ticks at 2 and 5.
     decade = lo
@@ -208,25 +321,24 @@ def svg_chart(results, family, title):
                 f'<line x1="{left}" x2="{left + plot_w}" y1="{yy:.1f}" y2="{yy:.1f}" '
                 f'stroke="{"#ccc" if major else "#eee"}" stroke-width="1"/>'
             )
-            e.append(
-                f'<text x="{left - 8}" y="{yy + 4:.1f}" text-anchor="end" '
-                f'fill="{"#000" if major else "#888"}" font-size="{12 if major else 10}">'
-                f"{esc(fmt_time(v))}</text>"
-            )
+            if major or plot_h > 250:
+                e.append(
+                    f'<text x="{left - 8}" y="{yy + 4:.1f}" text-anchor="end" '
+                    f'fill="{"#000" if major else "#888"}" font-size="{12 if major else 10}">'
+                    f"{esc(fmt_time(v))}</text>"
+                )
         decade *= 10
     e.append(
         f'<text transform="translate(22 {top + plot_h / 2}) rotate(-90)" text-anchor="middle">'
-        "time per response (log scale)</text>"
+        "time per response</text>"
     )
-    # Bars.
     slot = plot_w / len(groups)
-    bar_w = min(36, slot * 0.8 / len(FUNCTIONS))
+    bar_w = min(36, slot * 0.8 / len(functions))
     for gi, (size, funcs) in enumerate(groups):
-        x0 = left + slot * gi + (slot - bar_w * len(FUNCTIONS)) / 2
-        for fi, name in enumerate(FUNCTIONS):
-            v = funcs.get(name)
-            if not v:
-                continue
+        here = [name for name in functions if funcs.get(name)]
+        x0 = left + slot * gi + (slot - bar_w * len(here)) / 2
+        for fi, name in enumerate(here):
+            v = funcs[name]
             x = x0 + fi * bar_w
             yy = y(v)
             e.append(
@@ -240,13 +352,13 @@ def svg_chart(results, family, title):
                 f'font-size="10" fill="#333">{esc(fmt_time(v))}</text>'
             )
         e.append(
-            f'<text x="{left + slot * gi + slot / 2:.1f}" y="{top + plot_h + 20}" '
+            f'<text x="{left + slot * gi + slot / 2:.1f}" y="{top + plot_h + 18}" '
             f'text-anchor="middle" font-weight="bold">{esc(size)}</text>'
         )
         g, h = funcs.get("tower_gzip"), funcs.get("tower_http")
         if g and h:
             e.append(
-                f'<text x="{left + slot * gi + slot / 2:.1f}" y="{top + plot_h + 36}" '
+                f'<text x="{left + slot * gi + slot / 2:.1f}" y="{top + plot_h + 34}" '
                 f'text-anchor="middle" fill="#555" font-size="11">'
                 f"tower-gzip/tower-http {g / h:.2f}</text>"
             )
@@ -254,19 +366,7 @@ def svg_chart(results, family, title):
         f'<line x1="{left}" x2="{left}" y1="{top}" y2="{top + plot_h}" stroke="#000"/>'
         f'<line x1="{left}" x2="{left + plot_w}" y1="{top + plot_h}" y2="{top + plot_h}" stroke="#000"/>'
     )
-    e.append(
-        f'<text x="{left + plot_w / 2}" y="{top + plot_h + 58}" text-anchor="middle">'
-        "uncompressed payload size (JSON)</text>"
-    )
-    # Legend.
-    lx = left
-    ly = height - 22
-    for name in FUNCTIONS:
-        e.append(f'<rect x="{lx}" y="{ly - 11}" width="14" height="14" fill="{COLORS[name]}"/>')
-        e.append(f'<text x="{lx + 20}" y="{ly + 1}">{esc(LABELS[name])}</text>')
-        lx += 40 + 8 * len(LABELS[name])
-    e.append("</svg>")
-    return "\n".join(e) + "\n"
+    return e
 
 
 def esc(s):
@@ -278,18 +378,26 @@ def main():
     root = os.path.dirname(here)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--criterion", default=os.path.join(root, "target", "criterion"))
-    parser.add_argument("--group", default="response", help="group family to chart")
+    parser.add_argument(
+        "--group", default=None, help="chart one group family (default: one panel per coding)"
+    )
     parser.add_argument("--out", default=None, help="SVG path (default docs/<group>-time.svg)")
+    parser.add_argument("--allocs", default=None, help="output of examples/allocs.rs (wire sizes)")
     args = parser.parse_args()
 
     results = load(args.criterion)
     if not results:
         sys.exit(f"no criterion results under {args.criterion}: run `cargo bench --bench response`")
 
-    out = args.out or os.path.join(root, "docs", f"{args.group.replace('_', '-')}-time.svg")
-    svg = svg_chart(results, args.group, TITLES.get(args.group, args.group))
+    if args.group:
+        name = args.group
+        svg = svg_chart(results, [(name, TITLES.get(name, name))], TITLES.get(name, name))
+    else:
+        name = "response"
+        svg = svg_chart(results, CODING_PANELS, "Full<Bytes> JSON response, per coding")
+    out = args.out or os.path.join(root, "docs", f"{name.replace('_', '-')}-time.svg")
     if svg is None:
-        print(f"(no `{args.group}/<size>` results: no chart written)", file=sys.stderr)
+        print(f"(no `{name}/<size>` results: no chart written)", file=sys.stderr)
     else:
         os.makedirs(os.path.dirname(out), exist_ok=True)
         with open(out, "w") as f:
@@ -298,6 +406,9 @@ def main():
 
     print("Medians (criterion point estimates); ratios < 1 mean tower-gzip is faster.\n")
     print(tables(results))
+    if args.allocs:
+        print("\nOur time and bytes on the wire per coding (JSON, default levels):\n")
+        print(which_coding(results, parse_wire_sizes(args.allocs)))
     print("\nTime targets (same run):\n")
     for text, ok in targets(results):
         mark = "n/a " if ok is None else ("PASS" if ok else "FAIL")

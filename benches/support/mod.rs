@@ -434,12 +434,17 @@ pub fn zstd_bytes(payload: &[u8], level: i32) -> Bytes {
     Bytes::copy_from_slice(floor.output())
 }
 
-/// br alone: the brotli crate's one-call `BrotliCompress` (reader to writer) at `quality`,
-/// window 22 (`lgwin`, as the layer and tower-http use), into a reused buffer. The encoder
-/// state is built and freed inside every call: that is the crate's one-call API.
+/// br alone: the brotli crate's one-call compressor (`BrotliCompressCustomAlloc`, reader to
+/// writer) at `quality`, window 22 (`lgwin`, as the layer and tower-http use), the size hint
+/// set to the input's length and the whole input handed over in one piece (as tower-http's
+/// encoder receives a `Full` body), into reused buffers. The encoder state is built and freed
+/// inside every call: that is the crate's one-call API (`BrotliEncoderCompress` over slices
+/// is only exported through its C API).
 #[cfg(feature = "br")]
 pub struct BrFloor {
     params: brotli::enc::BrotliEncoderParams,
+    input: Vec<u8>,
+    chunk: Vec<u8>,
     out: Vec<u8>,
 }
 
@@ -453,13 +458,25 @@ impl BrFloor {
         };
         BrFloor {
             params,
+            input: Vec::new(),
+            chunk: vec![0; 64 * 1024],
             out: Vec::new(),
         }
     }
 
     pub fn compress(&mut self, mut input: &[u8]) -> usize {
+        self.params.size_hint = input.len();
+        self.input.resize(input.len().max(1), 0);
         self.out.clear();
-        brotli::BrotliCompress(&mut input, &mut self.out, &self.params).unwrap()
+        brotli::BrotliCompressCustomAlloc(
+            &mut input,
+            &mut self.out,
+            &mut self.input,
+            &mut self.chunk,
+            &self.params,
+            brotli::enc::StandardAlloc::default(),
+        )
+        .unwrap()
     }
 
     /// The stream written by the last [`BrFloor::compress`] call.
