@@ -18,11 +18,17 @@ use std::any::{Any, TypeId};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use brotli::enc::BrotliAlloc;
+use brotli::enc::backward_references::{AnyHasher, BrotliHasherParams, UnionHasher};
 use brotli::enc::encode::{
-    BrotliEncoderDestroyInstance, BrotliEncoderOperation, BrotliEncoderParameter, BrotliEncoderStateStruct,
+    BrotliEncoderDestroyInstance, BrotliEncoderOperation, BrotliEncoderParameter,
+    BrotliEncoderStateStruct,
 };
-use brotli::{Allocator, BrotliDecompressStream, BrotliResult, BrotliState, SliceWrapper, SliceWrapperMut};
-use brotli_decompressor::{BrotliDecoderHasMoreOutput, BrotliDecoderIsFinished, BrotliDecoderTakeOutput};
+use brotli::{
+    Allocator, BrotliDecompressStream, BrotliResult, BrotliState, SliceWrapper, SliceWrapperMut,
+};
+use brotli_decompressor::{
+    BrotliDecoderHasMoreOutput, BrotliDecoderIsFinished, BrotliDecoderTakeOutput,
+};
 use bytes::BytesMut;
 
 use super::{Decode, DecodeError, DecodeErrorKind, Encode, EncodeError, Level, Progress};
@@ -51,6 +57,9 @@ pub(crate) struct FreeLists {
     lists: Vec<(TypeId, Box<dyn Any + Send>)>,
     /// Bytes held by the lists (capacity, not length).
     bytes: usize,
+    /// Bytes handed out and not freed back (a block brotli drops without freeing stays
+    /// counted, which only makes the bound stricter).
+    live: usize,
     limit: usize,
 }
 
@@ -59,6 +68,7 @@ impl FreeLists {
         FreeLists {
             lists: Vec::new(),
             bytes: 0,
+            live: 0,
             limit,
         }
     }
@@ -86,6 +96,16 @@ impl FreeLists {
             return Vec::new();
         }
         let size = size_of::<T>().max(1);
+        let block = self.take_block(len, size);
+        self.live += block.capacity() * size;
+        block
+    }
+
+    fn take_block<T: Clone + Default + Send + 'static>(
+        &mut self,
+        len: usize,
+        size: usize,
+    ) -> Vec<T> {
         let list = Self::list::<T>(&mut self.lists);
         let mut best: Option<usize> = None;
         let mut largest: Option<usize> = None;
@@ -117,6 +137,7 @@ impl FreeLists {
     /// Keeps `block` for reuse unless that would take the lists past their limit.
     fn free<T: Send + 'static>(&mut self, block: Vec<T>) {
         let bytes = block.capacity() * size_of::<T>().max(1);
+        self.live = self.live.saturating_sub(bytes);
         if bytes == 0 || self.bytes + bytes > self.limit {
             return;
         }
@@ -127,6 +148,11 @@ impl FreeLists {
     /// Bytes kept for reuse.
     fn kept(&self) -> usize {
         self.bytes
+    }
+
+    /// Bytes handed out and not freed.
+    fn live(&self) -> usize {
+        self.live
     }
 }
 
@@ -184,7 +210,9 @@ pub(crate) struct DecAlloc(Arc<Mutex<FreeLists>>);
 impl DecAlloc {
     fn lists(&self) -> MutexGuard<'_, FreeLists> {
         // A panic inside alloc/free cannot leave a Vec push or pop half done.
-        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -207,19 +235,77 @@ impl<T: Clone + Default + Send + 'static> Allocator<T> for DecAlloc {
 type EncoderCore = BrotliEncoderStateStruct<EncAlloc>;
 type DecoderCore = BrotliState<DecAlloc, DecAlloc, DecAlloc>;
 
-/// A brotli encoder at one quality whose allocator keeps the blocks of its last stream.
-/// Boxed: the encoder struct itself is ~20 KB of inline tables.
+/// A brotli encoder at one quality whose allocator keeps the blocks of its last stream,
+/// and the match finder (hasher) of that stream for the next one. Boxed: the encoder struct
+/// is 5.6 KB inline.
 pub(crate) struct CompressorState {
     core: Box<EncoderCore>,
     quality: u32,
+    spare: Option<SpareHasher>,
 }
+
+/// The hasher of an earlier stream, kept whole rather than freed into the lists.
+///
+/// A hasher brotli builds is marked prepared on the assumption that its new buckets are zero
+/// (so the allocator must clear them: 512 KiB at quality 4, a third of the time of a 1 KiB
+/// body). A hasher given to a new encoder unprepared is instead prepared by brotli itself,
+/// as C brotli does: for a stream that is one block of at most a few KiB (a small body) it
+/// clears only the buckets that block's bytes hash to, else all of them; at qualities 5-9 it
+/// clears the counts and not the multi-megabyte buckets behind them. Either way the search
+/// sees exactly what it would in zeroed buckets, so the output is the same byte for byte.
+struct SpareHasher {
+    hasher: UnionHasher<EncAlloc>,
+    params: BrotliHasherParams,
+}
+
+/// Qualities whose hasher re-prepares itself fully on reuse. Below 2 brotli uses no hasher;
+/// quality 10-11's binary-tree hasher (H10) has no prepare step.
+const RECYCLED_QUALITIES: std::ops::RangeInclusive<u32> = 2..=9;
+
+/// A hasher is handed on only between streams whose size hint is under this: below it,
+/// brotli 9 picks the hasher from the quality and window alone (its first size threshold is
+/// 1 MiB, where quality 4 moves to H54), so the recycled hasher is the one a fresh encoder
+/// would build. Larger streams clear the whole table anyway.
+const RECYCLE_MAX_HINT: u64 = 1 << 20;
 
 impl CompressorState {
     fn new(level: Level) -> Self {
         let quality = u32::from(level.get());
         let mut core = Box::new(EncoderCore::new(EncAlloc::default()));
         set_params(&mut core, quality);
-        CompressorState { core, quality }
+        CompressorState {
+            core,
+            quality,
+            spare: None,
+        }
+    }
+
+    /// Before a compress call that may build the hasher (none built yet): hands the spare
+    /// hasher to the encoder if brotli would build the same one, else frees it.
+    fn adopt_spare(&mut self, available_in: usize) {
+        if !matches!(self.core.hasher_, UnionHasher::Uninit) {
+            return;
+        }
+        let Some(mut spare) = self.spare.take() else {
+            return;
+        };
+        let core = &mut *self.core;
+        // What brotli's `update_size_hint` will set at its first block: the explicit hint,
+        // else the input buffered plus the input of this call (constant within a call).
+        let hint = match core.params.size_hint {
+            0 => core
+                .input_pos_
+                .wrapping_sub(core.last_processed_pos_)
+                .saturating_add(available_in as u64),
+            hint => hint as u64,
+        };
+        if hint < RECYCLE_MAX_HINT {
+            spare.hasher.GetHasherCommon().is_prepared_ = 0;
+            core.hasher_ = spare.hasher;
+            core.params.hasher = spare.params;
+        } else {
+            spare.hasher.free(&mut core.m8);
+        }
     }
 }
 
@@ -236,14 +322,37 @@ impl PooledState for CompressorState {
     }
 
     fn reset(&mut self) -> bool {
-        // The crate's teardown frees every block of the stream into the allocator; a new
-        // encoder on that allocator starts from `BrotliEncoderStateStruct::new`, exactly as a
-        // fresh one does, and draws its blocks (cleared) from the lists.
+        // The hasher of a small stream is kept whole (see `SpareHasher`); if the stream built
+        // none, an earlier spare stays.
+        let built = !matches!(self.core.hasher_, UnionHasher::Uninit);
+        if built
+            && RECYCLED_QUALITIES.contains(&self.quality)
+            && (self.core.params.size_hint as u64) < RECYCLE_MAX_HINT
+        {
+            if let Some(mut old) = self.spare.take() {
+                old.hasher.free(&mut self.core.m8);
+            }
+            self.spare = Some(SpareHasher {
+                hasher: std::mem::take(&mut self.core.hasher_),
+                params: self.core.params.hasher,
+            });
+        }
+        // The crate's teardown frees every other block of the stream into the allocator; a
+        // new encoder on that allocator starts from `BrotliEncoderStateStruct::new`, exactly
+        // as a fresh one does, and draws its blocks (cleared) from the lists.
         BrotliEncoderDestroyInstance(&mut self.core);
         let alloc = std::mem::take(&mut self.core.m8);
         *self.core = EncoderCore::new(alloc);
         set_params(&mut self.core, self.quality);
-        self.core.m8.0.kept() <= MAX_KEPT_ENCODER
+        // What is still live is the spare hasher: one too large to keep (quality 9's is
+        // 32 MiB) is freed, and the rest of the state is still worth keeping.
+        let over = |core: &EncoderCore| core.m8.0.kept() + core.m8.0.live() > MAX_KEPT_ENCODER;
+        if over(&self.core) {
+            if let Some(mut spare) = self.spare.take() {
+                spare.hasher.free(&mut self.core.m8);
+            }
+        }
+        !over(&self.core)
     }
 }
 
@@ -300,11 +409,18 @@ fn draw_decompressor(pool: &CodecPool) -> Pooled<DecompressorState> {
 /// brotli is called with no output space and its output taken from its own buffer
 /// (`take_output`, the C API's `BrotliEncoderTakeOutput`), so `out` is never zero-filled in
 /// advance.
-fn compress(core: &mut EncoderCore, op: BrotliEncoderOperation, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
+fn compress(
+    state: &mut CompressorState,
+    op: BrotliEncoderOperation,
+    input: &[u8],
+    out: &mut BytesMut,
+) -> Result<(), EncodeError> {
     let mut available_in = input.len();
     let mut in_offset = 0;
     let mut stalled = 0;
     loop {
+        state.adopt_spare(available_in);
+        let core = &mut *state.core;
         let (mut available_out, mut out_offset, mut total_out) = (0, 0, None);
         let before_in = available_in;
         let ok = core.compress_stream(
@@ -393,16 +509,26 @@ impl BrEncoder {
         }
     }
 
-    fn run(&mut self, op: BrotliEncoderOperation, input: &[u8], out: &mut BytesMut) -> Result<Progress, EncodeError> {
+    fn run(
+        &mut self,
+        op: BrotliEncoderOperation,
+        input: &[u8],
+        out: &mut BytesMut,
+    ) -> Result<Progress, EncodeError> {
         if self.failed {
-            return Err(EncodeError::new("an earlier call failed; the stream is unusable"));
+            return Err(EncodeError::new(
+                "an earlier call failed; the stream is unusable",
+            ));
         }
         if self.finished {
             return Err(EncodeError::new("the stream is already finished"));
         }
         let before = out.len();
-        let state = self.state.as_mut().expect("present until the finish or a failure");
-        let result = compress(&mut state.core, op, input, out);
+        let state = self
+            .state
+            .as_mut()
+            .expect("present until the finish or a failure");
+        let result = compress(state, op, input, out);
         self.total_out += (out.len() - before) as u64;
         match result {
             Ok(()) => {
@@ -462,12 +588,24 @@ impl Encode for BrEncoder {
 
 /// Compresses all of `input` as one br stream, with its size as brotli's size hint (which
 /// picks the hasher and block sizes for the body rather than for a stream of unknown size).
-pub(crate) fn encode_all(level: Level, input: &[u8], pool: &CodecPool, out: &mut BytesMut) -> Result<(), EncodeError> {
+pub(crate) fn encode_all(
+    level: Level,
+    input: &[u8],
+    pool: &CodecPool,
+    out: &mut BytesMut,
+) -> Result<(), EncodeError> {
     let mut state = draw_compressor(pool, level);
     let hint = u32::try_from(input.len()).unwrap_or(u32::MAX);
-    state.core.set_parameter(BrotliEncoderParameter::BROTLI_PARAM_SIZE_HINT, hint);
+    state
+        .core
+        .set_parameter(BrotliEncoderParameter::BROTLI_PARAM_SIZE_HINT, hint);
     out.reserve(input.len() / 4 + 64);
-    let result = compress(&mut state.core, BrotliEncoderOperation::BROTLI_OPERATION_FINISH, input, out);
+    let result = compress(
+        &mut state,
+        BrotliEncoderOperation::BROTLI_OPERATION_FINISH,
+        input,
+        out,
+    );
     if result.is_err() {
         state.discard();
     }
@@ -513,7 +651,12 @@ impl BrDecoder {
     }
 
     /// One decode call: returns the bytes consumed, or the error.
-    fn step(core: &mut DecoderCore, input: &[u8], out: &mut BytesMut, budget: &mut usize) -> (usize, Result<Step, DecodeError>) {
+    fn step(
+        core: &mut DecoderCore,
+        input: &[u8],
+        out: &mut BytesMut,
+        budget: &mut usize,
+    ) -> (usize, Result<Step, DecodeError>) {
         let mut available_in = input.len();
         let mut in_offset = 0;
         let corrupt = || DecodeError::new(DecodeErrorKind::CorruptData, "invalid brotli data");
@@ -583,7 +726,12 @@ enum Step {
 }
 
 impl Decode for BrDecoder {
-    fn decode(&mut self, input: &[u8], out: &mut BytesMut, max_out: usize) -> Result<Progress, DecodeError> {
+    fn decode(
+        &mut self,
+        input: &[u8],
+        out: &mut BytesMut,
+        max_out: usize,
+    ) -> Result<Progress, DecodeError> {
         if let Some(error) = &self.failed {
             return Err(error.clone());
         }
@@ -600,7 +748,10 @@ impl Decode for BrDecoder {
             Ok(Step::End) => {
                 self.done = true;
                 if consumed < input.len() {
-                    Err(DecodeError::new(DecodeErrorKind::TrailingData, "bytes after the end of the br stream"))
+                    Err(DecodeError::new(
+                        DecodeErrorKind::TrailingData,
+                        "bytes after the end of the br stream",
+                    ))
                 } else {
                     // Back to the pool now, not when the decoder is dropped.
                     self.state = None;
@@ -638,7 +789,10 @@ impl Decode for BrDecoder {
         if self.done || self.total_in == 0 {
             Ok(())
         } else {
-            Err(DecodeError::new(DecodeErrorKind::Truncated, "the body ended inside the br stream"))
+            Err(DecodeError::new(
+                DecodeErrorKind::Truncated,
+                "the body ended inside the br stream",
+            ))
         }
     }
 
@@ -686,7 +840,9 @@ mod tests {
     /// A JSON array of user records, like an API response: mildly compressible.
     fn json(len: usize, seed: u64) -> Vec<u8> {
         let mut rng = Rng(seed | 1);
-        let names = ["ada", "grace", "alan", "edsger", "barbara", "donald", "ken", "dennis"];
+        let names = [
+            "ada", "grace", "alan", "edsger", "barbara", "donald", "ken", "dennis",
+        ];
         let tags = ["admin", "ops", "dev", "qa", "sales", "beta"];
         let mut out = b"[".to_vec();
         let mut id = 0;
@@ -736,7 +892,12 @@ mod tests {
     }
 
     /// Decodes `wire` fed in random chunks with output budget `max_out` per call.
-    fn decode_chunked(wire: &[u8], max_out: usize, rng: &mut Rng, pool: &CodecPool) -> Result<Vec<u8>, DecodeError> {
+    fn decode_chunked(
+        wire: &[u8],
+        max_out: usize,
+        rng: &mut Rng,
+        pool: &CodecPool,
+    ) -> Result<Vec<u8>, DecodeError> {
         let mut decoder = BrDecoder::new(pool);
         let mut out = BytesMut::new();
         let mut rest = wire;
@@ -747,7 +908,10 @@ mod tests {
             assert!(out.len() - before <= max_out);
             assert_eq!(progress.produced, out.len() - before);
             if !decoder.has_pending_output() {
-                assert_eq!(progress.consumed, n, "all input is consumed unless the budget ran out");
+                assert_eq!(
+                    progress.consumed, n,
+                    "all input is consumed unless the budget ran out"
+                );
             }
             rest = &rest[progress.consumed..];
         }
@@ -777,7 +941,11 @@ mod tests {
             for &size in sizes {
                 let input = json(size, size as u64 + u64::from(quality));
                 let wire = encode_chunked(&input, quality, &mut rng, &pool);
-                assert_eq!(reference_decode(&wire), input, "q{quality} {size} (reference decoder)");
+                assert_eq!(
+                    reference_decode(&wire),
+                    input,
+                    "q{quality} {size} (reference decoder)"
+                );
                 let decoded = decode_chunked(&wire, 64 * 1024, &mut rng, &pool).unwrap();
                 assert_eq!(decoded, input, "q{quality} {size}");
             }
@@ -811,16 +979,97 @@ mod tests {
         assert_eq!(pool.stats().in_use(), 0);
     }
 
+    /// Streams `input` through one encoder with flushes at fixed points.
+    fn encode_with_flushes(input: &[u8], quality: u8, pool: &CodecPool) -> Vec<u8> {
+        let mut encoder = BrEncoder::new(level(quality), pool);
+        let mut out = BytesMut::new();
+        for (i, chunk) in input.chunks(3000).enumerate() {
+            encoder.encode(chunk, &mut out).unwrap();
+            if i % 3 == 1 {
+                encoder.flush(&mut out).unwrap();
+            }
+        }
+        encoder.finish(&mut out).unwrap();
+        out.to_vec()
+    }
+
     #[test]
-    fn reused_streaming_encoders_give_the_output_of_a_fresh_one() {
-        let input = json(40_000, 11);
-        let fresh = encode_chunked(&input, 4, &mut Rng(3), &CodecPool::new());
+    fn reused_state_gives_the_output_of_a_fresh_encoder() {
+        // Reused memory and a recycled hasher must not change a byte: the output is a
+        // function of the input and the level only.
+        let dirt = [json(300_000, 99), json(1_100_000, 98), json(700, 97)];
+        for quality in [1, 2, 4, 5, 9, 10] {
+            let pool = CodecPool::new();
+            for size in [0, 100, 1000, 4000, 5000, 20_000] {
+                let size = if quality >= 9 { size.min(5000) } else { size };
+                let input = json(size, size as u64 + 1);
+                let fresh_all = {
+                    let mut out = BytesMut::new();
+                    encode_all(level(quality), &input, &CodecPool::new(), &mut out).unwrap();
+                    out
+                };
+                let fresh_stream = encode_with_flushes(&input, quality, &CodecPool::new());
+                for dirt in &dirt {
+                    // Dirty the pooled state: other data, other sizes (one over the 1 MiB
+                    // size hint, where brotli picks another hasher), one-shot and streamed.
+                    let dirt = if quality >= 5 {
+                        &dirt[..dirt.len().min(40_000)]
+                    } else {
+                        &dirt[..]
+                    };
+                    let mut scratch = BytesMut::new();
+                    encode_all(level(quality), dirt, &pool, &mut scratch).unwrap();
+                    let mut out = BytesMut::new();
+                    encode_all(level(quality), &input, &pool, &mut out).unwrap();
+                    assert_eq!(out, fresh_all, "q{quality} {size} one-shot");
+                    encode_with_flushes(dirt, quality, &pool);
+                    assert_eq!(
+                        encode_with_flushes(&input, quality, &pool),
+                        fresh_stream,
+                        "q{quality} {size} streamed"
+                    );
+                }
+                assert_eq!(reference_decode(&fresh_all), input);
+                assert_eq!(reference_decode(&fresh_stream), input);
+            }
+            let stats = pool.stats().br_compressors;
+            assert_eq!(stats.created, 1, "q{quality}: {stats:?}");
+        }
+    }
+
+    #[test]
+    fn reset_leaves_nothing_live_but_the_spare_hasher() {
         let pool = CodecPool::new();
-        // Dirty the pooled memory with other data first.
-        encode_chunked(&json(300_000, 99), 4, &mut Rng(8), &pool);
-        let reused = encode_chunked(&input, 4, &mut Rng(3), &pool);
-        assert_eq!(fresh, reused);
-        assert!(pool.stats().br_compressors.reused > 0);
+        for quality in [0, 1, 4, 10] {
+            let mut state = draw_compressor(&pool, level(quality));
+            let input = json(50_000, 1);
+            compress(
+                &mut state,
+                BrotliEncoderOperation::BROTLI_OPERATION_FINISH,
+                &input,
+                &mut BytesMut::new(),
+            )
+            .unwrap();
+            assert!(state.reset());
+            let live = state.core.m8.0.live();
+            match quality {
+                4 => assert!(
+                    state.spare.is_some() && live > 0 && live < 600_000,
+                    "q{quality}: {live}"
+                ),
+                _ => assert!(state.spare.is_none() && live == 0, "q{quality}: {live}"),
+            }
+        }
+        let mut state = draw_decompressor(&pool);
+        let mut wire = BytesMut::new();
+        encode_all(level(4), &json(50_000, 1), &pool, &mut wire).unwrap();
+        let mut budget = usize::MAX;
+        BrDecoder::step(&mut state.core, &wire, &mut BytesMut::new(), &mut budget)
+            .1
+            .unwrap();
+        assert!(state.lists.lists().live() > 0);
+        assert!(state.reset());
+        assert_eq!(state.lists.lists().live(), 0);
     }
 
     #[test]
@@ -828,7 +1077,11 @@ mod tests {
         let pool = CodecPool::new();
         let input = json(50_000, 21);
         for quality in [0, 1, 4, 11] {
-            let input = if quality == 11 { &input[..6000] } else { &input[..] };
+            let input = if quality == 11 {
+                &input[..6000]
+            } else {
+                &input[..]
+            };
             let mut encoder = BrEncoder::new(level(quality), &pool);
             let mut decoder = BrDecoder::new(&pool);
             let mut wire = BytesMut::new();
@@ -846,7 +1099,11 @@ mod tests {
                 let chunk = wire.split();
                 let progress = decoder.decode(&chunk, &mut plain, usize::MAX).unwrap();
                 assert_eq!(progress.consumed, chunk.len());
-                assert_eq!(&plain[..], &input[..fed], "q{quality}: everything fed is decodable");
+                assert_eq!(
+                    &plain[..],
+                    &input[..fed],
+                    "q{quality}: everything fed is decodable"
+                );
                 assert!(!decoder.is_stream_end());
             }
             // idle is a flush too and keeps the state.
@@ -900,11 +1157,21 @@ mod tests {
                 .and_then(|_| decoder.finish());
             let error = result.expect_err("a truncated stream is never Ok");
             assert!(
-                matches!(error.kind(), DecodeErrorKind::Truncated | DecodeErrorKind::CorruptData),
+                matches!(
+                    error.kind(),
+                    DecodeErrorKind::Truncated | DecodeErrorKind::CorruptData
+                ),
                 "cut {cut}: {error}"
             );
-            assert!(input.starts_with(&out), "cut {cut}: only a prefix of the data");
-            assert_eq!(decoder.finish().unwrap_err().kind(), error.kind(), "errors are sticky");
+            assert!(
+                input.starts_with(&out),
+                "cut {cut}: only a prefix of the data"
+            );
+            assert_eq!(
+                decoder.finish().unwrap_err().kind(),
+                error.kind(),
+                "errors are sticky"
+            );
         }
         // The empty body is fine: no stream at all.
         let decoder = BrDecoder::new(&pool);
@@ -954,7 +1221,10 @@ mod tests {
             .decode(&with_junk, &mut BytesMut::new(), usize::MAX)
             .unwrap_err();
         assert_eq!(error.kind(), DecodeErrorKind::TrailingData);
-        assert_eq!(decoder.finish().unwrap_err().kind(), DecodeErrorKind::TrailingData);
+        assert_eq!(
+            decoder.finish().unwrap_err().kind(),
+            DecodeErrorKind::TrailingData
+        );
 
         // In a later call, even one byte (a second br stream is junk too).
         let mut decoder = BrDecoder::new(&pool);
@@ -963,7 +1233,9 @@ mod tests {
         assert!(decoder.is_stream_end());
         decoder.finish().unwrap();
         decoder.decode(&[], &mut out, usize::MAX).unwrap();
-        let error = decoder.decode(&wire[..1], &mut out, usize::MAX).unwrap_err();
+        let error = decoder
+            .decode(&wire[..1], &mut out, usize::MAX)
+            .unwrap_err();
         assert_eq!(error.kind(), DecodeErrorKind::TrailingData);
         assert_eq!(&out[..], &input[..]);
     }
@@ -971,7 +1243,14 @@ mod tests {
     #[test]
     fn interop_with_the_brotli_crate() {
         let pool = CodecPool::new();
-        for (size, quality) in [(0, 4), (1, 4), (1000, 1), (30_000, 5), (200_000, 4), (5000, 11)] {
+        for (size, quality) in [
+            (0, 4),
+            (1, 4),
+            (1000, 1),
+            (30_000, 5),
+            (200_000, 4),
+            (5000, 11),
+        ] {
             let input = json(size, size as u64);
             // Theirs -> ours, at their defaults (quality 11, window 22) and at others.
             for (their_quality, lgwin) in [(11, 22), (quality, 24), (quality, 10)] {
@@ -997,7 +1276,10 @@ mod tests {
         let input = json(8000, 5);
         for _ in 0..2 {
             let wire = encode_chunked(&input, 4, &mut Rng(1), &pool);
-            assert_eq!(decode_chunked(&wire, 1 << 16, &mut Rng(1), &pool).unwrap(), input);
+            assert_eq!(
+                decode_chunked(&wire, 1 << 16, &mut Rng(1), &pool).unwrap(),
+                input
+            );
         }
         let stats = pool.stats();
         assert_eq!(stats.br_compressors.created, 1, "{stats:?}");
@@ -1008,7 +1290,9 @@ mod tests {
 
         // Dropped mid-stream: returned, and the next stream on it is still correct.
         let mut encoder = BrEncoder::new(level(4), &pool);
-        encoder.encode(&json(100_000, 8), &mut BytesMut::new()).unwrap();
+        encoder
+            .encode(&json(100_000, 8), &mut BytesMut::new())
+            .unwrap();
         assert_eq!(pool.stats().in_use(), 1);
         drop(encoder);
         assert_eq!(pool.stats().in_use(), 0);
@@ -1035,12 +1319,22 @@ mod tests {
             .decode(&bad, &mut BytesMut::new(), usize::MAX)
             .and_then(|_| decoder.finish())
             .unwrap_err();
-        assert!(matches!(error.kind(), DecodeErrorKind::CorruptData | DecodeErrorKind::TrailingData));
+        assert!(matches!(
+            error.kind(),
+            DecodeErrorKind::CorruptData | DecodeErrorKind::TrailingData
+        ));
         assert!(!decoder.holds_state(), "dropped at the error");
-        assert_eq!(decoder.decode(&wire, &mut BytesMut::new(), 10).unwrap_err(), error);
+        assert_eq!(
+            decoder.decode(&wire, &mut BytesMut::new(), 10).unwrap_err(),
+            error
+        );
         drop(decoder);
         let stats = pool.stats().br_decompressors;
-        assert_eq!((stats.created, stats.discarded, stats.idle), (1, 1, 0), "{stats:?}");
+        assert_eq!(
+            (stats.created, stats.discarded, stats.idle),
+            (1, 1, 0),
+            "{stats:?}"
+        );
 
         // The next decoder gets a new state and works.
         let decoded = decode_chunked(&wire, 1 << 16, &mut Rng(3), &pool).unwrap();
