@@ -1,0 +1,333 @@
+//! What pooling brotli state saves: a fresh `brotli` encoder per body (what tower-http does
+//! through async-compression) against this crate's pooled br encoder, and the same for the
+//! decoder. Time per body (median), and bytes and allocations per body counted by a global
+//! allocator.
+//!
+//! ```text
+//! cargo run --release --example br_pool [iterations-scale] [sequential]
+//! ```
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use brotli::enc::StandardAlloc;
+use brotli::enc::encode::{
+    BrotliEncoderOperation, BrotliEncoderParameter, BrotliEncoderStateStruct,
+};
+use brotli::{BrotliDecompressStream, BrotliResult, BrotliState};
+use bytes::BytesMut;
+use tower_gzip::codec::{Decoder, Encoder, Format, OneShot};
+use tower_gzip::{CodecPool, CompressionLevel};
+
+/// Counts allocations and the bytes they ask for (a realloc counts its new size).
+struct Counting;
+
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+static BYTES: AtomicU64 = AtomicU64::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        BYTES.fetch_add(layout.size() as u64, Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        BYTES.fetch_add(layout.size() as u64, Ordering::Relaxed);
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        BYTES.fetch_add(new_size as u64, Ordering::Relaxed);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// A JSON array of user records, like an API response.
+fn json(len: usize) -> Vec<u8> {
+    let names = [
+        "ada", "grace", "alan", "edsger", "barbara", "donald", "ken", "dennis",
+    ];
+    let tags = ["admin", "ops", "dev", "qa", "sales", "beta"];
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    };
+    let mut out = b"[".to_vec();
+    let mut id = 0;
+    while out.len() < len {
+        let name = names[next(8) as usize];
+        out.extend_from_slice(
+            format!(
+                "{{\"id\":{id},\"name\":\"{name}\",\"email\":\"{name}{}@example.com\",\"score\":{},\"tags\":[\"{}\"]}},",
+                next(1000),
+                next(100_000),
+                tags[next(6) as usize]
+            )
+            .as_bytes(),
+        );
+        id += 1;
+    }
+    out.truncate(len);
+    out
+}
+
+/// A variant under test: a name and one body's work.
+type Variant<'a> = (&'a str, Box<dyn FnMut() + 'a>);
+
+/// Runs the variants round-robin, one body each per round, so that noise from other
+/// processes on the machine hits them alike (each body then starts with caches holding the
+/// other variants' tables); with `sequential`, each variant's bodies back to back (caches
+/// warm with its own tables, noise less even). Returns per variant the median µs per body,
+/// and bytes and allocations per body (counted in a separate pass).
+fn measure(
+    iterations: usize,
+    sequential: bool,
+    variants: &mut [Variant<'_>],
+) -> Vec<(f64, f64, f64)> {
+    let mut counts = Vec::new();
+    for (_, body) in variants.iter_mut() {
+        for _ in 0..iterations.div_ceil(10).max(3) {
+            body(); // warm-up: fills the pool, settles malloc's thresholds
+        }
+        let (allocs, bytes) = (
+            ALLOCS.load(Ordering::Relaxed),
+            BYTES.load(Ordering::Relaxed),
+        );
+        let n = iterations.div_ceil(10).max(3);
+        for _ in 0..n {
+            body();
+        }
+        let allocs = (ALLOCS.load(Ordering::Relaxed) - allocs) as f64 / n as f64;
+        let bytes = (BYTES.load(Ordering::Relaxed) - bytes) as f64 / n as f64;
+        counts.push((bytes, allocs));
+    }
+    let mut times = vec![Vec::with_capacity(iterations); variants.len()];
+    if sequential {
+        for ((_, body), times) in variants.iter_mut().zip(&mut times) {
+            for _ in 0..iterations {
+                let start = Instant::now();
+                body();
+                times.push(start.elapsed().as_secs_f64() * 1e6);
+            }
+        }
+    } else {
+        for _ in 0..iterations {
+            for ((_, body), times) in variants.iter_mut().zip(&mut times) {
+                let start = Instant::now();
+                body();
+                times.push(start.elapsed().as_secs_f64() * 1e6);
+            }
+        }
+    }
+    times
+        .into_iter()
+        .zip(counts)
+        .map(|(mut times, (bytes, allocs))| {
+            times.sort_by(f64::total_cmp);
+            (times[times.len() / 2], bytes, allocs)
+        })
+        .collect()
+}
+
+/// tower-http's way: a new `BrotliEncoderStateStruct<StandardAlloc>` per body, streamed.
+fn fresh_encode(input: &[u8], out: &mut Vec<u8>, size_hint: bool) {
+    let mut enc = BrotliEncoderStateStruct::new(StandardAlloc::default());
+    enc.set_parameter(BrotliEncoderParameter::BROTLI_PARAM_QUALITY, 4);
+    enc.set_parameter(BrotliEncoderParameter::BROTLI_PARAM_LGWIN, 22);
+    if size_hint {
+        enc.set_parameter(
+            BrotliEncoderParameter::BROTLI_PARAM_SIZE_HINT,
+            input.len() as u32,
+        );
+    }
+    out.clear();
+    let mut buf = [0u8; 16 * 1024];
+    for (op, data) in [
+        (BrotliEncoderOperation::BROTLI_OPERATION_PROCESS, input),
+        (BrotliEncoderOperation::BROTLI_OPERATION_FINISH, &[][..]),
+    ] {
+        let (mut avail_in, mut in_off) = (data.len(), 0);
+        loop {
+            let (mut avail_out, mut out_off, mut total) = (buf.len(), 0, None);
+            assert!(enc.compress_stream(
+                op,
+                &mut avail_in,
+                data,
+                &mut in_off,
+                &mut avail_out,
+                &mut buf,
+                &mut out_off,
+                &mut total,
+                &mut |_, _, _, _| ()
+            ));
+            out.extend_from_slice(&buf[..out_off]);
+            let done = match op {
+                BrotliEncoderOperation::BROTLI_OPERATION_FINISH => enc.is_finished(),
+                _ => avail_in == 0 && !enc.has_more_output(),
+            };
+            if done {
+                break;
+            }
+        }
+    }
+    brotli::enc::encode::BrotliEncoderDestroyInstance(&mut enc);
+}
+
+/// A new `BrotliState<StandardAlloc>` per body, output through a 16 KiB buffer.
+fn fresh_decode(wire: &[u8], out: &mut Vec<u8>) {
+    let mut state = BrotliState::new(
+        StandardAlloc::default(),
+        StandardAlloc::default(),
+        StandardAlloc::default(),
+    );
+    out.clear();
+    let mut buf = [0u8; 16 * 1024];
+    let (mut avail_in, mut in_off) = (wire.len(), 0);
+    loop {
+        let (mut avail_out, mut out_off, mut total) = (buf.len(), 0, 0);
+        let result = BrotliDecompressStream(
+            &mut avail_in,
+            &mut in_off,
+            wire,
+            &mut avail_out,
+            &mut out_off,
+            &mut buf,
+            &mut total,
+            &mut state,
+        );
+        out.extend_from_slice(&buf[..out_off]);
+        match result {
+            BrotliResult::ResultSuccess => break,
+            BrotliResult::NeedsMoreOutput => {}
+            other => panic!("decode failed: {}", other as i32),
+        }
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let sequential = args.iter().any(|a| a == "sequential");
+    let scale: f64 = args.iter().find_map(|a| a.parse().ok()).unwrap_or(1.0);
+    let pool = CodecPool::new();
+    let mode = if sequential {
+        "sequential"
+    } else {
+        "interleaved"
+    };
+    println!(
+        "br quality 4, window 22; median µs per body ({mode}), bytes and allocations per body"
+    );
+    println!(
+        "| body | variant | µs/body | bytes allocated | allocations | output |\n|---|---|---|---|---|---|"
+    );
+    for (label, size, iterations) in [
+        ("1 KiB", 1024, 4000),
+        ("4 KiB", 4096, 2000),
+        ("16 KiB", 16 * 1024, 1000),
+        ("256 KiB", 256 * 1024, 100),
+    ] {
+        let iterations = ((iterations as f64 * scale) as usize).max(5);
+        let input = json(size);
+        let mut wire = BytesMut::new();
+        OneShot::new(Format::Br)
+            .pool(&pool)
+            .encode(&input, &mut wire)
+            .unwrap();
+        let wire = wire.to_vec();
+        let outputs: Vec<std::cell::RefCell<BytesMut>> = (0..6)
+            .map(|_| std::cell::RefCell::new(BytesMut::with_capacity(size)))
+            .collect();
+        let mut fresh_out = Vec::with_capacity(size);
+        let mut fresh_hint_out = Vec::with_capacity(size);
+        let mut fresh_dec_out = Vec::with_capacity(size);
+        let (input, pool) = (&input, &pool);
+        let mut variants: Vec<Variant<'_>> = vec![
+            (
+                "encode: fresh StandardAlloc, streamed (tower-http)",
+                Box::new(|| fresh_encode(black_box(input), &mut fresh_out, false)),
+            ),
+            (
+                "encode: fresh StandardAlloc, size hint",
+                Box::new(|| fresh_encode(black_box(input), &mut fresh_hint_out, true)),
+            ),
+            (
+                "encode: pooled Encoder, streamed",
+                Box::new(|| {
+                    let mut out = outputs[0].borrow_mut();
+                    out.clear();
+                    let mut encoder = Encoder::new(Format::Br, CompressionLevel::Default, pool);
+                    encoder.encode(black_box(input), &mut out).unwrap();
+                    encoder.finish(&mut out).unwrap();
+                }),
+            ),
+            (
+                "encode: pooled OneShot (size hint)",
+                Box::new(|| {
+                    let mut out = outputs[1].borrow_mut();
+                    out.clear();
+                    OneShot::new(Format::Br)
+                        .pool(pool)
+                        .encode(black_box(input), &mut out)
+                        .unwrap();
+                }),
+            ),
+            (
+                "decode: fresh StandardAlloc",
+                Box::new(|| fresh_decode(black_box(&wire), &mut fresh_dec_out)),
+            ),
+            (
+                "decode: pooled Decoder",
+                Box::new(|| {
+                    let mut out = outputs[2].borrow_mut();
+                    out.clear();
+                    let mut decoder = Decoder::new(Format::Br, pool);
+                    let mut rest = black_box(&wire[..]);
+                    while !rest.is_empty() || decoder.has_pending_output() {
+                        let consumed = decoder.decode(rest, &mut out, 1 << 20).unwrap();
+                        rest = &rest[consumed..];
+                    }
+                    decoder.finish().unwrap();
+                }),
+            ),
+        ];
+        let results = measure(iterations, sequential, &mut variants);
+        let names: Vec<String> = variants.iter().map(|(name, _)| name.to_string()).collect();
+        drop(variants);
+        let lens = [
+            fresh_out.len(),
+            fresh_hint_out.len(),
+            outputs[0].borrow().len(),
+            outputs[1].borrow().len(),
+            fresh_dec_out.len(),
+            outputs[2].borrow().len(),
+        ];
+        for ((name, (us, bytes, allocs)), len) in names.iter().zip(results).zip(lens) {
+            println!("| {label} | {name} | {us:.1} | {bytes:.0} | {allocs:.1} | {len} |");
+        }
+        // Same parameters, same bytes; and both decoders give the input back.
+        assert_eq!(&fresh_out[..], &outputs[0].borrow()[..]);
+        assert_eq!(&fresh_hint_out[..], &outputs[1].borrow()[..]);
+        assert_eq!(&fresh_dec_out[..], &input[..]);
+        assert_eq!(&outputs[2].borrow()[..], &input[..]);
+    }
+    let stats = pool.stats();
+    println!(
+        "\npool: br_compressors {:?}\n      br_decompressors {:?}",
+        stats.br_compressors, stats.br_decompressors
+    );
+}
