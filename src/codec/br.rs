@@ -737,6 +737,13 @@ enum Step {
     End,
 }
 
+#[cfg(test)]
+impl BrDecoder {
+    fn holds_state(&self) -> bool {
+        self.state.is_some()
+    }
+}
+
 impl Decode for BrDecoder {
     fn decode(
         &mut self,
@@ -810,10 +817,6 @@ impl Decode for BrDecoder {
 
     fn is_stream_end(&self) -> bool {
         self.done
-    }
-
-    fn holds_state(&self) -> bool {
-        self.state.is_some()
     }
 
     fn total_in(&self) -> u64 {
