@@ -34,7 +34,7 @@
 //!
 //! # Adding a coding
 //!
-//! A coding is one file here implementing [`Encode`] and [`Decode`] (plus a one-shot
+//! A coding is one file here implementing the crate-internal `Encode` and `Decode` traits (plus a one-shot
 //! `encode_all`), one variant of [`Format`], one arm in each dispatch of `any.rs`, its
 //! shelves in [`CodecPool`](crate::CodecPool), and its token in negotiation. The bodies of the
 //! layers are written against the traits and do not change.

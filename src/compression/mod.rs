@@ -28,7 +28,7 @@
 //! 1. A response that already has `Content-Encoding` or `Content-Range`, a 1xx, 204 or 206
 //!    response, or one marked `Cache-Control: no-transform` is sent as it is, whatever the
 //!    predicate says.
-//! 2. The [predicate](crate::predicate) may refuse it (by default: not images but SVG, not
+//! 2. The [`predicate`] may refuse it (by default: not images but SVG, not
 //!    audio or video, not gRPC but gRPC-web, not already-compressed types).
 //! 3. Otherwise `Vary: accept-encoding` is added. HEAD and 304 responses are never encoded.
 //! 4. Under [`DefaultPredicate`], bodies known to be under
