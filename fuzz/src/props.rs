@@ -452,8 +452,12 @@ pub fn check_decoder(data: &[u8]) {
     let sum = |f: fn(&tower_gzip::KindStats) -> u64| -> u64 {
         stats.kinds().iter().map(|(_, kind)| f(kind)).sum()
     };
-    assert_eq!(sum(|k| k.created), 1, "{stats:?}");
-    assert_eq!(sum(|k| k.reused), 1, "{stats:?}");
+    assert_eq!(sum(|k| k.created) + sum(|k| k.reused), 2, "{stats:?}");
+    // A brotli state that saw an error is discarded, not reset (its decoder cannot be
+    // rewound safely); the others are reset and reused.
+    if stats.br_decompressors.discarded == 0 {
+        assert_eq!(sum(|k| k.reused), 1, "{stats:?}");
+    }
     assert_eq!(stats.in_use(), 0, "{stats:?}");
 }
 
