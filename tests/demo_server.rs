@@ -233,7 +233,8 @@ async fn routes_compress_and_decode_to_the_identity_bytes() {
     assert_eq!(c["in_use"], 0, "{stats}");
     assert_eq!(b["in_use"], 0, "{stats}");
     assert!(
-        c["reused"].as_u64().unwrap() > 0 && b["reused"].as_u64().unwrap() > 0,
+        c["reused"].as_u64().unwrap() > 0
+            && (b["reused"].as_u64().unwrap() > 0 || !cfg!(feature = "libdeflate")),
         "sequential requests reuse compressors: {stats}"
     );
     assert!(

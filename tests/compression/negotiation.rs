@@ -132,7 +132,7 @@ async fn every_coding_compiled_in_is_offered() {
         ("zstd", zstd),
         ("ZSTD;q=0.5, gzip", Some("gzip")),
         ("br;q=0.5, deflate;q=0.6", Some("deflate")),
-        ("zstd;q=0.9, br;q=1", Some(br.unwrap_or("zstd"))),
+        ("zstd;q=0.9, br;q=1", br.or(zstd)),
         (UNKNOWN_CODING, None),
     ];
     for &(accept, expected) in cases {

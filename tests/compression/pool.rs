@@ -75,8 +75,10 @@ async fn codec_returns_to_pool_when_body_ends() {
     // features), the streamed one a streaming state; each is back on its shelf.
     let stats = pool.stats();
     let (streaming, block) = (stats.compressors, stats.block_compressors);
-    assert_eq!(streaming.created + block.created, 2, "{stats:?}");
-    assert_eq!(streaming.idle + block.idle, 2, "{stats:?}");
+    // Without libdeflate both draw from the streaming shelf: one state, reused.
+    let states = if cfg!(feature = "libdeflate") { 2 } else { 1 };
+    assert_eq!(streaming.created + block.created, states, "{stats:?}");
+    assert_eq!(streaming.idle + block.idle, states as usize, "{stats:?}");
     assert_eq!(streaming.in_use() + block.in_use(), 0);
 }
 
