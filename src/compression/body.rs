@@ -298,18 +298,19 @@ where
                 self.bytes_in += (before - budget) as u64;
             }
             if budget == 0 {
-                // This poll's slice is used up: hand over what is ready, unless it is only
-                // the header (sent with the first compressed bytes), or yield.
-                if !self.out.is_empty() && encoder.has_payload() {
-                    // The peer may take its time before the next poll (a slow reader, a full
-                    // socket): where the coding resumes from history, give the state back
-                    // now rather than pin it until then.
-                    if encoder.resumes_from_history() {
-                        if let Err(e) = encoder.idle(&mut self.out) {
-                            return self.fail(e.into());
-                        }
-                        *unflushed = false;
+                // This poll's slice is used up. The peer may take its time before the next
+                // poll (a slow reader, a full socket, a busy runtime): where the coding
+                // resumes from history, give the state back now rather than pin it until
+                // then (the full flush also means a first slice never leaves only a header).
+                if encoder.resumes_from_history() {
+                    if let Err(e) = encoder.idle(&mut self.out) {
+                        return self.fail(e.into());
                     }
+                    *unflushed = false;
+                }
+                // Hand over what is ready, unless it is only the header (sent with the first
+                // compressed bytes), or yield.
+                if !self.out.is_empty() && encoder.has_payload() {
                     return Poll::Ready(Some(Ok(self.emit())));
                 }
                 cx.waker().wake_by_ref();

@@ -45,7 +45,8 @@ fn sliced_reference(data: &[u8], level: u32) -> Vec<u8> {
         }
         if i + 1 == slices.len() {
             run(&mut state, &[], &mut out, FlushCompress::Finish);
-        } else if !out.is_empty() {
+        } else {
+            // Every slice ends with a full flush and a release, output or not.
             run(&mut state, &[], &mut out, FlushCompress::Full);
             let end = (i + 1) * SLICE;
             state = Compress::new(Compression::new(level), false);
