@@ -5,6 +5,12 @@
     python3 scripts/bench_chart.py --group streaming --out docs/streaming-time.svg
     cargo run --release --example allocs > target/allocs.md
     python3 scripts/bench_chart.py --allocs target/allocs.md   # + "which coding" table
+    python3 scripts/bench_chart.py --criterion run1/criterion --criterion run2/criterion
+
+With several `--criterion` directories (copies of `target/criterion` after separate runs),
+each time is the median of the runs' medians and each ratio the median of the per-run
+ratios (a ratio always compares functions of one run); the tables also show the range of
+the per-run ratios tower_gzip/tower_http, a measure of the noise.
 
 Reads every `target/criterion/**/new/benchmark.json` with its `estimates.json` (median
 point estimate, in ns), then:
@@ -128,12 +134,60 @@ def family_groups(results, family):
     return out
 
 
+def median(values):
+    values = sorted(values)
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
+def merge_runs(runs):
+    """Several runs' results into one: each time is the median of the runs' medians, and
+    each ratio (key `("ratio", a, b)`) the median of the per-run ratios, so that a ratio
+    always compares functions measured in the same run. The per-run ratios
+    tower_gzip/tower_http are kept under `_ratios`."""
+    if len(runs) == 1:
+        return runs[0]
+    merged = defaultdict(dict)
+    for group in set().union(*runs):
+        functions = set().union(*(r.get(group, {}) for r in runs))
+        for function in functions:
+            merged[group][function] = median(
+                r[group][function] for r in runs if function in r.get(group, {})
+            )
+        for a in ["tower_gzip"]:
+            for b in FUNCTIONS[1:]:
+                per_run = [
+                    r[group][a] / r[group][b]
+                    for r in runs
+                    if r.get(group, {}).get(a) and r[group].get(b)
+                ]
+                if per_run:
+                    merged[group][("ratio", a, b)] = median(per_run)
+                    if b == "tower_http":
+                        merged[group]["_ratios"] = per_run
+    return merged
+
+
+def fmt_range(values):
+    if not values or len(values) < 2:
+        return "-"
+    return f"{min(values):.2f}-{max(values):.2f}"
+
+
+def group_ratio(funcs, a, b):
+    """a/b for one group: the median of per-run ratios when several runs were merged."""
+    merged = funcs.get(("ratio", a, b))
+    return merged if merged is not None else ratio(funcs.get(a), funcs.get(b))
+
+
 def table_row(group, funcs):
     g, h, d, r, i = (funcs.get(f) for f in FUNCTIONS)
     return (
         f"| {group} | {fmt_time(g)} | {fmt_time(h)} | {fmt_time(r)} | {fmt_time(d)} "
-        f"| {fmt_time(i)} | {fmt_ratio(ratio(g, h))} | {fmt_ratio(ratio(g, r))} "
-        f"| {fmt_ratio(ratio(g, d))} |"
+        f"| {fmt_time(i)} | {fmt_ratio(group_ratio(funcs, 'tower_gzip', 'tower_http'))} "
+        f"| {fmt_range(funcs.get('_ratios'))} "
+        f"| {fmt_ratio(group_ratio(funcs, 'tower_gzip', 'raw_floor'))} "
+        f"| {fmt_ratio(group_ratio(funcs, 'tower_gzip', 'libdeflate_floor'))} |"
     )
 
 
@@ -141,9 +195,10 @@ def tables(results):
     lines = []
     lines.append(
         "| group | tower_gzip | tower_http | raw_floor | libdeflate_floor | identity "
-        "| tower_gzip/tower_http | tower_gzip/raw_floor | tower_gzip/libdeflate_floor |"
+        "| tower_gzip/tower_http | per-run tower_gzip/tower_http | tower_gzip/raw_floor "
+        "| tower_gzip/libdeflate_floor |"
     )
-    lines.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|")
+    lines.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
     for family in FAMILIES[:-1]:
         for size, funcs in family_groups(results, family):
             lines.append(table_row(f"{family}/{size}", funcs))
@@ -174,27 +229,30 @@ def targets(results):
     def get(group, function):
         return results.get(group, {}).get(function)
 
+    def rat(group, a, b):
+        return group_ratio(results.get(group, {}), a, b)
+
     def check(text, r, limit):
         out.append((f"{text}: {fmt_ratio(r)} <= {limit:.2f}", None if r is None else r <= limit))
 
     for size, limit in [("1KiB", 0.60), ("16KiB", 0.75), ("256KiB", 1.00), ("1MiB", 1.00)]:
         g = f"response/{size}"
-        check(f"{g} tower_gzip/tower_http", ratio(get(g, "tower_gzip"), get(g, "tower_http")), limit)
+        check(f"{g} tower_gzip/tower_http", rat(g, "tower_gzip", "tower_http"), limit)
     for size in ["256KiB", "1MiB"]:
         g = f"streaming/{size}"
-        check(f"{g} tower_gzip/raw_floor", ratio(get(g, "tower_gzip"), get(g, "raw_floor")), 1.02)
+        check(f"{g} tower_gzip/raw_floor", rat(g, "tower_gzip", "raw_floor"), 1.02)
     for size, _ in family_groups(results, "streaming"):
         g = f"streaming/{size}"
-        check(f"{g} tower_gzip/tower_http", ratio(get(g, "tower_gzip"), get(g, "tower_http")), 1.00)
+        check(f"{g} tower_gzip/tower_http", rat(g, "tower_gzip", "tower_http"), 1.00)
     g = "response_l1/1KiB"
-    check(f"{g} tower_gzip/tower_http", ratio(get(g, "tower_gzip"), get(g, "tower_http")), 0.65)
+    check(f"{g} tower_gzip/tower_http", rat(g, "tower_gzip", "tower_http"), 0.65)
     for size, _ in family_groups(results, "request"):
         g = f"request/{size}"
-        check(f"{g} tower_gzip/tower_http", ratio(get(g, "tower_gzip"), get(g, "tower_http")), 1.00)
+        check(f"{g} tower_gzip/tower_http", rat(g, "tower_gzip", "tower_http"), 1.00)
     # Issue 10: the one-shot gzip path against its own codec, zstd and br against tower-http.
     for size in ["1KiB", "16KiB"]:
         g = f"response/{size}"
-        r = ratio(get(g, "tower_gzip"), get(g, "libdeflate_floor"))
+        r = rat(g, "tower_gzip", "libdeflate_floor")
         check(f"{g} tower_gzip/libdeflate_floor", r, 1.05)
     for family, limits in [
         ("response_zstd", [("1KiB", 0.30), ("16KiB", 0.70), ("256KiB", 1.00), ("1MiB", 1.00)]),
@@ -202,10 +260,10 @@ def targets(results):
     ]:
         for size, limit in limits:
             g = f"{family}/{size}"
-            r = ratio(get(g, "tower_gzip"), get(g, "tower_http"))
+            r = rat(g, "tower_gzip", "tower_http")
             check(f"{g} tower_gzip/tower_http", r, limit)
     for g in ["request_zstd/16KiB", "request_br/16KiB"]:
-        check(f"{g} tower_gzip/tower_http", ratio(get(g, "tower_gzip"), get(g, "tower_http")), 0.80)
+        check(f"{g} tower_gzip/tower_http", rat(g, "tower_gzip", "tower_http"), 0.80)
     return out
 
 
@@ -248,7 +306,7 @@ def which_coding(results, wire):
     return "\n".join(lines)
 
 
-def svg_chart(results, panels, title):
+def svg_chart(results, panels, title, runs=1):
     """One SVG, one panel per (family, subtitle) in `panels`, stacked, on one log time scale."""
     panels = [
         (fam, sub, [(s, f) for s, f in family_groups(results, fam) if any(k in f for k in FUNCTIONS)])
@@ -282,7 +340,8 @@ def svg_chart(results, panels, title):
     )
     e.append(
         f'<text x="{width / 2}" y="47" text-anchor="middle" fill="#555">'
-        "median of criterion samples; log scale, the same in every panel; lower is better</text>"
+        f"{'median of criterion samples' if runs == 1 else f'median over {runs} criterion runs'}; "
+        "ratios: median of per-run ratios; log scale, one for all panels; lower is better</text>"
     )
     for pi, (_fam, subtitle, groups) in enumerate(panels):
         top = header + pi * (plot_h + panel_gap) + 22
@@ -355,12 +414,12 @@ def panel(groups, subtitle, top, left, plot_w, plot_h, lo, hi, functions):
             f'<text x="{left + slot * gi + slot / 2:.1f}" y="{top + plot_h + 18}" '
             f'text-anchor="middle" font-weight="bold">{esc(size)}</text>'
         )
-        g, h = funcs.get("tower_gzip"), funcs.get("tower_http")
-        if g and h:
+        r = group_ratio(funcs, "tower_gzip", "tower_http")
+        if r:
             e.append(
                 f'<text x="{left + slot * gi + slot / 2:.1f}" y="{top + plot_h + 34}" '
                 f'text-anchor="middle" fill="#555" font-size="11">'
-                f"tower-gzip/tower-http {g / h:.2f}</text>"
+                f"tower-gzip/tower-http {r:.2f}</text>"
             )
     e.append(
         f'<line x1="{left}" x2="{left}" y1="{top}" y2="{top + plot_h}" stroke="#000"/>'
@@ -377,7 +436,12 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.dirname(here)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--criterion", default=os.path.join(root, "target", "criterion"))
+    parser.add_argument(
+        "--criterion",
+        action="append",
+        help="criterion output directory (default target/criterion); repeat it for several "
+        "runs: each time is then the median of the runs' medians",
+    )
     parser.add_argument(
         "--group", default=None, help="chart one group family (default: one panel per coding)"
     )
@@ -385,16 +449,19 @@ def main():
     parser.add_argument("--allocs", default=None, help="output of examples/allocs.rs (wire sizes)")
     args = parser.parse_args()
 
-    results = load(args.criterion)
-    if not results:
-        sys.exit(f"no criterion results under {args.criterion}: run `cargo bench --bench response`")
+    roots = args.criterion or [os.path.join(root, "target", "criterion")]
+    runs = [load(r) for r in roots]
+    if not all(runs):
+        sys.exit(f"no criterion results under one of {roots}: run `cargo bench --bench response`")
+    results = merge_runs(runs)
 
     if args.group:
         name = args.group
-        svg = svg_chart(results, [(name, TITLES.get(name, name))], TITLES.get(name, name))
+        title = TITLES.get(name, name)
+        svg = svg_chart(results, [(name, title)], title, len(runs))
     else:
         name = "response"
-        svg = svg_chart(results, CODING_PANELS, "Full<Bytes> JSON response, per coding")
+        svg = svg_chart(results, CODING_PANELS, "Full<Bytes> JSON response, per coding", len(runs))
     out = args.out or os.path.join(root, "docs", f"{name.replace('_', '-')}-time.svg")
     if svg is None:
         print(f"(no `{name}/<size>` results: no chart written)", file=sys.stderr)
@@ -404,7 +471,10 @@ def main():
             f.write(svg)
         print(f"wrote {os.path.relpath(out, root)}", file=sys.stderr)
 
-    print("Medians (criterion point estimates); ratios < 1 mean tower-gzip is faster.\n")
+    print(
+        f"Medians (criterion point estimates; {len(runs)} run(s), the median of their "
+        "medians); ratios < 1 mean tower-gzip is faster.\n"
+    )
     print(tables(results))
     if args.allocs:
         print("\nOur time and bytes on the wire per coding (JSON, default levels):\n")
