@@ -91,17 +91,17 @@ impl Encoder {
 
     /// Whether [`finish`](Encoder::finish) has completed the stream.
     pub fn is_finished(&self) -> bool {
-        dispatch!(&self.codec, c => c.is_finished())
+        Encode::is_finished(self)
     }
 
     /// Bytes of input consumed so far.
     pub fn total_in(&self) -> u64 {
-        dispatch!(&self.codec, c => c.total_in())
+        Encode::total_in(self)
     }
 
     /// Bytes of output produced so far, framing included.
     pub fn total_out(&self) -> u64 {
-        dispatch!(&self.codec, c => c.total_out())
+        Encode::total_out(self)
     }
 
     /// Compresses all of `input`, appending whatever output is ready to `out`. The codec

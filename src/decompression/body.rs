@@ -218,16 +218,16 @@ where
         match step {
             Step::Data(data) => Poll::Ready(Some(Ok(Frame::data(data)))),
             Step::End => {
+                // The decoders go back to the pool as `Decoding` is dropped here.
                 let trailers = match std::mem::replace(this.mode, Mode::Finished(Ended::default()))
                 {
                     Mode::Decode(mut decoding) => decoding.trailers.take(),
                     _ => None,
                 };
-                *this.mode = Mode::Finished(Ended::with_trailers(trailers));
-                match this.mode {
-                    Mode::Finished(ended) => ended.poll_frame(),
-                    _ => Poll::Ready(None),
-                }
+                let mut ended = Ended::with_trailers(trailers);
+                let last = ended.poll_frame();
+                *this.mode = Mode::Finished(ended);
+                last
             }
             Step::Error(err) => {
                 *this.mode = Mode::Finished(Ended::default());
