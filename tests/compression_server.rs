@@ -560,13 +560,23 @@ async fn curl_compressed_matches_identity_http2() {
 
 /// A client that stops reading mid-stream, then hangs up: the state comes back.
 ///
-/// While the client stalls (the socket full, the server waiting on it), gzip and deflate
-/// hold no state: streaming bodies give it back between slices, resuming from the last 32 KiB
-/// (this test asserted one held state, "held mid-stream", before that change). zstd keeps
-/// its context between slices, so one is held until the client leaves.
+/// While the client stalls (the socket full, the server waiting on it), a gzip stream holds
+/// its state under the pool's hold limit ("held mid-stream"), and none in a pool crowded past
+/// it (hold limit 0 here): there streaming bodies give it back between slices, resuming from
+/// the last 32 KiB. zstd keeps its context between slices, so one is held until the client
+/// leaves.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn disconnect_mid_stream_returns_codec() {
-    let pool = CodecPool::builder().max_idle(4).build();
+    for hold_limit in [0, CodecPool::default_hold_limit()] {
+        let pool = CodecPool::builder()
+            .max_idle(4)
+            .hold_limit(hold_limit)
+            .build();
+        disconnect_mid_stream(&pool, usize::from(hold_limit > 0) as u64).await;
+    }
+}
+
+async fn disconnect_mid_stream(pool: &CodecPool, gzip_held: u64) {
     let app = Router::new()
         .route(
             "/endless",
@@ -588,7 +598,7 @@ async fn disconnect_mid_stream_returns_codec() {
     let addr = serve(app).await;
 
     #[allow(unused_mut)]
-    let mut codings = vec![("gzip", 0)];
+    let mut codings = vec![("gzip", gzip_held)];
     #[cfg(feature = "zstd")]
     codings.push(("zstd", 1));
     for (coding, held) in codings {

@@ -132,7 +132,8 @@ impl Encoder {
 
     /// Keeps the input history a released state needs to resume with the same ratio
     /// (gzip and deflate: the last 32 KiB, one buffer per stream); used by streaming bodies,
-    /// which release their state between slices.
+    /// which give their state back whenever the producer waits, and between slices when the
+    /// pool is crowded.
     pub(crate) fn keep_history(mut self) -> Self {
         #[allow(irrefutable_let_patterns)] // without the zstd and br features
         if let AnyEncoder::Flate(flate) = &mut self.codec {
@@ -141,9 +142,10 @@ impl Encoder {
         self
     }
 
-    /// Whether `idle` is about as cheap as a flush (see [`Encode::resumes_from_history`]).
-    pub(crate) fn resumes_from_history(&self) -> bool {
-        Encode::resumes_from_history(self)
+    /// Whether to give the state back at a slice end (see
+    /// [`Encode::releases_between_slices`]).
+    pub(crate) fn releases_between_slices(&self) -> bool {
+        Encode::releases_between_slices(self)
     }
 
     /// Whether compressed data beyond the header has been written.
@@ -183,8 +185,8 @@ impl Encode for Encoder {
         dispatch!(&self.codec, c => c.has_payload())
     }
 
-    fn resumes_from_history(&self) -> bool {
-        dispatch!(&self.codec, c => c.resumes_from_history())
+    fn releases_between_slices(&self) -> bool {
+        dispatch!(&self.codec, c => c.releases_between_slices())
     }
 
     fn total_in(&self) -> u64 {

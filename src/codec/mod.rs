@@ -172,11 +172,11 @@ pub(crate) trait Encode {
     /// Whether a pooled codec state is checked out now.
     fn holds_state(&self) -> bool;
 
-    /// Whether [`idle`](Encode::idle) gives the state back at the cost of little more than a
-    /// flush: the next state resumes from the stream's history, so the ratio holds. Such a
-    /// codec can be released between any two slices of a stream, not only when the producer
-    /// pauses. Implementations that say yes keep that history from the first call.
-    fn resumes_from_history(&self) -> bool {
+    /// Whether to [`idle`](Encode::idle) at the end of a slice of work although the producer
+    /// has more: the pool is crowded (see the pool's hold limit) and giving the state back
+    /// costs little more than a flush, because the next state resumes from the stream's
+    /// history. Implementations that can say yes keep that history from the first call.
+    fn releases_between_slices(&self) -> bool {
         false
     }
 

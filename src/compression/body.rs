@@ -299,10 +299,9 @@ where
             }
             if budget == 0 {
                 // This poll's slice is used up. The peer may take its time before the next
-                // poll (a slow reader, a full socket, a busy runtime): where the coding
-                // resumes from history, give the state back now rather than pin it until
-                // then (the full flush also means a first slice never leaves only a header).
-                if encoder.resumes_from_history() {
+                // poll (a slow reader, a full socket, a busy runtime): when many streams
+                // hold states, give this one back now rather than pin it until then.
+                if encoder.releases_between_slices() {
                     if let Err(e) = encoder.idle(&mut self.out) {
                         return self.fail(e.into());
                     }
@@ -556,14 +555,15 @@ mod tests {
         }
     }
 
-    /// A slow reader takes one frame and stalls: what the body pins meanwhile is bounded by
-    /// the history it keeps (32 KiB) and its output block, not a codec state (~190 KB for
+    /// In a crowded pool (more streams than its hold limit; here the limit is 0), a slow
+    /// reader takes one frame and stalls: what the body pins meanwhile is bounded by the
+    /// history it keeps (32 KiB) and its output block, not a codec state (~190 KB for
     /// zlib-rs at level 6). Counted with a per-thread allocation counter, not RSS.
     #[test]
-    fn a_stalled_reader_pins_no_codec_state() {
+    fn a_stalled_reader_pins_no_codec_state_in_a_crowded_pool() {
         for format in [Format::Gzip, Format::Deflate] {
             // No idle shelf: a state given back is freed, so live bytes show what is held.
-            let pool = CodecPool::builder().max_idle(0).build();
+            let pool = CodecPool::builder().max_idle(0).hold_limit(0).build();
             let before = live::bytes();
             let encoder = Encoder::new(format, CompressionLevel::Default, &pool);
             let mut body = Box::pin(CompressionBody::encode(
@@ -611,6 +611,54 @@ mod tests {
             decoder.finish().unwrap();
             assert_eq!(plain.len(), 64 * 16 * 1024);
         }
+    }
+
+    /// Under the hold limit a stream keeps its state between slices: no full flush, no
+    /// priming, the speed of one uninterrupted stream. The output is one deflate stream as
+    /// flate2 writes it when fed the same pieces.
+    #[test]
+    fn under_the_hold_limit_a_stream_keeps_its_state() {
+        let pool = CodecPool::builder().hold_limit(1).build();
+        let encoder = Encoder::new(Format::Gzip, CompressionLevel::Default, &pool);
+        let mut body = Box::pin(CompressionBody::encode(
+            Ready {
+                left: 16,
+                size: 16 * 1024,
+            },
+            encoder,
+        ));
+        let waker = std::task::Waker::noop();
+        let mut cx = Context::from_waker(waker);
+        let mut wire = Vec::new();
+        let mut slices = 0;
+        loop {
+            match body.as_mut().poll_frame(&mut cx) {
+                Poll::Ready(Some(frame)) => {
+                    if let Ok(data) = frame.unwrap().into_data() {
+                        wire.extend_from_slice(&data);
+                    }
+                }
+                Poll::Ready(None) => break,
+                Poll::Pending => {}
+            }
+            slices += 1;
+            if !body.is_end_stream() {
+                assert_eq!(pool.stats().compressors.in_use(), 1, "slice {slices}");
+            }
+        }
+        assert!(slices > 4, "{slices} polls for 256 KiB");
+        assert_eq!(pool.stats().compressors.created, 1);
+        let mut decoder = Decoder::new(Format::Gzip, &CodecPool::new());
+        let mut plain = BytesMut::new();
+        let n = decoder.decode(&wire, &mut plain, usize::MAX).unwrap();
+        assert_eq!(n, wire.len());
+        decoder.finish().unwrap();
+        assert_eq!(plain.len(), 16 * 16 * 1024);
+        // No full flush anywhere: a full flush writes an empty stored block (00 00 ff ff).
+        assert!(
+            !wire.windows(4).any(|w| w == [0, 0, 0xff, 0xff]),
+            "a slice end flushed"
+        );
     }
 
     /// Live heap bytes allocated and not freed by this thread.

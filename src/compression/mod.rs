@@ -53,7 +53,10 @@
 //!   br, which cannot restart, flushes and keeps its state). Server-sent events are
 //!   compressed and arrive event by event, and an idle stream holds no codec state. One poll
 //!   compresses at most 64 KiB of input, so a huge frame cannot hold an executor thread for
-//!   long.
+//!   long and many large responses progress together. While more gzip/deflate streams hold a
+//!   state than the pool's [hold limit](crate::CodecPoolBuilder::hold_limit) (2 per CPU by
+//!   default), a stream also gives its state back at the end of each slice, so hundreds of
+//!   slow readers cost a 32 KiB history each, not a ~190 KB state.
 //!
 //! Codec states come from a [`CodecPool`](crate::CodecPool) (the global one unless
 //! [`pool`](CompressionLayer::pool) says otherwise) and go back to it, reset, as soon as the

@@ -35,19 +35,25 @@ where
     }
 }
 
+/// A private pool past its hold limit from the first stream on: streams give gzip/deflate
+/// state back between slices.
+fn crowded_pool() -> CodecPool {
+    CodecPool::builder().max_idle(4).hold_limit(0).build()
+}
+
 #[tokio::test]
 async fn codec_returns_to_pool_when_body_ends() {
-    let pool = private_pool();
+    let pool = crowded_pool();
     let layer = CompressionLayer::new().pool(pool.clone());
     // One-shot: back as soon as the response is built.
     let out = round(&layer, Some("gzip"), full(text(1000))).await;
     assert_eq!(gunzip(&out.body), text(1000));
     assert_eq!(in_use(&pool), 0);
     // Streaming: back at the end. The first frame is one poll's slice of input (64 KiB,
-    // incompressible so deflate has output by then) with more input ready. gzip and
-    // deflate give their state back between slices (the next one resumes from the last
-    // 32 KiB), so none is held once the frame is out; before that change this asserted 1,
-    // "held while streaming", which `zstd_state_is_held_while_streaming` keeps for zstd.
+    // incompressible so deflate has output by then) with more input ready. In a crowded
+    // pool gzip and deflate give their state back between slices (the next one resumes from
+    // the last 32 KiB), so none is held once the frame is out. Under the hold limit the
+    // state is held while streaming (`state_is_held_while_streaming_under_the_hold_limit`).
     let data = noise(200_000, 11);
     let (tx, body) = channel_body();
     tx.data(data.clone());
@@ -82,57 +88,65 @@ async fn codec_returns_to_pool_when_body_ends() {
     assert_eq!(streaming.in_use() + block.in_use(), 0);
 }
 
-/// zstd keeps its context between slices (a new frame per slice would cost ratio), so its
-/// state is out while a stream is mid-way, and back when the producer waits, at the end,
-/// and when the body is dropped.
-#[cfg(feature = "zstd")]
+/// Under the hold limit a stream keeps its state between slices (zstd whatever the limit:
+/// a new frame per slice would cost ratio), so the state is out while a stream is mid-way,
+/// and back when the producer waits, at the end, and when the body is dropped.
 #[tokio::test]
-async fn zstd_state_is_held_while_streaming() {
-    let pool = private_pool();
-    let layer = CompressionLayer::new().pool(pool.clone());
-    let zstd = |pool: &CodecPool| pool.stats().zstd_compressors.in_use();
-    let data = noise(200_000, 13);
-    let (tx, body) = channel_body();
-    tx.data(data.clone());
-    let res = respond(&layer, get(Some("zstd")), Response::new(body)).await;
-    assert_eq!(res.headers()[CONTENT_ENCODING], "zstd");
-    let mut body = res.into_body();
-    let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
-    assert_eq!(zstd(&pool), 1, "held while streaming");
-    let mut all = first.to_vec();
-    drain_ready(&mut body, &mut all);
-    assert_eq!(zstd(&pool), 0, "not held while the producer waits");
-    drop(tx);
-    while let Some(f) = body.frame().await {
-        all.extend_from_slice(&f.unwrap().into_data().unwrap());
-    }
-    assert_eq!(zstd(&pool), 0, "returned at the end");
-    assert_eq!(crate::common::unzstd(&all), data);
-    drop(body);
+async fn state_is_held_while_streaming_under_the_hold_limit() {
+    #[allow(unused_mut)]
+    let mut cases = vec![("gzip", private_pool())];
+    #[cfg(feature = "zstd")]
+    cases.push(("zstd", crowded_pool()));
+    for (coding, pool) in cases {
+        let layer = CompressionLayer::new().pool(pool.clone());
+        let data = noise(200_000, 13);
+        let (tx, body) = channel_body();
+        tx.data(data.clone());
+        let res = respond(&layer, get(Some(coding)), Response::new(body)).await;
+        assert_eq!(res.headers()[CONTENT_ENCODING], coding);
+        let mut body = res.into_body();
+        let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
+        assert_eq!(pool.stats().in_use(), 1, "{coding}: held while streaming");
+        let mut all = first.to_vec();
+        drain_ready(&mut body, &mut all);
+        assert_eq!(
+            pool.stats().in_use(),
+            0,
+            "{coding}: not held while the producer waits"
+        );
+        drop(tx);
+        while let Some(f) = body.frame().await {
+            all.extend_from_slice(&f.unwrap().into_data().unwrap());
+        }
+        assert_eq!(pool.stats().in_use(), 0, "{coding}: returned at the end");
+        assert_eq!(crate::common::decode(Some(coding), &all), data);
+        drop(body);
 
-    // Dropped mid-stream.
-    let (tx, body) = channel_body();
-    tx.data(noise(200_000, 5));
-    let res = respond(&layer, get(Some("zstd")), Response::new(body)).await;
-    let mut body = res.into_body();
-    let _ = body.frame().await.unwrap().unwrap();
-    assert_eq!(zstd(&pool), 1);
-    drop(body);
-    assert_eq!(zstd(&pool), 0);
-    assert!(tx.is_closed(), "inner body dropped too");
-    let stats = pool.stats();
-    assert_eq!(stats.in_use(), 0, "{stats:?}");
-    assert_eq!(stats.zstd_compressors.discarded, 0, "{stats:?}");
+        // Dropped mid-stream.
+        let (tx, body) = channel_body();
+        tx.data(noise(200_000, 5));
+        let res = respond(&layer, get(Some(coding)), Response::new(body)).await;
+        let mut body = res.into_body();
+        let _ = body.frame().await.unwrap().unwrap();
+        assert_eq!(pool.stats().in_use(), 1, "{coding}");
+        drop(body);
+        assert_eq!(pool.stats().in_use(), 0, "{coding}");
+        assert!(tx.is_closed(), "inner body dropped too");
+        let stats = pool.stats();
+        assert_eq!(stats.in_use(), 0, "{stats:?}");
+        assert_eq!(stats.zstd_compressors.discarded, 0, "{stats:?}");
+        assert_eq!(stats.compressors.discarded, 0, "{stats:?}");
+    }
 }
 
 #[tokio::test]
 async fn codec_returns_to_pool_when_body_is_dropped() {
-    let pool = private_pool();
+    let pool = crowded_pool();
     let layer = CompressionLayer::new().pool(pool.clone());
     let (tx, body) = channel_body();
-    // More than one poll's slice (64 KiB). deflate gives its state back between slices, so
-    // none is out after the first frame (this asserted 1 before that change; zstd, which
-    // keeps its state, is dropped mid-stream in `zstd_state_is_held_while_streaming`).
+    // More than one poll's slice (64 KiB). In a crowded pool deflate gives its state back
+    // between slices, so none is out after the first frame (a stream that holds its state is
+    // dropped mid-stream in `state_is_held_while_streaming_under_the_hold_limit`).
     tx.data(noise(200_000, 5));
     let res = respond(&layer, get(Some("deflate")), Response::new(body)).await;
     let mut body = res.into_body();

@@ -4,18 +4,18 @@ use std::io::Write;
 
 use http::header::CONTENT_ENCODING;
 use http::{HeaderValue, Response};
-use tower_gzip::CompressionLevel;
 use tower_gzip::compression::CompressionLayer;
+use tower_gzip::{CodecPool, CompressionLevel};
 
 use crate::common::{StutterBody, gunzip, text};
 use crate::support::{SLICE, full, private_pool, round, typed};
 
 /// Raw deflate of `data` at `level` by flate2 alone, as the streaming body writes it for a
-/// body that never goes pending: input fed 16 KiB at a time, one 64 KiB slice per poll. A
-/// slice after which deflate has written anything is handed over and the state released (a
-/// full flush; the next slice starts a fresh state primed with the last 32 KiB of input as
-/// its dictionary); otherwise the state carries on. The last slice finishes the stream.
-fn sliced_reference(data: &[u8], level: u32) -> Vec<u8> {
+/// body that never goes pending: input fed 16 KiB at a time, one 64 KiB slice per poll.
+/// With `release` (a crowded pool) every slice ends with a full flush and the state given
+/// back; the next slice starts a fresh state primed with the last 32 KiB of input as its
+/// dictionary. Without, one state runs to the end. The last slice finishes the stream.
+fn sliced_reference(data: &[u8], level: u32, release: bool) -> Vec<u8> {
     use flate2::{Compress, Compression, FlushCompress, Status};
     const CHUNK: usize = 16 * 1024;
     const DICTIONARY: usize = 32 * 1024;
@@ -45,7 +45,7 @@ fn sliced_reference(data: &[u8], level: u32) -> Vec<u8> {
         }
         if i + 1 == slices.len() {
             run(&mut state, &[], &mut out, FlushCompress::Finish);
-        } else {
+        } else if release {
             // Every slice ends with a full flush and a release, output or not.
             run(&mut state, &[], &mut out, FlushCompress::Full);
             let end = (i + 1) * SLICE;
@@ -82,20 +82,26 @@ async fn quality_levels() {
 
     // The deflate stream is exactly what flate2 produces at that level (a body over 64 KiB
     // streams through zlib-rs). The layer feeds deflate 16 KiB at a time, and zlib-rs's
-    // output depends on how input arrives, so the reference is fed the same way; since
-    // streaming bodies release their gzip/deflate state between 64 KiB slices, it also
-    // ends a slice with a full flush and primes the next state with the last 32 KiB (see
-    // `sliced_reference`).
+    // output depends on how input arrives, so the reference is fed the same way. In a pool
+    // crowded past its hold limit (0 here) streaming bodies release their gzip/deflate state
+    // between 64 KiB slices, so the reference also ends a slice with a full flush and primes
+    // the next state with the last 32 KiB (see `sliced_reference`); under the limit one
+    // state runs through. Each pool is private, so other tests cannot crowd it.
     let small = text(100_000);
-    for level in [1, 6, 9] {
-        let layer = CompressionLayer::new().quality(CompressionLevel::Precise(level));
-        let out = round(&layer, Some("gzip"), full(small.clone())).await;
-        let reference = sliced_reference(&small, level as u32);
-        assert_eq!(
-            &out.body[10..out.body.len() - 8],
-            &reference[..],
-            "level {level}"
-        );
+    for (hold_limit, release) in [(0, true), (usize::MAX, false)] {
+        for level in [1, 6, 9] {
+            let pool = CodecPool::builder().hold_limit(hold_limit).build();
+            let layer = CompressionLayer::new()
+                .quality(CompressionLevel::Precise(level))
+                .pool(pool);
+            let out = round(&layer, Some("gzip"), full(small.clone())).await;
+            let reference = sliced_reference(&small, level as u32, release);
+            assert_eq!(
+                &out.body[10..out.body.len() - 8],
+                &reference[..],
+                "level {level}, hold limit {hold_limit}"
+            );
+        }
     }
     // Level 0 stores.
     let layer = CompressionLayer::new().quality(CompressionLevel::Precise(0));

@@ -265,8 +265,8 @@ impl Encode for FlateEncoder {
         self.total_out > self.header_len as u64
     }
 
-    fn resumes_from_history(&self) -> bool {
-        self.history.tracking
+    fn releases_between_slices(&self) -> bool {
+        self.deflate.is_some() && self.history.tracking && self.pool.crowded::<Compress>()
     }
 
     fn total_in(&self) -> u64 {
