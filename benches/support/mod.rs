@@ -352,8 +352,8 @@ impl LibdeflateFloor {
     }
 }
 
-/// zstd alone: one reused `zstd_safe::CCtx` at `level` with the content checksum on (as the
-/// layer writes it), reset per body (`SessionOnly`), the input size pledged, and the whole
+/// zstd alone: one reused `zstd_safe::CCtx` at `level` (no content checksum, as the layer
+/// writes it), reset per body (`SessionOnly`), the input size pledged, and the whole
 /// frame written by one `compress_stream2(.., e_end)` into a reused buffer.
 #[cfg(feature = "zstd")]
 pub struct ZstdFloor {
@@ -366,8 +366,6 @@ impl ZstdFloor {
     pub fn new(level: i32) -> Self {
         let mut cctx = zstd_safe::CCtx::create();
         cctx.set_parameter(zstd_safe::CParameter::CompressionLevel(level))
-            .unwrap();
-        cctx.set_parameter(zstd_safe::CParameter::ChecksumFlag(true))
             .unwrap();
         ZstdFloor {
             cctx,
@@ -426,7 +424,7 @@ impl ZstdDecodeFloor {
     }
 }
 
-/// `payload` as one zstd frame at `level` (checksum, pledged size), made once per bench.
+/// `payload` as one zstd frame at `level` (pledged size), made once per bench.
 #[cfg(feature = "zstd")]
 pub fn zstd_bytes(payload: &[u8], level: i32) -> Bytes {
     let mut floor = ZstdFloor::new(level);

@@ -269,6 +269,11 @@ impl Decoder {
         Decode::is_stream_end(self)
     }
 
+    /// The decoded size `input` announces, if any (see [`Decode::announced_size`]).
+    pub(crate) fn announced_size(&self, input: &[u8]) -> Option<u64> {
+        Decode::announced_size(self, input)
+    }
+
     /// Whether the last [`decode`](Decoder::decode) filled its output budget, so that more
     /// output may be ready without more input. Call `decode` again (with the remaining input,
     /// possibly empty) before feeding more or calling [`finish`](Decoder::finish).
@@ -317,6 +322,10 @@ impl Decode for Decoder {
 
     fn is_stream_end(&self) -> bool {
         dispatch_decoder!(&self.codec, c => c.is_stream_end())
+    }
+
+    fn announced_size(&self, input: &[u8]) -> Option<u64> {
+        dispatch_decoder!(&self.codec, c => c.announced_size(input))
     }
 
     fn total_in(&self) -> u64 {

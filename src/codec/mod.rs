@@ -212,6 +212,13 @@ pub(crate) trait Decode {
     /// The end of input: `Ok` if the stream was complete (or empty).
     fn finish(&self) -> Result<(), DecodeError>;
 
+    /// The decoded size that `input`, the next bytes for this decoder, announces, where the
+    /// format records one (a zstd frame header with its content size), so the caller can size
+    /// its buffer once. A hint only: hostile input can announce anything.
+    fn announced_size(&self, _input: &[u8]) -> Option<u64> {
+        None
+    }
+
     /// Whether a complete stream has been decoded (another member or frame may follow where
     /// the format allows).
     fn is_stream_end(&self) -> bool;

@@ -61,8 +61,9 @@ impl CompressContext {
             })
         };
         set(CParameter::CompressionLevel(level_n))?;
-        // The content checksum lets the peer detect corruption (4 bytes per frame).
-        set(CParameter::ChecksumFlag(true))?;
+        // No content checksum (libzstd's and tower-http's default): XXH64 over the input cost
+        // 4-5% of the compression time at 256 KiB-1 MiB, and TCP/TLS already protect the body
+        // in transit. The decoder still checks the checksums that peers send.
         // Up to level 19 libzstd's own window logs stay at or under 23 for any input; above,
         // they grow to 27, beyond what RFC 9659 allows.
         if level_n > 19 {
@@ -510,6 +511,14 @@ impl Decode for ZstdDecoder {
         self.frames > 0 && self.at_boundary
     }
 
+    fn announced_size(&self, input: &[u8]) -> Option<u64> {
+        // Only a frame header says it, and only before the frame has begun.
+        if !self.at_boundary || self.failed.is_some() {
+            return None;
+        }
+        zstd_safe::get_frame_content_size(input).ok().flatten()
+    }
+
     fn total_in(&self) -> u64 {
         self.total_in
     }
@@ -702,8 +711,8 @@ mod tests {
             let err = decode(&pool, &wire[..cut], 1 << 20).unwrap_err();
             assert_eq!(err.kind(), DecodeErrorKind::Truncated, "cut at {cut}");
         }
-        // The content checksum catches a flipped bit in the last block's literals.
-        let mut flipped = wire.to_vec();
+        // A flipped bit in the last block's literals: corrupt data, or a checksum mismatch.
+        let mut flipped = checksummed(&data).to_vec();
         let at = flipped.len() - 6;
         flipped[at] ^= 0x01;
         let err = decode(&pool, &flipped, 1 << 20).unwrap_err();
@@ -725,12 +734,22 @@ mod tests {
         assert_eq!(pool.stats().zstd_decompressors.in_use(), 0);
     }
 
+    /// One frame of `data` with the content checksum on, as other encoders may send it.
+    fn checksummed(data: &[u8]) -> Vec<u8> {
+        let mut cctx = CCtx::create();
+        cctx.set_parameter(CParameter::ChecksumFlag(true)).unwrap();
+        let mut wire = vec![0u8; zstd_safe::compress_bound(data.len())];
+        let n = cctx.compress2(&mut wire[..], data).unwrap();
+        wire.truncate(n);
+        wire
+    }
+
     #[test]
     fn checksum_mismatch_is_reported() {
         let pool = CodecPool::new();
-        let mut wire = BytesMut::new();
-        encode_all(level(3), &text(2_000), &pool, &mut wire).unwrap();
-        // The last four bytes are the content checksum (ChecksumFlag is on).
+        let mut wire = checksummed(&text(2_000));
+        assert_eq!(decode(&pool, &wire, 1 << 20).unwrap(), text(2_000));
+        // The last four bytes are the content checksum.
         let n = wire.len();
         wire[n - 1] ^= 0xff;
         let err = decode(&pool, &wire, 1 << 20).unwrap_err();

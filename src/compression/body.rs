@@ -492,9 +492,8 @@ mod tests {
                 ))
             })
             .collect();
-        let mut formats = vec![Format::Gzip, Format::Deflate];
-        #[cfg(feature = "zstd")]
-        formats.push(Format::Zstd);
+        // Every coding but br, which cannot restart a stream and keeps its state.
+        let formats = Format::ALL.iter().copied().filter(|&f| !is_br(f));
         for format in formats {
             let pool = CodecPool::new();
             let encoder = Encoder::new(format, CompressionLevel::Default, &pool);
@@ -521,6 +520,10 @@ mod tests {
             decoder.finish().unwrap();
             assert_eq!(&out[..], &plain[..], "{format:?}");
         }
+    }
+
+    fn is_br(format: Format) -> bool {
+        format.as_str() == "br"
     }
 
     /// A producer with everything ready: `chunks` frames of `size` bytes of text.

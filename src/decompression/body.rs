@@ -308,7 +308,17 @@ impl Decoding {
             None => room,
         };
         if self.out.capacity() == 0 {
-            let guess = self.wire.len().saturating_mul(4).max(MIN_FRAME_ALLOC);
+            // The size a zstd frame header announces (capped by the budget, so a lie costs at
+            // most one frame), else room for 4:1 on the input at hand.
+            let announced = match self.stages.as_slice() {
+                [only] => only.decoder.announced_size(&self.wire),
+                _ => None,
+            };
+            let guess = announced
+                .map_or(self.wire.len().saturating_mul(4), |n| {
+                    usize::try_from(n).unwrap_or(usize::MAX)
+                })
+                .max(MIN_FRAME_ALLOC);
             self.out.reserve(guess.min(budget));
         }
         let produced = pull(
