@@ -3,8 +3,6 @@
 //! while panicking, reset byte for byte against a fresh flate2 state) is unit-tested in
 //! src/pool_tests.rs.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Barrier;
 
@@ -12,49 +10,14 @@ use bytes::BytesMut;
 use tower_gzip::codec::{DecodeErrorKind, Decoder, Encoder, Format};
 use tower_gzip::{CodecPool, CompressionLevel, KindStats};
 
-// ---------------------------------------------------------------------------------------
-// A per-thread allocation counter, so parallel tests do not disturb each other.
-
-struct Counting;
-
-thread_local! {
-    static ALLOCS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn bump() {
-    let _ = ALLOCS.try_with(|n| n.set(n.get() + 1));
-}
-
-// SAFETY: every call is forwarded to `System`; the counter neither allocates nor panics.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        bump();
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        bump();
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        bump();
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+#[path = "common/alloc.rs"]
+mod alloc;
 
 /// Allocations made on this thread while running `f`.
 fn allocations<R>(f: impl FnOnce() -> R) -> (u64, R) {
-    let before = ALLOCS.with(Cell::get);
-    let result = f();
-    (ALLOCS.with(Cell::get) - before, result)
+    let (counts, result) = alloc::on_this_thread(f);
+    (counts.allocations, result)
 }
-
-// ---------------------------------------------------------------------------------------
 
 fn message(len: usize, seed: u32) -> Vec<u8> {
     let mut state = seed;

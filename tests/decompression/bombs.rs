@@ -12,9 +12,9 @@ use tower::{Layer, ServiceExt, service_fn};
 use tower_gzip::CodecPool;
 use tower_gzip::decompression::{DecompressionBody, RequestDecompressionLayer};
 
+use crate::alloc;
 use crate::harness::FRAME_LIMIT;
 use crate::server::{client, post_to, serve};
-use crate::support;
 use crate::support::bomb::{Bomb, BombKind, MIB};
 
 /// Streams a 1 GiB bomb to a real server whose only defence is `max_decompressed_size`.
@@ -100,9 +100,9 @@ async fn single_member_bomb_stops_at_the_limit() {
     }));
     // Measured from before the decoder is drawn from the (fresh) pool; the bomb generator's
     // chunks are allocated on this thread too, so this is an upper bound.
-    let mark = support::alloc::mark();
+    let mark = alloc::reset_thread_peak();
     svc.oneshot(req).await.unwrap();
-    let peak = support::alloc::peak_since(mark);
+    let peak = alloc::this_thread().since(mark).peak as usize;
     let (err, total, max_frame) = result.lock().unwrap().take().unwrap();
     let pulled = pulled.load(Ordering::SeqCst);
     eprintln!(
