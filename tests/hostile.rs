@@ -9,35 +9,26 @@
 mod common;
 
 use std::io::Write;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use bytes::Bytes;
-use common::{decode, eventually, gzip, raw_deflate, text, zlib};
+use common::server::{Loopback, TIMEOUT, TestClient, http1_client, send};
+use common::{Collected, decode, eventually, gzip, raw_deflate, text, zlib};
 use flate2::Compression;
 use flate2::write::{DeflateEncoder, GzEncoder, ZlibEncoder};
 use http::header::{ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_TYPE};
-use http::{HeaderMap, Method, Request, StatusCode};
+use http::{Method, Request, StatusCode};
 use http_body::Body;
-use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
+use http_body_util::Full;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tower_gzip::codec::Format;
 use tower_gzip::compression::CompressionLayer;
 use tower_gzip::decompression::RequestDecompressionLayer;
 use tower_gzip::{BoxError, CodecPool};
-
-const TIMEOUT: Duration = Duration::from_secs(30);
-
-type TestClient = Client<HttpConnector, BoxBody<Bytes, BoxError>>;
 
 /// The GET route's body: compressible text.
 fn page() -> Vec<u8> {
@@ -45,7 +36,7 @@ fn page() -> Vec<u8> {
 }
 
 struct Server {
-    addr: SocketAddr,
+    loopback: Loopback,
     pool: CodecPool,
     client: TestClient,
 }
@@ -62,54 +53,36 @@ async fn start() -> Server {
         .layer(DefaultBodyLimit::disable())
         .layer(RequestDecompressionLayer::new().pool(pool.clone()))
         .layer(CompressionLayer::new().pool(pool.clone()));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     Server {
-        addr,
+        loopback: Loopback::serve(app).await,
         pool,
-        client: Client::builder(TokioExecutor::new()).build_http(),
+        client: http1_client(),
     }
 }
 
-struct Reply {
-    status: StatusCode,
-    headers: HeaderMap,
-    body: Bytes,
-}
-
 impl Server {
-    async fn send<B>(&self, method: Method, path: &str, headers: &[(&str, &[u8])], body: B) -> Reply
+    async fn send<B>(
+        &self,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &[u8])],
+        body: B,
+    ) -> Collected
     where
         B: Body<Data = Bytes> + Send + Sync + 'static,
         B::Error: Into<BoxError>,
     {
         let mut req = Request::builder()
             .method(method)
-            .uri(format!("http://{}{path}", self.addr));
+            .uri(self.loopback.url(path));
         for (name, value) in headers {
             req = req.header(*name, *value);
         }
-        let req = req.body(body.map_err(Into::into).boxed()).unwrap();
-        let res = tokio::time::timeout(TIMEOUT, self.client.request(req))
-            .await
-            .expect("response in time")
-            .expect("a response");
-        let (parts, body) = res.into_parts();
-        let body = tokio::time::timeout(TIMEOUT, body.collect())
-            .await
-            .expect("body in time")
-            .expect("a complete body")
-            .to_bytes();
-        Reply {
-            status: parts.status,
-            headers: parts.headers,
-            body,
-        }
+        send(&self.client, req.body(body).unwrap()).await
     }
 
     /// POSTs `wire` to the echo route with `Content-Encoding: coding`.
-    async fn upload(&self, coding: &str, wire: impl Into<Bytes>) -> Reply {
+    async fn upload(&self, coding: &str, wire: impl Into<Bytes>) -> Collected {
         self.send(
             Method::POST,
             "/echo",
@@ -120,7 +93,7 @@ impl Server {
     }
 
     /// GETs the page with this `Accept-Encoding`; checks the body decodes to the page.
-    async fn get_page(&self, accept: &[u8]) -> Reply {
+    async fn get_page(&self, accept: &[u8]) -> Collected {
         let reply = self
             .send(
                 Method::GET,
@@ -171,12 +144,14 @@ impl Server {
     where
         I: Iterator<Item = Vec<u8>> + Send + 'static,
     {
-        let stream = tokio::net::TcpStream::connect(self.addr).await.unwrap();
+        let stream = tokio::net::TcpStream::connect(self.loopback.addr)
+            .await
+            .unwrap();
         let (mut read, mut write) = stream.into_split();
         let head = format!(
             "POST /echo HTTP/1.1\r\nhost: {}\r\ncontent-encoding: {coding}\r\n\
              transfer-encoding: chunked\r\nconnection: close\r\n\r\n",
-            self.addr
+            self.loopback.addr
         );
         let writer = tokio::spawn(async move {
             write.write_all(head.as_bytes()).await?;

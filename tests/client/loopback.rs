@@ -1,6 +1,5 @@
 //! Both client layers around hyper-util's client, against a real server on loopback.
 
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
@@ -17,6 +16,7 @@ use tower::{ServiceBuilder, ServiceExt};
 use tower_gzip::client::{DecompressionLayer, RequestCompressionLayer};
 use tower_gzip::decompression::RequestDecompressionLayer;
 
+use crate::common::server::Loopback;
 use crate::json_document;
 
 #[derive(Default)]
@@ -26,7 +26,7 @@ pub struct Arrived {
 
 /// An axum server: RequestDecompressionLayer for uploads, tower-http's CompressionLayer for
 /// responses, and a probe outside both that records each request's Content-Encoding.
-pub async fn serve() -> (SocketAddr, Arc<Arrived>) {
+pub async fn serve() -> (Loopback, Arc<Arrived>) {
     let arrived = Arc::new(Arrived::default());
     let probe = arrived.clone();
     let app = Router::new()
@@ -60,10 +60,7 @@ pub async fn serve() -> (SocketAddr, Arc<Arrived>) {
             probe.content_encoding.lock().unwrap().push(coding);
             async move { req }
         }));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (addr, arrived)
+    (Loopback::serve(app).await, arrived)
 }
 
 /// Counts the bytes of a body as they arrive, before any decoding.
@@ -92,7 +89,8 @@ impl<B: Body<Data = Bytes> + Unpin> Body for WireCount<B> {
 
 #[tokio::test]
 async fn hyper_client_round_trip_over_loopback() {
-    let (addr, arrived) = serve().await;
+    let (server, arrived) = serve().await;
+    let addr = server.addr;
     let wire = Arc::new(Mutex::new(0usize));
     let tap = wire.clone();
     let client = Client::builder(TokioExecutor::new()).build_http();

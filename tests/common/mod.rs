@@ -1,6 +1,10 @@
-//! Helpers shared by the test files: independent encoders and decoders (flate2), test
-//! bodies, and deterministic test data.
+//! Helpers shared by the test files: independent encoders and decoders (flate2, libzstd,
+//! brotli), deterministic test data, test bodies, a collected response, and the loopback
+//! server harness (`server`). The counting allocator (`alloc.rs`) is included on its own, as
+//! it installs itself as the global allocator.
 #![allow(dead_code)]
+
+pub mod server;
 
 use std::io::{Read, Write};
 use std::pin::Pin;
@@ -8,8 +12,10 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::HeaderMap;
+use http::header::{CONTENT_ENCODING, VARY};
+use http::{HeaderMap, Response, StatusCode, Version};
 use http_body::{Body, Frame, SizeHint};
+use http_body_util::BodyExt;
 use tokio::sync::mpsc;
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -119,6 +125,58 @@ pub fn decode(encoding: Option<&str>, data: &[u8]) -> Vec<u8> {
         #[cfg(feature = "br")]
         Some("br") => unbrotli(data),
         Some(other) => panic!("unexpected content-encoding {other:?}"),
+    }
+}
+
+/// A response read to the end: head, body and trailers.
+#[derive(Debug)]
+pub struct Collected {
+    pub status: StatusCode,
+    pub version: Version,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+    pub trailers: Option<HeaderMap>,
+}
+
+impl Collected {
+    /// The `Content-Encoding`, if any.
+    pub fn encoding(&self) -> Option<&str> {
+        self.headers
+            .get(CONTENT_ENCODING)
+            .map(|v| v.to_str().unwrap())
+    }
+
+    /// The body decoded as its `Content-Encoding` says, by [`decode`].
+    pub fn decoded(&self) -> Vec<u8> {
+        decode(self.encoding(), &self.body)
+    }
+
+    /// How many times `Vary` names `Accept-Encoding`, over every `Vary` line.
+    pub fn vary_count(&self) -> usize {
+        self.headers
+            .get_all(VARY)
+            .iter()
+            .flat_map(|v| v.to_str().unwrap().split(','))
+            .filter(|t| t.trim().eq_ignore_ascii_case("accept-encoding"))
+            .count()
+    }
+}
+
+/// Reads `response` to the end; the body must complete without an error.
+pub async fn collect<B>(response: Response<B>) -> Collected
+where
+    B: Body,
+    B::Error: std::fmt::Debug,
+{
+    let (parts, body) = response.into_parts();
+    let collected = body.collect().await.expect("body completes");
+    let trailers = collected.trailers().cloned();
+    Collected {
+        status: parts.status,
+        version: parts.version,
+        headers: parts.headers,
+        body: collected.to_bytes(),
+        trailers,
     }
 }
 

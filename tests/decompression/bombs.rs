@@ -13,8 +13,9 @@ use tower_gzip::CodecPool;
 use tower_gzip::decompression::{DecompressionBody, RequestDecompressionLayer};
 
 use crate::alloc;
+use crate::common::server::http1_client as client;
 use crate::harness::FRAME_LIMIT;
-use crate::server::{client, post_to, serve};
+use crate::server::{post_to, serve};
 use crate::support::bomb::{Bomb, BombKind, MIB};
 
 /// Streams a 1 GiB bomb to a real server whose only defence is `max_decompressed_size`.
@@ -23,10 +24,10 @@ async fn bomb_over_http(kind: BombKind) {
     let layer = RequestDecompressionLayer::new()
         .max_decompressed_size(Some(limit))
         .ratio_limit(None);
-    let (addr, probe) = serve(layer).await;
+    let (server, probe) = serve(layer).await;
     let bomb = Bomb::new(kind, 1024);
     let pulled = bomb.pulled();
-    let (status, _) = post_to(&client(), addr, "/echo", Some(kind.coding()), bomb).await;
+    let (status, _) = post_to(&client(), &server, "/echo", Some(kind.coding()), bomb).await;
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
     let total = probe.total.load(Ordering::SeqCst) as usize;
     let max_frame = probe.max_frame.load(Ordering::SeqCst);

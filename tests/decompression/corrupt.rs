@@ -5,9 +5,10 @@ use http_body_util::Full;
 use tower_gzip::codec::DecodeErrorKind;
 use tower_gzip::decompression::RequestDecompressionLayer;
 
+use crate::common::server::http1_client as client;
 use crate::common::{gzip, zlib};
 use crate::harness::{decode_error, encoded, run, text};
-use crate::server::{client, post_to, serve};
+use crate::server::{post_to, serve};
 
 /// The corrupt body gets 400 from axum, and the server then serves a valid request.
 async fn corrupt_case(coding: &str, wire: Vec<u8>, kind: DecodeErrorKind) {
@@ -18,9 +19,9 @@ async fn corrupt_case(coding: &str, wire: Vec<u8>, kind: DecodeErrorKind) {
     .await;
     assert_eq!(decode_error(&out.seen.unwrap()), kind);
 
-    let (addr, _) = serve(RequestDecompressionLayer::new()).await;
+    let (server, _) = serve(RequestDecompressionLayer::new()).await;
     let client = client();
-    let (status, body) = post_to(&client, addr, "/echo", Some(coding), Full::from(wire)).await;
+    let (status, body) = post_to(&client, &server, "/echo", Some(coding), Full::from(wire)).await;
     assert_eq!(
         status,
         StatusCode::BAD_REQUEST,
@@ -30,7 +31,7 @@ async fn corrupt_case(coding: &str, wire: Vec<u8>, kind: DecodeErrorKind) {
     let plain = text(50_000);
     let (status, body) = post_to(
         &client,
-        addr,
+        &server,
         "/echo",
         Some("gzip"),
         Full::from(gzip(&plain)),

@@ -6,8 +6,9 @@ use http_body_util::Full;
 use tower_gzip::decompression::{DecompressionLimits, RatioLimit, RequestDecompressionLayer};
 
 use crate::common::gzip;
+use crate::common::server::http1_client as client;
 use crate::harness::{FRAME_LIMIT, decoded_ok, encoded, is_limit, run, text};
-use crate::server::{client, post_to, serve};
+use crate::server::{post_to, serve};
 use crate::support::bomb::{Bomb, BombKind, MIB};
 
 #[tokio::test]
@@ -100,14 +101,14 @@ async fn limit_applies_to_inner_stages_of_a_chain() {
 
 #[tokio::test]
 async fn limits_through_axum_are_413_and_corrupt_is_400() {
-    let (addr, _) = serve(RequestDecompressionLayer::new()).await;
+    let (server, _) = serve(RequestDecompressionLayer::new()).await;
     let client = client();
     let zeros = gzip(&vec![0u8; 8 * MIB]);
-    let (status, _) = post_to(&client, addr, "/text", Some("gzip"), Full::from(zeros)).await;
+    let (status, _) = post_to(&client, &server, "/text", Some("gzip"), Full::from(zeros)).await;
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
     let (status, _) = post_to(
         &client,
-        addr,
+        &server,
         "/text",
         Some("gzip"),
         Full::from(vec![1u8; 20]),
@@ -116,7 +117,7 @@ async fn limits_through_axum_are_413_and_corrupt_is_400() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
     let (status, body) = post_to(
         &client,
-        addr,
+        &server,
         "/text",
         // Unknown to every build (br, here before, is decoded with its feature).
         Some("compress"),
@@ -127,7 +128,7 @@ async fn limits_through_axum_are_413_and_corrupt_is_400() {
     assert_eq!(body, "Unsupported Content-Encoding\n");
     let (status, body) = post_to(
         &client,
-        addr,
+        &server,
         "/text",
         Some("gzip"),
         Full::from(gzip(b"four")),

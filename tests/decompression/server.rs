@@ -1,7 +1,6 @@
 //! A real server: axum behind RequestDecompressionLayer, with a probe that records what the
-//! decoded body emitted, and a hyper-util client.
+//! decoded body emitted, on the loopback harness.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -12,13 +11,10 @@ use bytes::Bytes;
 use http::header::CONTENT_ENCODING;
 use http::{Request, StatusCode};
 use http_body::{Body, Frame};
-use http_body_util::BodyExt;
-use http_body_util::combinators::BoxBody;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use tower_gzip::BoxError;
 use tower_gzip::decompression::RequestDecompressionLayer;
+
+use crate::common::server::{Loopback, TestClient, send};
 
 #[derive(Default)]
 pub struct Probe {
@@ -53,7 +49,7 @@ impl Body for Counting {
     }
 }
 
-pub async fn serve(layer: RequestDecompressionLayer) -> (SocketAddr, Arc<Probe>) {
+pub async fn serve(layer: RequestDecompressionLayer) -> (Loopback, Arc<Probe>) {
     let probe = Arc::new(Probe::default());
     let tap = probe.clone();
     let app = Router::new()
@@ -68,21 +64,13 @@ pub async fn serve(layer: RequestDecompressionLayer) -> (SocketAddr, Arc<Probe>)
             async move { req.map(|inner| axum::body::Body::new(Counting { inner, probe })) }
         }))
         .layer(layer);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (addr, probe)
+    (Loopback::serve(app).await, probe)
 }
 
-pub type TestClient = Client<HttpConnector, BoxBody<Bytes, BoxError>>;
-
-pub fn client() -> TestClient {
-    Client::builder(TokioExecutor::new()).build_http()
-}
-
+/// POSTs `body` to `path` with this `Content-Encoding`; the status and the body.
 pub async fn post_to<B>(
     client: &TestClient,
-    addr: SocketAddr,
+    server: &Loopback,
     path: &str,
     coding: Option<&str>,
     body: B,
@@ -91,13 +79,10 @@ where
     B: Body<Data = Bytes> + Send + Sync + 'static,
     B::Error: Into<BoxError>,
 {
-    let mut req = Request::post(format!("http://{addr}{path}"));
+    let mut req = Request::post(server.url(path));
     if let Some(coding) = coding {
         req = req.header(CONTENT_ENCODING, coding);
     }
-    let req = req.body(body.map_err(Into::into).boxed()).unwrap();
-    let response = client.request(req).await.unwrap();
-    let status = response.status();
-    let body = response.into_body().collect().await.unwrap().to_bytes();
-    (status, body)
+    let reply = send(client, req.body(body).unwrap()).await;
+    (reply.status, reply.body)
 }
