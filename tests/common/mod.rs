@@ -4,10 +4,13 @@
 //! it installs itself as the global allocator.
 #![allow(dead_code)]
 
+pub mod bomb;
 pub mod server;
 
 use std::io::{Read, Write};
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -17,6 +20,7 @@ use http::{HeaderMap, Response, StatusCode, Version};
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
 use tokio::sync::mpsc;
+use tower_gzip::codec::Format;
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -39,6 +43,67 @@ pub fn raw_deflate(data: &[u8]) -> Vec<u8> {
     let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
     e.write_all(data).unwrap();
     e.finish().unwrap()
+}
+
+/// Optional gzip header fields, and the ways to break one, for [`gzip_member`].
+#[derive(Clone, Copy, Default)]
+pub struct GzipHeader<'a> {
+    /// FEXTRA's content.
+    pub extra: Option<&'a [u8]>,
+    /// FNAME, without its NUL.
+    pub name: Option<&'a [u8]>,
+    /// FCOMMENT, without its NUL.
+    pub comment: Option<&'a [u8]>,
+    /// FHCRC: the header's CRC16 follows it.
+    pub hcrc: bool,
+    /// Flag bits set on top of those the fields imply (the reserved ones, say).
+    pub flags_or: u8,
+    /// The compression method byte, instead of 8 (deflate).
+    pub method: Option<u8>,
+}
+
+/// FHCRC, FEXTRA, FNAME and FCOMMENT of RFC 1952 section 2.3.1.
+pub const FHCRC: u8 = 0x02;
+pub const FEXTRA: u8 = 0x04;
+pub const FNAME: u8 = 0x08;
+pub const FCOMMENT: u8 = 0x10;
+
+/// A gzip member built by hand, so every header field can be set or broken: the header `h`,
+/// flate2's raw deflate of `data`, CRC-32 and ISIZE.
+pub fn gzip_member(h: &GzipHeader, data: &[u8]) -> Vec<u8> {
+    let mut flags = h.flags_or;
+    flags |= if h.hcrc { FHCRC } else { 0 };
+    flags |= if h.extra.is_some() { FEXTRA } else { 0 };
+    flags |= if h.name.is_some() { FNAME } else { 0 };
+    flags |= if h.comment.is_some() { FCOMMENT } else { 0 };
+    let mut v = vec![0x1f, 0x8b, h.method.unwrap_or(8), flags, 1, 2, 3, 4, 0, 3];
+    if let Some(extra) = h.extra {
+        v.extend_from_slice(&(extra.len() as u16).to_le_bytes());
+        v.extend_from_slice(extra);
+    }
+    for field in [h.name, h.comment].into_iter().flatten() {
+        v.extend_from_slice(field);
+        v.push(0);
+    }
+    if h.hcrc {
+        let crc = crc32fast::hash(&v) as u16;
+        v.extend_from_slice(&crc.to_le_bytes());
+    }
+    v.extend_from_slice(&raw_deflate(data));
+    v.extend_from_slice(&crc32fast::hash(data).to_le_bytes());
+    v.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    v
+}
+
+/// The `Accept-Encoding` a decompression layer sends, and lists in a 415: every coding
+/// compiled in and not `disabled`, in the order zstd, br, gzip, deflate.
+pub fn accepted_codings(disabled: &[Format]) -> String {
+    let tokens: Vec<&str> = Format::ALL
+        .iter()
+        .filter(|f| !disabled.contains(f))
+        .map(|f| f.as_str())
+        .collect();
+    tokens.join(", ")
 }
 
 /// Decodes one complete gzip member with flate2 and checks nothing follows it.
@@ -339,6 +404,61 @@ impl Body for ReadyFrames {
         _cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         Poll::Ready(self.frames.pop_front())
+    }
+}
+
+/// What a [`Tap`] saw: data bytes in total and the largest data frame.
+#[derive(Debug, Default)]
+pub struct Probe {
+    pub total: AtomicU64,
+    pub max_frame: AtomicUsize,
+}
+
+impl Probe {
+    pub fn total(&self) -> usize {
+        self.total.load(Ordering::SeqCst) as usize
+    }
+
+    pub fn max_frame(&self) -> usize {
+        self.max_frame.load(Ordering::SeqCst)
+    }
+
+    /// Starts the count again from zero; returns the bytes counted so far.
+    pub fn take_total(&self) -> usize {
+        self.total.swap(0, Ordering::SeqCst) as usize
+    }
+}
+
+/// A body that passes `inner`'s frames through unchanged (its size hint is not: unknown) and
+/// records its data frames in a [`Probe`].
+pub struct Tap<B> {
+    inner: B,
+    probe: Arc<Probe>,
+}
+
+impl<B> Tap<B> {
+    pub fn new(inner: B, probe: Arc<Probe>) -> Self {
+        Tap { inner, probe }
+    }
+}
+
+impl<B: Body<Data = Bytes> + Unpin> Body for Tap<B> {
+    type Data = Bytes;
+    type Error = B::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
+        let poll = Pin::new(&mut self.inner).poll_frame(cx);
+        if let Poll::Ready(Some(Ok(frame))) = &poll {
+            if let Some(data) = frame.data_ref() {
+                let probe = &self.probe;
+                probe.total.fetch_add(data.len() as u64, Ordering::SeqCst);
+                probe.max_frame.fetch_max(data.len(), Ordering::SeqCst);
+            }
+        }
+        poll
     }
 }
 

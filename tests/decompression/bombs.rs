@@ -13,10 +13,10 @@ use tower_gzip::CodecPool;
 use tower_gzip::decompression::{DecompressionBody, RequestDecompressionLayer};
 
 use crate::alloc;
+use crate::common::bomb::{Bomb, BombKind, MIB};
 use crate::common::server::http1_client as client;
 use crate::harness::FRAME_LIMIT;
 use crate::server::{post_to, serve};
-use crate::support::bomb::{Bomb, BombKind, MIB};
 
 /// Streams a 1 GiB bomb to a real server whose only defence is `max_decompressed_size`.
 async fn bomb_over_http(kind: BombKind) {

@@ -6,8 +6,9 @@ use tower_gzip::codec::DecodeErrorKind;
 use tower_gzip::decompression::RequestDecompressionLayer;
 
 use crate::common::server::http1_client as client;
+use crate::common::text;
 use crate::common::{gzip, zlib};
-use crate::harness::{decode_error, encoded, run, text};
+use crate::harness::{decode_error, encoded, run};
 use crate::server::{post_to, serve};
 
 /// The corrupt body gets 400 from axum, and the server then serves a valid request.

@@ -5,11 +5,12 @@ use http::{Request, StatusCode};
 use http_body_util::Full;
 use tower_gzip::decompression::{DecompressionLimits, RatioLimit, RequestDecompressionLayer};
 
+use crate::common::bomb::{Bomb, BombKind, MIB};
 use crate::common::gzip;
 use crate::common::server::http1_client as client;
-use crate::harness::{FRAME_LIMIT, decoded_ok, encoded, is_limit, run, text};
+use crate::common::text;
+use crate::harness::{FRAME_LIMIT, decoded_ok, encoded, is_limit, run};
 use crate::server::{post_to, serve};
-use crate::support::bomb::{Bomb, BombKind, MIB};
 
 #[tokio::test]
 async fn default_limits_stop_a_bomb_by_ratio() {

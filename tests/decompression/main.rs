@@ -5,7 +5,6 @@
 mod alloc;
 #[path = "../common/mod.rs"]
 mod common;
-mod support;
 
 mod harness;
 mod server;

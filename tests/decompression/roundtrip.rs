@@ -12,8 +12,9 @@ use http_body_util::{BodyExt, Full, StreamBody};
 use tower::{Layer, ServiceExt, service_fn};
 use tower_gzip::decompression::{DecompressionBody, MAX_CODINGS, RequestDecompressionLayer};
 
+use crate::common::{accepted_codings as accepted, text};
 use crate::common::{gzip, raw_deflate, zlib};
-use crate::harness::{FRAME_LIMIT, accepted, decoded_ok, encoded, flate_only, run, text};
+use crate::harness::{FRAME_LIMIT, decoded_ok, encoded, flate_only, run};
 use tower_gzip::codec::Format;
 
 #[tokio::test]

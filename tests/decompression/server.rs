@@ -2,7 +2,6 @@
 //! decoded body emitted, on the loopback harness.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request as AxumRequest};
@@ -10,44 +9,12 @@ use axum::routing::post;
 use bytes::Bytes;
 use http::header::CONTENT_ENCODING;
 use http::{Request, StatusCode};
-use http_body::{Body, Frame};
+use http_body::Body;
 use tower_gzip::BoxError;
 use tower_gzip::decompression::RequestDecompressionLayer;
 
 use crate::common::server::{Loopback, TestClient, send};
-
-#[derive(Default)]
-pub struct Probe {
-    pub total: AtomicU64,
-    pub max_frame: AtomicUsize,
-}
-
-/// Counts the decoded bytes that reach the handler.
-struct Counting {
-    inner: axum::body::Body,
-    probe: Arc<Probe>,
-}
-
-impl Body for Counting {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-        let poll = std::pin::Pin::new(&mut self.inner).poll_frame(cx);
-        if let std::task::Poll::Ready(Some(Ok(frame))) = &poll {
-            if let Some(data) = frame.data_ref() {
-                self.probe
-                    .total
-                    .fetch_add(data.len() as u64, Ordering::SeqCst);
-                self.probe.max_frame.fetch_max(data.len(), Ordering::SeqCst);
-            }
-        }
-        poll
-    }
-}
+use crate::common::{Probe, Tap};
 
 pub async fn serve(layer: RequestDecompressionLayer) -> (Loopback, Arc<Probe>) {
     let probe = Arc::new(Probe::default());
@@ -61,7 +28,7 @@ pub async fn serve(layer: RequestDecompressionLayer) -> (Loopback, Arc<Probe>) {
         .layer(DefaultBodyLimit::disable())
         .layer(axum::middleware::map_request(move |req: AxumRequest| {
             let probe = tap.clone();
-            async move { req.map(|inner| axum::body::Body::new(Counting { inner, probe })) }
+            async move { req.map(|inner| axum::body::Body::new(Tap::new(inner, probe))) }
         }))
         .layer(layer);
     (Loopback::serve(app).await, probe)
