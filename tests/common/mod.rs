@@ -24,25 +24,28 @@ use tower_gzip::codec::Format;
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
+/// `data` through one of flate2's `write` encoders at the default level.
+macro_rules! flate2_encode {
+    ($encoder:ident, $data:expr) => {{
+        let mut e = flate2::write::$encoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all($data).unwrap();
+        e.finish().unwrap()
+    }};
+}
+
 /// One gzip member of `data`, by flate2 at the default level.
 pub fn gzip(data: &[u8]) -> Vec<u8> {
-    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    e.write_all(data).unwrap();
-    e.finish().unwrap()
+    flate2_encode!(GzEncoder, data)
 }
 
 /// A zlib stream of `data` (`Content-Encoding: deflate`), by flate2 at the default level.
 pub fn zlib(data: &[u8]) -> Vec<u8> {
-    let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
-    e.write_all(data).unwrap();
-    e.finish().unwrap()
+    flate2_encode!(ZlibEncoder, data)
 }
 
 /// Raw deflate of `data` (no zlib wrapper), by flate2 at the default level.
 pub fn raw_deflate(data: &[u8]) -> Vec<u8> {
-    let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
-    e.write_all(data).unwrap();
-    e.finish().unwrap()
+    flate2_encode!(DeflateEncoder, data)
 }
 
 /// Optional gzip header fields, and the ways to break one, for [`gzip_member`].
@@ -60,6 +63,16 @@ pub struct GzipHeader<'a> {
     pub flags_or: u8,
     /// The compression method byte, instead of 8 (deflate).
     pub method: Option<u8>,
+}
+
+impl<'a> GzipHeader<'a> {
+    /// A header with only FNAME set.
+    pub fn named(name: &'a [u8]) -> Self {
+        GzipHeader {
+            name: Some(name),
+            ..GzipHeader::default()
+        }
+    }
 }
 
 /// FHCRC, FEXTRA, FNAME and FCOMMENT of RFC 1952 section 2.3.1.
@@ -106,36 +119,32 @@ pub fn accepted_codings(disabled: &[Format]) -> String {
     tokens.join(", ")
 }
 
-/// Decodes one complete gzip member with flate2 and checks nothing follows it.
-pub fn gunzip(data: &[u8]) -> Vec<u8> {
-    let mut decoder = flate2::read::GzDecoder::new(data);
+/// Reads `decoder` to the end and checks it left none of `data` behind (`what`: the stream's
+/// name in messages).
+fn read_whole<'a, R: Read>(
+    mut decoder: R,
+    into_inner: impl FnOnce(R) -> &'a [u8],
+    what: &str,
+) -> Vec<u8> {
     let mut out = Vec::new();
     decoder
         .read_to_end(&mut out)
-        .expect("flate2 could not decode the gzip body");
-    let rest = decoder.into_inner();
-    assert!(
-        rest.is_empty(),
-        "{} bytes after the gzip member",
-        rest.len()
-    );
+        .unwrap_or_else(|e| panic!("flate2 could not decode the {what}: {e}"));
+    let rest = into_inner(decoder);
+    assert!(rest.is_empty(), "{} bytes after the {what}", rest.len());
     out
+}
+
+/// Decodes one complete gzip member with flate2 and checks nothing follows it.
+pub fn gunzip(data: &[u8]) -> Vec<u8> {
+    let decoder = flate2::read::GzDecoder::new(data);
+    read_whole(decoder, |d| d.into_inner(), "gzip member")
 }
 
 /// Decodes a complete zlib stream (`Content-Encoding: deflate`) with flate2.
 pub fn inflate(data: &[u8]) -> Vec<u8> {
-    let mut decoder = flate2::read::ZlibDecoder::new(data);
-    let mut out = Vec::new();
-    decoder
-        .read_to_end(&mut out)
-        .expect("flate2 could not decode the zlib body");
-    let rest = decoder.into_inner();
-    assert!(
-        rest.is_empty(),
-        "{} bytes after the zlib stream",
-        rest.len()
-    );
-    out
+    let decoder = flate2::read::ZlibDecoder::new(data);
+    read_whole(decoder, |d| d.into_inner(), "zlib stream")
 }
 
 /// Decodes zstd frames (one or more, as an idle stream sends them) with libzstd directly,

@@ -111,6 +111,24 @@ where
     }
 }
 
+/// What the inner service saw of `body`, sent with `Content-Encoding: coding` through the
+/// default layer.
+pub async fn seen_through_default<B>(coding: &str, body: B) -> Seen
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
+    let req = Request::post("/")
+        .header(CONTENT_ENCODING, coding)
+        .body(body)
+        .unwrap();
+    run(RequestDecompressionLayer::new(), req)
+        .await
+        .seen
+        .expect("inner service called")
+}
+
 pub fn encoded(coding: &str, wire: Vec<u8>) -> Request<Full<Bytes>> {
     Request::post("/")
         .header(CONTENT_ENCODING, coding)

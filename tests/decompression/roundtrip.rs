@@ -14,7 +14,7 @@ use tower_gzip::decompression::{DecompressionBody, MAX_CODINGS, RequestDecompres
 
 use crate::common::{accepted_codings as accepted, text};
 use crate::common::{gzip, raw_deflate, zlib};
-use crate::harness::{FRAME_LIMIT, decoded_ok, encoded, flate_only, run};
+use crate::harness::{FRAME_LIMIT, decoded_ok, encoded, flate_only, run, seen_through_default};
 use tower_gzip::codec::Format;
 
 #[tokio::test]
@@ -194,14 +194,7 @@ async fn trailers_are_forwarded_after_streamed_data() {
         .collect();
     frames.push(Ok(Frame::trailers(trailers)));
     let body = StreamBody::new(futures_util::stream::iter(frames));
-    let req = Request::post("/")
-        .header(CONTENT_ENCODING, "gzip")
-        .body(body)
-        .unwrap();
-    let seen = run(RequestDecompressionLayer::new(), req)
-        .await
-        .seen
-        .unwrap();
+    let seen = seen_through_default("gzip", body).await;
     assert_eq!(seen.body.unwrap(), plain);
     assert_eq!(seen.trailers.unwrap()["grpc-status"], "0");
 }
@@ -211,14 +204,8 @@ async fn empty_encoded_body_with_trailers() {
     let mut trailers = HeaderMap::new();
     trailers.insert("x-checksum", HeaderValue::from_static("none"));
     let frames: Vec<Result<Frame<Bytes>, Infallible>> = vec![Ok(Frame::trailers(trailers))];
-    let req = Request::post("/")
-        .header(CONTENT_ENCODING, "gzip")
-        .body(StreamBody::new(futures_util::stream::iter(frames)))
-        .unwrap();
-    let seen = run(RequestDecompressionLayer::new(), req)
-        .await
-        .seen
-        .unwrap();
+    let seen =
+        seen_through_default("gzip", StreamBody::new(futures_util::stream::iter(frames))).await;
     assert_eq!(seen.body.unwrap(), "");
     assert_eq!(seen.trailers.unwrap()["x-checksum"], "none");
 }
@@ -229,14 +216,8 @@ async fn inner_body_errors_pass_through() {
         Ok(Frame::data(Bytes::from(gzip(b"abc")[..12].to_vec()))),
         Err(std::io::Error::other("connection reset")),
     ];
-    let req = Request::post("/")
-        .header(CONTENT_ENCODING, "gzip")
-        .body(StreamBody::new(futures_util::stream::iter(frames)))
-        .unwrap();
-    let seen = run(RequestDecompressionLayer::new(), req)
-        .await
-        .seen
-        .unwrap();
+    let seen =
+        seen_through_default("gzip", StreamBody::new(futures_util::stream::iter(frames))).await;
     let err = seen.body.unwrap_err();
     assert!(err.downcast_ref::<std::io::Error>().is_some(), "{err}");
 }
