@@ -12,36 +12,14 @@ use tower_gzip::{CodecPool, CompressionLevel, KindStats};
 
 #[path = "common/alloc.rs"]
 mod alloc;
+mod common;
+
+use common::{noise, text};
 
 /// Allocations made on this thread while running `f`.
 fn allocations<R>(f: impl FnOnce() -> R) -> (u64, R) {
     let (counts, result) = alloc::on_this_thread(f);
     (counts.allocations, result)
-}
-
-fn message(len: usize, seed: u32) -> Vec<u8> {
-    let mut state = seed;
-    (0..len)
-        .map(|_| {
-            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            (state >> 24) as u8
-        })
-        .collect()
-}
-
-fn json(len: usize) -> Vec<u8> {
-    let mut s = String::from("[");
-    let mut i = 0u64;
-    while s.len() < len {
-        s.push_str(&format!(
-            "{{\"id\":{i},\"name\":\"user{}\",\"active\":{}}},",
-            i * 7919 % 1000,
-            i % 3 == 0
-        ));
-        i += 1;
-    }
-    s.truncate(len);
-    s.into_bytes()
 }
 
 fn gzip(pool: &CodecPool, level: CompressionLevel, data: &[u8], out: &mut BytesMut) {
@@ -118,7 +96,7 @@ fn cap_holds_under_a_thousand_concurrent_checkouts() {
 
 #[test]
 fn levels_are_kept_apart() {
-    let data = json(8 * 1024);
+    let data = text(8 * 1024);
     let pool = CodecPool::new();
     let mut fast = BytesMut::new();
     gzip(&pool, CompressionLevel::Fastest, &data, &mut fast);
@@ -232,8 +210,8 @@ fn clones_share_one_pool_and_global_is_shared() {
 #[test]
 fn pooled_codecs_allocate_only_the_output_buffer() {
     let pool = CodecPool::builder().max_idle(4).build();
-    let msg = message(50, 0x5eed);
-    let page = json(1024);
+    let msg = noise(50, 0x5eed);
+    let page = text(1024);
     // Warm the pool (states and shelf capacity).
     for data in [&msg, &page] {
         let mut wire = BytesMut::new();
@@ -310,7 +288,7 @@ fn pooled_codecs_allocate_only_the_output_buffer() {
 #[test]
 fn decoder_state_after_an_error_or_abandoned_stream_is_clean() {
     let pool = CodecPool::builder().max_idle(1).build();
-    let data = json(20_000);
+    let data = text(20_000);
     let mut good = BytesMut::new();
     gzip(
         &CodecPool::new(),
@@ -360,7 +338,7 @@ fn decoder_state_after_an_error_or_abandoned_stream_is_clean() {
 #[test]
 fn encoder_state_after_an_abandoned_stream_is_clean() {
     let pool = CodecPool::builder().max_idle(1).build();
-    let data = json(30_000);
+    let data = text(30_000);
     let mut expected = BytesMut::new();
     gzip(
         &CodecPool::new(),
@@ -385,7 +363,7 @@ fn encoder_state_after_an_abandoned_stream_is_clean() {
 #[test]
 fn every_coding_returns_its_state_and_idle_releases_it() {
     let pool = CodecPool::builder().max_idle(4).build();
-    let data = json(50_000);
+    let data = text(50_000);
     for format in Format::ALL {
         let mut wire = BytesMut::new();
         let mut encoder = Encoder::new(*format, CompressionLevel::Default, &pool);
