@@ -21,9 +21,7 @@
 #[path = "../benches/support/mod.rs"]
 mod support;
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use bytes::Bytes;
 use http_body_util::BodyExt;
@@ -39,50 +37,9 @@ use support::{
     streamed_response, tower_http_only,
 };
 
-// ---------------------------------------------------------------------------------------
-// The counting allocator
-
-struct Counting;
-
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-static BYTES: AtomicU64 = AtomicU64::new(0);
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        BYTES.fetch_add(layout.size() as u64, Ordering::Relaxed);
-        LIVE.fetch_add(layout.size(), Ordering::Relaxed);
-        // SAFETY: forwarded as is.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        BYTES.fetch_add(layout.size() as u64, Ordering::Relaxed);
-        LIVE.fetch_add(layout.size(), Ordering::Relaxed);
-        // SAFETY: forwarded as is.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        // SAFETY: forwarded as is.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        BYTES.fetch_add(new_size as u64, Ordering::Relaxed);
-        LIVE.fetch_add(new_size, Ordering::Relaxed);
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        // SAFETY: forwarded as is.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+// The counting allocator: the tests' (`tests/common/alloc.rs`), process-wide counters.
+#[path = "../tests/common/alloc.rs"]
+mod alloc;
 
 /// Allocations made outside Rust's allocator: libzstd and libdeflate are C and call `malloc`
 /// themselves. This binary defines glibc's allocation entry points (the statically linked C
@@ -213,34 +170,34 @@ fn measure(mut f: impl FnMut()) -> Cost {
     for _ in 0..WARM_UP {
         f();
     }
-    let (a0, b0) = (
-        ALLOCS.load(Ordering::Relaxed),
-        BYTES.load(Ordering::Relaxed),
-    );
+    let before = alloc::total();
     let c0 = c_heap::totals();
     for _ in 0..ITERS {
         f();
     }
-    let (a1, b1) = (
-        ALLOCS.load(Ordering::Relaxed),
-        BYTES.load(Ordering::Relaxed),
-    );
+    let rust = alloc::total().since(before);
     let c1 = c_heap::totals();
+    let (a, b) = (rust.allocations, rust.bytes);
     let per = |n: u64| n as f64 / ITERS as f64;
     // Every Rust allocation is one call into the C allocator too: the rest is C code's own.
     let (c_allocs, c_bytes) = match (c0, c1) {
         (Some((n0, m0)), Some((n1, m1))) => (
-            per((n1 - n0).saturating_sub(a1 - a0)),
-            per((m1 - m0).saturating_sub(b1 - b0)),
+            per((n1 - n0).saturating_sub(a)),
+            per((m1 - m0).saturating_sub(b)),
         ),
         _ => (0.0, 0.0),
     };
     Cost {
-        allocs: per(a1 - a0) + c_allocs,
-        bytes: per(b1 - b0) + c_bytes,
+        allocs: per(a) + c_allocs,
+        bytes: per(b) + c_bytes,
         c_allocs,
         c_bytes,
     }
+}
+
+/// Bytes live in the process now (Rust's allocations).
+fn live() -> usize {
+    alloc::total().live.max(0) as usize
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -447,14 +404,14 @@ fn burst(rt: &tokio::runtime::Runtime) -> (String, bool) {
         .pool(pool.clone())
         .layer(service_fn(move |_| streamed_response(p.clone())));
     // One compressor's footprint, measured: a gzip encoder draws one from a scratch pool.
-    let before = LIVE.load(Ordering::Relaxed);
+    let before = live();
     let scratch = CodecPool::new();
     let one = Encoder::new(Format::Gzip, CompressionLevel::Default, &scratch);
-    let state_bytes = LIVE.load(Ordering::Relaxed) - before;
+    let state_bytes = live() - before;
     drop(one);
     drop(scratch);
 
-    let live_before = LIVE.load(Ordering::Relaxed);
+    let live_before = live();
     let peak = rt.block_on(async {
         let mut bodies = Vec::with_capacity(BURST);
         for _ in 0..BURST {
@@ -464,14 +421,14 @@ fn burst(rt: &tokio::runtime::Runtime) -> (String, bool) {
             let _ = body.frame().await;
             bodies.push(body);
         }
-        let peak = LIVE.load(Ordering::Relaxed);
+        let peak = live();
         for body in bodies {
             black_box(drain(body).await);
         }
         peak
     });
     let stats = pool.stats().compressors;
-    let live_after = LIVE.load(Ordering::Relaxed).saturating_sub(live_before);
+    let live_after = live().saturating_sub(live_before);
     let ok = stats.idle <= max_idle
         && stats.in_use() == 0
         && live_after <= max_idle * state_bytes + 64 * 1024;

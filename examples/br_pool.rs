@@ -7,9 +7,7 @@
 //! cargo run --release --example br_pool [iterations-scale] [sequential]
 //! ```
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use brotli::enc::StandardAlloc;
@@ -21,38 +19,8 @@ use bytes::BytesMut;
 use tower_gzip::codec::{Decoder, Encoder, Format, OneShot};
 use tower_gzip::{CodecPool, CompressionLevel};
 
-/// Counts allocations and the bytes they ask for (a realloc counts its new size).
-struct Counting;
-
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-static BYTES: AtomicU64 = AtomicU64::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        BYTES.fetch_add(layout.size() as u64, Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        BYTES.fetch_add(layout.size() as u64, Ordering::Relaxed);
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        BYTES.fetch_add(new_size as u64, Ordering::Relaxed);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+#[path = "../tests/common/alloc.rs"]
+mod alloc;
 
 /// A JSON array of user records, like an API response.
 fn json(len: usize) -> Vec<u8> {
@@ -104,16 +72,14 @@ fn measure(
         for _ in 0..iterations.div_ceil(10).max(3) {
             body(); // warm-up: fills the pool, settles malloc's thresholds
         }
-        let (allocs, bytes) = (
-            ALLOCS.load(Ordering::Relaxed),
-            BYTES.load(Ordering::Relaxed),
-        );
+        let before = alloc::total();
         let n = iterations.div_ceil(10).max(3);
         for _ in 0..n {
             body();
         }
-        let allocs = (ALLOCS.load(Ordering::Relaxed) - allocs) as f64 / n as f64;
-        let bytes = (BYTES.load(Ordering::Relaxed) - bytes) as f64 / n as f64;
+        let made = alloc::total().since(before);
+        let allocs = made.allocations as f64 / n as f64;
+        let bytes = made.bytes as f64 / n as f64;
         counts.push((bytes, allocs));
     }
     let mut times = vec![Vec::with_capacity(iterations); variants.len()];

@@ -13,9 +13,7 @@
 #[path = "../benches/support/mod.rs"]
 mod support;
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use bytes::BytesMut;
@@ -24,35 +22,8 @@ use tower_gzip::{CodecPool, CompressionLevel};
 
 use support::random_message;
 
-struct Counting;
-
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-static BYTES: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: every call is forwarded to `System`; the counters are plain atomics.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        BYTES.fetch_add(layout.size() as u64, Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        BYTES.fetch_add(layout.size() as u64, Ordering::Relaxed);
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        BYTES.fetch_add(new_size as u64, Ordering::Relaxed);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+#[path = "../tests/common/alloc.rs"]
+mod alloc;
 
 fn json_payload(len: usize) -> Vec<u8> {
     let mut s = String::from("[");
@@ -105,19 +76,14 @@ fn measure_pair(iters: u32, rounds: usize, mut ops: [&mut dyn FnMut(); 2]) -> [C
     }
     for _ in 0..rounds {
         for (i, op) in ops.iter_mut().enumerate() {
-            let (a0, b0) = (
-                ALLOCS.load(Ordering::Relaxed),
-                BYTES.load(Ordering::Relaxed),
-            );
+            let before = alloc::total();
             let start = Instant::now();
             for _ in 0..iters {
                 op();
             }
             let elapsed = start.elapsed();
-            counts[i] = (
-                ALLOCS.load(Ordering::Relaxed) - a0,
-                BYTES.load(Ordering::Relaxed) - b0,
-            );
+            let made = alloc::total().since(before);
+            counts[i] = (made.allocations, made.bytes);
             times[i].push(elapsed.as_nanos() as f64 / f64::from(iters));
         }
     }

@@ -19,10 +19,10 @@
 //! 3. Request decompression, on `POST /api/echo` only: it is the one route that reads a body.
 //!
 //! The rest lives in `examples/demo/`: the handlers (`routes.rs`), `/stats` (`stats.rs`), the
-//! counting bodies and request log (`bodies.rs`), the allocation counter (`alloc.rs`), the
-//! PNG (`png.rs`) and the page (`index.html`).
+//! counting bodies and request log (`bodies.rs`), the PNG (`png.rs`) and the page
+//! (`index.html`); the allocation counter is the tests' (`tests/common/alloc.rs`).
 
-#[path = "demo/alloc.rs"]
+#[path = "../tests/common/alloc.rs"]
 mod alloc;
 #[path = "demo/bodies.rs"]
 mod bodies;

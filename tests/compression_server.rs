@@ -5,7 +5,6 @@ mod common;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body as AxumBody;
@@ -14,26 +13,18 @@ use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Json};
 use axum::routing::get;
 use bytes::Bytes;
-use common::{decode, eventually, gunzip, text};
+use common::server::{Loopback, TIMEOUT, TestClient, http1_client, http2_client, no_body, send};
+use common::{Collected, eventually, gunzip, text};
 use http::header::{
     ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_RANGE, CONTENT_TYPE, ETAG, RANGE,
     TRANSFER_ENCODING, VARY,
 };
 use http_body::Frame;
 use http_body_util::{BodyExt, Empty, StreamBody};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use hyper_util::server::conn::auto;
-use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tower_gzip::CodecPool;
 use tower_gzip::compression::CompressionLayer;
-
-const TIMEOUT: Duration = Duration::from_secs(10);
-
-type HttpClient = Client<HttpConnector, Empty<Bytes>>;
 
 fn json_value() -> serde_json::Value {
     let items: Vec<_> = (0..60)
@@ -120,89 +111,23 @@ fn routes() -> Router {
         )
 }
 
-/// Serves `app` on 127.0.0.1:0 with hyper-util's auto builder (HTTP/1.1 and h2c).
-async fn serve(app: Router) -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                return;
-            };
-            let service = TowerToHyperService::new(app.clone());
-            tokio::spawn(async move {
-                let _ = auto::Builder::new(TokioExecutor::new())
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
-            });
-        }
-    });
-    addr
-}
-
-fn http1_client() -> HttpClient {
-    Client::builder(TokioExecutor::new()).build_http()
-}
-
-fn http2_client() -> HttpClient {
-    Client::builder(TokioExecutor::new())
-        .http2_only(true)
-        .build_http()
-}
-
-struct Fetched {
-    status: StatusCode,
-    version: http::Version,
-    headers: HeaderMap,
-    body: Bytes,
-    trailers: Option<HeaderMap>,
-}
-
-impl Fetched {
-    fn encoding(&self) -> Option<&str> {
-        self.headers
-            .get(CONTENT_ENCODING)
-            .map(|v| v.to_str().unwrap())
-    }
-
-    fn decoded(&self) -> Vec<u8> {
-        decode(self.encoding(), &self.body)
-    }
-}
-
 async fn fetch(
-    client: &HttpClient,
+    client: &TestClient,
     addr: SocketAddr,
     method: http::Method,
     path: &str,
     headers: &[(&str, &str)],
-) -> Fetched {
+) -> Collected {
     let mut req = Request::builder()
         .method(method)
         .uri(format!("http://{addr}{path}"));
     for (k, v) in headers {
         req = req.header(*k, *v);
     }
-    let res = tokio::time::timeout(TIMEOUT, client.request(req.body(Empty::new()).unwrap()))
-        .await
-        .expect("response in time")
-        .expect("request succeeds");
-    let (parts, body) = res.into_parts();
-    let collected = tokio::time::timeout(TIMEOUT, body.collect())
-        .await
-        .expect("body in time")
-        .expect("body completes");
-    let trailers = collected.trailers().cloned();
-    Fetched {
-        status: parts.status,
-        version: parts.version,
-        headers: parts.headers,
-        body: collected.to_bytes(),
-        trailers,
-    }
+    send(client, req.body(Empty::<Bytes>::new()).unwrap()).await
 }
 
-async fn get_with(client: &HttpClient, addr: SocketAddr, path: &str, accept: &str) -> Fetched {
+async fn get_with(client: &TestClient, addr: SocketAddr, path: &str, accept: &str) -> Collected {
     fetch(
         client,
         addr,
@@ -214,7 +139,7 @@ async fn get_with(client: &HttpClient, addr: SocketAddr, path: &str, accept: &st
 }
 
 /// The checks every client/protocol combination must pass.
-async fn check_routes(client: &HttpClient, addr: SocketAddr, version: http::Version) {
+async fn check_routes(client: &TestClient, addr: SocketAddr, version: http::Version) {
     for path in ["/json", "/big", "/html"] {
         for accept in ["gzip", "deflate", "gzip;q=0.5, deflate"] {
             let got = get_with(client, addr, path, accept).await;
@@ -303,19 +228,22 @@ async fn check_routes(client: &HttpClient, addr: SocketAddr, version: http::Vers
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http1_hyper_client() {
-    let addr = serve(routes().layer(CompressionLayer::new())).await;
+    let server = Loopback::serve(routes().layer(CompressionLayer::new())).await;
+    let addr = server.addr;
     check_routes(&http1_client(), addr, http::Version::HTTP_11).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http2_hyper_client() {
-    let addr = serve(routes().layer(CompressionLayer::new())).await;
+    let server = Loopback::serve(routes().layer(CompressionLayer::new())).await;
+    let addr = server.addr;
     check_routes(&http2_client(), addr, http::Version::HTTP_2).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn trailers_reach_the_client() {
-    let addr = serve(routes().layer(CompressionLayer::new())).await;
+    let server = Loopback::serve(routes().layer(CompressionLayer::new())).await;
+    let addr = server.addr;
     // HTTP/2 client: trailers come as a frame.
     let got = get_with(&http2_client(), addr, "/trailers", "gzip").await;
     assert_eq!(got.encoding(), Some("gzip"));
@@ -374,13 +302,14 @@ fn sse_app(rx: EventRx) -> Router {
 
 /// Each event must be decodable before the server produces the next one: the server's
 /// stream waits for the test to send each message.
-async fn sse_events_arrive_one_by_one(client: HttpClient) {
+async fn sse_events_arrive_one_by_one(client: TestClient) {
     let (tx, rx) = mpsc::unbounded_channel::<String>();
-    let addr = serve(sse_app(Arc::new(Mutex::new(Some(rx))))).await;
+    let server = Loopback::serve(sse_app(Arc::new(Mutex::new(Some(rx))))).await;
+    let addr = server.addr;
     let req = Request::builder()
         .uri(format!("http://{addr}/sse"))
         .header(ACCEPT_ENCODING, "gzip")
-        .body(Empty::new())
+        .body(no_body())
         .unwrap();
     // The first event is sent before the request so that the response head is not held
     // by anything but compression.
@@ -496,7 +425,8 @@ async fn curl_compares(http2: bool) {
 
 /// `coding`: the `Content-Encoding` expected, or `None` for any this crate speaks.
 async fn curl_compares_with(http2: bool, layer: CompressionLayer, coding: Option<&str>) {
-    let addr = serve(routes().layer(layer)).await;
+    let server = Loopback::serve(routes().layer(layer)).await;
+    let addr = server.addr;
     let proto: &[&str] = if http2 {
         &["--http2-prior-knowledge"]
     } else {
@@ -595,7 +525,8 @@ async fn disconnect_mid_stream(pool: &CodecPool, gzip_held: u64) {
             }),
         )
         .layer(CompressionLayer::new().pool(pool.clone()));
-    let addr = serve(app).await;
+    let server = Loopback::serve(app).await;
+    let addr = server.addr;
 
     #[allow(unused_mut)]
     let mut codings = vec![("gzip", gzip_held)];
@@ -611,7 +542,7 @@ async fn disconnect_mid_stream(pool: &CodecPool, gzip_held: u64) {
             let req = Request::builder()
                 .uri(format!("http://{addr}/endless"))
                 .header(ACCEPT_ENCODING, coding)
-                .body(Empty::new())
+                .body(no_body())
                 .unwrap();
             let res = tokio::time::timeout(TIMEOUT, client.request(req))
                 .await

@@ -23,18 +23,14 @@ use axum::Router;
 use axum::body::Body as AxumBody;
 use axum::routing::get;
 use bytes::Bytes;
+use common::server::{Loopback, Tuning, http1_client, send};
 use common::{BoxError, decode};
 use http::header::{ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_TYPE};
 use http::{Request, StatusCode};
 use http_body::{Body, Frame};
-use http_body_util::{BodyExt, Empty};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use hyper_util::server::conn::auto;
-use hyper_util::service::TowerToHyperService;
+use http_body_util::Empty;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio::net::{TcpSocket, TcpStream};
 use tokio::sync::Semaphore;
 use tower_gzip::compression::{CompressionLayer, CompressionStats};
 use tower_gzip::{CodecPool, CompressionLevel, KindStats};
@@ -157,10 +153,9 @@ fn route(chunks: Arc<Vec<Bytes>>, ending: Ending) -> axum::routing::MethodRouter
 }
 
 struct Server {
-    addr: SocketAddr,
+    loopback: Loopback,
     pool: CodecPool,
     stats: CompressionStats,
-    connections: Arc<AtomicU64>,
 }
 
 async fn start(chunks: Arc<Vec<Bytes>>) -> Server {
@@ -174,50 +169,17 @@ async fn start(chunks: Arc<Vec<Bytes>>) -> Server {
         .route("/error", route(chunks.clone(), Ending::Error))
         .route("/panic", route(chunks, Ending::Panic))
         .layer(layer);
-
-    let socket = TcpSocket::new_v4().unwrap();
-    // Accepted sockets inherit the listener's buffer sizes.
-    socket.set_send_buffer_size(SOCKET_BUFFER).unwrap();
-    socket.set_recv_buffer_size(SOCKET_BUFFER).unwrap();
-    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
-    let listener: TcpListener = socket.listen(1024).unwrap();
-    let addr = listener.local_addr().unwrap();
-    // Connections still being served.
-    let connections = Arc::new(AtomicU64::new(0));
-    let open = connections.clone();
-    tokio::spawn(async move {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                return;
-            };
-            let service = TowerToHyperService::new(app.clone());
-            let open = open.clone();
-            open.fetch_add(1, Ordering::SeqCst);
-            tokio::spawn(async move {
-                // Decrements even if the connection task unwinds from a panicking body.
-                struct Closed(Arc<AtomicU64>);
-                impl Drop for Closed {
-                    fn drop(&mut self) {
-                        self.0.fetch_sub(1, Ordering::SeqCst);
-                    }
-                }
-                let _closed = Closed(open);
-                let mut builder = auto::Builder::new(TokioExecutor::new());
-                // hyper queues up to ~400 KiB of body per connection by default, the whole
-                // compressed response; a small write buffer keeps the backpressure on the
-                // encoder, so clients really leave mid-stream.
-                builder.http1().max_buf_size(SOCKET_BUFFER as usize);
-                let _ = builder
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
-            });
-        }
-    });
+    let tuning = Tuning {
+        socket_buffer: Some(SOCKET_BUFFER),
+        // hyper queues up to ~400 KiB of body per connection by default, the whole
+        // compressed response; a small write buffer keeps the backpressure on the encoder,
+        // so clients really leave mid-stream.
+        max_buf_size: Some(SOCKET_BUFFER as usize),
+    };
     Server {
-        addr,
+        loopback: Loopback::serve_with(app, tuning).await,
         pool,
         stats,
-        connections,
     }
 }
 
@@ -250,7 +212,7 @@ async fn settle(server: &Server) -> KindStats {
     let deadline = Instant::now() + TIMEOUT;
     loop {
         let stats = server.pool.stats().compressors;
-        let open = server.connections.load(Ordering::SeqCst);
+        let open = server.loopback.open_connections();
         if (stats.in_use() == 0 && open == 0) || Instant::now() > deadline {
             return stats;
         }
@@ -277,25 +239,17 @@ fn assert_healthy(stats: KindStats, what: &str) {
 
 /// `n` complete gzip responses through hyper's client decode to the identity bytes.
 async fn responses_still_correct(server: &Server, identity: &[u8], n: usize) {
-    let client: Client<HttpConnector, Empty<Bytes>> =
-        Client::builder(TokioExecutor::new()).build_http();
+    let client = http1_client();
     for i in 0..n {
         let accept = if i % 2 == 0 { "gzip" } else { "deflate" };
-        let req = Request::get(format!("http://{}/big", server.addr))
+        let req = Request::get(server.loopback.url("/big"))
             .header(ACCEPT_ENCODING, accept)
-            .body(Empty::new())
+            .body(Empty::<Bytes>::new())
             .unwrap();
-        let res = tokio::time::timeout(TIMEOUT, client.request(req))
-            .await
-            .expect("response in time")
-            .unwrap();
-        assert_eq!(res.status(), StatusCode::OK);
-        assert_eq!(res.headers()[CONTENT_ENCODING], accept);
-        let body = tokio::time::timeout(TIMEOUT, res.into_body().collect())
-            .await
-            .expect("body in time")
-            .unwrap()
-            .to_bytes();
+        let res = send(&client, req).await;
+        assert_eq!(res.status, StatusCode::OK);
+        assert_eq!(res.headers[CONTENT_ENCODING], accept);
+        let body = res.body;
         assert!(
             decode(Some(accept), &body) == identity,
             "response {i} ({accept}) decoded to other bytes"
@@ -318,7 +272,7 @@ async fn disconnect_storm_leaves_the_pool_healthy() {
     for _ in 0..clients {
         let permit = permits.clone().acquire_owned().await.unwrap();
         let received = received.clone();
-        let addr = server.addr;
+        let addr = server.loopback.addr;
         tasks.spawn(async move {
             let got = raw_get(addr, "/big", 4096).await;
             assert!(
@@ -379,7 +333,7 @@ async fn failing_and_panicking_bodies_leave_the_pool_usable() {
     // An inner body error: the encoder is dropped normally, so its state is reset and
     // returned (or dropped past the cap), and the connection is aborted.
     for _ in 0..rounds {
-        let got = raw_get(server.addr, "/error", usize::MAX).await;
+        let got = raw_get(server.loopback.addr, "/error", usize::MAX).await;
         assert!(got.starts_with(b"HTTP/1.1 200"));
         assert!(
             !got.ends_with(b"\r\n0\r\n\r\n"),
@@ -393,7 +347,7 @@ async fn failing_and_panicking_bodies_leave_the_pool_usable() {
     // A panic in the inner body's poll_frame unwinds the connection task: the guard is
     // dropped while panicking, so the interrupted state is discarded, never reused.
     for _ in 0..rounds {
-        let got = raw_get(server.addr, "/panic", usize::MAX).await;
+        let got = raw_get(server.loopback.addr, "/panic", usize::MAX).await;
         assert!(got.starts_with(b"HTTP/1.1 200"));
         assert!(!got.ends_with(b"\r\n0\r\n\r\n"));
     }

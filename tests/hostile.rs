@@ -8,36 +8,27 @@
 
 mod common;
 
-use std::io::Write;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use bytes::Bytes;
-use common::{decode, eventually, gzip, raw_deflate, text, zlib};
-use flate2::Compression;
-use flate2::write::{DeflateEncoder, GzEncoder, ZlibEncoder};
+use common::bomb::{Bomb, BombKind};
+use common::server::{Loopback, TIMEOUT, TestClient, http1_client, send};
+use common::{
+    Collected, FNAME, GzipHeader, decode, eventually, gzip, gzip_member, raw_deflate, text, zlib,
+};
 use http::header::{ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_TYPE};
-use http::{HeaderMap, Method, Request, StatusCode};
+use http::{Method, Request, StatusCode};
 use http_body::Body;
-use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
+use http_body_util::Full;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tower_gzip::codec::Format;
 use tower_gzip::compression::CompressionLayer;
 use tower_gzip::decompression::RequestDecompressionLayer;
 use tower_gzip::{BoxError, CodecPool};
-
-const TIMEOUT: Duration = Duration::from_secs(30);
-
-type TestClient = Client<HttpConnector, BoxBody<Bytes, BoxError>>;
 
 /// The GET route's body: compressible text.
 fn page() -> Vec<u8> {
@@ -45,7 +36,7 @@ fn page() -> Vec<u8> {
 }
 
 struct Server {
-    addr: SocketAddr,
+    loopback: Loopback,
     pool: CodecPool,
     client: TestClient,
 }
@@ -62,54 +53,36 @@ async fn start() -> Server {
         .layer(DefaultBodyLimit::disable())
         .layer(RequestDecompressionLayer::new().pool(pool.clone()))
         .layer(CompressionLayer::new().pool(pool.clone()));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     Server {
-        addr,
+        loopback: Loopback::serve(app).await,
         pool,
-        client: Client::builder(TokioExecutor::new()).build_http(),
+        client: http1_client(),
     }
 }
 
-struct Reply {
-    status: StatusCode,
-    headers: HeaderMap,
-    body: Bytes,
-}
-
 impl Server {
-    async fn send<B>(&self, method: Method, path: &str, headers: &[(&str, &[u8])], body: B) -> Reply
+    async fn send<B>(
+        &self,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &[u8])],
+        body: B,
+    ) -> Collected
     where
         B: Body<Data = Bytes> + Send + Sync + 'static,
         B::Error: Into<BoxError>,
     {
         let mut req = Request::builder()
             .method(method)
-            .uri(format!("http://{}{path}", self.addr));
+            .uri(self.loopback.url(path));
         for (name, value) in headers {
             req = req.header(*name, *value);
         }
-        let req = req.body(body.map_err(Into::into).boxed()).unwrap();
-        let res = tokio::time::timeout(TIMEOUT, self.client.request(req))
-            .await
-            .expect("response in time")
-            .expect("a response");
-        let (parts, body) = res.into_parts();
-        let body = tokio::time::timeout(TIMEOUT, body.collect())
-            .await
-            .expect("body in time")
-            .expect("a complete body")
-            .to_bytes();
-        Reply {
-            status: parts.status,
-            headers: parts.headers,
-            body,
-        }
+        send(&self.client, req.body(body).unwrap()).await
     }
 
     /// POSTs `wire` to the echo route with `Content-Encoding: coding`.
-    async fn upload(&self, coding: &str, wire: impl Into<Bytes>) -> Reply {
+    async fn upload(&self, coding: &str, wire: impl Into<Bytes>) -> Collected {
         self.send(
             Method::POST,
             "/echo",
@@ -120,7 +93,7 @@ impl Server {
     }
 
     /// GETs the page with this `Accept-Encoding`; checks the body decodes to the page.
-    async fn get_page(&self, accept: &[u8]) -> Reply {
+    async fn get_page(&self, accept: &[u8]) -> Collected {
         let reply = self
             .send(
                 Method::GET,
@@ -171,12 +144,14 @@ impl Server {
     where
         I: Iterator<Item = Vec<u8>> + Send + 'static,
     {
-        let stream = tokio::net::TcpStream::connect(self.addr).await.unwrap();
+        let stream = tokio::net::TcpStream::connect(self.loopback.addr)
+            .await
+            .unwrap();
         let (mut read, mut write) = stream.into_split();
         let head = format!(
             "POST /echo HTTP/1.1\r\nhost: {}\r\ncontent-encoding: {coding}\r\n\
              transfer-encoding: chunked\r\nconnection: close\r\n\r\n",
-            self.addr
+            self.loopback.addr
         );
         let writer = tokio::spawn(async move {
             write.write_all(head.as_bytes()).await?;
@@ -218,37 +193,6 @@ impl Server {
         );
     }
 }
-
-/// A gzip member built by hand: `flags` with the optional fields given, then `data`.
-fn member(
-    flags: u8,
-    extra: Option<&[u8]>,
-    name: Option<&[u8]>,
-    header_crc: bool,
-    data: &[u8],
-) -> Vec<u8> {
-    let mut m = vec![0x1f, 0x8b, 8, flags, 0, 0, 0, 0, 0, 255];
-    if let Some(extra) = extra {
-        m.extend_from_slice(&(extra.len() as u16).to_le_bytes());
-        m.extend_from_slice(extra);
-    }
-    if let Some(name) = name {
-        m.extend_from_slice(name);
-        m.push(0);
-    }
-    if header_crc {
-        let crc = crc32fast::hash(&m) as u16;
-        m.extend_from_slice(&crc.to_le_bytes());
-    }
-    m.extend(raw_deflate(data));
-    m.extend_from_slice(&crc32fast::hash(data).to_le_bytes());
-    m.extend_from_slice(&(data.len() as u32).to_le_bytes());
-    m
-}
-
-const FEXTRA: u8 = 0x04;
-const FNAME: u8 = 0x08;
-const FHCRC: u8 = 0x02;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn truncated_at_every_offset_is_400() {
@@ -346,28 +290,36 @@ async fn checksums_trailing_data_and_reserved_flags_are_400() {
     }
 
     for flag in [0x20u8, 0x40, 0x80] {
-        let wire = member(flag, None, None, false, &plain);
+        let wire = gzip_member(
+            &GzipHeader {
+                flags_or: flag,
+                ..GzipHeader::default()
+            },
+            &plain,
+        );
         server
             .expect("reserved flag", "gzip", wire, StatusCode::BAD_REQUEST)
             .await;
     }
     // The same hand-built member without reserved flags is fine.
     let reply = server
-        .upload("gzip", member(0, None, None, false, &plain))
+        .upload("gzip", gzip_member(&GzipHeader::default(), &plain))
         .await;
     assert_eq!(reply.status, StatusCode::OK);
     assert!(reply.body == plain);
 
     // A header CRC16: right is fine, wrong is 400.
+    let named_with_crc = GzipHeader {
+        name: Some(b"f.txt"),
+        hcrc: true,
+        ..GzipHeader::default()
+    };
     let reply = server
-        .upload(
-            "gzip",
-            member(FHCRC | FNAME, None, Some(b"f.txt"), true, &plain),
-        )
+        .upload("gzip", gzip_member(&named_with_crc, &plain))
         .await;
     assert_eq!(reply.status, StatusCode::OK);
     assert!(reply.body == plain);
-    let mut wire = member(FHCRC | FNAME, None, Some(b"f.txt"), true, &plain);
+    let mut wire = gzip_member(&named_with_crc, &plain);
     wire[10] ^= 1; // a byte of the name, covered by the header CRC
     server
         .expect("header CRC16", "gzip", wire, StatusCode::BAD_REQUEST)
@@ -397,44 +349,48 @@ async fn huge_header_fields_are_bounded() {
     let server = start().await;
     let plain = text(2_000);
 
-    // FEXTRA at its maximum length (65,535) is valid.
+    // Each field at a large size, alone or together, is valid: FEXTRA at its maximum length
+    // (65,535), FNAME up to 64 KiB (NUL included).
     let extra = vec![0xa5u8; 65_535];
-    let reply = server
-        .upload("gzip", member(FEXTRA, Some(&extra), None, false, &plain))
-        .await;
-    assert_eq!(reply.status, StatusCode::OK);
-    assert!(reply.body == plain);
-    server.still_good("FEXTRA 65,535").await;
-
-    // FEXTRA, FNAME and FHCRC together, each field at a large size.
-    let name = vec![b'n'; 60_000];
-    let reply = server
-        .upload(
-            "gzip",
-            member(
-                FEXTRA | FNAME | FHCRC,
-                Some(&extra),
-                Some(&name),
-                true,
-                &plain,
-            ),
-        )
-        .await;
-    assert_eq!(reply.status, StatusCode::OK);
-    assert!(reply.body == plain);
-
-    // FNAME up to 64 KiB (NUL included) is accepted; one byte more is refused.
-    let name = vec![b'n'; 64 * 1024 - 1];
-    let reply = server
-        .upload("gzip", member(FNAME, None, Some(&name), false, &plain))
-        .await;
-    assert_eq!(reply.status, StatusCode::OK);
+    let long_name = vec![b'n'; 60_000];
+    let longest_name = vec![b'n'; 64 * 1024 - 1];
+    for (case, header) in [
+        (
+            "FEXTRA 65,535",
+            GzipHeader {
+                extra: Some(&extra),
+                ..GzipHeader::default()
+            },
+        ),
+        (
+            "FEXTRA, FNAME and FHCRC together",
+            GzipHeader {
+                extra: Some(&extra),
+                name: Some(&long_name),
+                hcrc: true,
+                ..GzipHeader::default()
+            },
+        ),
+        (
+            "FNAME 64 KiB with its NUL",
+            GzipHeader {
+                name: Some(&longest_name),
+                ..GzipHeader::default()
+            },
+        ),
+    ] {
+        let reply = server.upload("gzip", gzip_member(&header, &plain)).await;
+        assert_eq!(reply.status, StatusCode::OK, "{case}");
+        assert!(reply.body == plain, "{case}");
+        server.still_good(case).await;
+    }
+    // One byte more is refused.
     let name = vec![b'n'; 64 * 1024];
     server
         .expect(
             "FNAME 64 KiB + NUL",
             "gzip",
-            member(FNAME, None, Some(&name), false, &plain),
+            gzip_member(&GzipHeader::named(&name), &plain),
             StatusCode::BAD_REQUEST,
         )
         .await;
@@ -538,100 +494,36 @@ async fn many_empty_members() {
     server.pool_is_healthy().await;
 }
 
-/// A compressed stream of `mib` MiB of zeros, compressed as it is sent.
-enum BombEncoder {
-    Gzip(GzEncoder<Vec<u8>>),
-    Zlib(ZlibEncoder<Vec<u8>>),
-    Raw(DeflateEncoder<Vec<u8>>),
-}
-
-struct Bomb {
-    encoder: Option<BombEncoder>,
-    left: usize,
-    pulled: Arc<AtomicU64>,
-}
-
-impl Bomb {
-    fn new(coding: &str, mib: usize) -> Self {
-        let level = Compression::best();
-        let encoder = match coding {
-            "gzip" => BombEncoder::Gzip(GzEncoder::new(Vec::new(), level)),
-            "zlib" => BombEncoder::Zlib(ZlibEncoder::new(Vec::new(), level)),
-            _ => BombEncoder::Raw(DeflateEncoder::new(Vec::new(), level)),
-        };
-        Bomb {
-            encoder: Some(encoder),
-            left: mib,
-            pulled: Arc::default(),
-        }
-    }
-}
-
-impl Iterator for Bomb {
-    type Item = Vec<u8>;
-
-    fn next(&mut self) -> Option<Vec<u8>> {
-        static ZEROS: [u8; 1 << 20] = [0; 1 << 20];
-        loop {
-            let encoder = self.encoder.as_mut()?;
-            let chunk = if self.left > 0 {
-                macro_rules! write {
-                    ($e:expr) => {{
-                        $e.write_all(&ZEROS).unwrap();
-                        std::mem::take($e.get_mut())
-                    }};
-                }
-                let chunk = match encoder {
-                    BombEncoder::Gzip(e) => write!(e),
-                    BombEncoder::Zlib(e) => write!(e),
-                    BombEncoder::Raw(e) => write!(e),
-                };
-                self.left -= 1;
-                chunk
-            } else {
-                match self.encoder.take().expect("checked") {
-                    BombEncoder::Gzip(e) => e.finish().unwrap(),
-                    BombEncoder::Zlib(e) => e.finish().unwrap(),
-                    BombEncoder::Raw(e) => e.finish().unwrap(),
-                }
-            };
-            if !chunk.is_empty() {
-                self.pulled.fetch_add(chunk.len() as u64, Ordering::SeqCst);
-                return Some(chunk);
-            }
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bombs_are_413() {
     let server = start().await;
-    // (generator, Content-Encoding): zlib and raw deflate both go as `deflate`.
-    for (kind, coding) in [("gzip", "gzip"), ("zlib", "deflate"), ("raw", "deflate")] {
+    // zlib and raw deflate both go as `deflate`.
+    for kind in [BombKind::Gzip, BombKind::Zlib, BombKind::RawDeflate] {
+        let coding = kind.coding();
         // 1 GiB of zeros, generated as the server reads; the ratio limit stops it early.
         let bomb = Bomb::new(kind, 1024);
-        let pulled = bomb.pulled.clone();
+        let pulled = bomb.pulled();
         let status = server.raw_post(coding, bomb).await;
-        assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{kind} bomb");
+        assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{kind:?} bomb");
         let sent = pulled.load(Ordering::SeqCst);
-        eprintln!("{kind} bomb (1 GiB of zeros): 413 after {sent} compressed bytes generated");
+        eprintln!("{kind:?} bomb (1 GiB of zeros): 413 after {sent} compressed bytes generated");
         assert!(
             sent < 16 << 20,
-            "{kind}: the whole bomb was read ({sent} bytes)"
+            "{kind:?}: the whole bomb was read ({sent} bytes)"
         );
-        server.still_good(kind).await;
+        server.still_good(&format!("{kind:?}")).await;
 
         // A bomb under the ratio limit's radar (a body that compresses only 100:1) still
         // stops at the 20 MiB size limit.
         let plain = noisy_zeros(24 << 20);
         let wire = match kind {
-            "gzip" => gzip(&plain),
-            "zlib" => zlib(&plain),
-            _ => raw_deflate(&plain),
+            BombKind::Zlib => zlib(&plain),
+            BombKind::RawDeflate => raw_deflate(&plain),
+            _ => gzip(&plain),
         };
         server
             .expect(
-                &format!("{kind} 24 MiB"),
+                &format!("{kind:?} 24 MiB"),
                 coding,
                 wire,
                 StatusCode::PAYLOAD_TOO_LARGE,

@@ -10,6 +10,10 @@ use bytes::BytesMut;
 use tower_gzip::codec::{Decoder, Encoder, Format};
 use tower_gzip::{CodecPool, CompressionLevel};
 
+mod common;
+
+use common::text;
+
 /// Runs `program args` with `stdin` as its input; returns its stdout. Fails the test if the
 /// program is missing or exits with an error.
 fn run(program: &str, args: &[&str], stdin: &[u8]) -> Vec<u8> {
@@ -86,24 +90,8 @@ fn path_str(path: &Path) -> &str {
     path.to_str().expect("temp paths are UTF-8")
 }
 
-fn json(len: usize) -> Vec<u8> {
-    let mut s = String::from("[");
-    let mut i = 0u64;
-    while s.len() < len {
-        s.push_str(&format!(
-            "{{\"id\":{i},\"user\":\"u{}\",\"score\":{}.{}}},",
-            i * 7919 % 1000,
-            i * 31 % 97,
-            i % 10
-        ));
-        i += 1;
-    }
-    s.truncate(len);
-    s.into_bytes()
-}
-
 fn samples() -> Vec<Vec<u8>> {
-    vec![Vec::new(), b"x".to_vec(), json(1000), json(300_000)]
+    vec![Vec::new(), b"x".to_vec(), text(1000), text(300_000)]
 }
 
 /// Our encoder, with a sync flush every `flush_every` bytes of input.
@@ -164,7 +152,7 @@ fn gzip_cli_decodes_our_gzip() {
         }
     }
     // Integrity check mode agrees too.
-    run("gzip", &["-t"], &ours(Format::Gzip, 0, &json(5000), 100, 0));
+    run("gzip", &["-t"], &ours(Format::Gzip, 0, &text(5000), 100, 0));
 }
 
 #[test]
@@ -187,7 +175,7 @@ fn python_decodes_our_gzip_and_zlib() {
 
 #[test]
 fn we_decode_gzip_cli_output() {
-    let data = json(200_000);
+    let data = text(200_000);
     for level in ["-1", "-9"] {
         let wire = run("gzip", &["-c", level], &data);
         assert!(our_decode(Format::Gzip, &wire) == data, "gzip {level}");
@@ -204,7 +192,7 @@ fn we_decode_gzip_cli_output() {
 
 #[test]
 fn we_decode_python_gzip_with_name_and_mtime() {
-    let data = json(50_000);
+    let data = text(50_000);
     // op 10: GzipFile with a file name and mtime; op 0-9: gzip.compress at that level.
     let encode = "def f(op, data):
     if op == 10:
@@ -234,7 +222,7 @@ fn we_decode_python_gzip_with_name_and_mtime() {
 
 #[test]
 fn we_decode_python_zlib_and_raw_deflate() {
-    let data = json(80_000);
+    let data = text(80_000);
     // op 0: raw deflate (wbits = -15); op 1/9: zlib.compress at that level; op 2: a zlib
     // stream with a 512-byte window (wbits = 9).
     let encode = "def f(op, data):
@@ -258,7 +246,7 @@ fn we_decode_python_zlib_and_raw_deflate() {
 #[test]
 fn we_decode_concatenated_members_from_cat() {
     let dir = scratch();
-    let (a, b) = (json(30_000), b"second member\n".to_vec());
+    let (a, b) = (text(30_000), b"second member\n".to_vec());
     std::fs::write(dir.join("a"), &a).unwrap();
     std::fs::write(dir.join("b"), &b).unwrap();
     run("gzip", &["-9", path_str(&dir.join("a"))], &[]);

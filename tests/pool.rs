@@ -3,8 +3,6 @@
 //! while panicking, reset byte for byte against a fresh flate2 state) is unit-tested in
 //! src/pool_tests.rs.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Barrier;
 
@@ -12,73 +10,16 @@ use bytes::BytesMut;
 use tower_gzip::codec::{DecodeErrorKind, Decoder, Encoder, Format};
 use tower_gzip::{CodecPool, CompressionLevel, KindStats};
 
-// ---------------------------------------------------------------------------------------
-// A per-thread allocation counter, so parallel tests do not disturb each other.
+#[path = "common/alloc.rs"]
+mod alloc;
+mod common;
 
-struct Counting;
-
-thread_local! {
-    static ALLOCS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn bump() {
-    let _ = ALLOCS.try_with(|n| n.set(n.get() + 1));
-}
-
-// SAFETY: every call is forwarded to `System`; the counter neither allocates nor panics.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        bump();
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        bump();
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        bump();
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+use common::{noise, text};
 
 /// Allocations made on this thread while running `f`.
 fn allocations<R>(f: impl FnOnce() -> R) -> (u64, R) {
-    let before = ALLOCS.with(Cell::get);
-    let result = f();
-    (ALLOCS.with(Cell::get) - before, result)
-}
-
-// ---------------------------------------------------------------------------------------
-
-fn message(len: usize, seed: u32) -> Vec<u8> {
-    let mut state = seed;
-    (0..len)
-        .map(|_| {
-            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            (state >> 24) as u8
-        })
-        .collect()
-}
-
-fn json(len: usize) -> Vec<u8> {
-    let mut s = String::from("[");
-    let mut i = 0u64;
-    while s.len() < len {
-        s.push_str(&format!(
-            "{{\"id\":{i},\"name\":\"user{}\",\"active\":{}}},",
-            i * 7919 % 1000,
-            i % 3 == 0
-        ));
-        i += 1;
-    }
-    s.truncate(len);
-    s.into_bytes()
+    let (counts, result) = alloc::on_this_thread(f);
+    (counts.allocations, result)
 }
 
 fn gzip(pool: &CodecPool, level: CompressionLevel, data: &[u8], out: &mut BytesMut) {
@@ -155,7 +96,7 @@ fn cap_holds_under_a_thousand_concurrent_checkouts() {
 
 #[test]
 fn levels_are_kept_apart() {
-    let data = json(8 * 1024);
+    let data = text(8 * 1024);
     let pool = CodecPool::new();
     let mut fast = BytesMut::new();
     gzip(&pool, CompressionLevel::Fastest, &data, &mut fast);
@@ -269,8 +210,8 @@ fn clones_share_one_pool_and_global_is_shared() {
 #[test]
 fn pooled_codecs_allocate_only_the_output_buffer() {
     let pool = CodecPool::builder().max_idle(4).build();
-    let msg = message(50, 0x5eed);
-    let page = json(1024);
+    let msg = noise(50, 0x5eed);
+    let page = text(1024);
     // Warm the pool (states and shelf capacity).
     for data in [&msg, &page] {
         let mut wire = BytesMut::new();
@@ -347,7 +288,7 @@ fn pooled_codecs_allocate_only_the_output_buffer() {
 #[test]
 fn decoder_state_after_an_error_or_abandoned_stream_is_clean() {
     let pool = CodecPool::builder().max_idle(1).build();
-    let data = json(20_000);
+    let data = text(20_000);
     let mut good = BytesMut::new();
     gzip(
         &CodecPool::new(),
@@ -397,7 +338,7 @@ fn decoder_state_after_an_error_or_abandoned_stream_is_clean() {
 #[test]
 fn encoder_state_after_an_abandoned_stream_is_clean() {
     let pool = CodecPool::builder().max_idle(1).build();
-    let data = json(30_000);
+    let data = text(30_000);
     let mut expected = BytesMut::new();
     gzip(
         &CodecPool::new(),
@@ -422,7 +363,7 @@ fn encoder_state_after_an_abandoned_stream_is_clean() {
 #[test]
 fn every_coding_returns_its_state_and_idle_releases_it() {
     let pool = CodecPool::builder().max_idle(4).build();
-    let data = json(50_000);
+    let data = text(50_000);
     for format in Format::ALL {
         let mut wire = BytesMut::new();
         let mut encoder = Encoder::new(*format, CompressionLevel::Default, &pool);

@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 use tower_gzip::codec::Format;
 use tower_gzip::{CodecPool, KindStats, PoolStats};
 
-use crate::alloc::ALLOCATOR;
+use crate::alloc;
 use crate::bodies::load;
 use crate::{AppState, Mode};
 
@@ -71,7 +71,9 @@ pub async fn stats(State(state): State<AppState>) -> Json<Value> {
             )
         }
     };
-    let (allocations, bytes) = ALLOCATOR.snapshot();
+    let alloc::Counts {
+        allocations, bytes, ..
+    } = alloc::total();
     Json(json!({
         "allocator": { "allocations": allocations, "bytes": bytes },
         "mode": match state.mode { Mode::TowerGzip => "tower-gzip", Mode::TowerHttp => "tower-http" },

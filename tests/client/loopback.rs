@@ -1,6 +1,5 @@
 //! Both client layers around hyper-util's client, against a real server on loopback.
 
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
@@ -9,7 +8,7 @@ use axum::routing::{get, post};
 use bytes::Bytes;
 use http::header::{CONTENT_ENCODING, CONTENT_TYPE, HeaderValue};
 use http::{HeaderMap, Request, Response, StatusCode};
-use http_body::{Body, Frame};
+
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
@@ -17,6 +16,8 @@ use tower::{ServiceBuilder, ServiceExt};
 use tower_gzip::client::{DecompressionLayer, RequestCompressionLayer};
 use tower_gzip::decompression::RequestDecompressionLayer;
 
+use crate::common::server::Loopback;
+use crate::common::{Probe, Tap};
 use crate::json_document;
 
 #[derive(Default)]
@@ -26,7 +27,7 @@ pub struct Arrived {
 
 /// An axum server: RequestDecompressionLayer for uploads, tower-http's CompressionLayer for
 /// responses, and a probe outside both that records each request's Content-Encoding.
-pub async fn serve() -> (SocketAddr, Arc<Arrived>) {
+pub async fn serve() -> (Loopback, Arc<Arrived>) {
     let arrived = Arc::new(Arrived::default());
     let probe = arrived.clone();
     let app = Router::new()
@@ -60,49 +61,20 @@ pub async fn serve() -> (SocketAddr, Arc<Arrived>) {
             probe.content_encoding.lock().unwrap().push(coding);
             async move { req }
         }));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (addr, arrived)
-}
-
-/// Counts the bytes of a body as they arrive, before any decoding.
-struct WireCount<B> {
-    inner: B,
-    count: Arc<Mutex<usize>>,
-}
-
-impl<B: Body<Data = Bytes> + Unpin> Body for WireCount<B> {
-    type Data = Bytes;
-    type Error = B::Error;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<Frame<Bytes>, B::Error>>> {
-        let poll = std::pin::Pin::new(&mut self.inner).poll_frame(cx);
-        if let std::task::Poll::Ready(Some(Ok(frame))) = &poll {
-            if let Some(data) = frame.data_ref() {
-                *self.count.lock().unwrap() += data.len();
-            }
-        }
-        poll
-    }
+    (Loopback::serve(app).await, arrived)
 }
 
 #[tokio::test]
 async fn hyper_client_round_trip_over_loopback() {
-    let (addr, arrived) = serve().await;
-    let wire = Arc::new(Mutex::new(0usize));
+    let (server, arrived) = serve().await;
+    let addr = server.addr;
+    let wire = Arc::new(Probe::default());
     let tap = wire.clone();
     let client = Client::builder(TokioExecutor::new()).build_http();
     let client = ServiceBuilder::new()
         .layer(DecompressionLayer::new())
         .map_response(move |response: Response<hyper::body::Incoming>| {
-            response.map(|inner| WireCount {
-                inner,
-                count: tap.clone(),
-            })
+            response.map(|inner| Tap::new(inner, tap.clone()))
         })
         .layer(RequestCompressionLayer::new())
         .service(client);
@@ -124,7 +96,7 @@ async fn hyper_client_round_trip_over_loopback() {
         arrived.content_encoding.lock().unwrap()[0].as_deref(),
         Some("gzip")
     );
-    let wire_bytes = std::mem::take(&mut *wire.lock().unwrap());
+    let wire_bytes = wire.take_total();
     assert!(wire_bytes < doc.len() / 3, "{wire_bytes} on the wire");
 
     // A compressed response.
@@ -134,7 +106,7 @@ async fn hyper_client_round_trip_over_loopback() {
     let response = client.clone().oneshot(request).await.unwrap();
     let items = response.into_body().collect().await.unwrap().to_bytes();
     assert_eq!(items, json_document(200));
-    assert!(*wire.lock().unwrap() < items.len() / 3);
+    assert!(wire.total() < items.len() / 3);
     let parsed: serde_json::Value = serde_json::from_slice(&items).unwrap();
     assert_eq!(parsed["items"].as_array().unwrap().len(), 200);
 }

@@ -31,7 +31,8 @@ fn scratch_dir(name: &str) -> std::path::PathBuf {
 async fn curl_uploads_a_gzip_cli_file() {
     require("curl");
     require("gzip");
-    let (addr, arrived) = serve().await;
+    let (server, arrived) = serve().await;
+    let addr = server.addr;
     let dir = scratch_dir("curl");
     let doc = json_document(500);
     let path = dir.join("body.json");
@@ -76,7 +77,8 @@ async fn curl_uploads_a_gzip_cli_file() {
 #[tokio::test]
 async fn curl_gets_415_for_unknown_coding() {
     require("curl");
-    let (addr, _) = serve().await;
+    let (server, _) = serve().await;
+    let addr = server.addr;
     let output = tokio::process::Command::new("curl")
         .args(["-sS", "-o", "/dev/null", "-D", "-", "--data-binary", "abc"])
         // Unknown to every build (br, used here before, is decoded with its feature).
@@ -120,7 +122,8 @@ print("ok", len(bodies))
 #[tokio::test]
 async fn python_urllib_sends_gzip_and_deflate() {
     require("python3");
-    let (addr, arrived) = serve().await;
+    let (server, arrived) = serve().await;
+    let addr = server.addr;
     let output = tokio::process::Command::new("python3")
         .arg("-c")
         .arg(PYTHON_CLIENT)

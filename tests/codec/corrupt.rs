@@ -6,9 +6,8 @@ use flate2::{Compress, Compression, FlushCompress};
 use tower_gzip::CodecPool;
 use tower_gzip::codec::{DecodeErrorKind, Decoder, Format};
 
-use crate::{
-    Header, decode, decode_err, decode_with, encode, feed, member, raw_deflate, sample, zlib,
-};
+use crate::common::{GzipHeader, gzip_member, raw_deflate, text, zlib};
+use crate::{decode, decode_err, decode_with, encode, feed};
 
 #[test]
 fn bad_magic_is_corrupt_header() {
@@ -27,11 +26,11 @@ fn bad_magic_is_corrupt_header() {
 #[test]
 fn reserved_flags_are_corrupt_header() {
     for bit in [0x20, 0x40, 0x80] {
-        let h = Header {
+        let h = GzipHeader {
             flags_or: bit,
-            ..Header::default()
+            ..GzipHeader::default()
         };
-        let wire = member(&h, b"data");
+        let wire = gzip_member(&h, b"data");
         assert_eq!(
             decode_err(Format::Gzip, &wire),
             DecodeErrorKind::CorruptHeader
@@ -41,24 +40,24 @@ fn reserved_flags_are_corrupt_header() {
 
 #[test]
 fn unknown_method_is_corrupt_header() {
-    let h = Header {
+    let h = GzipHeader {
         method: Some(7),
-        ..Header::default()
+        ..GzipHeader::default()
     };
     assert_eq!(
-        decode_err(Format::Gzip, &member(&h, b"x")),
+        decode_err(Format::Gzip, &gzip_member(&h, b"x")),
         DecodeErrorKind::CorruptHeader
     );
 }
 
 #[test]
 fn bad_header_crc16_is_corrupt_header() {
-    let h = Header {
+    let h = GzipHeader {
         name: Some(b"f.txt"),
         hcrc: true,
-        ..Header::default()
+        ..GzipHeader::default()
     };
-    let mut wire = member(&h, b"data");
+    let mut wire = gzip_member(&h, b"data");
     assert_eq!(decode(Format::Gzip, &wire).unwrap(), b"data");
     let crc_at = 10 + 6; // fixed header, "f.txt\0"
     wire[crc_at] ^= 1;
@@ -97,16 +96,16 @@ fn adler32_mismatch_is_checksum() {
 
 #[test]
 fn truncated_at_every_offset_is_truncated() {
-    let h = Header {
+    let h = GzipHeader {
         extra: Some(b"ab\x02\x00xy"),
         name: Some(b"name"),
         comment: Some(b"comment"),
         hcrc: true,
-        ..Header::default()
+        ..GzipHeader::default()
     };
-    let data = sample(300);
+    let data = text(300);
     let cases = [
-        (Format::Gzip, member(&h, &data)),
+        (Format::Gzip, gzip_member(&h, &data)),
         (Format::Gzip, encode(Format::Gzip, 1, &data)),
         (Format::Deflate, encode(Format::Deflate, 6, &data)),
         (Format::Deflate, raw_deflate(&data)),
@@ -200,12 +199,12 @@ fn over_long_name_and_comment_are_corrupt_header() {
     let at_limit = vec![b'n'; 64 * 1024 - 1]; // plus its NUL: exactly 64 KiB
     for name_field in [true, false] {
         let pick = |field: &[u8]| {
-            let h = Header {
+            let h = GzipHeader {
                 name: name_field.then_some(field),
                 comment: (!name_field).then_some(field),
-                ..Header::default()
+                ..GzipHeader::default()
             };
-            member(&h, b"x")
+            gzip_member(&h, b"x")
         };
         assert_eq!(decode(Format::Gzip, &pick(&at_limit)).unwrap(), b"x");
         let wire = pick(&long);
@@ -231,12 +230,12 @@ fn over_long_name_and_comment_are_corrupt_header() {
 #[test]
 fn largest_fextra_is_accepted() {
     let extra = vec![0xab; 65_535];
-    let h = Header {
+    let h = GzipHeader {
         extra: Some(&extra),
         hcrc: true,
-        ..Header::default()
+        ..GzipHeader::default()
     };
-    let wire = member(&h, b"payload");
+    let wire = gzip_member(&h, b"payload");
     assert_eq!(decode(Format::Gzip, &wire).unwrap(), b"payload");
     assert_eq!(
         decode_with(Format::Gzip, &wire, &[1000], 3).unwrap(),
@@ -262,32 +261,32 @@ fn many_empty_members_decode() {
 
 #[test]
 fn headers_with_every_field_split_at_every_byte() {
-    let data = sample(200);
+    let data = text(200);
     let headers = [
-        Header {
+        GzipHeader {
             extra: Some(b"AB\x03\x00xyz"),
             name: Some(b"file.json"),
             comment: Some(b"a comment"),
             hcrc: true,
-            ..Header::default()
+            ..GzipHeader::default()
         },
-        Header {
+        GzipHeader {
             extra: Some(b""),
-            ..Header::default()
+            ..GzipHeader::default()
         },
-        Header {
+        GzipHeader {
             extra: Some(b""),
             hcrc: true,
-            ..Header::default()
+            ..GzipHeader::default()
         },
-        Header {
+        GzipHeader {
             name: Some(b""),
             comment: Some(b""),
-            ..Header::default()
+            ..GzipHeader::default()
         },
     ];
     for h in &headers {
-        let wire = member(h, &data);
+        let wire = gzip_member(h, &data);
         for split in 0..=wire.len() {
             let pool = CodecPool::new();
             let mut decoder = Decoder::new(Format::Gzip, &pool);
@@ -303,12 +302,12 @@ fn headers_with_every_field_split_at_every_byte() {
 
 #[test]
 fn multi_member_with_headers_byte_by_byte() {
-    let h = Header {
+    let h = GzipHeader {
         name: Some(b"a"),
         hcrc: true,
-        ..Header::default()
+        ..GzipHeader::default()
     };
-    let mut wire = member(&h, b"first ");
+    let mut wire = gzip_member(&h, b"first ");
     wire.extend(encode(Format::Gzip, 1, b""));
     wire.extend(encode(Format::Gzip, 9, b"second"));
     let pool = CodecPool::new();
@@ -322,7 +321,7 @@ fn multi_member_with_headers_byte_by_byte() {
 
 #[test]
 fn deflate_sniffs_zlib_and_raw() {
-    let data = sample(5000);
+    let data = text(5000);
     assert_eq!(decode(Format::Deflate, &zlib(&data)).unwrap(), data);
     assert_eq!(decode(Format::Deflate, &raw_deflate(&data)).unwrap(), data);
     // Stored (level 0) raw deflate starts with a byte that is not a zlib CMF.

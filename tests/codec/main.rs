@@ -1,15 +1,16 @@
 //! Behaviour of the streaming gzip / zlib / raw deflate codecs: round trips under arbitrary
 //! chunking and budgets, sync flush, every corruption kind, header fields, multi-member gzip.
 
+#[path = "../common/mod.rs"]
+mod common;
 mod corrupt;
 
-use std::io::Write;
-
 use bytes::BytesMut;
-use flate2::{Compress, Compression, FlushCompress};
 use proptest::prelude::*;
 use tower_gzip::codec::{DecodeError, DecodeErrorKind, Decoder, Encoder, Format};
 use tower_gzip::{CodecPool, CompressionLevel};
+
+use common::{raw_deflate, text, zlib};
 
 // ---------------------------------------------------------------------------------------
 // Helpers
@@ -87,73 +88,6 @@ fn encode(format: Format, level: u32, data: &[u8]) -> Vec<u8> {
     wire.to_vec()
 }
 
-/// Raw deflate of `data` by flate2 directly.
-fn raw_deflate(data: &[u8]) -> Vec<u8> {
-    let mut c = Compress::new(Compression::default(), false);
-    let mut out = Vec::with_capacity(data.len() + 64);
-    let status = c
-        .compress_vec(data, &mut out, FlushCompress::Finish)
-        .unwrap();
-    assert_eq!(status, flate2::Status::StreamEnd);
-    out
-}
-
-fn zlib(data: &[u8]) -> Vec<u8> {
-    let mut e = flate2::write::ZlibEncoder::new(Vec::new(), Compression::default());
-    e.write_all(data).unwrap();
-    e.finish().unwrap()
-}
-
-/// Optional gzip header fields.
-#[derive(Default)]
-struct Header<'a> {
-    extra: Option<&'a [u8]>,
-    name: Option<&'a [u8]>,
-    comment: Option<&'a [u8]>,
-    hcrc: bool,
-    flags_or: u8,
-    method: Option<u8>,
-}
-
-/// A gzip member built by hand, so every header field can be set or broken.
-fn member(h: &Header, data: &[u8]) -> Vec<u8> {
-    let mut flags = h.flags_or;
-    flags |= if h.hcrc { 0x02 } else { 0 };
-    flags |= if h.extra.is_some() { 0x04 } else { 0 };
-    flags |= if h.name.is_some() { 0x08 } else { 0 };
-    flags |= if h.comment.is_some() { 0x10 } else { 0 };
-    let mut v = vec![0x1f, 0x8b, h.method.unwrap_or(8), flags, 1, 2, 3, 4, 0, 3];
-    if let Some(extra) = h.extra {
-        v.extend_from_slice(&(extra.len() as u16).to_le_bytes());
-        v.extend_from_slice(extra);
-    }
-    for field in [h.name, h.comment].into_iter().flatten() {
-        v.extend_from_slice(field);
-        v.push(0);
-    }
-    if h.hcrc {
-        let crc = crc32fast::hash(&v) as u16;
-        v.extend_from_slice(&crc.to_le_bytes());
-    }
-    v.extend_from_slice(&raw_deflate(data));
-    v.extend_from_slice(&crc32fast::hash(data).to_le_bytes());
-    v.extend_from_slice(&(data.len() as u32).to_le_bytes());
-    v
-}
-
-fn sample(len: usize) -> Vec<u8> {
-    let words: [&[u8]; 6] = [b"alpha ", b"beta ", b"{\"id\":", b"gamma,", b"\n", b"0123"];
-    let mut state = 0x2545_f491_u32;
-    let mut v = Vec::with_capacity(len + 8);
-    while v.len() < len {
-        state = state.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-        v.extend_from_slice(words[(state >> 16) as usize % words.len()]);
-        v.push((state >> 8) as u8);
-    }
-    v.truncate(len);
-    v
-}
-
 // ---------------------------------------------------------------------------------------
 // Property tests
 
@@ -166,7 +100,7 @@ fn data_strategy() -> impl Strategy<Value = Vec<u8>> {
                 .flat_map(|(b, n)| std::iter::repeat_n(b"ab\n{"[b as usize], n))
                 .collect()
         }),
-        (0usize..20_000).prop_map(sample),
+        (0usize..20_000).prop_map(text),
     ]
 }
 
@@ -266,7 +200,7 @@ proptest! {
 
 #[test]
 fn every_level_and_format_round_trips() {
-    let data = sample(50_000);
+    let data = text(50_000);
     for level in 0..=9 {
         for format in [Format::Gzip, Format::Deflate] {
             let wire = encode(format, level, &data);
@@ -377,7 +311,7 @@ fn header_padding_is_a_comment_and_round_trips() {
 
 #[test]
 fn an_error_is_sticky() {
-    let mut wire = encode(Format::Gzip, 6, &sample(1000));
+    let mut wire = encode(Format::Gzip, 6, &text(1000));
     let at = wire.len() - 8;
     wire[at] ^= 1;
     let pool = CodecPool::new();

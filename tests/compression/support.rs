@@ -3,16 +3,17 @@
 use std::convert::Infallible;
 
 use bytes::Bytes;
-use http::header::{ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_TYPE, VARY};
-use http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
+use http::header::{ACCEPT_ENCODING, CONTENT_TYPE};
+use http::{HeaderMap, HeaderValue, Request, Response};
 use http_body::{Body, Frame};
-use http_body_util::{BodyExt, Full, StreamBody};
+use http_body_util::{Full, StreamBody};
 use tower::{Layer, ServiceExt, service_fn};
 use tower_gzip::CodecPool;
 use tower_gzip::compression::{CompressionBody, CompressionLayer};
 use tower_gzip::predicate::Predicate;
 
-use crate::common::{BoxError, decode};
+use crate::common::BoxError;
+pub use crate::common::{Collected, collect};
 
 /// The most input one `poll_frame` may compress (spec: 64 KiB).
 pub const SLICE: usize = 64 * 1024;
@@ -80,50 +81,6 @@ where
         async move { Ok::<_, Infallible>(res) }
     }));
     svc.oneshot(req).await.unwrap()
-}
-
-pub struct Collected {
-    pub status: StatusCode,
-    pub headers: HeaderMap,
-    pub body: Bytes,
-    pub trailers: Option<HeaderMap>,
-}
-
-impl Collected {
-    pub fn encoding(&self) -> Option<&str> {
-        self.headers
-            .get(CONTENT_ENCODING)
-            .map(|v| v.to_str().unwrap())
-    }
-
-    pub fn decoded(&self) -> Vec<u8> {
-        decode(self.encoding(), &self.body)
-    }
-
-    pub fn vary_count(&self) -> usize {
-        self.headers
-            .get_all(VARY)
-            .iter()
-            .flat_map(|v| v.to_str().unwrap().split(','))
-            .filter(|t| t.trim().eq_ignore_ascii_case("accept-encoding"))
-            .count()
-    }
-}
-
-pub async fn collect<B>(res: Response<CompressionBody<B>>) -> Collected
-where
-    B: Body,
-    B::Error: Into<BoxError>,
-{
-    let (parts, body) = res.into_parts();
-    let collected = body.collect().await.expect("body completes");
-    let trailers = collected.trailers().cloned();
-    Collected {
-        status: parts.status,
-        headers: parts.headers,
-        body: collected.to_bytes(),
-        trailers,
-    }
 }
 
 pub async fn round<P, B>(

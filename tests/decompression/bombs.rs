@@ -12,10 +12,11 @@ use tower::{Layer, ServiceExt, service_fn};
 use tower_gzip::CodecPool;
 use tower_gzip::decompression::{DecompressionBody, RequestDecompressionLayer};
 
+use crate::alloc;
+use crate::common::bomb::{Bomb, BombKind, MIB};
+use crate::common::server::http1_client as client;
 use crate::harness::FRAME_LIMIT;
-use crate::server::{client, post_to, serve};
-use crate::support;
-use crate::support::bomb::{Bomb, BombKind, MIB};
+use crate::server::{post_to, serve};
 
 /// Streams a 1 GiB bomb to a real server whose only defence is `max_decompressed_size`.
 async fn bomb_over_http(kind: BombKind) {
@@ -23,10 +24,10 @@ async fn bomb_over_http(kind: BombKind) {
     let layer = RequestDecompressionLayer::new()
         .max_decompressed_size(Some(limit))
         .ratio_limit(None);
-    let (addr, probe) = serve(layer).await;
+    let (server, probe) = serve(layer).await;
     let bomb = Bomb::new(kind, 1024);
     let pulled = bomb.pulled();
-    let (status, _) = post_to(&client(), addr, "/echo", Some(kind.coding()), bomb).await;
+    let (status, _) = post_to(&client(), &server, "/echo", Some(kind.coding()), bomb).await;
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
     let total = probe.total.load(Ordering::SeqCst) as usize;
     let max_frame = probe.max_frame.load(Ordering::SeqCst);
@@ -41,23 +42,15 @@ async fn bomb_over_http(kind: BombKind) {
 }
 
 #[tokio::test]
-async fn gzip_bomb_is_413_over_http() {
-    bomb_over_http(BombKind::Gzip).await;
-}
-
-#[tokio::test]
-async fn zlib_bomb_is_413_over_http() {
-    bomb_over_http(BombKind::Zlib).await;
-}
-
-#[tokio::test]
-async fn raw_deflate_bomb_is_413_over_http() {
-    bomb_over_http(BombKind::RawDeflate).await;
-}
-
-#[tokio::test]
-async fn multi_member_bomb_is_413_over_http() {
-    bomb_over_http(BombKind::GzipMembers).await;
+async fn bombs_are_413_over_http() {
+    for kind in [
+        BombKind::Gzip,
+        BombKind::Zlib,
+        BombKind::RawDeflate,
+        BombKind::GzipMembers,
+    ] {
+        bomb_over_http(kind).await;
+    }
 }
 
 /// The decoded body never holds more than the limit plus one frame, and inflation stops at
@@ -100,9 +93,9 @@ async fn single_member_bomb_stops_at_the_limit() {
     }));
     // Measured from before the decoder is drawn from the (fresh) pool; the bomb generator's
     // chunks are allocated on this thread too, so this is an upper bound.
-    let mark = support::alloc::mark();
+    let mark = alloc::reset_thread_peak();
     svc.oneshot(req).await.unwrap();
-    let peak = support::alloc::peak_since(mark);
+    let peak = alloc::this_thread().since(mark).peak as usize;
     let (err, total, max_frame) = result.lock().unwrap().take().unwrap();
     let pulled = pulled.load(Ordering::SeqCst);
     eprintln!(

@@ -5,9 +5,11 @@ use http_body_util::Full;
 use tower_gzip::codec::DecodeErrorKind;
 use tower_gzip::decompression::RequestDecompressionLayer;
 
+use crate::common::server::http1_client as client;
+use crate::common::text;
 use crate::common::{gzip, zlib};
-use crate::harness::{decode_error, encoded, run, text};
-use crate::server::{client, post_to, serve};
+use crate::harness::{decode_error, encoded, run};
+use crate::server::{post_to, serve};
 
 /// The corrupt body gets 400 from axum, and the server then serves a valid request.
 async fn corrupt_case(coding: &str, wire: Vec<u8>, kind: DecodeErrorKind) {
@@ -18,9 +20,9 @@ async fn corrupt_case(coding: &str, wire: Vec<u8>, kind: DecodeErrorKind) {
     .await;
     assert_eq!(decode_error(&out.seen.unwrap()), kind);
 
-    let (addr, _) = serve(RequestDecompressionLayer::new()).await;
+    let (server, _) = serve(RequestDecompressionLayer::new()).await;
     let client = client();
-    let (status, body) = post_to(&client, addr, "/echo", Some(coding), Full::from(wire)).await;
+    let (status, body) = post_to(&client, &server, "/echo", Some(coding), Full::from(wire)).await;
     assert_eq!(
         status,
         StatusCode::BAD_REQUEST,
@@ -30,7 +32,7 @@ async fn corrupt_case(coding: &str, wire: Vec<u8>, kind: DecodeErrorKind) {
     let plain = text(50_000);
     let (status, body) = post_to(
         &client,
-        addr,
+        &server,
         "/echo",
         Some("gzip"),
         Full::from(gzip(&plain)),
@@ -40,57 +42,65 @@ async fn corrupt_case(coding: &str, wire: Vec<u8>, kind: DecodeErrorKind) {
     assert_eq!(body, plain);
 }
 
-#[tokio::test]
-async fn corrupt_bad_header() {
-    let mut wire = gzip(&text(1000));
-    wire[0] = 0x1e;
-    corrupt_case("gzip", wire, DecodeErrorKind::CorruptHeader).await;
+/// `wire` with the byte at `at` (from the end when negative) XORed with `mask`.
+fn flipped(mut wire: Vec<u8>, at: isize, mask: u8) -> Vec<u8> {
+    let at = if at < 0 {
+        wire.len() - at.unsigned_abs()
+    } else {
+        at as usize
+    };
+    wire[at] ^= mask;
+    wire
 }
 
 #[tokio::test]
-async fn corrupt_deflate_data() {
-    // A gzip header, then a final block of the reserved type 3.
-    let wire = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255, 0x07, 0, 0, 0, 0];
-    corrupt_case("gzip", wire, DecodeErrorKind::CorruptData).await;
-}
-
-#[tokio::test]
-async fn corrupt_crc() {
-    let mut wire = gzip(&text(1000));
-    let at = wire.len() - 8;
-    wire[at] ^= 0xff;
-    corrupt_case("gzip", wire, DecodeErrorKind::Checksum).await;
-}
-
-#[tokio::test]
-async fn corrupt_isize() {
-    let mut wire = gzip(&text(1000));
-    let at = wire.len() - 1;
-    wire[at] ^= 0x01;
-    corrupt_case("gzip", wire, DecodeErrorKind::Checksum).await;
-}
-
-#[tokio::test]
-async fn corrupt_adler32() {
-    let mut wire = zlib(&text(1000));
-    let at = wire.len() - 1;
-    wire[at] ^= 0x01;
-    corrupt_case("deflate", wire, DecodeErrorKind::Checksum).await;
-}
-
-#[tokio::test]
-async fn corrupt_truncated() {
-    let mut wire = gzip(&text(10_000));
-    wire.truncate(wire.len() / 2);
-    corrupt_case("gzip", wire, DecodeErrorKind::Truncated).await;
-}
-
-#[tokio::test]
-async fn corrupt_trailing_garbage() {
-    let mut wire = gzip(&text(1000));
-    wire.extend_from_slice(b"garbage");
-    corrupt_case("gzip", wire, DecodeErrorKind::TrailingData).await;
-    let mut wire = zlib(&text(1000));
-    wire.extend_from_slice(b"extra");
-    corrupt_case("deflate", wire, DecodeErrorKind::TrailingData).await;
+async fn corrupt_inputs_fail_with_their_kind() {
+    let gzipped = gzip(&text(1000));
+    let zlibbed = zlib(&text(1000));
+    let mut truncated = gzip(&text(10_000));
+    truncated.truncate(truncated.len() / 2);
+    let cases = [
+        // A bad magic byte.
+        (
+            "gzip",
+            flipped(gzipped.clone(), 0, 0x01),
+            DecodeErrorKind::CorruptHeader,
+        ),
+        // A gzip header, then a final block of the reserved type 3.
+        (
+            "gzip",
+            vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255, 0x07, 0, 0, 0, 0],
+            DecodeErrorKind::CorruptData,
+        ),
+        // The CRC-32, the ISIZE, the Adler-32.
+        (
+            "gzip",
+            flipped(gzipped.clone(), -8, 0xff),
+            DecodeErrorKind::Checksum,
+        ),
+        (
+            "gzip",
+            flipped(gzipped.clone(), -1, 0x01),
+            DecodeErrorKind::Checksum,
+        ),
+        (
+            "deflate",
+            flipped(zlibbed.clone(), -1, 0x01),
+            DecodeErrorKind::Checksum,
+        ),
+        ("gzip", truncated, DecodeErrorKind::Truncated),
+        (
+            "gzip",
+            [&gzipped[..], b"garbage"].concat(),
+            DecodeErrorKind::TrailingData,
+        ),
+        (
+            "deflate",
+            [&zlibbed[..], b"extra"].concat(),
+            DecodeErrorKind::TrailingData,
+        ),
+    ];
+    for (coding, wire, kind) in cases {
+        corrupt_case(coding, wire, kind).await;
+    }
 }

@@ -1,5 +1,5 @@
 //! Runs a request through `RequestDecompressionLayer` to a service that reads the whole
-//! body, and records what it saw; test data.
+//! body, and records what it saw.
 
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
@@ -11,7 +11,7 @@ use http_body::Body;
 use http_body_util::{BodyExt, Full, LengthLimitError};
 use tower::{Layer, ServiceExt, service_fn};
 use tower_gzip::BoxError;
-use tower_gzip::codec::{DecodeError, DecodeErrorKind, Format};
+use tower_gzip::codec::{DecodeError, DecodeErrorKind};
 use tower_gzip::decompression::{DecompressionBody, RequestDecompressionLayer};
 
 pub const FRAME_LIMIT: usize = 64 * 1024;
@@ -25,38 +25,6 @@ pub fn flate_only() -> RequestDecompressionLayer {
     #[cfg(feature = "br")]
     let layer = layer.no_br();
     layer
-}
-
-/// The `Accept-Encoding` of a 415: every coding compiled in and not `disabled`, in the
-/// order zstd, br, gzip, deflate.
-pub fn accepted(disabled: &[Format]) -> String {
-    let tokens: Vec<&str> = Format::ALL
-        .iter()
-        .filter(|f| !disabled.contains(f))
-        .map(|f| f.as_str())
-        .collect();
-    tokens.join(", ")
-}
-
-pub fn text(len: usize) -> Vec<u8> {
-    let words = [
-        "alpha ",
-        "beta ",
-        "gamma ",
-        "delta ",
-        "epsilon\n",
-        "{\"k\":42} ",
-    ];
-    let mut out = Vec::with_capacity(len + 16);
-    let mut i = 0u64;
-    while out.len() < len {
-        i = i
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        out.extend_from_slice(words[(i >> 60) as usize % words.len()].as_bytes());
-    }
-    out.truncate(len);
-    out
 }
 
 /// What the inner service saw.
@@ -141,6 +109,24 @@ where
         body,
         seen,
     }
+}
+
+/// What the inner service saw of `body`, sent with `Content-Encoding: coding` through the
+/// default layer.
+pub async fn seen_through_default<B>(coding: &str, body: B) -> Seen
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
+    let req = Request::post("/")
+        .header(CONTENT_ENCODING, coding)
+        .body(body)
+        .unwrap();
+    run(RequestDecompressionLayer::new(), req)
+        .await
+        .seen
+        .expect("inner service called")
 }
 
 pub fn encoded(coding: &str, wire: Vec<u8>) -> Request<Full<Bytes>> {

@@ -1,26 +1,20 @@
 //! Size and ratio limits: boundaries, chains, and the statuses axum gives them.
 
-use http::header::CONTENT_ENCODING;
-use http::{Request, StatusCode};
+use http::StatusCode;
 use http_body_util::Full;
 use tower_gzip::decompression::{DecompressionLimits, RatioLimit, RequestDecompressionLayer};
 
+use crate::common::bomb::{Bomb, BombKind, MIB};
 use crate::common::gzip;
-use crate::harness::{FRAME_LIMIT, decoded_ok, encoded, is_limit, run, text};
-use crate::server::{client, post_to, serve};
-use crate::support::bomb::{Bomb, BombKind, MIB};
+use crate::common::server::http1_client as client;
+use crate::common::text;
+use crate::harness::{FRAME_LIMIT, decoded_ok, encoded, is_limit, run, seen_through_default};
+use crate::server::{post_to, serve};
 
 #[tokio::test]
 async fn default_limits_stop_a_bomb_by_ratio() {
     let bomb = Bomb::new(BombKind::Gzip, 64);
-    let req = Request::post("/")
-        .header(CONTENT_ENCODING, "gzip")
-        .body(bomb)
-        .unwrap();
-    let seen = run(RequestDecompressionLayer::new(), req)
-        .await
-        .seen
-        .unwrap();
+    let seen = seen_through_default("gzip", bomb).await;
     assert!(is_limit(&seen));
     // 1 MiB before the ratio is checked, then at most burst + 1 frames.
     let decoded = seen.frames * FRAME_LIMIT;
@@ -100,38 +94,32 @@ async fn limit_applies_to_inner_stages_of_a_chain() {
 
 #[tokio::test]
 async fn limits_through_axum_are_413_and_corrupt_is_400() {
-    let (addr, _) = serve(RequestDecompressionLayer::new()).await;
+    let (server, _) = serve(RequestDecompressionLayer::new()).await;
     let client = client();
-    let zeros = gzip(&vec![0u8; 8 * MIB]);
-    let (status, _) = post_to(&client, addr, "/text", Some("gzip"), Full::from(zeros)).await;
-    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
-    let (status, _) = post_to(
-        &client,
-        addr,
-        "/text",
-        Some("gzip"),
-        Full::from(vec![1u8; 20]),
-    )
-    .await;
-    assert_eq!(status, StatusCode::BAD_REQUEST);
-    let (status, body) = post_to(
-        &client,
-        addr,
-        "/text",
+    // (Content-Encoding, body, status, and the reply's body where it is checked)
+    let cases: [(&str, Vec<u8>, StatusCode, Option<&str>); 4] = [
+        (
+            "gzip",
+            gzip(&vec![0u8; 8 * MIB]),
+            StatusCode::PAYLOAD_TOO_LARGE,
+            None,
+        ),
+        ("gzip", vec![1u8; 20], StatusCode::BAD_REQUEST, None),
         // Unknown to every build (br, here before, is decoded with its feature).
-        Some("compress"),
-        Full::from(vec![1u8; 20]),
-    )
-    .await;
-    assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
-    assert_eq!(body, "Unsupported Content-Encoding\n");
-    let (status, body) = post_to(
-        &client,
-        addr,
-        "/text",
-        Some("gzip"),
-        Full::from(gzip(b"four")),
-    )
-    .await;
-    assert_eq!((status, &body[..]), (StatusCode::OK, &b"4"[..]));
+        (
+            "compress",
+            vec![1u8; 20],
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Some("Unsupported Content-Encoding\n"),
+        ),
+        ("gzip", gzip(b"four"), StatusCode::OK, Some("4")),
+    ];
+    for (coding, wire, expected, reply) in cases {
+        let (status, body) =
+            post_to(&client, &server, "/text", Some(coding), Full::from(wire)).await;
+        assert_eq!(status, expected, "{coding}");
+        if let Some(reply) = reply {
+            assert_eq!(body, reply);
+        }
+    }
 }

@@ -1,9 +1,10 @@
 //! RequestDecompressionLayer: codings, 415s, corrupt input, bombs and limits, through tower
 //! and through a real axum server on loopback.
 
+#[path = "../common/alloc.rs"]
+mod alloc;
 #[path = "../common/mod.rs"]
 mod common;
-mod support;
 
 mod harness;
 mod server;
@@ -12,6 +13,3 @@ mod bombs;
 mod corrupt;
 mod limits;
 mod roundtrip;
-
-#[global_allocator]
-static ALLOC: support::alloc::Tracking = support::alloc::Tracking;

@@ -12,8 +12,9 @@ use http_body_util::{BodyExt, Full, StreamBody};
 use tower::{Layer, ServiceExt, service_fn};
 use tower_gzip::decompression::{DecompressionBody, MAX_CODINGS, RequestDecompressionLayer};
 
+use crate::common::{accepted_codings as accepted, text};
 use crate::common::{gzip, raw_deflate, zlib};
-use crate::harness::{FRAME_LIMIT, accepted, decoded_ok, encoded, flate_only, run, text};
+use crate::harness::{FRAME_LIMIT, decoded_ok, encoded, flate_only, run, seen_through_default};
 use tower_gzip::codec::Format;
 
 #[tokio::test]
@@ -71,6 +72,7 @@ async fn unsupported_coding_is_415_without_calling_inner() {
     // them off where the case needs a disabled coding; `compress` and `lzw` are unknown to
     // every build. The 415 lists what is left, in the order zstd, br, gzip, deflate.
     let all = accepted(&[]);
+    #[allow(unused_mut)] // only pushed to with the zstd or br feature
     let mut cases = vec![
         (flate_only(), "br", "gzip, deflate".to_owned()),
         (flate_only(), "gzip, zstd", "gzip, deflate".to_owned()),
@@ -193,14 +195,7 @@ async fn trailers_are_forwarded_after_streamed_data() {
         .collect();
     frames.push(Ok(Frame::trailers(trailers)));
     let body = StreamBody::new(futures_util::stream::iter(frames));
-    let req = Request::post("/")
-        .header(CONTENT_ENCODING, "gzip")
-        .body(body)
-        .unwrap();
-    let seen = run(RequestDecompressionLayer::new(), req)
-        .await
-        .seen
-        .unwrap();
+    let seen = seen_through_default("gzip", body).await;
     assert_eq!(seen.body.unwrap(), plain);
     assert_eq!(seen.trailers.unwrap()["grpc-status"], "0");
 }
@@ -210,14 +205,8 @@ async fn empty_encoded_body_with_trailers() {
     let mut trailers = HeaderMap::new();
     trailers.insert("x-checksum", HeaderValue::from_static("none"));
     let frames: Vec<Result<Frame<Bytes>, Infallible>> = vec![Ok(Frame::trailers(trailers))];
-    let req = Request::post("/")
-        .header(CONTENT_ENCODING, "gzip")
-        .body(StreamBody::new(futures_util::stream::iter(frames)))
-        .unwrap();
-    let seen = run(RequestDecompressionLayer::new(), req)
-        .await
-        .seen
-        .unwrap();
+    let seen =
+        seen_through_default("gzip", StreamBody::new(futures_util::stream::iter(frames))).await;
     assert_eq!(seen.body.unwrap(), "");
     assert_eq!(seen.trailers.unwrap()["x-checksum"], "none");
 }
@@ -228,14 +217,8 @@ async fn inner_body_errors_pass_through() {
         Ok(Frame::data(Bytes::from(gzip(b"abc")[..12].to_vec()))),
         Err(std::io::Error::other("connection reset")),
     ];
-    let req = Request::post("/")
-        .header(CONTENT_ENCODING, "gzip")
-        .body(StreamBody::new(futures_util::stream::iter(frames)))
-        .unwrap();
-    let seen = run(RequestDecompressionLayer::new(), req)
-        .await
-        .seen
-        .unwrap();
+    let seen =
+        seen_through_default("gzip", StreamBody::new(futures_util::stream::iter(frames))).await;
     let err = seen.body.unwrap_err();
     assert!(err.downcast_ref::<std::io::Error>().is_some(), "{err}");
 }

@@ -1,9 +1,7 @@
 //! A real server: axum behind RequestDecompressionLayer, with a probe that records what the
-//! decoded body emitted, and a hyper-util client.
+//! decoded body emitted, on the loopback harness.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request as AxumRequest};
@@ -11,49 +9,14 @@ use axum::routing::post;
 use bytes::Bytes;
 use http::header::CONTENT_ENCODING;
 use http::{Request, StatusCode};
-use http_body::{Body, Frame};
-use http_body_util::BodyExt;
-use http_body_util::combinators::BoxBody;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
+use http_body::Body;
 use tower_gzip::BoxError;
 use tower_gzip::decompression::RequestDecompressionLayer;
 
-#[derive(Default)]
-pub struct Probe {
-    pub total: AtomicU64,
-    pub max_frame: AtomicUsize,
-}
+use crate::common::server::{Loopback, TestClient, send};
+use crate::common::{Probe, Tap};
 
-/// Counts the decoded bytes that reach the handler.
-struct Counting {
-    inner: axum::body::Body,
-    probe: Arc<Probe>,
-}
-
-impl Body for Counting {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-        let poll = std::pin::Pin::new(&mut self.inner).poll_frame(cx);
-        if let std::task::Poll::Ready(Some(Ok(frame))) = &poll {
-            if let Some(data) = frame.data_ref() {
-                self.probe
-                    .total
-                    .fetch_add(data.len() as u64, Ordering::SeqCst);
-                self.probe.max_frame.fetch_max(data.len(), Ordering::SeqCst);
-            }
-        }
-        poll
-    }
-}
-
-pub async fn serve(layer: RequestDecompressionLayer) -> (SocketAddr, Arc<Probe>) {
+pub async fn serve(layer: RequestDecompressionLayer) -> (Loopback, Arc<Probe>) {
     let probe = Arc::new(Probe::default());
     let tap = probe.clone();
     let app = Router::new()
@@ -65,24 +28,16 @@ pub async fn serve(layer: RequestDecompressionLayer) -> (SocketAddr, Arc<Probe>)
         .layer(DefaultBodyLimit::disable())
         .layer(axum::middleware::map_request(move |req: AxumRequest| {
             let probe = tap.clone();
-            async move { req.map(|inner| axum::body::Body::new(Counting { inner, probe })) }
+            async move { req.map(|inner| axum::body::Body::new(Tap::new(inner, probe))) }
         }))
         .layer(layer);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (addr, probe)
+    (Loopback::serve(app).await, probe)
 }
 
-pub type TestClient = Client<HttpConnector, BoxBody<Bytes, BoxError>>;
-
-pub fn client() -> TestClient {
-    Client::builder(TokioExecutor::new()).build_http()
-}
-
+/// POSTs `body` to `path` with this `Content-Encoding`; the status and the body.
 pub async fn post_to<B>(
     client: &TestClient,
-    addr: SocketAddr,
+    server: &Loopback,
     path: &str,
     coding: Option<&str>,
     body: B,
@@ -91,13 +46,10 @@ where
     B: Body<Data = Bytes> + Send + Sync + 'static,
     B::Error: Into<BoxError>,
 {
-    let mut req = Request::post(format!("http://{addr}{path}"));
+    let mut req = Request::post(server.url(path));
     if let Some(coding) = coding {
         req = req.header(CONTENT_ENCODING, coding);
     }
-    let req = req.body(body.map_err(Into::into).boxed()).unwrap();
-    let response = client.request(req).await.unwrap();
-    let status = response.status();
-    let body = response.into_body().collect().await.unwrap().to_bytes();
-    (status, body)
+    let reply = send(client, req.body(body).unwrap()).await;
+    (reply.status, reply.body)
 }
