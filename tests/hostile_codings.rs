@@ -589,7 +589,7 @@ fn zstd_zeros(total: u64) -> Chunks {
 }
 
 /// `total` bytes of zeros as one br stream, encoded by the `brotli` crate 1 MiB at a time as
-/// the reader pulls.
+/// the reader pulls, flushed after each.
 #[cfg(feature = "br")]
 fn br_zeros(total: u64) -> Chunks {
     static ZEROS: [u8; 1 << 20] = [0; 1 << 20];
@@ -601,6 +601,8 @@ fn br_zeros(total: u64) -> Chunks {
             if left > 0 {
                 let n = left.min(MIB) as usize;
                 std::io::Write::write_all(w, &ZEROS[..n]).unwrap();
+                // Flushed every MiB, so each pull costs one MiB of work and yields bytes.
+                std::io::Write::flush(w).unwrap();
                 left -= n as u64;
                 let chunk = std::mem::take(w.get_mut());
                 if !chunk.is_empty() {
@@ -1282,13 +1284,13 @@ async fn gib_bombs_are_413_with_bounded_memory() {
         }
         server.pools_are_healthy().await;
 
-        // Under the ratio's radar: 24 MiB that compresses about 20:1 stops at 20 MiB.
-        let plain = noisy_zeros(24 << 20);
+        // Under the ratio's radar: 21 MiB that compresses about 20:1 stops at 20 MiB.
+        let plain = noisy_zeros(21 << 20);
         let wire = match coding {
             #[cfg(feature = "zstd")]
             "zstd" => zstd_frame(&plain, true),
             #[cfg(feature = "br")]
-            "br" => br_stream(&plain, 5, 22),
+            "br" => br_stream(&plain, 1, 22),
             _ => unreachable!(),
         };
         assert!(wire.len() * 200 > plain.len(), "{coding}: ratio under 200");
@@ -1300,7 +1302,7 @@ async fn gib_bombs_are_413_with_bounded_memory() {
         assert!(result.expect_err("stopped").is::<LengthLimitError>());
         assert!(decoded <= 20 * MIB);
         eprintln!(
-            "{coding} 24 MiB at ~{}:1: 413 after {} decoded bytes (client: {decoded})",
+            "{coding} 21 MiB at ~{}:1: 413 after {} decoded bytes (client: {decoded})",
             plain.len() / wire.len(),
             seen.decoded
         );
