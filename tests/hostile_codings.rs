@@ -479,8 +479,7 @@ fn zstd_streamed_frame(data: &[u8]) -> Vec<u8> {
     cctx.set_parameter(CParameter::ChecksumFlag(true)).unwrap();
     let mut out: Vec<u8> = Vec::with_capacity(zstd_safe::compress_bound(data.len()) + 64);
     let mut input = InBuffer::around(data);
-    let pos = out.len();
-    let mut output = OutBuffer::around_pos(&mut out, pos);
+    let mut output = OutBuffer::around(&mut out);
     cctx.compress_stream2(
         &mut output,
         &mut input,
@@ -496,7 +495,6 @@ fn zstd_streamed_frame(data: &[u8]) -> Vec<u8> {
         .unwrap()
         != 0
     {}
-    drop(output);
     out
 }
 
@@ -1203,6 +1201,9 @@ async fn br_large_window_streams_are_400() {
 // Bombs
 // ---------------------------------------------------------------------------------------
 
+/// Makes a bomb of that many bytes of zeros.
+type MakeBomb = fn(u64) -> Chunks;
+
 fn counted(chunks: Chunks) -> (Chunks, Arc<AtomicU64>) {
     let pulled = Arc::new(AtomicU64::new(0));
     let counter = pulled.clone();
@@ -1221,13 +1222,13 @@ fn counted(chunks: Chunks) -> (Chunks, Arc<AtomicU64>) {
 async fn gib_bombs_are_413_with_bounded_memory() {
     const GIB: u64 = 1 << 30;
     let server = start().await;
-    let mut bombs: Vec<(&str, fn(u64) -> Chunks)> = Vec::new();
-    #[cfg(feature = "zstd")]
-    bombs.push(("zstd", zstd_zeros));
-    #[cfg(feature = "br")]
-    bombs.push(("br", br_zeros));
-
-    for (coding, make) in bombs {
+    let bombs: &[(&str, MakeBomb)] = &[
+        #[cfg(feature = "zstd")]
+        ("zstd", zstd_zeros),
+        #[cfg(feature = "br")]
+        ("br", br_zeros),
+    ];
+    for &(coding, make) in bombs {
         // The generators are right: small ones decode with the reference decoders.
         let small: Vec<u8> = make(3 * MIB + 5).flatten().collect();
         let plain = match coding {
