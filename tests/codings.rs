@@ -6,6 +6,7 @@
 //! Each test is named after the tower-http test it ports and says so. Where this crate
 //! deliberately answers differently (documented in the README), the test asserts this
 //! crate's answer and says why.
+#![cfg(any(feature = "zstd", feature = "br"))]
 
 mod common;
 
