@@ -123,6 +123,43 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn request(control in any::<u8>(), params in bytes(15), payload in payload(2048)) {
+        let mut data = vec![control];
+        data.extend(params.iter().chain(std::iter::repeat(&0)).take(15));
+        data.extend(payload);
+        props::check_request(&data);
+    }
+}
+
+/// Every coding and every mode of `check_request` (control bits: gzip/deflate, the mode,
+/// then the next codings compiled in), with limits that let the body through, that stop it
+/// at the size limit, and a ratio limit.
+#[test]
+fn request_every_coding_and_mode() {
+    let text = b"hello hello hello, a request body of every kind ".repeat(40);
+    for flate in [0u8, 1] {
+        for other in 0..4u8 {
+            for mode in 0..4u8 {
+                let control = flate | mode << 1 | other << 3;
+                // (max_size code: 64 KiB, 100 bytes; ratio code: none, 2:1 burst 0 from 0)
+                for (size, ratio) in [([0u8, 0], 0u8), ([1 | 99 << 2, 0], 0), ([0, 0], 1 | 1 << 2)]
+                {
+                    for variant in [0u8, 1, 4 * 9] {
+                        let mut data = vec![control, variant, 0, size[0], size[1], ratio];
+                        data.extend([37, 0, 1, 7, 200, 3, 64, 255, 2, 9]);
+                        data.extend_from_slice(&text);
+                        props::check_request(&data);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// A valid stream of every kind decodes, whatever the budget and splits. Control bytes 2 and 3
 /// are gzip and deflate; 10 and 18 the next codings compiled in (zstd, br), gzip where absent.
 #[test]

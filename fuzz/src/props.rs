@@ -22,7 +22,9 @@ use http_body_util::{BodyExt, Full};
 use tower::{Layer, ServiceExt, service_fn};
 use tower_gzip::codec::{Decoder, Format, OneShot};
 use tower_gzip::compression::CompressionLayer;
-use tower_gzip::decompression::{DecompressionLayer, MAX_CODINGS, RequestDecompressionLayer};
+use tower_gzip::decompression::{
+    DecompressionLayer, MAX_CODINGS, RatioLimit, RequestDecompressionLayer,
+};
 use tower_gzip::predicate::SizeAbove;
 use tower_gzip::{BoxError, CodecPool, CompressionLevel};
 
@@ -640,4 +642,211 @@ pub fn check_roundtrip(data: &[u8]) {
         0,
         "no codec state of any kind left out: {stats:?}"
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// request: arbitrary request bodies through RequestDecompressionLayer.
+
+/// A request body of ready data frames, size unknown.
+struct ChunksBody {
+    chunks: std::collections::VecDeque<Bytes>,
+}
+
+impl Body for ChunksBody {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        Poll::Ready(self.chunks.pop_front().map(|c| Ok(Frame::data(c))))
+    }
+}
+
+/// What the handler saw: the status axum's extractors would answer (200, 413 for a limit,
+/// 400 for a decode error) and the decoded bytes it received before the end or the error.
+async fn read_request_body(
+    body: tower_gzip::decompression::DecompressionBody<ChunksBody>,
+) -> (StatusCode, Vec<u8>) {
+    let mut body = pin!(body);
+    let mut out = Vec::new();
+    while let Some(frame) = body.frame().await {
+        match frame {
+            Ok(frame) => {
+                if let Ok(data) = frame.into_data() {
+                    out.extend_from_slice(&data);
+                }
+            }
+            Err(err) if err.is::<http_body_util::LengthLimitError>() => {
+                return (StatusCode::PAYLOAD_TOO_LARGE, out);
+            }
+            Err(err) if err.is::<tower_gzip::codec::DecodeError>() => {
+                return (StatusCode::BAD_REQUEST, out);
+            }
+            Err(err) => panic!("an error that is neither a limit nor a decode error: {err}"),
+        }
+    }
+    (StatusCode::OK, out)
+}
+
+/// Sends `wire` with `Content-Encoding: format` through `service`; returns the status and
+/// the decoded bytes the handler saw.
+fn send_request<S>(service: &S, format: Format, wire: &[u8], seeds: &[u8]) -> (StatusCode, Vec<u8>)
+where
+    S: tower::Service<
+            Request<ChunksBody>,
+            Response = Response<
+                tower_gzip::decompression::RequestDecompressionResponseBody<Full<Bytes>>,
+            >,
+            Error = std::convert::Infallible,
+        > + Clone,
+{
+    let mut chunks = std::collections::VecDeque::new();
+    let mut rest = wire;
+    let mut i = 0;
+    while !rest.is_empty() {
+        let (head, tail) = rest.split_at(chunk_len(seeds, i).min(rest.len()));
+        chunks.push_back(Bytes::copy_from_slice(head));
+        rest = tail;
+        i += 1;
+    }
+    let req = Request::builder()
+        .header(CONTENT_ENCODING, format.as_str())
+        .body(ChunksBody { chunks })
+        .unwrap();
+    let res = block_on(service.clone().oneshot(req)).unwrap();
+    let status = res.status();
+    let body = block_on(res.into_body().collect())
+        .expect("in-memory response")
+        .to_bytes();
+    (status, body.to_vec())
+}
+
+/// Arbitrary bytes (raw, or a valid reference encoding, one byte flipped, or cut short) as a
+/// gzip, deflate, zstd or br request body through `RequestDecompressionLayer` with small,
+/// input-derived limits, split at input-derived points:
+///
+/// - never a panic, and the status is 200, 400 or 413;
+/// - never more than the size limit reaches the handler, whatever the outcome;
+/// - a valid body within the size limit is 200 with exactly its bytes (or 413 if the ratio
+///   limit applies to it); one over the size limit is 413;
+/// - a strict, non-empty prefix of a stream is 400 (or 413 if its prefix is already over a
+///   limit);
+/// - afterwards nothing is checked out of the pool, and the same service decodes a known
+///   message (the decoder state came back reset).
+pub fn check_request(data: &[u8]) {
+    let mut input = Input::new(data);
+    let control = input.byte();
+    let format = pick_format(control, control >> 3);
+    let mode = match control >> 1 & 3 {
+        0 => Wire::Raw,
+        1 => Wire::Valid,
+        2 => Wire::Flipped,
+        _ => Wire::Truncated,
+    };
+    let variant = input.byte();
+    let repeat = [1, 1, 2, 16, 256][usize::from(input.byte() % 5)];
+    let size_code = input.u16();
+    let max_size = match size_code % 4 {
+        0 => 64 * 1024,
+        1 => usize::from(size_code >> 2) % 256 + 1,
+        _ => usize::from(size_code >> 2) % (64 * 1024) + 1,
+    };
+    let ratio_code = input.byte();
+    let ratio = match ratio_code % 4 {
+        0 => None,
+        burst => Some(
+            RatioLimit::new(u32::from(ratio_code >> 2) + 1, u32::from(burst) - 1)
+                .with_min_size(usize::from(ratio_code >> 4) * 1024),
+        ),
+    };
+    let position = usize::from(input.u16());
+    let seeds = input.take(8);
+    let plain = input.rest().repeat(repeat);
+
+    let (wire, full_len) = match mode {
+        Wire::Raw => (plain.clone(), plain.len()),
+        _ => {
+            let mut wire = reference_encode(format, variant, &plain);
+            let full_len = wire.len();
+            match mode {
+                Wire::Flipped => {
+                    let at = position % wire.len();
+                    wire[at] ^= variant | 1;
+                }
+                Wire::Truncated => wire.truncate(position % wire.len()),
+                _ => {}
+            }
+            (wire, full_len)
+        }
+    };
+
+    let pool = CodecPool::builder().max_idle(2).build();
+    let handler = service_fn(
+        |req: Request<tower_gzip::decompression::DecompressionBody<ChunksBody>>| async move {
+            assert!(req.headers().get(CONTENT_ENCODING).is_none());
+            let (status, seen) = read_request_body(req.into_body()).await;
+            let mut res = Response::new(Full::new(Bytes::from(seen)));
+            *res.status_mut() = status;
+            Ok::<_, std::convert::Infallible>(res)
+        },
+    );
+    let service = RequestDecompressionLayer::new()
+        .pool(pool.clone())
+        .max_decompressed_size(Some(max_size))
+        .ratio_limit(ratio)
+        .layer(handler);
+    let (status, seen) = send_request(&service, format, &wire, seeds);
+    assert!(
+        [
+            StatusCode::OK,
+            StatusCode::BAD_REQUEST,
+            StatusCode::PAYLOAD_TOO_LARGE
+        ]
+        .contains(&status),
+        "status {status}"
+    );
+    assert!(
+        seen.len() <= max_size,
+        "{} bytes reached the handler, limit {max_size}",
+        seen.len()
+    );
+    match mode {
+        Wire::Valid if plain.len() > max_size => {
+            assert_eq!(
+                status,
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "{} over {max_size}",
+                plain.len()
+            );
+        }
+        Wire::Valid => {
+            let ratio_may_apply = ratio.is_some_and(|r| plain.len() >= r.min_size);
+            if status != StatusCode::PAYLOAD_TOO_LARGE || !ratio_may_apply {
+                assert_eq!(status, StatusCode::OK, "a valid body within the limits");
+                assert!(seen == plain, "a valid body decoded to other bytes");
+            }
+        }
+        Wire::Truncated => {
+            let two_members = concatenates(format) && variant % 2 == 1;
+            if !two_members && position % full_len != 0 {
+                assert_ne!(status, StatusCode::OK, "a truncated body was accepted");
+            }
+        }
+        Wire::Raw | Wire::Flipped => {}
+    }
+    assert_eq!(pool.stats().in_use(), 0, "{:?}", pool.stats());
+
+    // The same pool serves a known message afterwards (the decoder state came back reset),
+    // through a layer without limits.
+    let known = b"the quick brown fox jumps over the lazy dog, again and again and again";
+    let wire = reference_encode(format, variant, known);
+    let unlimited = RequestDecompressionLayer::new()
+        .pool(pool.clone())
+        .no_limits()
+        .layer(handler);
+    let (status, seen) = send_request(&unlimited, format, &wire, seeds);
+    assert_eq!((status, &seen[..]), (StatusCode::OK, &known[..]));
+    assert_eq!(pool.stats().in_use(), 0, "{:?}", pool.stats());
 }
