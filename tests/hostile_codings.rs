@@ -1052,6 +1052,52 @@ async fn zstd_endless_empty_frames() {
     server.pools_are_healthy().await;
 }
 
+/// Empty frames without end decode to nothing, so no decoded-size or ratio limit sees them:
+/// the compressed body is bounded too (`DecompressionLimits::max_wire_size`, the 20 MiB size
+/// limit plus room for framing), and the body stops with a 413 / `LengthLimitError`.
+#[cfg(feature = "zstd")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zstd_endless_empty_frames_are_413() {
+    let server = start().await;
+    let max_wire = tower_gzip::decompression::DecompressionLimits::new()
+        .max_wire_size()
+        .unwrap();
+    let endless = |pulled: Arc<AtomicU64>| -> Chunks {
+        let chunk = zstd_frame(b"", false).repeat(4096);
+        Box::new(std::iter::repeat(chunk).inspect(move |c| {
+            pulled.fetch_add(c.len() as u64, Ordering::SeqCst);
+        }))
+    };
+    let pulled = Arc::new(AtomicU64::new(0));
+    let seen = server.raw_post("zstd", endless(pulled.clone())).await;
+    assert_eq!(
+        (seen.status, seen.kind.as_str()),
+        (StatusCode::PAYLOAD_TOO_LARGE, "limit")
+    );
+    let sent = pulled.load(Ordering::SeqCst);
+    eprintln!("endless empty zstd frames: 413 after {sent} bytes generated (bound {max_wire})");
+    // What the server read, plus what the socket buffers took before the answer.
+    assert!(
+        sent > max_wire && sent < max_wire + (16 << 20),
+        "{sent} bytes"
+    );
+
+    // The client side: a response of endless empty frames.
+    server.arm(endless(Arc::default()));
+    let req = Request::get(server.url("/bomb/zstd"))
+        .body(boxed(Full::new(Bytes::new())))
+        .unwrap();
+    let (result, _) = server.read_client_response(req).await;
+    let err = result.expect_err("endless empty frames must not end well");
+    assert!(
+        err.downcast_ref::<http_body_util::LengthLimitError>()
+            .is_some(),
+        "{err}"
+    );
+    server.still_good("endless empty frames").await;
+    server.pools_are_healthy().await;
+}
+
 // ---------------------------------------------------------------------------------------
 // Window bombs
 // ---------------------------------------------------------------------------------------

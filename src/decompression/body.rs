@@ -331,6 +331,12 @@ impl Decoding {
         if max_size.is_some_and(|max| self.total_out() > max) {
             return Err(Stop::Limit);
         }
+        // Input that decodes to nothing (empty or skippable frames) is bounded too.
+        if let Some(max_wire) = self.limits.max_wire_size() {
+            if self.stages.first().map_or(0, |s| s.decoder.total_in()) > max_wire {
+                return Err(Stop::Limit);
+            }
+        }
         Ok(produced)
     }
 

@@ -48,12 +48,27 @@ pub struct DecompressionLimits {
     ///
     /// With stacked codings (`Content-Encoding: gzip, gzip`) every intermediate stage is held
     /// to the same cap, so an inner layer cannot make the outer one work without bound.
+    ///
+    /// The compressed body is held to it too, with room for framing
+    /// ([`max_wire_size`](DecompressionLimits::max_wire_size)): endless empty zstd frames,
+    /// skippable frames or empty gzip members decode to nothing, so no decoded-size or ratio
+    /// limit would ever stop them.
     pub max_size: Option<usize>,
     /// The ratio limit; `None` to disable it.
     pub ratio: Option<RatioLimit>,
 }
 
 impl DecompressionLimits {
+    /// The most compressed bytes a body may send: `max_size` plus 1/8 and 64 KiB for framing
+    /// (an honest stream is at most a few bytes per 64 KiB larger than its content), or
+    /// `None` without a `max_size`.
+    pub const fn max_wire_size(&self) -> Option<u64> {
+        match self.max_size {
+            Some(max) => Some(max as u64 + max as u64 / 8 + 64 * 1024),
+            None => None,
+        }
+    }
+
     /// The default limits: 20 MiB and [`RatioLimit::default`].
     pub const fn new() -> Self {
         DecompressionLimits {

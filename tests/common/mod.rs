@@ -168,8 +168,10 @@ pub fn unzstd(data: &[u8]) -> Vec<u8> {
         };
         let full = output.pos() == output.capacity();
         out.extend_from_slice(output.as_slice());
-        // Done when all input is taken and the decoder had no more output to give.
-        if input.pos() == data.len() && !full {
+        // Done when all input is taken and the decoder has no more output to give: it did
+        // not fill the buffer, or it says the frame is complete (hint 0), which can happen on
+        // a call that filled the buffer exactly.
+        if input.pos() == data.len() && (!full || hint == 0) {
             break hint;
         }
     };
