@@ -194,6 +194,37 @@ async fn compress_with_quality() {
     assert_eq!(common::unbrotli(&fast), DATA.as_bytes());
 }
 
+/// Not a port: a br body larger than one poll's slice (1 MiB) streams 64 KiB at a time, and
+/// its known size reaches brotli as the size hint, so the stream is byte for byte what the
+/// `brotli` crate writes for the whole body in one call (as tower-http's encoder sees a
+/// `Full` body); without the hint brotli keeps the small-input match finder.
+#[cfg(feature = "br")]
+#[tokio::test]
+async fn br_stream_of_known_size_uses_the_size_hint() {
+    let data = Bytes::from(common::text(1 << 20));
+    let body = data.clone();
+    let svc = Compression::new(service_fn(move |_req: Request<Full<Bytes>>| {
+        let body = body.clone();
+        async move { Ok::<_, Infallible>(Response::new(Full::new(body))) }
+    }));
+    let res = svc.oneshot(get("br")).await.unwrap();
+    assert_eq!(res.headers()[CONTENT_ENCODING], "br");
+    let compressed = res.into_body().collect().await.unwrap().to_bytes();
+    let reference = |size_hint: usize| {
+        let params = brotli::enc::BrotliEncoderParams {
+            quality: 4,
+            lgwin: 22,
+            size_hint,
+            ..Default::default()
+        };
+        let mut out = Vec::new();
+        brotli::BrotliCompress(&mut &data[..], &mut out, &params).unwrap();
+        out
+    };
+    assert_eq!(&compressed[..], &reference(data.len())[..]);
+    assert_eq!(common::unbrotli(&compressed), data);
+}
+
 /// Ports tower-http `compression::layer::tests::accept_encoding_configuration_works`: a layer
 /// offering only deflate (then only br) answers `gzip, deflate, br` with that coding, and the
 /// body decodes to the file it streamed. tower-http streams `Cargo.toml` from disk; here the

@@ -80,7 +80,7 @@ enum Action {
     /// the size under which a body found complete stays unencoded.
     Encode { format: Format, floor: u64 },
     /// Encode as a stream from the start: the body is known to exceed one poll's slice.
-    Stream(Format),
+    Stream { format: Format, size: u64 },
 }
 
 /// The rules, in order. Hard rules come first and hold whatever the predicate says:
@@ -133,7 +133,7 @@ fn decide<B: Body, P: Predicate>(
     };
     match body_size(headers, res.body()) {
         Some(size) if predicate.applies_min_size() && size < floor => Action::VaryOnly,
-        Some(size) if size > MAX_INPUT_PER_POLL as u64 => Action::Stream(format),
+        Some(size) if size > MAX_INPUT_PER_POLL as u64 => Action::Stream { format, size },
         // A known size was the predicate's to judge: a custom one decides alone.
         Some(_) if !predicate.applies_min_size() => Action::Encode { format, floor: 0 },
         _ => Action::Encode { format, floor },
@@ -152,7 +152,8 @@ where
     B::Error: Into<BoxError>,
 {
     let stats = &settings.stats;
-    let (format, floor) = match action {
+    // `floor` for a body to read ahead, `size` for one known to stream.
+    let (format, floor, size) = match action {
         Action::Skip => {
             stats.record_skipped();
             return res.map(CompressionBody::identity);
@@ -167,8 +168,8 @@ where
             stats.record_skipped();
             return not_acceptable(res);
         }
-        Action::Stream(format) => (format, None),
-        Action::Encode { format, floor } => (format, Some(floor)),
+        Action::Stream { format, size } => (format, None, Some(size)),
+        Action::Encode { format, floor } => (format, Some(floor), None),
     };
 
     let (mut parts, body) = res.into_parts();
@@ -223,10 +224,12 @@ where
                 chunks,
                 end: End::Open,
             },
-        )) => CompressionBody::encoding(body, encoder(settings, format), chunks, stats.clone()),
+        )) => {
+            CompressionBody::encoding(body, encoder(settings, format, None), chunks, stats.clone())
+        }
         None => CompressionBody::encoding(
             body,
-            encoder(settings, format),
+            encoder(settings, format, size),
             Chunks::default(),
             stats.clone(),
         ),
@@ -236,9 +239,13 @@ where
     Response::from_parts(parts, body)
 }
 
-fn encoder(settings: &Settings, format: Format) -> Encoder {
-    Encoder::new(format, settings.level, &settings.pool)
-        .with_header_padding(padding(settings, format))
+fn encoder(settings: &Settings, format: Format, size: Option<u64>) -> Encoder {
+    let encoder = Encoder::new(format, settings.level, &settings.pool)
+        .with_header_padding(padding(settings, format));
+    match size {
+        Some(size) => encoder.with_size_hint(size),
+        None => encoder,
+    }
 }
 
 /// Bytes of BREACH jitter for this response's gzip header (the other codings have no room).
