@@ -88,13 +88,12 @@ impl Encoder {
     /// from it, as brotli does when a whole body arrives in one call (at 1 MiB and quality 4,
     /// a larger hasher and up to 17% smaller output). The other codings ignore it: a pledged zstd size above 64 KiB made
     /// libzstd pick slower, larger parameters. Ignored once input has been encoded.
+    #[cfg_attr(not(feature = "br"), allow(unused_mut, unused_variables))]
     pub fn with_size_hint(mut self, len: u64) -> Self {
         #[cfg(feature = "br")]
         if let AnyEncoder::Br(br) = &mut self.codec {
             br.set_size_hint(len);
         }
-        #[cfg(not(feature = "br"))]
-        let _ = len;
         self
     }
 
