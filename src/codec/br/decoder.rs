@@ -1,0 +1,215 @@
+//! The br decoder over pooled decoder memory.
+
+use brotli::{BrotliDecompressStream, BrotliResult};
+use brotli_decompressor::{
+    BrotliDecoderHasMoreOutput, BrotliDecoderIsFinished, BrotliDecoderTakeOutput,
+};
+use bytes::BytesMut;
+
+use super::state::{DecoderCore, DecompressorState, draw_decompressor};
+use crate::codec::{Decode, DecodeError, DecodeErrorKind, Progress};
+use crate::pool::{CodecPool, Pooled};
+
+/// A streaming br decoder over pooled decoder memory: one stream (RFC 7932 has no framing
+/// around it and nothing may follow its last meta-block), output bounded per call.
+pub(crate) struct BrDecoder {
+    /// `None` after a failure (the state is discarded, never reused).
+    state: Option<Pooled<DecompressorState>>,
+    done: bool,
+    pending: bool,
+    total_in: u64,
+    total_out: u64,
+    failed: Option<DecodeError>,
+}
+
+impl std::fmt::Debug for BrDecoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BrDecoder")
+            .field("done", &self.done)
+            .field("total_in", &self.total_in)
+            .field("total_out", &self.total_out)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BrDecoder {
+    pub(crate) fn new(pool: &CodecPool) -> Self {
+        BrDecoder {
+            state: Some(draw_decompressor(pool)),
+            done: false,
+            pending: false,
+            total_in: 0,
+            total_out: 0,
+            failed: None,
+        }
+    }
+
+    /// One decode call: returns the bytes consumed, or the error.
+    pub(super) fn step(
+        core: &mut DecoderCore,
+        input: &[u8],
+        out: &mut BytesMut,
+        budget: &mut usize,
+    ) -> (usize, Result<Step, DecodeError>) {
+        let mut available_in = input.len();
+        let mut in_offset = 0;
+        let corrupt = || DecodeError::new(DecodeErrorKind::CorruptData, "invalid brotli data");
+        loop {
+            // Output first: what the ring buffer holds goes out before more is decoded.
+            while *budget > 0 && BrotliDecoderHasMoreOutput(core) {
+                let mut size = *budget;
+                let chunk = BrotliDecoderTakeOutput(core, &mut size);
+                let chunk = &chunk[..size.min(chunk.len())];
+                if chunk.is_empty() {
+                    break;
+                }
+                out.extend_from_slice(chunk);
+                *budget -= chunk.len();
+            }
+            if BrotliDecoderHasMoreOutput(core) {
+                return (in_offset, Ok(Step::Budget));
+            }
+            if BrotliDecoderIsFinished(core) {
+                return (in_offset, Ok(Step::End));
+            }
+            if *budget == 0 && available_in > 0 {
+                return (in_offset, Ok(Step::Budget));
+            }
+            let (mut available_out, mut out_offset, mut total_out) = (0, 0, 0);
+            let before_in = available_in;
+            let result = BrotliDecompressStream(
+                &mut available_in,
+                &mut in_offset,
+                input,
+                &mut available_out,
+                &mut out_offset,
+                &mut [],
+                &mut total_out,
+                core,
+            );
+            match result {
+                BrotliResult::ResultFailure => return (in_offset, Err(corrupt())),
+                BrotliResult::NeedsMoreInput => {
+                    if available_in != 0 {
+                        return (in_offset, Err(corrupt()));
+                    }
+                    if !BrotliDecoderHasMoreOutput(core) {
+                        return (in_offset, Ok(Step::Input));
+                    }
+                }
+                BrotliResult::NeedsMoreOutput => {
+                    if available_in == before_in && !BrotliDecoderHasMoreOutput(core) {
+                        // Neither input taken nor output ready: cannot go on.
+                        return (in_offset, Err(corrupt()));
+                    }
+                }
+                BrotliResult::ResultSuccess => {}
+            }
+        }
+    }
+}
+
+/// Where one decode call stopped.
+pub(super) enum Step {
+    /// All input consumed, the stream goes on.
+    Input,
+    /// The budget ran out with output (or input) left.
+    Budget,
+    /// The stream ended and all its output was written.
+    End,
+}
+
+#[cfg(test)]
+impl BrDecoder {
+    pub(super) fn holds_state(&self) -> bool {
+        self.state.is_some()
+    }
+}
+
+impl Decode for BrDecoder {
+    fn decode(
+        &mut self,
+        input: &[u8],
+        out: &mut BytesMut,
+        max_out: usize,
+    ) -> Result<Progress, DecodeError> {
+        if let Some(error) = &self.failed {
+            return Err(error.clone());
+        }
+        let before = out.len();
+        self.pending = false;
+        let mut budget = max_out;
+        let (consumed, result) = match self.state.as_mut() {
+            Some(state) => Self::step(&mut state.core, input, out, &mut budget),
+            None => (0, Ok(Step::End)),
+        };
+        self.total_in += consumed as u64;
+        self.total_out += (out.len() - before) as u64;
+        let result = match result {
+            Ok(Step::End) => {
+                self.done = true;
+                if consumed < input.len() {
+                    Err(DecodeError::new(
+                        DecodeErrorKind::TrailingData,
+                        "bytes after the end of the br stream",
+                    ))
+                } else {
+                    // Back to the pool now, not when the decoder is dropped.
+                    self.state = None;
+                    Ok(())
+                }
+            }
+            Ok(Step::Budget) => {
+                self.pending = true;
+                Ok(())
+            }
+            Ok(Step::Input) => Ok(()),
+            Err(e) => Err(e),
+        };
+        match result {
+            Ok(()) => Ok(Progress::since(consumed, before, out)),
+            Err(error) => {
+                self.failed = Some(error.clone());
+                // A state that saw an error is never shelved.
+                if let Some(state) = self.state.take() {
+                    state.discard();
+                }
+                Err(error)
+            }
+        }
+    }
+
+    fn has_pending_output(&self) -> bool {
+        self.pending
+    }
+
+    fn finish(&self) -> Result<(), DecodeError> {
+        if let Some(error) = &self.failed {
+            return Err(error.clone());
+        }
+        if self.done || self.total_in == 0 {
+            Ok(())
+        } else {
+            Err(DecodeError::new(
+                DecodeErrorKind::Truncated,
+                "the body ended inside the br stream",
+            ))
+        }
+    }
+
+    fn is_stream_end(&self) -> bool {
+        self.done
+    }
+
+    fn total_in(&self) -> u64 {
+        self.total_in
+    }
+
+    fn total_out(&self) -> u64 {
+        self.total_out
+    }
+
+    fn members(&self) -> u64 {
+        u64::from(self.done)
+    }
+}
