@@ -1,0 +1,223 @@
+//! Unit tests of the zstd codec: contexts reused clean, web-safe windows, frames and errors.
+
+use super::*;
+use crate::codec::{CompressionLevel, Decoder, Encoder, Format};
+
+fn level(n: i32) -> Level {
+    CompressionLevel::Precise(n).resolve(Format::Zstd)
+}
+
+fn text(len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|i| b"the quick brown fox jumps over the lazy dog, "[i % 45] ^ (i / 997) as u8)
+        .collect()
+}
+
+/// Decodes all of `wire` with a budget of `step` bytes per call, then finishes.
+fn decode(pool: &CodecPool, wire: &[u8], step: usize) -> Result<Vec<u8>, DecodeError> {
+    let mut decoder = Decoder::new(Format::Zstd, pool);
+    let mut out = BytesMut::new();
+    let mut input = wire;
+    while !input.is_empty() || decoder.has_pending_output() {
+        let n = decoder.decode(input, &mut out, step)?;
+        input = &input[n..];
+    }
+    decoder.finish()?;
+    Ok(out.to_vec())
+}
+
+fn reference(data: &[u8]) -> Vec<u8> {
+    let mut out = vec![0; zstd_safe::compress_bound(data.len())];
+    let n = zstd_safe::compress(&mut out[..], data, 3).unwrap();
+    out.truncate(n);
+    out
+}
+
+#[test]
+fn streaming_round_trip_with_flushes_and_idle_frames() {
+    let pool = CodecPool::new();
+    let data = text(300_000);
+    let mut encoder = Encoder::new(Format::Zstd, CompressionLevel::Default, &pool);
+    let mut wire = BytesMut::new();
+    for (i, chunk) in data.chunks(7_777).enumerate() {
+        encoder.encode(chunk, &mut wire).unwrap();
+        match i % 3 {
+            0 => {
+                encoder.flush(&mut wire).unwrap();
+                // Everything so far decodes, though the frame is open.
+                let mut d = Decoder::new(Format::Zstd, &pool);
+                let mut out = BytesMut::new();
+                d.decode(&wire, &mut out, usize::MAX).unwrap();
+                assert_eq!(&out[..], &data[..out.len()]);
+                assert_eq!(out.len(), (i + 1) * 7_777);
+            }
+            1 => {
+                encoder.idle(&mut wire).unwrap();
+                assert!(!encoder.holds_state());
+                assert_eq!(pool.stats().zstd_compressors.in_use(), 0);
+            }
+            _ => {}
+        }
+    }
+    encoder.finish(&mut wire).unwrap();
+    drop(encoder);
+    for step in [1, 100, 65_536, usize::MAX] {
+        assert_eq!(decode(&pool, &wire, step).unwrap(), data, "budget {step}");
+    }
+    let stats = pool.stats();
+    assert_eq!(stats.zstd_compressors.in_use(), 0);
+    assert!(stats.zstd_compressors.reused > 0, "{stats:?}");
+    assert_eq!(stats.zstd_decompressors.in_use(), 0);
+}
+
+#[test]
+fn one_shot_records_the_content_size_and_decodes_with_libzstd() {
+    let pool = CodecPool::new();
+    for len in [0, 1, 1_000, 65_536] {
+        let data = text(len);
+        let mut out = BytesMut::new();
+        encode_all(level(3), &data, &pool, &mut out).unwrap();
+        assert_eq!(
+            zstd_safe::get_frame_content_size(&out).unwrap(),
+            Some(len as u64)
+        );
+        let mut plain = vec![0; len];
+        let n = zstd_safe::decompress(&mut plain[..], &out).unwrap();
+        assert_eq!(&plain[..n], &data[..]);
+        assert_eq!(decode(&pool, &out, 4096).unwrap(), data);
+    }
+    assert_eq!(pool.stats().zstd_compressors.created, 1);
+}
+
+#[test]
+fn every_level_stays_web_safe() {
+    // A window over 8 MiB would show in the frame header's window descriptor.
+    let pool = CodecPool::new();
+    let data = text(20_000);
+    for n in [1, 3, 19, 20, 22] {
+        let mut encoder = Encoder::new(Format::Zstd, CompressionLevel::Precise(n), &pool);
+        let mut wire = BytesMut::new();
+        encoder.encode(&data, &mut wire).unwrap();
+        encoder.finish(&mut wire).unwrap();
+        let mut dctx = DCtx::create();
+        dctx.set_parameter(DParameter::WindowLogMax(MAX_WINDOW_LOG))
+            .unwrap();
+        let mut plain = Vec::with_capacity(data.len());
+        dctx.decompress(&mut plain, &wire).unwrap();
+        assert_eq!(plain, data, "level {n}");
+    }
+}
+
+/// A frame header asking for a 2^27 window, then a block; valid but too big for HTTP.
+fn wide_window_frame() -> Vec<u8> {
+    // Magic, descriptor 0x00 (no checksum, no size, window descriptor present),
+    // window descriptor exponent 27-10 = 17 (17 << 3), then a raw last block of 1 byte.
+    let mut frame = vec![0x28, 0xb5, 0x2f, 0xfd, 0x00, 17 << 3];
+    frame.extend_from_slice(&[0x09, 0x00, 0x00, b'x']);
+    frame
+}
+
+#[test]
+fn windows_over_8_mib_are_refused_before_allocating() {
+    let pool = CodecPool::new();
+    let frame = wide_window_frame();
+    // libzstd itself accepts it with a large enough limit: the frame is valid.
+    let mut plain = Vec::with_capacity(16);
+    let mut dctx = DCtx::create();
+    dctx.set_parameter(DParameter::WindowLogMax(27)).unwrap();
+    dctx.decompress(&mut plain, &frame).unwrap();
+    assert_eq!(plain, b"x");
+    let err = decode(&pool, &frame, 1 << 20).unwrap_err();
+    assert_eq!(err.kind(), DecodeErrorKind::WindowTooLarge);
+    let stats = pool.stats().zstd_decompressors;
+    assert_eq!(stats.in_use(), 0);
+    // The failed context was reset before going back, and serves the next body.
+    assert_eq!(decode(&pool, &reference(b"hello"), 64).unwrap(), b"hello");
+}
+
+#[test]
+fn concatenated_and_skippable_frames() {
+    let pool = CodecPool::new();
+    let mut wire = reference(b"first ");
+    // A skippable frame (RFC 8878 section 3.1.2): magic 0x184D2A5x, length, payload.
+    wire.extend_from_slice(&[0x53, 0x2a, 0x4d, 0x18, 3, 0, 0, 0, 1, 2, 3]);
+    wire.extend_from_slice(&reference(b"second"));
+    wire.extend_from_slice(&reference(b""));
+    assert_eq!(decode(&pool, &wire, 1 << 20).unwrap(), b"first second");
+    for step in [1, 3] {
+        // Input fed a byte at a time, too.
+        let mut decoder = Decoder::new(Format::Zstd, &pool);
+        let mut out = BytesMut::new();
+        for byte in wire.chunks(1) {
+            let mut input = byte;
+            while !input.is_empty() || decoder.has_pending_output() {
+                let n = decoder.decode(input, &mut out, step).unwrap();
+                input = &input[n..];
+            }
+        }
+        decoder.finish().unwrap();
+        assert_eq!(&out[..], b"first second");
+    }
+    // A flood of skippable frames costs no output and no error.
+    let flood: Vec<u8> = (0..10_000)
+        .flat_map(|_| [0x50, 0x2a, 0x4d, 0x18, 0, 0, 0, 0])
+        .collect();
+    assert_eq!(decode(&pool, &flood, 1 << 20).unwrap(), b"");
+}
+
+#[test]
+fn truncation_corruption_and_trailing_data_are_typed() {
+    let pool = CodecPool::new();
+    let data = text(5_000);
+    let mut wire = BytesMut::new();
+    let mut encoder = Encoder::new(Format::Zstd, CompressionLevel::Default, &pool);
+    encoder.encode(&data, &mut wire).unwrap();
+    encoder.finish(&mut wire).unwrap();
+    for cut in 1..wire.len() {
+        let err = decode(&pool, &wire[..cut], 1 << 20).unwrap_err();
+        assert_eq!(err.kind(), DecodeErrorKind::Truncated, "cut at {cut}");
+    }
+    // A flipped bit in the last block's literals: corrupt data, or a checksum mismatch.
+    let mut flipped = checksummed(&data).to_vec();
+    let at = flipped.len() - 6;
+    flipped[at] ^= 0x01;
+    let err = decode(&pool, &flipped, 1 << 20).unwrap_err();
+    assert!(
+        matches!(
+            err.kind(),
+            DecodeErrorKind::Checksum | DecodeErrorKind::CorruptData
+        ),
+        "{err}"
+    );
+    let mut trailing = wire.to_vec();
+    trailing.extend_from_slice(b"junk");
+    let err = decode(&pool, &trailing, 1 << 20).unwrap_err();
+    assert_eq!(err.kind(), DecodeErrorKind::TrailingData);
+    let err = decode(&pool, b"not zstd at all", 1 << 20).unwrap_err();
+    assert_eq!(err.kind(), DecodeErrorKind::CorruptHeader);
+    // Errors are sticky, and no context leaked.
+    assert_eq!(decode(&pool, b"", 1).unwrap(), b"");
+    assert_eq!(pool.stats().zstd_decompressors.in_use(), 0);
+}
+
+/// One frame of `data` with the content checksum on, as other encoders may send it.
+fn checksummed(data: &[u8]) -> Vec<u8> {
+    let mut cctx = CCtx::create();
+    cctx.set_parameter(CParameter::ChecksumFlag(true)).unwrap();
+    let mut wire = vec![0u8; zstd_safe::compress_bound(data.len())];
+    let n = cctx.compress2(&mut wire[..], data).unwrap();
+    wire.truncate(n);
+    wire
+}
+
+#[test]
+fn checksum_mismatch_is_reported() {
+    let pool = CodecPool::new();
+    let mut wire = checksummed(&text(2_000));
+    assert_eq!(decode(&pool, &wire, 1 << 20).unwrap(), text(2_000));
+    // The last four bytes are the content checksum.
+    let n = wire.len();
+    wire[n - 1] ^= 0xff;
+    let err = decode(&pool, &wire, 1 << 20).unwrap_err();
+    assert_eq!(err.kind(), DecodeErrorKind::Checksum);
+}

@@ -1,0 +1,299 @@
+//! Unit tests of the streaming compression body: when a stream holds pooled codec state
+//! (idle and stalled streams give it back, streams under the hold limit keep it).
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+
+use super::*;
+use crate::CodecPool;
+use crate::codec::{CompressionLevel, Decoder};
+
+/// A body that yields its queued chunks, then `Pending` until more are pushed through
+/// the shared handle.
+#[derive(Clone, Default)]
+struct Trickle(std::sync::Arc<std::sync::Mutex<(VecDeque<Bytes>, bool)>>);
+
+impl Trickle {
+    fn push(&self, chunk: Bytes) {
+        self.0.lock().unwrap().0.push_back(chunk);
+    }
+
+    fn end(&self) {
+        self.0.lock().unwrap().1 = true;
+    }
+}
+
+impl Body for Trickle {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        let mut state = self.0.lock().unwrap();
+        match state.0.pop_front() {
+            Some(chunk) => Poll::Ready(Some(Ok(Frame::data(chunk)))),
+            None if state.1 => Poll::Ready(None),
+            None => Poll::Pending,
+        }
+    }
+}
+
+/// Polls until `Pending` or the end; returns the bytes emitted.
+fn drain(body: &mut Pin<Box<CompressionBody<Trickle>>>) -> Vec<u8> {
+    let waker = std::task::Waker::noop();
+    let mut cx = Context::from_waker(waker);
+    let mut out = Vec::new();
+    while let Poll::Ready(Some(frame)) = body.as_mut().poll_frame(&mut cx) {
+        if let Ok(data) = frame.unwrap().into_data() {
+            out.extend_from_slice(&data);
+        }
+    }
+    out
+}
+
+fn decode_prefix(format: Format, wire: &[u8]) -> Vec<u8> {
+    let pool = CodecPool::new();
+    let mut decoder = Decoder::new(format, &pool);
+    let mut out = BytesMut::new();
+    let mut input = wire;
+    while !input.is_empty() || decoder.has_pending_output() {
+        let n = decoder.decode(input, &mut out, usize::MAX).unwrap();
+        input = &input[n..];
+    }
+    out.to_vec()
+}
+
+/// An idle stream (producer `Pending`) holds no codec state, whatever the coding allows
+/// to give back, and everything sent so far decodes.
+#[test]
+fn idle_streams_hold_no_codec_state() {
+    let events: Vec<Bytes> = (0..6)
+        .map(|i| {
+            Bytes::from(format!(
+                "event: tick\ndata: {{\"n\":{i},\"msg\":\"hello hello hello\"}}\n\n"
+            ))
+        })
+        .collect();
+    // Every coding but br, which cannot restart a stream and keeps its state.
+    let formats = Format::ALL.iter().copied().filter(|&f| !is_br(f));
+    for format in formats {
+        let pool = CodecPool::new();
+        let encoder = Encoder::new(format, CompressionLevel::Default, &pool);
+        let producer = Trickle::default();
+        let mut body = Box::pin(CompressionBody::encode(producer.clone(), encoder));
+        let mut wire = Vec::new();
+        let mut plain = Vec::new();
+        for event in &events {
+            producer.push(event.clone());
+            plain.extend_from_slice(event);
+            wire.extend(drain(&mut body));
+            let stats = pool.stats();
+            assert_eq!(stats.in_use(), 0, "{format:?} idle: {stats:?}");
+            assert_eq!(decode_prefix(format, &wire), plain, "{format:?}");
+        }
+        producer.end();
+        wire.extend(drain(&mut body));
+        assert!(body.is_end_stream());
+        let pool = CodecPool::new();
+        let mut decoder = Decoder::new(format, &pool);
+        let mut out = BytesMut::new();
+        let n = decoder.decode(&wire, &mut out, usize::MAX).unwrap();
+        assert_eq!(n, wire.len());
+        decoder.finish().unwrap();
+        assert_eq!(&out[..], &plain[..], "{format:?}");
+    }
+}
+
+fn is_br(format: Format) -> bool {
+    format.as_str() == "br"
+}
+
+/// A producer with everything ready: `chunks` frames of `size` bytes of text.
+struct Ready {
+    left: usize,
+    size: usize,
+}
+
+impl Body for Ready {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        if self.left == 0 {
+            return Poll::Ready(None);
+        }
+        self.left -= 1;
+        // JSON-like rows with varied numbers: compressible, but not to nothing.
+        let mut seed = self.left as u64 + 1;
+        let mut chunk = Vec::with_capacity(self.size + 64);
+        while chunk.len() < self.size {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            chunk.extend_from_slice(
+                format!("{{\"id\":{},\"score\":{}}},", seed >> 40, seed % 9973).as_bytes(),
+            );
+        }
+        chunk.truncate(self.size);
+        Poll::Ready(Some(Ok(Frame::data(Bytes::from(chunk)))))
+    }
+}
+
+/// In a crowded pool (more streams than its hold limit; here the limit is 0), a slow
+/// reader takes one frame and stalls: what the body pins meanwhile is bounded by the
+/// history it keeps (32 KiB) and its output block, not a codec state (~190 KB for
+/// zlib-rs at level 6). Counted with a per-thread allocation counter, not RSS.
+#[test]
+fn a_stalled_reader_pins_no_codec_state_in_a_crowded_pool() {
+    for format in [Format::Gzip, Format::Deflate] {
+        // No idle shelf: a state given back is freed, so live bytes show what is held.
+        let pool = CodecPool::builder().max_idle(0).hold_limit(0).build();
+        let before = live::bytes();
+        let encoder = Encoder::new(format, CompressionLevel::Default, &pool);
+        let mut body = Box::pin(CompressionBody::encode(
+            Ready {
+                left: 64,
+                size: 16 * 1024,
+            },
+            encoder,
+        ));
+        let waker = std::task::Waker::noop();
+        let mut cx = Context::from_waker(waker);
+        let frame = loop {
+            match body.as_mut().poll_frame(&mut cx) {
+                Poll::Ready(Some(Ok(frame))) => break frame,
+                Poll::Pending => continue,
+                other => panic!("{format:?}: {:?}", other.map(|f| f.map(|r| r.is_ok()))),
+            }
+        };
+        let first = frame.into_data().unwrap_or_default();
+        assert!(!first.is_empty());
+        let pinned = live::bytes() - before;
+        assert_eq!(pool.stats().in_use(), 0, "{format:?}");
+        assert!(
+            pinned < 128 * 1024,
+            "{format:?}: a stalled reader pins {pinned} bytes"
+        );
+        // Reading on still yields one valid stream.
+        let mut wire = first.to_vec();
+        loop {
+            match body.as_mut().poll_frame(&mut cx) {
+                Poll::Ready(Some(frame)) => {
+                    if let Ok(data) = frame.unwrap().into_data() {
+                        wire.extend_from_slice(&data);
+                    }
+                }
+                Poll::Ready(None) => break,
+                Poll::Pending => {}
+            }
+        }
+        assert!(body.is_end_stream());
+        let mut decoder = Decoder::new(format, &CodecPool::new());
+        let mut plain = BytesMut::new();
+        let n = decoder.decode(&wire, &mut plain, usize::MAX).unwrap();
+        assert_eq!(n, wire.len());
+        decoder.finish().unwrap();
+        assert_eq!(plain.len(), 64 * 16 * 1024);
+    }
+}
+
+/// Under the hold limit a stream keeps its state between slices: no full flush, no
+/// priming, the speed of one uninterrupted stream. The output is one deflate stream as
+/// flate2 writes it when fed the same pieces.
+#[test]
+fn under_the_hold_limit_a_stream_keeps_its_state() {
+    let pool = CodecPool::builder().hold_limit(1).build();
+    let encoder = Encoder::new(Format::Gzip, CompressionLevel::Default, &pool);
+    let mut body = Box::pin(CompressionBody::encode(
+        Ready {
+            left: 16,
+            size: 16 * 1024,
+        },
+        encoder,
+    ));
+    let waker = std::task::Waker::noop();
+    let mut cx = Context::from_waker(waker);
+    let mut wire = Vec::new();
+    let mut slices = 0;
+    loop {
+        match body.as_mut().poll_frame(&mut cx) {
+            Poll::Ready(Some(frame)) => {
+                if let Ok(data) = frame.unwrap().into_data() {
+                    wire.extend_from_slice(&data);
+                }
+            }
+            Poll::Ready(None) => break,
+            Poll::Pending => {}
+        }
+        slices += 1;
+        if !body.is_end_stream() {
+            assert_eq!(pool.stats().compressors.in_use(), 1, "slice {slices}");
+        }
+    }
+    assert!(slices > 4, "{slices} polls for 256 KiB");
+    assert_eq!(pool.stats().compressors.created, 1);
+    let mut decoder = Decoder::new(Format::Gzip, &CodecPool::new());
+    let mut plain = BytesMut::new();
+    let n = decoder.decode(&wire, &mut plain, usize::MAX).unwrap();
+    assert_eq!(n, wire.len());
+    decoder.finish().unwrap();
+    assert_eq!(plain.len(), 16 * 16 * 1024);
+    // No full flush anywhere: a full flush writes an empty stored block (00 00 ff ff).
+    assert!(
+        !wire.windows(4).any(|w| w == [0, 0, 0xff, 0xff]),
+        "a slice end flushed"
+    );
+}
+
+/// Live heap bytes allocated and not freed by this thread.
+mod live {
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::cell::Cell;
+
+    thread_local! {
+        static LIVE: Cell<isize> = const { Cell::new(0) };
+    }
+
+    pub(super) fn bytes() -> isize {
+        LIVE.with(Cell::get)
+    }
+
+    fn add(n: isize) {
+        // `try_with`: the counter may be gone while a thread shuts down.
+        let _ = LIVE.try_with(|live| live.set(live.get() + n));
+    }
+
+    struct Counting;
+
+    // SAFETY: every call is forwarded to `System` with the same arguments; the counter
+    // neither allocates nor panics. A realloc counts as a free of the old size and an
+    // allocation of the new one.
+    #[allow(unsafe_code)]
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            add(layout.size() as isize);
+            unsafe { System.alloc(layout) }
+        }
+
+        unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+            add(layout.size() as isize);
+            unsafe { System.alloc_zeroed(layout) }
+        }
+
+        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+            add(new_size as isize - layout.size() as isize);
+            unsafe { System.realloc(ptr, layout, new_size) }
+        }
+
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            add(-(layout.size() as isize));
+            unsafe { System.dealloc(ptr, layout) }
+        }
+    }
+
+    #[global_allocator]
+    static GLOBAL: Counting = Counting;
+}
