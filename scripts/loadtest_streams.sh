@@ -12,7 +12,8 @@
 #               /big.txt?size=BIG_SIZE with `Accept-Encoding: gzip`, over HTTP/1.1 (--h1)
 #               and h2c (prior knowledge), ours and tower-http.
 #   slow        SLOW_CONNS raw HTTP/1.1 sockets (scripts/slow_readers.py, SO_RCVBUF 16 KiB)
-#               each reading the same gzip response at SLOW_RATE bytes/s for SLOW_SECONDS.
+#               each reading the same response at SLOW_RATE bytes/s for SLOW_SECONDS: ours
+#               with gzip, ours with identity (the floor) and tower-http with gzip.
 #   idle        IDLE_CONNS open SSE responses (/events?n=1000&interval_ms=5000,
 #               scripts/idle_streams.py) held for IDLE_SECONDS: ours with gzip, ours with
 #               identity (reference) and tower-http with gzip.
@@ -266,28 +267,30 @@ run_concurrent() { # $1: h1 | h2c, $2: concurrency, $3: server
 
 # --- slow readers --------------------------------------------------------------------------
 declare -A S_RSS0 S_GROW S_LIVE S_OPEN S_ENC S_DONE S_READ S_ERR
-run_slow() { # $1: server
-    local server=$1 out="$WORK/slow-$1.json" rss0 hwm1
+run_slow() { # $1: ours-gzip | ours-identity | tower-http-gzip
+    local case=$1 server=ours enc=gzip out="$WORK/slow-$1.json" rss0 hwm1
+    [[ "$case" == tower-http-* ]] && server=tower-http
+    [[ "$case" == *-identity ]] && enc=identity
     start_server "$server"
     rss0="$(proc_status_kb VmRSS)"
-    log "== slow readers: $SLOW_CONNS x $BIG_PATH at $SLOW_RATE B/s for ${SLOW_SECONDS}s, $server (VmRSS $rss0 KiB)"
+    log "== slow readers: $SLOW_CONNS x $BIG_PATH ($enc) at $SLOW_RATE B/s for ${SLOW_SECONDS}s, $server (VmRSS $rss0 KiB)"
     start_poller "$WORK/live-slow-$1"
     "${CLIENT_PIN[@]}" timeout $((SLOW_SECONDS + 60)) python3 "$ROOT/scripts/slow_readers.py" "$BASE" \
         --path "$BIG_PATH" --conns "$SLOW_CONNS" --rate "$SLOW_RATE" --seconds "$SLOW_SECONDS" \
-        --rcvbuf 16384 --encoding gzip --setup-timeout 30 >"$out" ||
-        log "warning: slow_readers.py exited with status $? ($server)"
+        --rcvbuf 16384 --encoding "$enc" --setup-timeout 30 >"$out" ||
+        log "warning: slow_readers.py exited with status $? ($case)"
     hwm1="$(proc_status_kb VmHWM)"
-    S_LIVE[$server]="$(stop_poller "$WORK/live-slow-$1")"
+    S_LIVE[$case]="$(stop_poller "$WORK/live-slow-$1")"
     stop_server
     [[ -s "$out" ]] || echo '{}' >"$out"
     cat "$out" >&2
-    S_RSS0[$server]="$rss0"
-    S_GROW[$server]="$(diff_kb "$hwm1" "$rss0")"
-    S_OPEN[$server]="$(json_field status_200 "$out")"
-    S_ENC[$server]="$(json_field encoded "$out")"
-    S_DONE[$server]="$(json_field complete "$out")"
-    S_READ[$server]="$(json_field bytes_per_conn_mean "$out")"
-    S_ERR[$server]="$(json_field errors "$out")"
+    S_RSS0[$case]="$rss0"
+    S_GROW[$case]="$(diff_kb "$hwm1" "$rss0")"
+    S_OPEN[$case]="$(json_field status_200 "$out")"
+    S_ENC[$case]="$(json_field encoded "$out")"
+    S_DONE[$case]="$(json_field complete "$out")"
+    S_READ[$case]="$(json_field bytes_per_conn_mean "$out")"
+    S_ERR[$case]="$(json_field errors "$out")"
 }
 
 # --- idle streams --------------------------------------------------------------------------
@@ -330,9 +333,12 @@ if [[ -n "${RUN[concurrent]:-}" ]]; then
         done
     done
 fi
+# The identity case is the floor: what the same connections cost the server with no
+# compression at all (hyper's buffers, the handler's chunks, malloc's arenas).
+SLOW_CASES=(ours-gzip ours-identity tower-http-gzip)
 if [[ -n "${RUN[slow]:-}" ]]; then
-    for server in "${SERVERS[@]}"; do
-        run_slow "$server"
+    for case in "${SLOW_CASES[@]}"; do
+        run_slow "$case"
     done
 fi
 IDLE_CASES=(ours-gzip ours-identity tower-http-gzip)
@@ -382,16 +388,26 @@ proto_name() { [[ "$1" == h1 ]] && echo "HTTP/1.1" || echo "$1"; }
         echo "### Slow readers"
         echo
         echo "$SLOW_CONNS raw HTTP/1.1 connections (\`scripts/slow_readers.py\`, SO_RCVBUF 16 KiB)," \
-            "each \`GET $BIG_PATH\` with \`Accept-Encoding: gzip\`, read at $SLOW_RATE B/s for" \
-            "$SLOW_SECONDS s, then closed."
+            "each \`GET $BIG_PATH\` with \`Accept-Encoding: gzip\` (ours-identity: \`identity\`, the" \
+            "floor: the same connections with no compression), read at $SLOW_RATE B/s for" \
+            "$SLOW_SECONDS s, then closed. \"Over identity\": growth minus the floor's, what" \
+            "compression itself costs."
         echo
-        echo "| server | RSS before (KiB) | peak RSS growth (KiB) | growth ours/tower-http | max live codec states | 200 / gzip | complete | bytes read per connection | errors |"
-        echo "|---|--:|--:|--:|--:|--:|--:|--:|---|"
-        for server in "${SERVERS[@]}"; do
-            r=""
-            [[ "$server" == ours ]] && r="$(ratio "${S_GROW[ours]}" "${S_GROW[tower-http]}")"
-            echo "| $(server_name "$server") | ${S_RSS0[$server]} | ${S_GROW[$server]} | $r | ${S_LIVE[$server]} |" \
-                "${S_OPEN[$server]} / ${S_ENC[$server]} | ${S_DONE[$server]} | ${S_READ[$server]} | ${S_ERR[$server]} |"
+        echo "| case | RSS before (KiB) | peak RSS growth (KiB) | growth / tower-http-gzip | over identity (KiB) | over identity / tower-http's | max live codec states | 200 / encoded | complete | bytes read per connection | errors |"
+        echo "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|"
+        floor="${S_GROW[ours-identity]}"
+        theirs_over="$(diff_kb "${S_GROW[tower-http-gzip]}" "$floor")"
+        for case in "${SLOW_CASES[@]}"; do
+            r="" over="" r_over=""
+            if [[ "$case" != ours-identity ]]; then
+                over="$(diff_kb "${S_GROW[$case]}" "$floor")"
+            fi
+            if [[ "$case" == ours-* ]]; then
+                r="$(ratio "${S_GROW[$case]}" "${S_GROW[tower-http-gzip]}")"
+            fi
+            [[ "$case" == ours-gzip ]] && r_over="$(ratio "$over" "$theirs_over")"
+            echo "| $case | ${S_RSS0[$case]} | ${S_GROW[$case]} | $r | $over | $r_over | ${S_LIVE[$case]} |" \
+                "${S_OPEN[$case]} / ${S_ENC[$case]} | ${S_DONE[$case]} | ${S_READ[$case]} | ${S_ERR[$case]} |"
         done
     fi
     if [[ -n "${RUN[idle]:-}" ]]; then
