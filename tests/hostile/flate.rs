@@ -1,25 +1,24 @@
-//! Hostile input, end to end: one real axum server on 127.0.0.1 with
-//! `RequestDecompressionLayer` and `CompressionLayer` (default settings, a private pool),
-//! fed malformed, oversized and adversarial requests by a hyper-util client. After every
-//! case the same server must still answer a good gzip upload and a compressed GET.
+//! Hostile gzip and deflate input, and hostile headers, end to end: one real axum server on
+//! 127.0.0.1 with `RequestDecompressionLayer` and `CompressionLayer` (default settings, a
+//! private pool), fed malformed, oversized and adversarial requests by a hyper-util client.
+//! After every case the same server must still answer a good gzip upload and a compressed
+//! GET.
 //!
 //! `tests/decompression/` checks the decoder's error kinds one request at a time; here the
 //! point is the status each attack gets over HTTP and that the server survives all of them.
 
-mod common;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::common::bomb::{Bomb, BombKind};
+use crate::common::server::{Loopback, TIMEOUT, TestClient, http1_client, send};
+use crate::common::{
+    Collected, FNAME, GzipHeader, decode, eventually, gzip, gzip_member, raw_deflate, text, zlib,
+};
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use bytes::Bytes;
-use common::bomb::{Bomb, BombKind};
-use common::server::{Loopback, TIMEOUT, TestClient, http1_client, send};
-use common::{
-    Collected, FNAME, GzipHeader, decode, eventually, gzip, gzip_member, raw_deflate, text, zlib,
-};
 use http::header::{ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_TYPE};
 use http::{Method, Request, StatusCode};
 use http_body::Body;
@@ -29,6 +28,8 @@ use tower_gzip::codec::Format;
 use tower_gzip::compression::CompressionLayer;
 use tower_gzip::decompression::RequestDecompressionLayer;
 use tower_gzip::{BoxError, CodecPool};
+
+use crate::noisy_zeros;
 
 /// The GET route's body: compressible text.
 fn page() -> Vec<u8> {
@@ -513,9 +514,9 @@ async fn bombs_are_413() {
         );
         server.still_good(&format!("{kind:?}")).await;
 
-        // A bomb under the ratio limit's radar (a body that compresses only 100:1) still
-        // stops at the 20 MiB size limit.
-        let plain = noisy_zeros(24 << 20);
+        // A bomb under the ratio limit's radar (`noisy_zeros` compresses well under 200:1)
+        // still stops at the 20 MiB size limit.
+        let plain = noisy_zeros(24 << 20, 7);
         let wire = match kind {
             BombKind::Zlib => zlib(&plain),
             BombKind::RawDeflate => raw_deflate(&plain),
@@ -541,19 +542,6 @@ async fn bombs_are_413() {
         )
         .await;
     server.pool_is_healthy().await;
-}
-
-/// Zeros with a random byte every 64 bytes or so: compresses about 60:1, under the ratio
-/// limit of 200.
-fn noisy_zeros(len: usize) -> Vec<u8> {
-    let noise = common::noise(len / 64 + 1, 7);
-    let mut out = vec![0u8; len];
-    for (i, b) in noise.iter().enumerate() {
-        if let Some(slot) = out.get_mut(i * 64 + usize::from(*b % 64)) {
-            *slot = *b;
-        }
-    }
-    out
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
