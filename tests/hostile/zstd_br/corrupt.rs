@@ -94,7 +94,8 @@ async fn zstd_content_checksum_mismatch_is_400() {
         server
             .upload("zstd", &good, StatusCode::OK, Some("none"))
             .await;
-        // The last four bytes are the XXH64-based content checksum: any bit of them.
+        // The last four bytes are the content checksum (the low 32 bits of XXH64): the
+        // lowest and the highest bit of each, flipped one at a time, must all be caught.
         for at in good.len() - 4..good.len() {
             for bit in [0x01u8, 0x80] {
                 let mut wire = good.clone();

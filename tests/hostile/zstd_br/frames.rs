@@ -32,7 +32,8 @@ async fn zstd_concatenated_frames_decode() {
         .await;
     assert_eq!(seen.crc, crc32fast::hash(&expected));
     server.client_expect("zstd", &wire, Ok(&expected)).await;
-    // Split anywhere: in chunks of 1, 2, 3, 5 and 7 bytes.
+    // Chunks of 1, 2, 3, 5 and 7 bytes put a chunk boundary inside every magic number,
+    // header, block and checksum: the decoder must carry any partial frame over.
     for chunk in [1, 2, 3, 5, 7] {
         let seen = server.inspect("zstd", chunked(&wire, chunk)).await;
         assert_eq!(
@@ -45,7 +46,8 @@ async fn zstd_concatenated_frames_decode() {
             "chunks of {chunk}"
         );
     }
-    // Many frames of real content: 500 frames of 1 KiB.
+    // Many frames of real content: 500 frames of 1,000 to 1,499 bytes, every other one with
+    // a content checksum.
     let mut wire = Vec::new();
     let mut expected = Vec::new();
     for i in 0..500 {
