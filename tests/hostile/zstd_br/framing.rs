@@ -1,6 +1,7 @@
-//! Broken zstd and br bodies: cut at every offset, checksums and bytes changed, garbage
-//! after the end. Each must be a 400 (the client: the matching `DecodeErrorKind`), never a
-//! crash or a hang.
+//! Where a zstd or br body ends and what follows it: cut at every offset, checksums and
+//! bytes changed, garbage after the end (each a 400, the client the matching
+//! `DecodeErrorKind`, never a crash or a hang), and RFC 8878 frames concatenated in every
+//! shape and split anywhere (decoded whole).
 
 use super::*;
 
@@ -240,5 +241,66 @@ async fn br_corrupt_bytes_are_400_or_decode() {
     eprintln!("br, one byte changed: {refused} of {} refused", good.len());
     assert!(refused > 0);
     server.still_good("br corrupt bytes").await;
+    server.pools_are_healthy().await;
+}
+
+// ---------------------------------------------------------------------------------------
+// RFC 8878 concatenation
+// ---------------------------------------------------------------------------------------
+
+#[cfg(feature = "zstd")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zstd_concatenated_frames_decode() {
+    let server = start().await;
+    // Frames of every shape libzstd writes, with skippable frames of every magic nibble
+    // and empty frames between them.
+    let parts: [&[u8]; 4] = [b"first frame, ", b"second frame, ", b"", b"last frame"];
+    let mut wire = Vec::new();
+    let mut expected = Vec::new();
+    for (i, part) in parts.iter().enumerate() {
+        wire.extend(skippable(i as u8 * 5, format!("skip {i}").as_bytes()));
+        wire.extend(match i % 3 {
+            0 => zstd_frame(part, true),
+            1 => zstd_frame(part, false),
+            _ => zstd_streamed_frame(part),
+        });
+        expected.extend_from_slice(part);
+    }
+    wire.extend(skippable(15, b""));
+    assert_eq!(unzstd(&wire), expected, "libzstd reads it the same");
+    let seen = server
+        .upload("zstd", &wire, StatusCode::OK, Some("none"))
+        .await;
+    assert_eq!(seen.crc, crc32fast::hash(&expected));
+    server.client_expect("zstd", &wire, Ok(&expected)).await;
+    // Chunks of 1, 2, 3, 5 and 7 bytes put a chunk boundary inside every magic number,
+    // header, block and checksum: the decoder must carry any partial frame over.
+    for chunk in [1, 2, 3, 5, 7] {
+        let seen = server.inspect("zstd", chunked(&wire, chunk)).await;
+        assert_eq!(
+            (seen.status, seen.decoded, seen.crc),
+            (
+                StatusCode::OK,
+                expected.len() as u64,
+                crc32fast::hash(&expected)
+            ),
+            "chunks of {chunk}"
+        );
+    }
+    // Many frames of real content: 500 frames of 1,000 to 1,499 bytes, every other one with
+    // a content checksum.
+    let mut wire = Vec::new();
+    let mut expected = Vec::new();
+    for i in 0..500 {
+        let part = text(1_000 + i);
+        wire.extend(zstd_frame(&part, i % 2 == 0));
+        expected.extend(part);
+    }
+    let seen = server
+        .upload("zstd", &wire, StatusCode::OK, Some("none"))
+        .await;
+    assert_eq!(seen.crc, crc32fast::hash(&expected));
+    server.client_expect("zstd", &wire, Ok(&expected)).await;
+    server.still_good("zstd concatenation").await;
     server.pools_are_healthy().await;
 }
