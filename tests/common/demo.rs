@@ -1,5 +1,5 @@
 //! The demo server (`examples/server.rs`) as a child process, for the suites that test it
-//! over real HTTP: `tests/demo_server.rs` and `tests/real_clients.rs`.
+//! over real HTTP: `tests/demo_server.rs` and `tests/interop/real_clients.rs`.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
@@ -29,7 +29,7 @@ fn features() -> String {
 
 /// Builds the example (a no-op when fresh) in the profile and with the features this test
 /// was built with, and returns its path. `cargo test` builds examples too, but `cargo test
-/// --test demo_server` (or `--test real_clients`) does not, and a stale binary would test
+/// --test demo_server` (or `--test interop`) does not, and a stale binary would test
 /// old code.
 pub fn server_binary() -> &'static PathBuf {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();

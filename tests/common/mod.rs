@@ -48,6 +48,31 @@ pub fn raw_deflate(data: &[u8]) -> Vec<u8> {
     flate2_encode!(DeflateEncoder, data)
 }
 
+/// One zstd frame of `data` by libzstd directly (level 3), with the content size and, if
+/// asked, the content checksum.
+#[cfg(feature = "zstd")]
+pub fn zstd_frame(data: &[u8], checksum: bool) -> Vec<u8> {
+    use zstd_safe::{CCtx, CParameter};
+    let mut cctx = CCtx::create();
+    cctx.set_parameter(CParameter::CompressionLevel(3)).unwrap();
+    cctx.set_parameter(CParameter::ChecksumFlag(checksum))
+        .unwrap();
+    let mut out = Vec::with_capacity(zstd_safe::compress_bound(data.len()));
+    cctx.compress2(&mut out, data).unwrap();
+    out
+}
+
+/// One br stream of `data` by the `brotli` crate at this quality and window (2^`lgwin`).
+#[cfg(feature = "br")]
+pub fn br_stream(data: &[u8], quality: u32, lgwin: u32) -> Vec<u8> {
+    let mut out = Vec::new();
+    {
+        let mut writer = brotli::CompressorWriter::new(&mut out, 4096, quality, lgwin);
+        writer.write_all(data).unwrap();
+    }
+    out
+}
+
 /// Optional gzip header fields, and the ways to break one, for [`gzip_member`].
 #[derive(Clone, Copy, Default)]
 pub struct GzipHeader<'a> {

@@ -1,14 +1,19 @@
-//! Behaviour of `CompressionLayer` at the service level: tower `oneshot` against handlers
-//! that return full, streamed, stuttering, channel-fed and failing bodies. Every compressed
-//! body is decoded with flate2, independently of this crate's decoder.
+//! Behaviour of `CompressionLayer`: at the service level, tower `oneshot` against handlers
+//! that return full, streamed, stuttering, channel-fed and failing bodies; under real
+//! servers on loopback (`server`); and tower-http's own zstd and br tests, ported
+//! (`codings`). Every compressed body is decoded independently of this crate's decoder
+//! (flate2, libzstd, the `brotli` crate).
 
 #[path = "../common/mod.rs"]
 mod common;
 mod support;
 
+#[cfg(any(feature = "zstd", feature = "br"))]
+mod codings;
 mod headers;
 mod negotiation;
 mod pool;
 mod quality;
 mod rules;
+mod server;
 mod streaming;

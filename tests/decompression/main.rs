@@ -1,5 +1,6 @@
 //! RequestDecompressionLayer: codings, 415s, corrupt input, bombs and limits, through tower
-//! and through a real axum server on loopback.
+//! and through a real axum server on loopback; and tower-http's own zstd and br response
+//! decompression tests, ported (`codings`).
 
 #[path = "../common/alloc.rs"]
 mod alloc;
@@ -10,6 +11,8 @@ mod harness;
 mod server;
 
 mod bombs;
+#[cfg(any(feature = "zstd", feature = "br"))]
+mod codings;
 mod corrupt;
 mod limits;
 mod roundtrip;

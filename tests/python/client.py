@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A Python stdlib client against the demo server (run by tests/real_clients.rs).
+"""A Python stdlib client against the demo server (run by tests/interop/real_clients.rs).
 
 Usage: client.py BASE_URL
 

@@ -1,72 +1,32 @@
-//! tower-http 0.7's own zstd and br tests, ported to this crate's API: its compression tests
-//! (`compression/mod.rs`, `compression/layer.rs`), its decompression tests
-//! (`decompression/mod.rs`), and the preference cases of its `content_encoding.rs` that
-//! `tests/compression/negotiation.rs` does not already cover.
+//! tower-http 0.7's own zstd and br compression tests, ported to this crate's API: its
+//! `compression/mod.rs` and `compression/layer.rs` tests, and the preference cases of its
+//! `content_encoding.rs` that `negotiation.rs` does not already cover. (Its zstd and br
+//! decompression tests are in `tests/decompression/codings.rs`.)
 //!
 //! Each test is named after the tower-http test it ports and says so. Where this crate
 //! deliberately answers differently (documented in the README), the test asserts this
 //! crate's answer and says why.
-#![cfg(any(feature = "zstd", feature = "br"))]
-
-mod common;
 
 use std::convert::Infallible;
-use std::future::Future;
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
 
 use bytes::Bytes;
 use http::header::{ACCEPT_ENCODING, CONTENT_ENCODING};
-use http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
-use http_body::{Body, Frame};
-use http_body_util::{BodyExt, Full, StreamBody};
+use http::{HeaderValue, Request, Response, StatusCode};
+use http_body::Body;
+use http_body_util::{BodyExt, Full};
 use tower::{ServiceExt, service_fn};
 use tower_gzip::compression::{Compression, CompressionLayer, CompressionLevel, Predicate};
-use tower_gzip::decompression::Decompression;
 
-/// Compresses every response, whatever its size (tower-http's `Always`).
-#[derive(Clone)]
-struct Always;
-
-impl Predicate for Always {
-    fn should_compress<B: Body>(&self, _: &Response<B>) -> bool {
-        true
-    }
-}
-
-fn trailers(name: &'static str, value: &'static str) -> HeaderMap {
-    let mut map = HeaderMap::new();
-    map.insert(name, HeaderValue::from_static(value));
-    map
-}
+use crate::common;
+use crate::support::{Always, get, stream_of, trailers};
 
 /// tower-http's `handle`: "Hello, World!" with a `foo: bar` trailer.
 async fn hello_with_trailers(
-    _req: Request<Full<Bytes>>,
+    _req: Request<()>,
 ) -> Result<Response<impl Body<Data = Bytes, Error = Infallible>>, Infallible> {
     let body = Full::new(Bytes::from_static(b"Hello, World!"))
-        .with_trailers(async { Some(Ok(trailers("foo", "bar"))) });
+        .with_trailers(async { Some(Ok(trailers(&[("foo", "bar")]))) });
     Ok(Response::new(body))
-}
-
-fn get(accept: &str) -> Request<Full<Bytes>> {
-    Request::builder()
-        .header(ACCEPT_ENCODING, accept)
-        .body(Full::new(Bytes::new()))
-        .unwrap()
-}
-
-/// A body of `chunks` as data frames, then `trailers` if any, size unknown.
-fn streamed(
-    chunks: Vec<Bytes>,
-    trailers: Option<HeaderMap>,
-) -> StreamBody<impl futures_util::Stream<Item = Result<Frame<Bytes>, Infallible>>> {
-    let frames = chunks
-        .into_iter()
-        .map(Frame::data)
-        .chain(trailers.map(Frame::trailers))
-        .map(Ok);
-    StreamBody::new(futures_util::stream::iter(frames))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -78,7 +38,7 @@ fn streamed(
 #[tokio::test]
 async fn zstd_works() {
     let svc = Compression::new(service_fn(hello_with_trailers)).compress_when(Always);
-    let res = svc.oneshot(get("zstd")).await.unwrap();
+    let res = svc.oneshot(get(Some("zstd"))).await.unwrap();
     assert_eq!(res.headers()[CONTENT_ENCODING], "zstd");
     let collected = res.into_body().collect().await.unwrap();
     // tower-http's zstd test does not look at them, its gzip test does: kept here too.
@@ -103,42 +63,18 @@ async fn zstd_is_web_safe() {
                 .no_deflate()
                 .no_gzip(),
         )
-        .service_fn(|_req: Request<Full<Bytes>>| async {
+        .service_fn(|_req: Request<()>| async {
             Ok::<_, Infallible>(Response::new(Full::new(Bytes::from(vec![0u8; LEN]))))
         });
-    let res = svc.oneshot(get("zstd")).await.unwrap();
+    let res = svc.oneshot(get(Some("zstd"))).await.unwrap();
     assert_eq!(res.headers()[CONTENT_ENCODING], "zstd");
     let body = res.into_body().collect().await.unwrap().to_bytes();
-    // Every frame's window descriptor says at most 2^23 (or the frame is single-segment
-    // with a content size under 8 MiB): the decoder is limited to that, as tower-http's.
-    let plain = unzstd_web_safe(&body);
+    // `common::unzstd` sets libzstd's `WindowLogMax(23)`, as tower-http's decoder does: it
+    // fails on any frame whose window descriptor (or, single-segment, content size) asks for
+    // more than 8 MiB, so decoding at all is the check.
+    let plain = common::unzstd(&body);
     assert_eq!(plain.len(), LEN);
     assert!(plain.iter().all(|&b| b == 0));
-}
-
-/// Decodes zstd frames with libzstd directly, streaming, with windows limited to 2^23
-/// (`WindowLogMax(23)`, RFC 9659): a frame asking for more fails.
-#[cfg(feature = "zstd")]
-fn unzstd_web_safe(wire: &[u8]) -> Vec<u8> {
-    use zstd_safe::{DCtx, DParameter, InBuffer, OutBuffer};
-    let mut dctx = DCtx::create();
-    dctx.set_parameter(DParameter::WindowLogMax(23)).unwrap();
-    let mut input = InBuffer::around(wire);
-    let mut plain = Vec::new();
-    loop {
-        // Room for another 1 MiB each call; libzstd writes into the spare capacity.
-        plain.reserve(1 << 20);
-        let before = (input.pos(), plain.len());
-        let mut output = OutBuffer::around_pos(&mut plain, before.1);
-        let hint = dctx
-            .decompress_stream(&mut output, &mut input)
-            .unwrap_or_else(|code| panic!("libzstd: {}", zstd_safe::get_error_name(code)));
-        let progress = (input.pos(), plain.len()) != before;
-        if hint == 0 && input.pos() == wire.len() {
-            return plain;
-        }
-        assert!(progress, "libzstd stalled: the body ends inside a frame");
-    }
 }
 
 /// Ports tower-http `compression::tests::compress_with_quality`: br at `Best` is exactly
@@ -150,7 +86,7 @@ fn unzstd_web_safe(wire: &[u8]) -> Vec<u8> {
 #[tokio::test]
 async fn compress_with_quality() {
     const DATA: &str = "Check compression quality level! Check compression quality level! Check compression quality level!";
-    let svc = service_fn(|_req: Request<Full<Bytes>>| async {
+    let svc = service_fn(|_req: Request<()>| async {
         Ok::<_, Infallible>(Response::new(Full::new(Bytes::from_static(
             DATA.as_bytes(),
         ))))
@@ -159,7 +95,7 @@ async fn compress_with_quality() {
     let svc = Compression::new(svc)
         .quality(CompressionLevel::Best)
         .min_size(0);
-    let res = svc.oneshot(get("br")).await.unwrap();
+    let res = svc.oneshot(get(Some("br"))).await.unwrap();
     assert_eq!(res.headers()[CONTENT_ENCODING], "br");
     let compressed = res.into_body().collect().await.unwrap().to_bytes();
 
@@ -181,14 +117,14 @@ async fn compress_with_quality() {
     );
     assert_eq!(common::unbrotli(&compressed), DATA.as_bytes());
     // And a different quality gives different bytes (the assertion above can fail).
-    let fastest = Compression::new(service_fn(|_req: Request<Full<Bytes>>| async {
+    let fastest = Compression::new(service_fn(|_req: Request<()>| async {
         Ok::<_, Infallible>(Response::new(Full::new(Bytes::from_static(
             DATA.as_bytes(),
         ))))
     }))
     .quality(CompressionLevel::Fastest)
     .min_size(0);
-    let res = fastest.oneshot(get("br")).await.unwrap();
+    let res = fastest.oneshot(get(Some("br"))).await.unwrap();
     let fast = res.into_body().collect().await.unwrap().to_bytes();
     assert_ne!(fast, compressed);
     assert_eq!(common::unbrotli(&fast), DATA.as_bytes());
@@ -203,11 +139,11 @@ async fn compress_with_quality() {
 async fn br_stream_of_known_size_uses_the_size_hint() {
     let data = Bytes::from(common::text(1 << 20));
     let body = data.clone();
-    let svc = Compression::new(service_fn(move |_req: Request<Full<Bytes>>| {
+    let svc = Compression::new(service_fn(move |_req: Request<()>| {
         let body = body.clone();
         async move { Ok::<_, Infallible>(Response::new(Full::new(body))) }
     }));
-    let res = svc.oneshot(get("br")).await.unwrap();
+    let res = svc.oneshot(get(Some("br"))).await.unwrap();
     assert_eq!(res.headers()[CONTENT_ENCODING], "br");
     let compressed = res.into_body().collect().await.unwrap().to_bytes();
     let reference = |size_hint: usize| {
@@ -234,12 +170,12 @@ async fn br_stream_of_known_size_uses_the_size_hint() {
 async fn accept_encoding_configuration_works() {
     let expected = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml")).unwrap();
     let file = Bytes::from(expected.clone());
-    let handler = move |_req: Request<Full<Bytes>>| {
+    let handler = move |_req: Request<()>| {
         let chunks = (0..file.len())
             .step_by(4096)
             .map(|i| file.slice(i..(i + 4096).min(file.len())))
             .collect();
-        async move { Ok::<_, Infallible>(Response::new(streamed(chunks, None))) }
+        async move { Ok::<_, Infallible>(Response::new(stream_of(chunks))) }
     };
 
     // zstd is offered by default here (not in tower-http 0.7's default build), but the
@@ -251,7 +187,7 @@ async fn accept_encoding_configuration_works() {
     let svc = tower::ServiceBuilder::new()
         .layer(deflate_only)
         .service_fn(handler.clone());
-    let res = svc.oneshot(get("gzip, deflate, br")).await.unwrap();
+    let res = svc.oneshot(get(Some("gzip, deflate, br"))).await.unwrap();
     assert_eq!(res.headers()[CONTENT_ENCODING], "deflate");
     let body = res.into_body().collect().await.unwrap().to_bytes();
     // `deflate` is zlib framing (RFC 1950).
@@ -264,7 +200,7 @@ async fn accept_encoding_configuration_works() {
     let svc = tower::ServiceBuilder::new()
         .layer(br_only)
         .service_fn(handler);
-    let res = svc.oneshot(get("gzip, deflate, br")).await.unwrap();
+    let res = svc.oneshot(get(Some("gzip, deflate, br"))).await.unwrap();
     assert_eq!(res.headers()[CONTENT_ENCODING], "br");
     let body = res.into_body().collect().await.unwrap().to_bytes();
     assert_eq!(common::unbrotli(&body), expected);
@@ -276,19 +212,18 @@ async fn accept_encoding_configuration_works() {
 #[tokio::test]
 async fn no_recompress() {
     const DATA: &str = "Hello, World! I'm already compressed with br!";
-    let svc = service_fn(|_req: Request<Full<Bytes>>| async {
-        let mut encoded = Vec::new();
-        {
-            let mut writer = brotli::CompressorWriter::new(&mut encoded, 4096, 5, 20);
-            std::io::Write::write_all(&mut writer, DATA.as_bytes()).unwrap();
-        }
+    let svc = service_fn(|_req: Request<()>| async {
+        let encoded = common::br_stream(DATA.as_bytes(), 5, 20);
         let res = Response::builder()
             .header(CONTENT_ENCODING, "br")
             .body(Full::new(Bytes::from(encoded)))
             .unwrap();
         Ok::<_, Infallible>(res)
     });
-    let res = Compression::new(svc).oneshot(get("gzip")).await.unwrap();
+    let res = Compression::new(svc)
+        .oneshot(get(Some("gzip")))
+        .await
+        .unwrap();
     let codings: Vec<_> = res.headers().get_all(CONTENT_ENCODING).iter().collect();
     assert_eq!(codings, [HeaderValue::from_static("br")]);
     let body = res.into_body().collect().await.unwrap().to_bytes();
@@ -314,150 +249,23 @@ async fn will_not_compress_if_filtered_out() {
         }
     }
 
-    let svc = Compression::new(service_fn(|_req: Request<Full<Bytes>>| async {
+    let svc = Compression::new(service_fn(|_req: Request<()>| async {
         Ok::<_, Infallible>(Response::new(Full::new(Bytes::from_static(
             DATA.as_bytes(),
         ))))
     }))
     .compress_when(EveryOtherResponse::default());
 
-    let res = svc.clone().oneshot(get("br")).await.unwrap();
+    let res = svc.clone().oneshot(get(Some("br"))).await.unwrap();
     assert!(res.headers().get(CONTENT_ENCODING).is_none());
     let body = res.into_body().collect().await.unwrap().to_bytes();
     assert_eq!(body, DATA.as_bytes());
 
-    let res = svc.oneshot(get("br")).await.unwrap();
+    let res = svc.oneshot(get(Some("br"))).await.unwrap();
     assert_eq!(res.headers()[CONTENT_ENCODING], "br");
     let body = res.into_body().collect().await.unwrap().to_bytes();
     assert_ne!(body, DATA.as_bytes());
     assert_eq!(common::unbrotli(&body), DATA.as_bytes());
-}
-
-// ---------------------------------------------------------------------------------------
-// decompression/mod.rs
-// ---------------------------------------------------------------------------------------
-
-/// One zstd frame of `data`, by libzstd directly (not this crate's encoder).
-#[cfg(feature = "zstd")]
-fn zstd_frame(data: &[u8], checksum: bool) -> Vec<u8> {
-    use zstd_safe::{CCtx, CParameter};
-    let mut cctx = CCtx::create();
-    cctx.set_parameter(CParameter::CompressionLevel(3)).unwrap();
-    cctx.set_parameter(CParameter::ChecksumFlag(checksum))
-        .unwrap();
-    let mut out = Vec::with_capacity(zstd_safe::compress_bound(data.len()));
-    cctx.compress2(&mut out, data).unwrap();
-    out
-}
-
-/// Ports tower-http `decompression::tests::decompress_multi_zstd`: a response of two zstd
-/// frames back to back (RFC 8878 section 3.1) decodes to both frames' content.
-#[cfg(feature = "zstd")]
-#[tokio::test]
-async fn decompress_multi_zstd() {
-    let svc = service_fn(|_req: Request<Full<Bytes>>| async {
-        let mut wire = zstd_frame(b"Hello, ", true);
-        wire.extend(zstd_frame(b"World!", true));
-        let res = Response::builder()
-            .header(CONTENT_ENCODING, "zstd")
-            .body(Full::new(Bytes::from(wire)))
-            .unwrap();
-        Ok::<_, Infallible>(res)
-    });
-    let res = Decompression::new(svc).oneshot(get("zstd")).await.unwrap();
-    assert!(res.headers().get(CONTENT_ENCODING).is_none());
-    let body = res.into_body().collect().await.unwrap().to_bytes();
-    assert_eq!(body, "Hello, World!");
-}
-
-/// One br stream of `data`, by the `brotli` crate (quality 5, window 2^20), as tower-http's
-/// br decompression tests build it.
-#[cfg(feature = "br")]
-fn br_stream(data: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    {
-        let mut writer = brotli::CompressorWriter::new(&mut out, 4096, 5, 20);
-        std::io::Write::write_all(&mut writer, data).unwrap();
-    }
-    out
-}
-
-/// Polls `future` with a no-op waker until it is ready, at most `polls` times: `None` if it
-/// is still pending. The bodies here are in memory, so a future that stays pending waits
-/// for input that will never come.
-fn poll_now<F: Future>(future: F, polls: usize) -> Option<F::Output> {
-    let mut future = pin!(future);
-    let mut cx = Context::from_waker(Waker::noop());
-    (0..polls).find_map(|_| match future.as_mut().poll(&mut cx) {
-        Poll::Ready(out) => Some(out),
-        Poll::Pending => None,
-    })
-}
-
-/// Ports tower-http `decompression::tests::brotli_rejects_extra_data_without_waiting_for_end_of_body`:
-/// bytes after the end of the br stream fail the body as soon as they arrive, while the
-/// body itself stays open (it never ends). tower-http bounds the wait with a 1 s timeout;
-/// here the body is polled with a no-op waker and must be ready with the error, no clock
-/// involved. The error is this crate's typed `DecodeError` (`TrailingData`) rather than
-/// tower-http's string.
-#[cfg(feature = "br")]
-#[tokio::test]
-async fn brotli_rejects_extra_data_without_waiting_for_end_of_body() {
-    use futures_util::StreamExt;
-    use tower_gzip::codec::{DecodeError, DecodeErrorKind};
-
-    let compressed = Bytes::from(br_stream(b"Hello, World!"));
-    let svc = service_fn(move |_req: Request<Full<Bytes>>| {
-        let frames = futures_util::stream::iter([
-            Ok::<_, Infallible>(Frame::data(compressed.clone())),
-            Ok(Frame::data(Bytes::from_static(b"extra"))),
-        ])
-        .chain(futures_util::stream::pending());
-        async move {
-            let res = Response::builder()
-                .header(CONTENT_ENCODING, "br")
-                .body(StreamBody::new(frames))
-                .unwrap();
-            Ok::<_, Infallible>(res)
-        }
-    });
-    let res = Decompression::new(svc).oneshot(get("br")).await.unwrap();
-    let result = poll_now(res.into_body().collect(), 100)
-        .expect("extra data should produce an error without waiting for the body to end");
-    let error = result.unwrap_err();
-    let error = error
-        .downcast_ref::<DecodeError>()
-        .unwrap_or_else(|| panic!("not a DecodeError: {error}"));
-    assert_eq!(error.kind(), DecodeErrorKind::TrailingData);
-}
-
-/// Ports tower-http `decompression::tests::brotli_keeps_trailers_that_follow_an_empty_data_frame`:
-/// an empty data frame between the br stream and the trailers is not the end of the body.
-#[cfg(feature = "br")]
-#[tokio::test]
-async fn brotli_keeps_trailers_that_follow_an_empty_data_frame() {
-    let compressed = Bytes::from(br_stream(b"Hello, World!"));
-    let svc = service_fn(move |_req: Request<Full<Bytes>>| {
-        let body = streamed(
-            vec![compressed.clone(), Bytes::new()],
-            Some(trailers("foo", "bar")),
-        );
-        async move {
-            let res = Response::builder()
-                .header(CONTENT_ENCODING, "br")
-                .body(body)
-                .unwrap();
-            Ok::<_, Infallible>(res)
-        }
-    });
-    let res = Decompression::new(svc).oneshot(get("br")).await.unwrap();
-    let collected = res.into_body().collect().await.unwrap();
-    let trailers = collected
-        .trailers()
-        .cloned()
-        .expect("trailers following an empty data frame should still arrive");
-    assert_eq!(trailers["foo"], "bar");
-    assert_eq!(collected.to_bytes(), "Hello, World!");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -486,13 +294,13 @@ mod content_encoding {
     ) -> (StatusCode, Option<String>) {
         let data = common::text(2_000);
         let sent = data.clone();
-        let svc = tower::ServiceBuilder::new().layer(layer).service_fn(
-            move |_req: Request<Full<Bytes>>| {
+        let svc = tower::ServiceBuilder::new()
+            .layer(layer)
+            .service_fn(move |_req: Request<()>| {
                 let sent = sent.clone();
                 async move { Ok::<_, Infallible>(Response::new(Full::new(Bytes::from(sent)))) }
-            },
-        );
-        let mut req = Request::new(Full::new(Bytes::new()));
+            });
+        let mut req = Request::new(());
         for line in lines {
             req.headers_mut()
                 .append(ACCEPT_ENCODING, HeaderValue::from_static(line));

@@ -1,11 +1,13 @@
 //! `CompressionLayer` under real servers on loopback: an axum Router served by hyper-util's
 //! auto builder (HTTP/1.1 and HTTP/2), hyper clients, raw TCP and curl.
 
-mod common;
-
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
+use crate::common::server::{
+    Loopback, TIMEOUT, TestClient, http1_client, http2_client, no_body, send,
+};
+use crate::common::{Collected, eventually, gunzip, text};
 use axum::Router;
 use axum::body::Body as AxumBody;
 use axum::http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
@@ -13,8 +15,6 @@ use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Json};
 use axum::routing::get;
 use bytes::Bytes;
-use common::server::{Loopback, TIMEOUT, TestClient, http1_client, http2_client, no_body, send};
-use common::{Collected, eventually, gunzip, text};
 use http::header::{
     ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_RANGE, CONTENT_TYPE, ETAG, RANGE,
     TRANSFER_ENCODING, VARY,
@@ -518,7 +518,7 @@ async fn disconnect_mid_stream(pool: &CodecPool, gzip_held: u64) {
                     if i == 4096 {
                         return None;
                     }
-                    let chunk = Bytes::from(common::noise(16 * 1024, u64::from(i) + 1));
+                    let chunk = Bytes::from(crate::common::noise(16 * 1024, u64::from(i) + 1));
                     Some((Ok::<_, std::io::Error>(chunk), i + 1))
                 });
                 AxumBody::from_stream(stream)

@@ -4,9 +4,6 @@
 //! with `?autotest=1`. Each test fails with a clear message when its program is missing
 //! (`.ci/run` installs curl, gzip, python3 and chromium).
 
-#[path = "common/demo.rs"]
-mod demo;
-
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -14,7 +11,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use demo::Server;
+use crate::demo::Server;
 use serde_json::Value;
 
 /// Helpers on the shared demo server for these tests.

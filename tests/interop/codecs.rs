@@ -1,5 +1,6 @@
-//! Interoperability with tools nobody here wrote: the `gzip` CLI and Python's `gzip` and
-//! `zlib` modules. Both must be installed (CI installs them); a missing tool fails the test.
+//! Our codecs against tools nobody here wrote: the `gzip`, `zstd` and `brotli` CLIs, `cat`,
+//! and Python's `gzip`, `zlib`, `zstandard` and `brotli` modules, each way round. The tools
+//! must be installed (`.ci/run` installs them); a missing tool fails the test.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -10,9 +11,7 @@ use bytes::BytesMut;
 use tower_gzip::codec::{Decoder, Encoder, Format};
 use tower_gzip::{CodecPool, CompressionLevel};
 
-mod common;
-
-use common::text;
+use crate::common::text;
 
 /// Runs `program args` with `stdin` as its input; returns its stdout. Fails the test if the
 /// program is missing or exits with an error.

@@ -1,0 +1,12 @@
+//! Interoperability with software nobody here wrote: command-line tools and Python modules
+//! decoding what our codecs write and writing what they decode (`codecs`), and real HTTP
+//! clients (curl, a Python stdlib client, headless Chromium) against the demo server
+//! (`real_clients`).
+
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../common/demo.rs"]
+mod demo;
+
+mod codecs;
+mod real_clients;
