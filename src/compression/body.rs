@@ -344,8 +344,13 @@ where
                         }
                     }
                     if !self.out.is_empty() {
-                        return Poll::Ready(Some(Ok(self.emit())));
+                        // The whole output block goes with the frame, so an idle stream keeps
+                        // no buffer: it is freed once the frame is written.
+                        let block = std::mem::take(&mut self.out);
+                        self.bytes_out += block.len() as u64;
+                        return Poll::Ready(Some(Ok(Frame::data(block.freeze()))));
                     }
+                    self.out = BytesMut::new();
                     return Poll::Pending;
                 }
             }

@@ -64,9 +64,13 @@ impl History {
         if !self.tracking {
             return;
         }
-        if self.tail.capacity() == 0 {
-            // One allocation for the life of the stream.
-            self.tail.reserve_exact(DICTIONARY);
+        // Grown to what the stream has given, doubling up to the dictionary size: a bulk
+        // stream reaches 32 KiB in one or two steps, while an idle SSE stream of small events
+        // keeps a tail the size of its events, not 32 KiB each.
+        let want = (self.tail.len() + input.len()).min(DICTIONARY);
+        if want > self.tail.capacity() {
+            let target = want.max(self.tail.capacity() * 2).min(DICTIONARY);
+            self.tail.reserve_exact(target - self.tail.len());
         }
         if input.len() >= DICTIONARY {
             self.tail.clear();
