@@ -89,6 +89,7 @@ impl<B> CompressionBody<B> {
                     queued,
                     current: Bytes::new(),
                     out: BytesMut::new(),
+                    yield_first: false,
                     bytes_in: 0,
                     bytes_out: 0,
                     stats,
@@ -236,6 +237,8 @@ pub(crate) struct Encoding<B> {
     queued: Chunks,
     current: Bytes,
     out: BytesMut,
+    /// A full slice was just handed over: let other tasks run before the next one.
+    yield_first: bool,
     stats: CompressionStats,
     format: Format,
     bytes_in: u64,
@@ -281,6 +284,14 @@ where
             };
             return ended.poll_frame();
         };
+        // The frame of a full slice went out in the last call: the consumer (hyper) would
+        // poll again at once, so one response could compress its whole body in one task
+        // turn while every other stream waits. Yield here instead: every stream gets one
+        // slice per turn, and first bytes go out early everywhere.
+        if std::mem::take(&mut self.yield_first) {
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
         let mut budget = MAX_INPUT_PER_POLL;
         loop {
             let before = budget;
@@ -310,6 +321,7 @@ where
                 // Hand over what is ready, unless it is only the header (sent with the first
                 // compressed bytes), or yield.
                 if !self.out.is_empty() && encoder.has_payload() {
+                    self.yield_first = true;
                     return Poll::Ready(Some(Ok(self.emit())));
                 }
                 cx.waker().wake_by_ref();
@@ -344,12 +356,9 @@ where
                         }
                     }
                     if !self.out.is_empty() {
-                        // The whole output block goes with the frame, so an idle stream keeps
-                        // no buffer: it is freed once the frame is written.
-                        let block = std::mem::take(&mut self.out);
-                        self.bytes_out += block.len() as u64;
-                        return Poll::Ready(Some(Ok(Frame::data(block.freeze()))));
+                        return Poll::Ready(Some(Ok(self.emit())));
                     }
+                    // No buffer is kept while idle.
                     self.out = BytesMut::new();
                     return Poll::Pending;
                 }
@@ -357,9 +366,12 @@ where
         }
     }
 
+    /// Hands over the output. The whole block goes with the frame (its spare room too), so
+    /// a stream between polls pins no output buffer: the block is freed once the frame is
+    /// written, and the next slice reserves a new one.
     fn emit(&mut self) -> Frame<Bytes> {
         self.bytes_out += self.out.len() as u64;
-        Frame::data(self.out.split().freeze())
+        Frame::data(std::mem::take(&mut self.out).freeze())
     }
 
     fn finish(

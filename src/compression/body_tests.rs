@@ -310,3 +310,54 @@ mod live {
     #[global_allocator]
     static GLOBAL: Counting = Counting;
 }
+
+/// After the frame of a full slice the body yields once (waking itself at once), so a
+/// consumer that polls again straight away, as hyper does, cannot compress a whole large
+/// body in one task turn while other streams wait: every stream gets a slice per turn.
+#[test]
+fn a_full_slice_yields_before_the_next() {
+    struct Flag(std::sync::atomic::AtomicBool);
+    impl std::task::Wake for Flag {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+    let flag = std::sync::Arc::new(Flag(std::sync::atomic::AtomicBool::new(false)));
+    let waker = std::task::Waker::from(flag.clone());
+    let mut cx = Context::from_waker(&waker);
+    let pool = CodecPool::new();
+    let encoder = Encoder::new(Format::Gzip, CompressionLevel::Default, &pool);
+    let mut body = Box::pin(CompressionBody::encode(
+        Ready {
+            left: 32,
+            size: 16 * 1024,
+        },
+        encoder,
+    ));
+    let (mut frames, mut yields) = (0, 0);
+    let mut after_frame = false;
+    loop {
+        flag.0.store(false, std::sync::atomic::Ordering::SeqCst);
+        match body.as_mut().poll_frame(&mut cx) {
+            Poll::Ready(Some(frame)) => {
+                assert!(!after_frame, "two frames in a row, no yield between");
+                frame.unwrap();
+                frames += 1;
+                after_frame = true;
+            }
+            Poll::Ready(None) => break,
+            Poll::Pending => {
+                assert!(
+                    flag.0.load(std::sync::atomic::Ordering::SeqCst),
+                    "a yield must wake the task"
+                );
+                yields += 1;
+                after_frame = false;
+            }
+        }
+    }
+    // 512 KiB of input in 64 KiB slices: a yield after each slice but the last, whether
+    // the slice ended with a frame or deflate still held its output.
+    assert!(frames >= 2, "{frames} frames");
+    assert!(yields >= 7, "{yields} yields");
+}

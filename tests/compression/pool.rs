@@ -1,7 +1,11 @@
 //! The codec returns to the pool when the body ends, is dropped or fails.
 
 use bytes::Bytes;
-use futures_util::FutureExt;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll, Wake, Waker};
+
 use http::Response;
 use http::header::CONTENT_ENCODING;
 use http_body::Frame;
@@ -24,14 +28,32 @@ fn in_use(pool: &CodecPool) -> u64 {
     stats.in_use()
 }
 
-/// Reads every frame the body has ready now, without waiting.
+/// Reads every frame the body has ready now, without waiting: polls until the body is
+/// `Pending` without having woken itself. (A streaming body yields after each full slice
+/// and wakes itself at once, to let other tasks run; that is not waiting for data.)
 fn drain_ready<B: http_body::Body<Data = Bytes> + Unpin>(body: &mut B, into: &mut Vec<u8>)
 where
     B::Error: std::fmt::Debug,
 {
-    while let Some(frame) = body.frame().now_or_never() {
-        let frame = frame.expect("the body has not ended").unwrap();
-        into.extend_from_slice(&frame.into_data().unwrap());
+    struct Flag(AtomicBool);
+    impl Wake for Flag {
+        fn wake(self: Arc<Self>) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+    let flag = Arc::new(Flag(AtomicBool::new(false)));
+    let waker = Waker::from(flag.clone());
+    let mut cx = Context::from_waker(&waker);
+    loop {
+        flag.0.store(false, Ordering::SeqCst);
+        match Pin::new(&mut *body).poll_frame(&mut cx) {
+            Poll::Ready(Some(frame)) => {
+                into.extend_from_slice(&frame.unwrap().into_data().unwrap());
+            }
+            Poll::Ready(None) => panic!("the body has ended"),
+            Poll::Pending if flag.0.load(Ordering::SeqCst) => {}
+            Poll::Pending => return,
+        }
     }
 }
 
