@@ -12,8 +12,9 @@ use crate::BoxError;
 use crate::codec::{Encoder, Format};
 use crate::ended::Ended;
 
-/// Most input bytes compressed in one poll. At level 6 on zlib-rs that is ~0.6 ms of work,
-/// so a huge frame cannot hold an executor thread for tens of milliseconds.
+/// Input bytes compressed in one poll before the body yields: at level 6 on zlib-rs that
+/// is ~0.6 ms of work, so a huge frame cannot hold an executor thread for tens of
+/// milliseconds. A poll may go on to twice this to finish the input in hand.
 pub(crate) const MAX_INPUT_PER_POLL: usize = 64 * 1024;
 
 /// Input per encoder call. Feeding deflate 16 KiB at a time keeps input, output and the
@@ -309,6 +310,23 @@ where
                 self.bytes_in += (before - budget) as u64;
             }
             if budget == 0 {
+                // Finish the input in hand when it is at most one more slice (the rest of a
+                // producer's chunk, or the chunk the read-ahead took): a stream at rest then
+                // pins none of the producer's buffers, only what it has to say.
+                let in_hand = self.current.len() + self.queued.len();
+                if in_hand > 0 && in_hand <= MAX_INPUT_PER_POLL {
+                    let mut extra = in_hand;
+                    if let Err(e) = encode_queued(
+                        encoder,
+                        &mut self.queued,
+                        &mut self.current,
+                        &mut self.out,
+                        &mut extra,
+                    ) {
+                        return self.fail(e);
+                    }
+                    self.bytes_in += in_hand as u64;
+                }
                 // This poll's slice is used up. The peer may take its time before the next
                 // poll (a slow reader, a full socket, a busy runtime): when many streams
                 // hold states, give this one back now rather than pin it until then.
@@ -420,6 +438,11 @@ fn encode_queued(
         }
         encoder.encode(&current[..n], out)?;
         current.advance(n);
+        if current.is_empty() {
+            // An empty view still holds the producer's buffer: let it go now, not when the
+            // next chunk arrives (a resting stream would pin a whole chunk).
+            *current = Bytes::new();
+        }
         *budget -= n;
     }
     Ok(())

@@ -11,7 +11,7 @@ use crate::common::{StutterBody, gunzip, text};
 use crate::support::{SLICE, full, private_pool, round, typed};
 
 /// Raw deflate of `data` at `level` by flate2 alone, as the streaming body writes it for a
-/// body that never goes pending: input fed 16 KiB at a time, one 64 KiB slice per poll.
+/// body that never goes pending: input fed 16 KiB at a time, one slice per poll.
 /// With `release` (a crowded pool) every slice ends with a full flush and the state given
 /// back; the next slice starts a fresh state primed with the last 32 KiB of input as its
 /// dictionary. Without, one state runs to the end. The last slice finishes the stream.
@@ -26,8 +26,12 @@ fn sliced_reference(data: &[u8], level: u32, release: bool) -> Vec<u8> {
             let before = c.total_in();
             let status = c.compress_vec(input, out, flush).unwrap();
             input = &input[(c.total_in() - before) as usize..];
+            // As the body does: plain input calls stop once the input is taken (zlib-rs's
+            // medium strategy at level 6 emits differently after an extra empty call);
+            // flushes go on while deflate fills the room.
             let done = match flush {
                 FlushCompress::Finish => status == Status::StreamEnd,
+                FlushCompress::None => input.is_empty(),
                 _ => input.is_empty() && out.len() < out.capacity(),
             };
             if done {
@@ -36,25 +40,42 @@ fn sliced_reference(data: &[u8], level: u32, release: bool) -> Vec<u8> {
         }
     }
 
+    // 64 KiB per slice, except that a slice goes on to the end of the input in hand when at
+    // most one more slice of it is left (the body's "finish the chunk" rule; `data` is one
+    // chunk here).
+    let mut slices: Vec<&[u8]> = Vec::new();
+    let mut ends = Vec::new();
+    let mut pos = 0;
+    while pos < data.len() {
+        let mut end = (pos + SLICE).min(data.len());
+        if data.len() - end <= SLICE {
+            end = data.len();
+        }
+        slices.push(&data[pos..end]);
+        ends.push(end);
+        pos = end;
+    }
     let mut out = Vec::new();
     let mut state = Compress::new(Compression::new(level), false);
-    let slices: Vec<&[u8]> = data.chunks(SLICE).collect();
-    for (i, slice) in slices.iter().enumerate() {
+    for (slice, &end) in slices.iter().zip(&ends) {
         for chunk in slice.chunks(CHUNK) {
             run(&mut state, chunk, &mut out, FlushCompress::None);
         }
-        if i + 1 == slices.len() {
-            run(&mut state, &[], &mut out, FlushCompress::Finish);
-        } else if release {
-            // Every slice ends with a full flush and a release, output or not.
+        if slice.len() < SLICE {
+            // The budget was not used up: the body saw its end in the same poll.
+            break;
+        }
+        if release {
+            // Every slice that used up its budget ends with a full flush and a release,
+            // output or not (also the last one: the end is only seen in the next poll).
             run(&mut state, &[], &mut out, FlushCompress::Full);
-            let end = (i + 1) * SLICE;
             state = Compress::new(Compression::new(level), false);
             state
                 .set_dictionary(&data[end.saturating_sub(DICTIONARY)..end])
                 .unwrap();
         }
     }
+    run(&mut state, &[], &mut out, FlushCompress::Finish);
     out
 }
 
@@ -87,8 +108,10 @@ async fn quality_levels() {
     // between 64 KiB slices, so the reference also ends a slice with a full flush and primes
     // the next state with the last 32 KiB (see `sliced_reference`); under the limit one
     // state runs through. Each pool is private, so other tests cannot crowd it.
-    let small = text(100_000);
-    for (hold_limit, release) in [(0, true), (usize::MAX, false)] {
+    // Crowded: 300,000 bytes, slices of 64, 64, 64 and 101.4 KiB (the last takes the rest
+    // in hand), each ending with a release. Under the limit: 100,000 bytes, one state.
+    for (hold_limit, release, len) in [(0, true, 300_000), (usize::MAX, false, 100_000)] {
+        let small = text(len);
         for level in [1, 6, 9] {
             let pool = CodecPool::builder().hold_limit(hold_limit).build();
             let layer = CompressionLayer::new()
@@ -104,6 +127,7 @@ async fn quality_levels() {
         }
     }
     // Level 0 stores.
+    let small = text(100_000);
     let layer = CompressionLayer::new().quality(CompressionLevel::Precise(0));
     let out = round(&layer, Some("gzip"), full(small.clone())).await;
     assert!(out.body.len() > small.len());

@@ -116,17 +116,20 @@ async fn huge_frame_is_split_across_polls() {
         while let Some(frame) = body.frame().await {
             let frame = frame.unwrap().into_data().unwrap();
             frames += 1;
-            // Input behind the output so far is at most one slice per poll that returned it.
+            // Input behind the output so far is at most one slice per poll that returned it,
+            // plus once the rest of the chunk (at most one more slice), which the last slice
+            // finishes rather than leave in hand.
             dec.feed(&frame);
             assert!(
-                dec.total() <= frames * SLICE,
+                dec.total() <= (frames + 1) * SLICE,
                 "known {known}: after {frames} frames {} bytes decoded",
                 dec.total()
             );
             assert!(frames <= 200, "bounded");
         }
+        // 16 slices of 64 KiB, the last two in one poll.
         assert!(
-            frames >= 16,
+            frames >= 15,
             "known {known}: only {frames} frames for 1 MiB"
         );
         dec.decoder.try_finish().unwrap();
