@@ -271,3 +271,49 @@ mod split_anywhere {
         }
     }
 }
+
+/// A request body waiting for its next chunk holds none of the chunks it has decoded: the
+/// received `Bytes` (in a server, a piece of hyper's read buffer) is let go as soon as it
+/// is used up, not kept as an empty view until more arrives (a slow upload would pin it).
+#[tokio::test]
+async fn a_waiting_body_lets_go_of_decoded_chunks() {
+    use futures_util::FutureExt;
+
+    let plain = text(50_000);
+    let wire = gzip(&plain);
+    let (first, rest) = wire.split_at(wire.len() / 2);
+    // The first half goes in on its own allocation; `probe` shares it and sees when the
+    // body lets go.
+    let probe = Bytes::copy_from_slice(first);
+    let (tx, body) = crate::common::channel_body();
+    tx.data(probe.clone());
+    // The handler hands the decoding body out, to be read here step by step.
+    let handed = Arc::new(std::sync::Mutex::new(None));
+    let slot = handed.clone();
+    let svc = RequestDecompressionLayer::new().layer(service_fn(move |req: Request<_>| {
+        *slot.lock().unwrap() = Some(req.into_body());
+        async { Ok::<_, Infallible>(Response::new(Full::<Bytes>::default())) }
+    }));
+    let req = Request::builder()
+        .header(CONTENT_ENCODING, "gzip")
+        .body(body)
+        .unwrap();
+    let _ = svc.oneshot(req).await.unwrap();
+    let mut body = handed.lock().unwrap().take().unwrap();
+    let mut out = Vec::new();
+    // Decode everything the first chunk gives, up to the point where the body waits.
+    while let Some(Some(frame)) = body.frame().now_or_never() {
+        out.extend_from_slice(&frame.unwrap().into_data().unwrap());
+    }
+    assert!(!out.is_empty() && out.len() < plain.len());
+    assert!(
+        probe.is_unique(),
+        "the waiting body still holds the decoded chunk"
+    );
+    tx.data(Bytes::copy_from_slice(rest));
+    drop(tx);
+    while let Some(frame) = body.frame().await {
+        out.extend_from_slice(&frame.unwrap().into_data().unwrap());
+    }
+    assert_eq!(out, plain);
+}
