@@ -330,17 +330,25 @@ where
                 // This poll's slice is used up. The peer may take its time before the next
                 // poll (a slow reader, a full socket, a busy runtime): when many streams
                 // hold states, give this one back now rather than pin it until then.
-                if encoder.releases_between_slices() {
+                let crowded = encoder.releases_between_slices();
+                if crowded {
                     if let Err(e) = encoder.idle(&mut self.out) {
                         return self.fail(e.into());
                     }
                     *unflushed = false;
                 }
                 // Hand over what is ready, unless it is only the header (sent with the first
-                // compressed bytes), or yield.
+                // compressed bytes), or yield. Crowded, the output block goes too, so a
+                // stream between slices pins no buffer (a new block per slice costs nothing
+                // beside the state's redraw); otherwise the block is reused, no allocation.
                 if !self.out.is_empty() && encoder.has_payload() {
                     self.yield_first = true;
-                    return Poll::Ready(Some(Ok(self.emit())));
+                    let frame = if crowded {
+                        self.emit_all()
+                    } else {
+                        self.emit()
+                    };
+                    return Poll::Ready(Some(Ok(frame)));
                 }
                 cx.waker().wake_by_ref();
                 return Poll::Pending;
@@ -374,7 +382,7 @@ where
                         }
                     }
                     if !self.out.is_empty() {
-                        return Poll::Ready(Some(Ok(self.emit())));
+                        return Poll::Ready(Some(Ok(self.emit_all())));
                     }
                     // No buffer is kept while idle.
                     self.out = BytesMut::new();
@@ -384,10 +392,17 @@ where
         }
     }
 
-    /// Hands over the output. The whole block goes with the frame (its spare room too), so
-    /// a stream between polls pins no output buffer: the block is freed once the frame is
-    /// written, and the next slice reserves a new one.
+    /// Hands over the output, keeping the block's spare room: once the consumer has written
+    /// and dropped the frame, the next slice reuses the whole block (no allocation per
+    /// slice).
     fn emit(&mut self) -> Frame<Bytes> {
+        self.bytes_out += self.out.len() as u64;
+        Frame::data(self.out.split().freeze())
+    }
+
+    /// Hands over the output with its whole block, for a stream about to wait (on its
+    /// producer, or its turn in a crowded pool) or at its end: it then holds no buffer.
+    fn emit_all(&mut self) -> Frame<Bytes> {
         self.bytes_out += self.out.len() as u64;
         Frame::data(std::mem::take(&mut self.out).freeze())
     }
@@ -406,7 +421,7 @@ where
         if let Err(e) = encoder.finish(&mut self.out) {
             return self.fail(e.into());
         }
-        Poll::Ready(Some(Ok(self.emit())))
+        Poll::Ready(Some(Ok(self.emit_all())))
     }
 
     fn fail(&mut self, error: BoxError) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {

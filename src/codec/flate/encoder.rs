@@ -64,12 +64,17 @@ impl History {
         if !self.tracking {
             return;
         }
-        // Grown to what the stream has given, doubling up to the dictionary size: a bulk
-        // stream reaches 32 KiB in one or two steps, while an idle SSE stream of small events
-        // keeps a tail the size of its events, not 32 KiB each.
+        // Grown to what the stream has given, doubling up to the dictionary size, so that an
+        // idle SSE stream of small events keeps a tail the size of its events, not 32 KiB
+        // each; a bulk stream (its first input is half the dictionary or more) gets the
+        // whole dictionary at once.
         let want = (self.tail.len() + input.len()).min(DICTIONARY);
         if want > self.tail.capacity() {
-            let target = want.max(self.tail.capacity() * 2).min(DICTIONARY);
+            let target = if want >= DICTIONARY / 2 {
+                DICTIONARY
+            } else {
+                want.max(self.tail.capacity() * 2).min(DICTIONARY)
+            };
             self.tail.reserve_exact(target - self.tail.len());
         }
         if input.len() >= DICTIONARY {
