@@ -9,6 +9,34 @@ use super::*;
 // Truncation
 // ---------------------------------------------------------------------------------------
 
+/// Every prefix of `wire` (a whole `coding` body of `plain`) is a 400 `Truncated` upload
+/// and a `Truncated` error for the client; nothing past what the prefix holds reaches the
+/// handler. The empty prefix is an empty body, and the whole body decodes.
+async fn truncated_at_every_offset(server: &Server, coding: &str, plain: &[u8], wire: &[u8]) {
+    server
+        .upload(coding, &[], StatusCode::OK, Some("none"))
+        .await;
+    server.client_expect(coding, &[], Ok(b"")).await;
+    for cut in 1..wire.len() {
+        let seen = server
+            .upload(
+                coding,
+                &wire[..cut],
+                StatusCode::BAD_REQUEST,
+                Some("Truncated"),
+            )
+            .await;
+        assert!(seen.decoded <= plain.len() as u64);
+        server
+            .client_expect(coding, &wire[..cut], Err("Truncated"))
+            .await;
+    }
+    server
+        .upload(coding, wire, StatusCode::OK, Some("none"))
+        .await;
+    server.client_expect(coding, wire, Ok(plain)).await;
+}
+
 #[cfg(feature = "zstd")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zstd_truncated_at_every_offset_is_400() {
@@ -16,30 +44,7 @@ async fn zstd_truncated_at_every_offset_is_400() {
     let plain =
         b"a small zstd body, truncated at every byte offset in turn, twice: a small zstd body";
     for wire in [zstd_frame(plain, true), zstd_streamed_frame(plain)] {
-        // Cut to nothing, the body is empty: a valid (empty) upload.
-        server
-            .upload("zstd", &[], StatusCode::OK, Some("none"))
-            .await;
-        server.client_expect("zstd", &[], Ok(b"")).await;
-        for cut in 1..wire.len() {
-            let seen = server
-                .upload(
-                    "zstd",
-                    &wire[..cut],
-                    StatusCode::BAD_REQUEST,
-                    Some("Truncated"),
-                )
-                .await;
-            // Nothing past what the prefix holds reaches the handler.
-            assert!(seen.decoded <= plain.len() as u64);
-            server
-                .client_expect("zstd", &wire[..cut], Err("Truncated"))
-                .await;
-        }
-        server
-            .upload("zstd", &wire, StatusCode::OK, Some("none"))
-            .await;
-        server.client_expect("zstd", &wire, Ok(plain)).await;
+        truncated_at_every_offset(&server, "zstd", plain, &wire).await;
     }
     server.still_good("zstd truncation").await;
     server.pools_are_healthy().await;
@@ -55,26 +60,7 @@ async fn br_truncated_at_every_offset_is_400() {
         br_stream(plain, 0, 16),
         br_stream(plain, 11, 24),
     ] {
-        server.upload("br", &[], StatusCode::OK, Some("none")).await;
-        server.client_expect("br", &[], Ok(b"")).await;
-        for cut in 1..wire.len() {
-            let seen = server
-                .upload(
-                    "br",
-                    &wire[..cut],
-                    StatusCode::BAD_REQUEST,
-                    Some("Truncated"),
-                )
-                .await;
-            assert!(seen.decoded <= plain.len() as u64);
-            server
-                .client_expect("br", &wire[..cut], Err("Truncated"))
-                .await;
-        }
-        server
-            .upload("br", &wire, StatusCode::OK, Some("none"))
-            .await;
-        server.client_expect("br", &wire, Ok(plain)).await;
+        truncated_at_every_offset(&server, "br", plain, &wire).await;
     }
     server.still_good("br truncation").await;
     server.pools_are_healthy().await;
