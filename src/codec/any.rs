@@ -233,6 +233,9 @@ pub struct Decoder {
     codec: AnyDecoder,
 }
 
+// Inline, not boxed: gzip/deflate is the common case, and a box would cost an allocation
+// per body. (With only `br` enabled, the flate variant is the one far larger than the rest.)
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 enum AnyDecoder {
     Flate(FlateDecoder),

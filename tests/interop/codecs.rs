@@ -263,7 +263,7 @@ fn we_decode_concatenated_members_from_cat() {
 }
 
 /// Our stream with an idle release every `idle_every` bytes (zstd: a new frame each time).
-#[cfg(any(feature = "zstd", feature = "br"))]
+#[cfg(feature = "zstd")]
 fn ours_with_idles(format: Format, data: &[u8], idle_every: usize) -> Vec<u8> {
     let pool = CodecPool::new();
     let mut encoder = Encoder::new(format, CompressionLevel::Default, &pool);

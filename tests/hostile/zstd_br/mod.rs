@@ -209,6 +209,7 @@ where
 }
 
 /// A body of `wire` cut into frames of `chunk` bytes (so chunked on the wire).
+#[cfg(feature = "zstd")]
 fn chunked(wire: &[u8], chunk: usize) -> BoxBody<Bytes, BoxError> {
     let frames: Vec<_> = wire
         .chunks(chunk.max(1))
