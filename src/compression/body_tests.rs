@@ -165,6 +165,34 @@ fn ready_body(format: Format, pool: &CodecPool, chunks: usize) -> Pin<Box<Compre
     Box::pin(CompressionBody::encode(producer, encoder))
 }
 
+/// Polls once, appending any data to `wire`; false at the end of the body.
+fn poll_into(
+    body: &mut Pin<Box<CompressionBody<Ready>>>,
+    cx: &mut Context<'_>,
+    wire: &mut Vec<u8>,
+) -> bool {
+    match body.as_mut().poll_frame(cx) {
+        Poll::Ready(Some(frame)) => {
+            if let Ok(data) = frame.unwrap().into_data() {
+                wire.extend_from_slice(&data);
+            }
+            true
+        }
+        Poll::Ready(None) => false,
+        Poll::Pending => true,
+    }
+}
+
+/// Decodes `wire` as one complete stream; the decoded length.
+fn decoded_len(format: Format, wire: &[u8]) -> usize {
+    let mut decoder = Decoder::new(format, &CodecPool::new());
+    let mut plain = BytesMut::new();
+    let n = decoder.decode(wire, &mut plain, usize::MAX).unwrap();
+    assert_eq!(n, wire.len());
+    decoder.finish().unwrap();
+    plain.len()
+}
+
 /// In a crowded pool (more streams than its hold limit; here the limit is 0), a slow
 /// reader takes one frame and stalls: what the body pins meanwhile is bounded by the
 /// history it keeps (32 KiB) and its output block, not a codec state (~190 KB for
@@ -198,24 +226,9 @@ fn a_stalled_reader_pins_no_codec_state_in_a_crowded_pool() {
         );
         // Reading on still yields one valid stream.
         let mut wire = first.to_vec();
-        loop {
-            match body.as_mut().poll_frame(&mut cx) {
-                Poll::Ready(Some(frame)) => {
-                    if let Ok(data) = frame.unwrap().into_data() {
-                        wire.extend_from_slice(&data);
-                    }
-                }
-                Poll::Ready(None) => break,
-                Poll::Pending => {}
-            }
-        }
+        while poll_into(&mut body, &mut cx, &mut wire) {}
         assert!(body.is_end_stream());
-        let mut decoder = Decoder::new(format, &CodecPool::new());
-        let mut plain = BytesMut::new();
-        let n = decoder.decode(&wire, &mut plain, usize::MAX).unwrap();
-        assert_eq!(n, wire.len());
-        decoder.finish().unwrap();
-        assert_eq!(plain.len(), 64 * 16 * 1024);
+        assert_eq!(decoded_len(format, &wire), 64 * 16 * 1024);
     }
 }
 
@@ -230,16 +243,7 @@ fn under_the_hold_limit_a_stream_keeps_its_state() {
     let mut cx = Context::from_waker(waker);
     let mut wire = Vec::new();
     let mut slices = 0;
-    loop {
-        match body.as_mut().poll_frame(&mut cx) {
-            Poll::Ready(Some(frame)) => {
-                if let Ok(data) = frame.unwrap().into_data() {
-                    wire.extend_from_slice(&data);
-                }
-            }
-            Poll::Ready(None) => break,
-            Poll::Pending => {}
-        }
+    while poll_into(&mut body, &mut cx, &mut wire) {
         slices += 1;
         if !body.is_end_stream() {
             assert_eq!(pool.stats().compressors.in_use(), 1, "slice {slices}");
@@ -247,12 +251,7 @@ fn under_the_hold_limit_a_stream_keeps_its_state() {
     }
     assert!(slices > 4, "{slices} polls for 256 KiB");
     assert_eq!(pool.stats().compressors.created, 1);
-    let mut decoder = Decoder::new(Format::Gzip, &CodecPool::new());
-    let mut plain = BytesMut::new();
-    let n = decoder.decode(&wire, &mut plain, usize::MAX).unwrap();
-    assert_eq!(n, wire.len());
-    decoder.finish().unwrap();
-    assert_eq!(plain.len(), 16 * 16 * 1024);
+    assert_eq!(decoded_len(Format::Gzip, &wire), 16 * 16 * 1024);
     // No full flush anywhere: a full flush writes an empty stored block (00 00 ff ff).
     assert!(
         !wire.windows(4).any(|w| w == [0, 0, 0xff, 0xff]),
