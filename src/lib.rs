@@ -37,6 +37,7 @@
 //! ```
 #![deny(missing_docs, unsafe_code, unreachable_pub)]
 
+mod buf;
 mod builders;
 pub mod client;
 pub mod codec;

@@ -312,20 +312,12 @@ where
             if budget == 0 {
                 // Finish the input in hand when it is at most one more slice (the rest of a
                 // producer's chunk, or the chunk the read-ahead took): a stream at rest then
-                // pins none of the producer's buffers, only what it has to say.
+                // pins none of the producer's buffers, only what it has to say. The next pass
+                // takes all of it, so this happens once.
                 let in_hand = self.current.len() + self.queued.len();
                 if in_hand > 0 && in_hand <= MAX_INPUT_PER_POLL {
-                    let mut extra = in_hand;
-                    if let Err(e) = encode_queued(
-                        encoder,
-                        &mut self.queued,
-                        &mut self.current,
-                        &mut self.out,
-                        &mut extra,
-                    ) {
-                        return self.fail(e);
-                    }
-                    self.bytes_in += in_hand as u64;
+                    budget = in_hand;
+                    continue;
                 }
                 // This poll's slice is used up. The peer may take its time before the next
                 // poll (a slow reader, a full socket, a busy runtime): when many streams
@@ -452,12 +444,7 @@ fn encode_queued(
             out.reserve(room.max(OUTPUT_BLOCK));
         }
         encoder.encode(&current[..n], out)?;
-        current.advance(n);
-        if current.is_empty() {
-            // An empty view still holds the producer's buffer: let it go now, not when the
-            // next chunk arrives (a resting stream would pin a whole chunk).
-            *current = Bytes::new();
-        }
+        crate::buf::consume(current, n);
         *budget -= n;
     }
     Ok(())

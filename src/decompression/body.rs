@@ -400,14 +400,7 @@ fn pull(
                 .map_err(Stop::Decode)?;
             match earlier.last_mut() {
                 Some(prev) => prev.buf.advance(consumed),
-                None => {
-                    wire.advance(consumed);
-                    if wire.is_empty() {
-                        // An empty view still holds the whole received chunk (often part of
-                        // hyper's read buffer): let it go while the body waits for more.
-                        *wire = Bytes::new();
-                    }
-                }
+                None => crate::buf::consume(wire, consumed),
             }
             let stalled = consumed == 0 && out.len() == before;
             if stalled && len > 0 && !last.decoder.has_pending_output() {
