@@ -265,12 +265,19 @@ run_concurrent() { # $1: h1 | h2c, $2: concurrency, $3: server
         'BEGIN { if (ms ~ /^[0-9.]+$/) printf "%.1f", ms / 1000; else printf "n/a" }')"
 }
 
+# "ours-gzip" | "ours-identity" | "tower-http-gzip" -> "SERVER ENCODING"
+case_parts() {
+    local server=ours enc=gzip
+    [[ "$1" == tower-http-* ]] && server=tower-http
+    [[ "$1" == *-identity ]] && enc=identity
+    echo "$server $enc"
+}
+
 # --- slow readers --------------------------------------------------------------------------
 declare -A S_RSS0 S_GROW S_LIVE S_OPEN S_ENC S_DONE S_READ S_ERR
 run_slow() { # $1: ours-gzip | ours-identity | tower-http-gzip
-    local case=$1 server=ours enc=gzip out="$WORK/slow-$1.json" rss0 hwm1
-    [[ "$case" == tower-http-* ]] && server=tower-http
-    [[ "$case" == *-identity ]] && enc=identity
+    local case=$1 server enc out="$WORK/slow-$1.json" rss0 hwm1
+    read -r server enc <<<"$(case_parts "$case")"
     start_server "$server"
     rss0="$(proc_status_kb VmRSS)"
     log "== slow readers: $SLOW_CONNS x $BIG_PATH ($enc) at $SLOW_RATE B/s for ${SLOW_SECONDS}s, $server (VmRSS $rss0 KiB)"
@@ -296,10 +303,9 @@ run_slow() { # $1: ours-gzip | ours-identity | tower-http-gzip
 # --- idle streams --------------------------------------------------------------------------
 declare -A I_RSS0 I_GROW5 I_GROWEND I_LIVE I_OPEN I_ENC I_END I_BYTES
 run_idle() { # $1: ours-gzip | ours-identity | tower-http-gzip
-    local case=$1 server=ours enc=gzip out="$WORK/idle-$1.json" rss0 path
+    local case=$1 server enc out="$WORK/idle-$1.json" rss0 path
     path="/events?n=1000&interval_ms=5000"
-    [[ "$case" == tower-http-* ]] && server=tower-http
-    [[ "$case" == *-identity ]] && enc=identity
+    read -r server enc <<<"$(case_parts "$case")"
     start_server "$server"
     rss0="$(proc_status_kb VmRSS)"
     log "== idle streams: $IDLE_CONNS x $path ($enc) held ${IDLE_SECONDS}s, $server (VmRSS $rss0 KiB)"

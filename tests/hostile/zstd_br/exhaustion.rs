@@ -9,6 +9,26 @@ use super::*;
 // Floods: skippable frames, empty frames
 // ---------------------------------------------------------------------------------------
 
+/// POSTs `chunks` as a zstd body that must decode to exactly `content` (a 200); returns
+/// the server's peak RSS growth meanwhile, in KiB.
+#[cfg(feature = "zstd")]
+async fn uploads_whole(server: &Server, chunks: Chunks, content: &[u8]) -> u64 {
+    reset_peak_rss();
+    let rss_before = proc_status_kib("VmRSS");
+    let seen = server.raw_post("zstd", chunks).await;
+    let peak = proc_status_kib("VmHWM").saturating_sub(rss_before);
+    assert_eq!(
+        (seen.status, seen.decoded, seen.crc),
+        (
+            StatusCode::OK,
+            content.len() as u64,
+            crc32fast::hash(content)
+        ),
+        "{seen:?}"
+    );
+    peak
+}
+
 #[cfg(feature = "zstd")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zstd_skippable_frame_floods() {
@@ -24,22 +44,7 @@ async fn zstd_skippable_frame_floods() {
         let tail = skippable(7, b"").repeat((floods % 8192) as usize);
         Box::new(std::iter::repeat_n(chunk, n as usize).chain([tail]))
     };
-    reset_peak_rss();
-    let rss_before = proc_status_kib("VmRSS");
-    let frame_copy = frame.clone();
-    let seen = server
-        .raw_post("zstd", Box::new(flood().chain([frame_copy])))
-        .await;
-    let peak = proc_status_kib("VmHWM").saturating_sub(rss_before);
-    assert_eq!(
-        (seen.status, seen.decoded, seen.crc),
-        (
-            StatusCode::OK,
-            content.len() as u64,
-            crc32fast::hash(&content)
-        ),
-        "{seen:?}"
-    );
+    let peak = uploads_whole(&server, Box::new(flood().chain([frame.clone()])), &content).await;
     eprintln!("{floods} skippable frames then a frame: 200, peak RSS +{peak} KiB");
     // The client side: the same flood served as a response.
     let pulled = server.arm(Box::new(flood().chain([frame.clone()])));
@@ -99,21 +104,7 @@ async fn zstd_endless_empty_frames() {
                 .chain([empty.repeat(frames % per_chunk), zstd_frame(&content, true)]),
         )
     };
-    reset_peak_rss();
-    let rss_before = proc_status_kib("VmRSS");
-    let seen = server
-        .raw_post("zstd", stream(empty.clone(), content.clone()))
-        .await;
-    let peak = proc_status_kib("VmHWM").saturating_sub(rss_before);
-    assert_eq!(
-        (seen.status, seen.decoded, seen.crc),
-        (
-            StatusCode::OK,
-            content.len() as u64,
-            crc32fast::hash(&content)
-        ),
-        "{seen:?}"
-    );
+    let peak = uploads_whole(&server, stream(empty.clone(), content.clone()), &content).await;
     eprintln!(
         "{frames} empty zstd frames ({} bytes) then content: 200, peak RSS +{peak} KiB",
         frames * empty.len()
