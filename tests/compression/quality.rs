@@ -40,24 +40,19 @@ fn sliced_reference(data: &[u8], level: u32, release: bool) -> Vec<u8> {
         }
     }
 
+    let mut out = Vec::new();
+    let mut state = Compress::new(Compression::new(level), false);
     // 64 KiB per slice, except that a slice goes on to the end of the input in hand when at
     // most one more slice of it is left (the body's "finish the chunk" rule; `data` is one
     // chunk here).
-    let mut slices: Vec<&[u8]> = Vec::new();
-    let mut ends = Vec::new();
-    let mut pos = 0;
-    while pos < data.len() {
-        let mut end = (pos + SLICE).min(data.len());
+    let mut start = 0;
+    while start < data.len() {
+        let mut end = (start + SLICE).min(data.len());
         if data.len() - end <= SLICE {
             end = data.len();
         }
-        slices.push(&data[pos..end]);
-        ends.push(end);
-        pos = end;
-    }
-    let mut out = Vec::new();
-    let mut state = Compress::new(Compression::new(level), false);
-    for (slice, &end) in slices.iter().zip(&ends) {
+        let slice = &data[start..end];
+        start = end;
         for chunk in slice.chunks(CHUNK) {
             run(&mut state, chunk, &mut out, FlushCompress::None);
         }
