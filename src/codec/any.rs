@@ -9,7 +9,9 @@ use super::br;
 use super::flate::{self, FlateDecoder, FlateEncoder, Framing};
 #[cfg(feature = "zstd")]
 use super::zstd;
-use super::{CompressionLevel, Decode, DecodeError, Encode, EncodeError, Format, Progress};
+use super::{
+    CompressionLevel, Decode, DecodeError, Encode, EncodeError, Format, Progress, SliceEnd,
+};
 use crate::pool::CodecPool;
 
 /// A streaming encoder for any [`Format`], over pooled codec state.
@@ -143,22 +145,36 @@ impl Encoder {
         Encode::idle(self, out).map(drop)
     }
 
-    /// Keeps the input history a released state needs to resume with the same ratio
-    /// (gzip and deflate: the last 32 KiB, one buffer per stream); used by streaming bodies,
-    /// which give their state back whenever the producer waits, and between slices when the
-    /// pool is crowded.
-    pub(crate) fn keep_history(mut self) -> Self {
-        #[allow(irrefutable_let_patterns)] // without the zstd and br features
-        if let AnyEncoder::Flate(flate) = &mut self.codec {
-            flate.keep_history();
+    /// Prepares the encoder for a streaming body, which gives its state back whenever the
+    /// producer waits and between slices when the pool is crowded: gzip and deflate keep the
+    /// input history a released state needs to resume with the same ratio (the last 32 KiB,
+    /// one buffer per stream); br waits for a turn before it draws a state and flushes at
+    /// every slice end.
+    pub(crate) fn for_stream(mut self) -> Self {
+        match &mut self.codec {
+            AnyEncoder::Flate(flate) => flate.keep_history(),
+            #[cfg(feature = "zstd")]
+            AnyEncoder::Zstd(_) => {}
+            #[cfg(feature = "br")]
+            AnyEncoder::Br(br) => br.streaming(),
         }
         self
     }
 
-    /// Whether to give the state back at a slice end (see
-    /// [`Encode::releases_between_slices`]).
-    pub(crate) fn releases_between_slices(&self) -> bool {
-        Encode::releases_between_slices(self)
+    /// Ready when the encoder may compress now; pending (and woken later) while a streaming
+    /// br encoder waits for its turn.
+    #[cfg_attr(not(feature = "br"), allow(unused_variables))]
+    pub(crate) fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        match &mut self.codec {
+            #[cfg(feature = "br")]
+            AnyEncoder::Br(br) => br.poll_ready(cx),
+            _ => std::task::Poll::Ready(()),
+        }
+    }
+
+    /// What a streaming body does at a slice end (see [`Encode::at_slice_end`]).
+    pub(crate) fn at_slice_end(&self) -> SliceEnd {
+        Encode::at_slice_end(self)
     }
 
     /// Whether compressed data beyond the header has been written.
@@ -166,8 +182,8 @@ impl Encoder {
         Encode::has_payload(self)
     }
 
-    /// Whether the encoder holds pooled codec state now (false after
-    /// [`idle`](Encoder::idle) released it, and after the finish).
+    /// Whether the encoder holds pooled codec state now: drawn at the first input, so false
+    /// before it, after [`idle`](Encoder::idle) released it, and after the finish.
     pub fn holds_state(&self) -> bool {
         Encode::holds_state(self)
     }
@@ -198,8 +214,8 @@ impl Encode for Encoder {
         dispatch!(&self.codec, c => c.has_payload())
     }
 
-    fn releases_between_slices(&self) -> bool {
-        dispatch!(&self.codec, c => c.releases_between_slices())
+    fn at_slice_end(&self) -> SliceEnd {
+        dispatch!(&self.codec, c => c.at_slice_end())
     }
 
     fn total_in(&self) -> u64 {

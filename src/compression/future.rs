@@ -94,9 +94,11 @@ enum Action {
 ///    304 responses stop here (no body to encode).
 /// 4. Negotiation: identity is sent as it is; nothing acceptable is a 406 for successful
 ///    responses (others keep their status and go unencoded).
-/// 5. Size: under [`DefaultPredicate`](crate::predicate::DefaultPredicate), a body known to
-///    be smaller than `min_size` is sent as it is (unless the client refused identity); a
-///    body of unknown size that turns out complete and smaller when read ahead, too.
+/// 5. Size: under [`DefaultPredicate`](crate::predicate::DefaultPredicate) (or a predicate
+///    that [applies the floor](crate::predicate::Predicate::applies_min_size)), a body known to be smaller than
+///    `min_size` is sent as it is (unless the client refused identity); a body of unknown
+///    size that turns out complete and smaller when read ahead, too. Any other predicate
+///    decides alone, whatever the size.
 fn decide<B: Body, P: Predicate>(
     request: &Request,
     settings: &Settings,
@@ -126,16 +128,16 @@ fn decide<B: Body, P: Predicate>(
     };
     // A client that refuses identity gets the coding it accepts even for a tiny body:
     // identity would be unacceptable to it (RFC 9110 section 12.5.3).
-    let floor = if request.choice.identity_refused {
+    // A custom predicate decides alone, as in tower-http: the floor is only
+    // `DefaultPredicate`'s, for bodies of known size and for those read ahead alike.
+    let floor = if request.choice.identity_refused || !predicate.applies_min_size() {
         0
     } else {
         settings.min_size
     };
     match body_size(headers, res.body()) {
-        Some(size) if predicate.applies_min_size() && size < floor => Action::VaryOnly,
+        Some(size) if size < floor => Action::VaryOnly,
         Some(size) if size > MAX_INPUT_PER_POLL as u64 => Action::Stream { format, size },
-        // A known size was the predicate's to judge: a custom one decides alone.
-        Some(_) if !predicate.applies_min_size() => Action::Encode { format, floor: 0 },
         _ => Action::Encode { format, floor },
     }
 }

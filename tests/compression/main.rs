@@ -11,6 +11,7 @@ mod support;
 #[cfg(any(feature = "zstd", feature = "br"))]
 mod codings;
 mod headers;
+mod many_streams;
 mod negotiation;
 mod pool;
 mod quality;
