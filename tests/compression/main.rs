@@ -10,6 +10,7 @@ mod support;
 
 #[cfg(any(feature = "zstd", feature = "br"))]
 mod codings;
+mod drop_in;
 mod headers;
 mod many_streams;
 mod negotiation;
