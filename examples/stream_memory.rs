@@ -154,7 +154,7 @@ fn main() {
     let format = args
         .first()
         .and_then(|s| Format::from_token(s))
-        .unwrap_or(Format::Zstd);
+        .unwrap_or(Format::Gzip);
     let policy = args.get(1).map_or("keep", String::as_str);
     let streams: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(64);
     let size: usize = args

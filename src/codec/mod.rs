@@ -201,6 +201,7 @@ pub(crate) enum SliceEnd {
     Keep,
     /// A sync flush, keeping the state: the output keeps pace with the input (br, whose
     /// encoder would otherwise hold up to 8 MiB of input in one meta-block).
+    #[cfg_attr(not(feature = "br"), allow(dead_code))]
     Flush,
     /// [`idle`](Encode::idle): the pool is crowded past its hold limit, and giving the state
     /// back costs little (gzip and deflate resume primed with their history; zstd starts a
