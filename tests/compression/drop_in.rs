@@ -62,7 +62,10 @@ async fn zstd_works() {
     assert_eq!(res.headers()[CONTENT_ENCODING], "zstd");
     let collected = res.into_body().collect().await.unwrap();
     assert_eq!(collected.trailers().expect("trailers")["foo"], "bar");
-    assert_eq!(crate::common::unzstd(&collected.to_bytes()), b"Hello, World!");
+    assert_eq!(
+        crate::common::unzstd(&collected.to_bytes()),
+        b"Hello, World!"
+    );
 }
 
 /// Ports tower-http `compression::tests::trailers_with_streamed_body` unchanged: small
@@ -86,7 +89,10 @@ async fn wildcard_alone_compresses() {
     let res = svc.oneshot(get(Some("*"))).await.unwrap();
     let coding = res.headers()[CONTENT_ENCODING].to_str().unwrap().to_owned();
     let collected = res.into_body().collect().await.unwrap();
-    assert_eq!(decode(Some(&coding), &collected.to_bytes()), b"Hello, World!");
+    assert_eq!(
+        decode(Some(&coding), &collected.to_bytes()),
+        b"Hello, World!"
+    );
 }
 
 /// A body of `data` whose size hint is exact, a range, or unknown.
@@ -143,7 +149,10 @@ impl Body for Sized {
 async fn compressed<P: Predicate>(predicate: P, content_type: &'static str) -> [bool; 3] {
     let layer = CompressionLayer::new().compress_when(predicate);
     let mut out = [false; 3];
-    for (i, size) in [Size::Exact, Size::Inexact, Size::Unknown].into_iter().enumerate() {
+    for (i, size) in [Size::Exact, Size::Inexact, Size::Unknown]
+        .into_iter()
+        .enumerate()
+    {
         let mut res = Response::new(Sized::new(text(100), size));
         res.headers_mut()
             .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
@@ -161,19 +170,50 @@ async fn every_predicate_form_on_small_bodies_of_every_size_kind() {
     let text_plain = "text/plain";
     let closure = |_: StatusCode, _: http::Version, _: &HeaderMap, _: &http::Extensions| true;
     let cases: Vec<(&str, [bool; 3])> = vec![
-        ("default", compressed(DefaultPredicate::new(), text_plain).await),
+        (
+            "default",
+            compressed(DefaultPredicate::new(), text_plain).await,
+        ),
         ("closure", compressed(closure, text_plain).await),
         ("Always", compressed(Always, text_plain).await),
-        ("Always and default", compressed(Always.and(DefaultPredicate::new()), text_plain).await),
-        ("default and closure", compressed(DefaultPredicate::new().and(closure), text_plain).await),
-        ("Always or default", compressed(Always.or(DefaultPredicate::new()), text_plain).await),
-        ("default or default", compressed(DefaultPredicate::new().or(DefaultPredicate::new()), text_plain).await),
+        (
+            "Always and default",
+            compressed(Always.and(DefaultPredicate::new()), text_plain).await,
+        ),
+        (
+            "default and closure",
+            compressed(DefaultPredicate::new().and(closure), text_plain).await,
+        ),
+        (
+            "Always or default",
+            compressed(Always.or(DefaultPredicate::new()), text_plain).await,
+        ),
+        (
+            "default or default",
+            compressed(
+                DefaultPredicate::new().or(DefaultPredicate::new()),
+                text_plain,
+            )
+            .await,
+        ),
         // Not(default) picks what the default turns down (images) and applies no floor.
-        ("not default, image", compressed(DefaultPredicate::new().not(), "image/png").await),
-        ("not default, text", compressed(DefaultPredicate::new().not(), text_plain).await),
+        (
+            "not default, image",
+            compressed(DefaultPredicate::new().not(), "image/png").await,
+        ),
+        (
+            "not default, text",
+            compressed(DefaultPredicate::new().not(), text_plain).await,
+        ),
         ("not closure", compressed(closure.not(), text_plain).await),
-        ("Some(default)", compressed(Some(DefaultPredicate::new()), text_plain).await),
-        ("None", compressed(None::<DefaultPredicate>, text_plain).await),
+        (
+            "Some(default)",
+            compressed(Some(DefaultPredicate::new()), text_plain).await,
+        ),
+        (
+            "None",
+            compressed(None::<DefaultPredicate>, text_plain).await,
+        ),
         ("Some(Always)", compressed(Some(Always), text_plain).await),
     ];
     let expected: Vec<(&str, [bool; 3])> = vec![
@@ -195,7 +235,12 @@ async fn every_predicate_form_on_small_bodies_of_every_size_kind() {
     // Above the floor every form that says yes compresses, whatever the size kind.
     let layer = CompressionLayer::new().compress_when(DefaultPredicate::new());
     for size in [Size::Exact, Size::Inexact, Size::Unknown] {
-        let got = round(&layer, Some("gzip"), Response::new(Sized::new(text(1000), size))).await;
+        let got = round(
+            &layer,
+            Some("gzip"),
+            Response::new(Sized::new(text(1000), size)),
+        )
+        .await;
         assert_eq!(got.encoding(), Some("gzip"), "{size:?}");
     }
 }
