@@ -34,9 +34,17 @@ pub fn dcz_window_limit(dictionary_len: usize) -> u64 {
         .clamp(MIN_WINDOW, MAX_WINDOW)
 }
 
-/// The window log the encoder uses: the largest power of two within the limit (23 to 27).
-fn window_log(dictionary_len: usize) -> u32 {
-    dcz_window_limit(dictionary_len).ilog2()
+/// The window log the encoder uses at `level`: the one zstd picks for the level on input
+/// of unknown size without a dictionary (21 at level 3, 23 at 19, 27 at 22), at most the
+/// largest power of two within [`dcz_window_limit`] (23 to 27).
+///
+/// It is set explicitly because with a dictionary and no pledged size zstd sizes its
+/// parameters for "the dictionary plus 500 bytes": a 16 KiB window for a 16 KiB dictionary,
+/// which would cripple long streamed bodies. With a pledged size zstd still shrinks it to
+/// fit the input.
+fn window_log(level: Level, dictionary_len: usize) -> u32 {
+    let limit = dcz_window_limit(dictionary_len).ilog2();
+    super::zstd_raw::natural_window_log(i32::from(level.get())).min(limit)
 }
 
 /// The zstd state of one dictionary: a raw-content `CDict` per level, made on first use,
@@ -146,9 +154,10 @@ impl DczEncoder {
         pool: &CodecPool,
         pledged: Option<u64>,
     ) -> Result<DczEncoder, EncodeError> {
-        let cdict = dictionary.zstd().cdict(level.resolve(Format::Zstd))?;
+        let level = level.resolve(Format::Zstd);
+        let cdict = dictionary.zstd().cdict(level)?;
         let mut ctx = draw_compressor(pool);
-        if let Err(e) = ctx.begin(cdict, window_log(dictionary.len()), pledged) {
+        if let Err(e) = ctx.begin(cdict, window_log(level, dictionary.len()), pledged) {
             ctx.discard();
             return Err(encode_error(e));
         }

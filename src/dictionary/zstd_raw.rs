@@ -28,6 +28,14 @@ fn default_mem() -> ZSTD_customMem {
     }
 }
 
+/// The window log zstd picks at `level` for input of unknown size, without a dictionary.
+pub(super) fn natural_window_log(level: i32) -> u32 {
+    // SAFETY: ZSTD_getCParams is a pure function of its integer arguments (0: unknown size).
+    #[allow(unsafe_code)]
+    let params = unsafe { zstd_sys::ZSTD_getCParams(level, 0, 0) };
+    params.windowLog
+}
+
 /// A libzstd error code, kept for its name and kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct ZstdError(usize);
