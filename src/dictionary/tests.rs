@@ -284,3 +284,350 @@ fn the_dictionary_is_used() {
         "dcb {br_with} vs zstd {without}"
     );
 }
+
+#[test]
+fn trained_dictionaries_are_used_as_raw_content() {
+    let pool = CodecPool::new();
+    let (dict, bodies) = trained();
+    assert_eq!(
+        &dict.bytes()[..4],
+        &[0x37, 0xa4, 0x30, 0xec],
+        "starts with zstd's dict magic"
+    );
+    assert!(
+        zstd_safe::get_dict_id(dict.bytes()).is_some(),
+        "zstd parses it as a dictionary"
+    );
+    // A body that repeats the dictionary's first bytes (its magic and entropy header):
+    // as raw content they are matchable; as a zstd dictionary they are not content at all.
+    let mut body = dict.bytes()[..300].to_vec();
+    body.extend_from_slice(&bodies[0]);
+    let body = &body;
+    let mut wire = BytesMut::new();
+    encode_dcz(&dict, CompressionLevel::Default, body, &pool, &mut wire).unwrap();
+    let frame = &wire[40..];
+    // Raw content has no dictionary id: auto mode writes the trained dictionary's id.
+    assert_eq!(zstd_safe::get_dict_id_from_frame(frame), None);
+    assert!(
+        frame.len() < 300,
+        "the header bytes were matched: {}",
+        frame.len()
+    );
+
+    // A raw-content prefix (zstd's refPrefix is raw content), as Chromium and Python's
+    // DICT_TYPE_RAWCONTENT use it, decodes the frame ...
+    let raw_decode = |frame: &[u8]| {
+        let mut plain = vec![0u8; body.len() + 64];
+        let mut dctx = zstd_safe::DCtx::create();
+        dctx.ref_prefix(dict.bytes()).unwrap();
+        dctx.decompress(&mut plain, frame)
+            .map(|n| plain[..n].to_vec())
+    };
+    assert_eq!(raw_decode(frame).unwrap(), &body[..]);
+    // (Decoding is not where auto mode fails: libzstd's auto-mode DDict keeps the whole
+    // buffer as content, header included. Encoding is: see below.)
+
+    // The pitfall itself: an encoder loading the bytes in auto mode writes frames that a
+    // raw-content client refuses (the frame names a dictionary id the client does not have).
+    let mut auto = vec![0u8; body.len() + 1024];
+    let mut cctx = zstd_safe::CCtx::create();
+    cctx.load_dictionary(dict.bytes()).unwrap();
+    let n = cctx.compress2(&mut auto, body).unwrap();
+    assert!(zstd_safe::get_dict_id_from_frame(&auto[..n]).is_some());
+    assert!(raw_decode(&auto[..n]).is_err());
+    // This module's own decoder is a raw-content client too.
+    let mut auto_dcz = DCZ_MAGIC.to_vec();
+    auto_dcz.extend_from_slice(&dict.hash());
+    auto_dcz.extend_from_slice(&auto[..n]);
+    assert!(decode_dcz(&dict, &auto_dcz, &pool, LIMIT).is_err());
+    assert_eq!(
+        &decode_dcz(&dict, &wire, &pool, LIMIT).unwrap()[..],
+        &body[..]
+    );
+
+    // Both codings and both directions agree for a dictionary that is all magic and header.
+    let mut dcb = BytesMut::new();
+    encode_dcb(&dict, CompressionLevel::Default, body, &mut dcb).unwrap();
+    assert_eq!(&decode_dcb(&dict, &dcb, LIMIT).unwrap()[..], &body[..]);
+}
+
+#[test]
+fn one_digested_dictionary_per_level_shared_by_responses() {
+    let pool = CodecPool::new();
+    let (dict, bodies) = trained();
+    assert_eq!(dict.prepared_size(), 0, "made lazily");
+    let mut wire = BytesMut::new();
+    encode_dcz(
+        &dict,
+        CompressionLevel::Default,
+        &bodies[0],
+        &pool,
+        &mut wire,
+    )
+    .unwrap();
+    let one = dict.prepared_size();
+    assert!(one > 0);
+    for body in &bodies {
+        let mut wire = BytesMut::new();
+        encode_dcz(&dict, CompressionLevel::Default, body, &pool, &mut wire).unwrap();
+        let clone = dict.clone();
+        let _ = DczEncoder::new(&clone, CompressionLevel::Precise(3), &pool).unwrap();
+    }
+    assert_eq!(dict.prepared_size(), one, "no new CDict for the same level");
+    encode_dcz(
+        &dict,
+        CompressionLevel::Precise(9),
+        &bodies[0],
+        &pool,
+        &mut BytesMut::new(),
+    )
+    .unwrap();
+    assert!(dict.prepared_size() > one, "a second level gets its own");
+}
+
+#[test]
+fn pooled_contexts_come_back_neutral() {
+    // Contexts go back to one shelf whatever dictionary they served: alternate two
+    // dictionaries (and levels) on one pool, from several threads, and check every body.
+    let pool = CodecPool::builder().max_idle(2).build();
+    let a = dictionary(json_samples(30, 5).concat());
+    let b = dictionary(json_samples(30, 6).concat());
+    let bodies = json_samples(40, 7);
+    std::thread::scope(|scope| {
+        for t in 0..3 {
+            let (pool, a, b, bodies) = (&pool, &a, &b, &bodies);
+            scope.spawn(move || {
+                for (i, body) in bodies.iter().enumerate() {
+                    let dict = if (i + t) % 2 == 0 { a } else { b };
+                    let level = CompressionLevel::Precise(1 + (i % 5) as i32);
+                    let mut wire = BytesMut::new();
+                    let mut encoder = DczEncoder::new(dict, level, pool).unwrap();
+                    encoder.encode(body, &mut wire).unwrap();
+                    if i % 3 == 0 {
+                        drop(encoder); // abandoned mid-frame: reset by the pool
+                        continue;
+                    }
+                    encoder.finish(&mut wire).unwrap();
+                    assert_eq!(
+                        &decode_dcz(dict, &wire, pool, LIMIT).unwrap()[..],
+                        &body[..]
+                    );
+                    let other = if dict == a { b } else { a };
+                    assert!(matches!(
+                        decode_dcz(other, &wire, pool, LIMIT),
+                        Err(DictDecodeError::WrongDictionary { .. })
+                    ));
+                }
+            });
+        }
+    });
+    // A plain zstd response on the same pool is not touched by any dictionary.
+    let mut wire = BytesMut::new();
+    crate::codec::OneShot::new(crate::codec::Format::Zstd)
+        .pool(&pool)
+        .encode(&bodies[0], &mut wire)
+        .unwrap();
+    assert_eq!(zstd_safe::get_dict_id_from_frame(&wire), None);
+    let mut plain = vec![0u8; bodies[0].len()];
+    assert_eq!(
+        zstd_safe::decompress(&mut plain, &wire).unwrap(),
+        bodies[0].len()
+    );
+}
+
+#[test]
+fn typed_errors_for_wrong_dictionary_and_broken_bodies() {
+    let pool = CodecPool::new();
+    let dict = dictionary(&b"the dictionary the body was made with"[..]);
+    let other = dictionary(&b"another dictionary"[..]);
+    let body = b"the body, made with the dictionary, the dictionary".repeat(20);
+    let mut dcz = BytesMut::new();
+    encode_dcz(&dict, CompressionLevel::Default, &body, &pool, &mut dcz).unwrap();
+    let mut dcb = BytesMut::new();
+    encode_dcb(&dict, CompressionLevel::Default, &body, &mut dcb).unwrap();
+
+    let wrong = DictDecodeError::WrongDictionary { found: dict.hash() };
+    assert_eq!(decode_dcz(&other, &dcz, &pool, LIMIT).unwrap_err(), wrong);
+    assert_eq!(decode_dcb(&other, &dcb, LIMIT).unwrap_err(), wrong);
+    assert_eq!(
+        wrong.to_decode_error().kind(),
+        DecodeErrorKind::CorruptHeader
+    );
+    // Truncated inside the header, at every length.
+    for cut in 1..40 {
+        assert_eq!(
+            decode_dcz(&dict, &dcz[..cut], &pool, LIMIT).unwrap_err(),
+            DictDecodeError::TruncatedHeader,
+            "{cut}"
+        );
+    }
+    for cut in 1..36 {
+        assert_eq!(
+            decode_dcb(&dict, &dcb[..cut], LIMIT).unwrap_err(),
+            DictDecodeError::TruncatedHeader,
+            "{cut}"
+        );
+    }
+    // Bad magic: plain zstd / br bodies, or the other coding's header.
+    assert_eq!(
+        decode_dcz(&dict, &dcb, &pool, LIMIT).unwrap_err(),
+        DictDecodeError::BadMagic
+    );
+    assert_eq!(
+        decode_dcb(&dict, &dcz, LIMIT).unwrap_err(),
+        DictDecodeError::BadMagic
+    );
+    // Truncated inside the compressed stream.
+    let err = decode_dcz(&dict, &dcz[..dcz.len() - 3], &pool, LIMIT).unwrap_err();
+    assert!(
+        matches!(&err, DictDecodeError::Codec(e) if e.kind() == DecodeErrorKind::Truncated),
+        "{err:?}"
+    );
+    let err = decode_dcb(&dict, &dcb[..dcb.len() - 2], LIMIT).unwrap_err();
+    assert!(
+        matches!(&err, DictDecodeError::Codec(e) if e.kind() == DecodeErrorKind::Truncated),
+        "{err:?}"
+    );
+    // Trailing garbage.
+    let mut extra = dcz.to_vec();
+    extra.extend_from_slice(b"garbage!");
+    let err = decode_dcz(&dict, &extra, &pool, LIMIT).unwrap_err();
+    assert!(
+        matches!(&err, DictDecodeError::Codec(e) if e.kind() == DecodeErrorKind::TrailingData),
+        "{err:?}"
+    );
+    let mut extra = dcb.to_vec();
+    extra.push(0);
+    let err = decode_dcb(&dict, &extra, LIMIT).unwrap_err();
+    assert!(
+        matches!(&err, DictDecodeError::Codec(e) if e.kind() == DecodeErrorKind::TrailingData),
+        "{err:?}"
+    );
+    // Corrupt payloads never panic.
+    for i in 40..dcz.len() {
+        let mut bad = dcz.to_vec();
+        bad[i] ^= 0x55;
+        let _ = decode_dcz(&dict, &bad, &pool, LIMIT);
+    }
+    for i in 36..dcb.len() {
+        let mut bad = dcb.to_vec();
+        bad[i] ^= 0x55;
+        let _ = decode_dcb(&dict, &bad, LIMIT);
+    }
+    // The output bound.
+    assert_eq!(
+        decode_dcz(&dict, &dcz, &pool, body.len() - 1).unwrap_err(),
+        DictDecodeError::OutputTooLarge {
+            limit: body.len() - 1
+        }
+    );
+    assert_eq!(
+        decode_dcb(&dict, &dcb, body.len() - 1).unwrap_err(),
+        DictDecodeError::OutputTooLarge {
+            limit: body.len() - 1
+        }
+    );
+    assert_eq!(
+        decode_dcz(&dict, &dcz, &pool, body.len()).unwrap().len(),
+        body.len()
+    );
+    // An error repeats, and the encoders refuse use after the finish.
+    let mut decoder = DczDecoder::new(&other, &pool).unwrap();
+    assert!(decoder.decode(&dcz, &mut BytesMut::new(), 1024).is_err());
+    assert_eq!(
+        decoder.decode(b"", &mut BytesMut::new(), 1024).unwrap_err(),
+        wrong
+    );
+    assert_eq!(decoder.finish().unwrap_err(), wrong);
+    let mut encoder = DcbEncoder::new(&dict, CompressionLevel::Default);
+    encoder.finish(&mut BytesMut::new()).unwrap();
+    assert!(encoder.encode(b"x", &mut BytesMut::new()).is_err());
+    encoder.finish(&mut BytesMut::new()).unwrap();
+}
+
+#[test]
+fn dcz_windows_stay_within_the_bound() {
+    const MIB: u64 = 1 << 20;
+    assert_eq!(dcz_window_limit(1), 8 * MIB);
+    assert_eq!(dcz_window_limit(8 << 20), 10 * MIB);
+    assert_eq!(dcz_window_limit(100 << 20), 125 * MIB);
+    assert_eq!(dcz_window_limit(128 << 20), 128 * MIB);
+    assert_eq!(dcz_window_limit(usize::MAX), 128 * MIB);
+
+    let pool = CodecPool::new();
+    let dict = dictionary(vec![b'a'; 1000]);
+    let body = json_samples(200, 3).concat();
+    for (level, expected) in [(3, 2 * MIB), (19, 8 * MIB), (22, 8 * MIB)] {
+        let mut encoder = DczEncoder::new(&dict, CompressionLevel::Precise(level), &pool).unwrap();
+        let mut wire = BytesMut::new();
+        encoder.encode(&body, &mut wire).unwrap();
+        encoder.finish(&mut wire).unwrap();
+        assert_eq!(frame_window(&wire[40..]), expected, "level {level}");
+        // One-shot: a single-segment frame whose window is the body.
+        let mut wire = BytesMut::new();
+        encode_dcz(
+            &dict,
+            CompressionLevel::Precise(level),
+            &body,
+            &pool,
+            &mut wire,
+        )
+        .unwrap();
+        assert!(frame_window(&wire[40..]) <= 8 * MIB);
+    }
+
+    // A frame asking for 16 MiB with a small dictionary is refused before allocation.
+    let mut cctx = zstd_safe::CCtx::create();
+    cctx.set_parameter(zstd_safe::CParameter::WindowLog(24))
+        .unwrap();
+    cctx.ref_prefix(dict.bytes()).unwrap();
+    let mut frame = vec![0u8; body.len() + 1024];
+    let mut input = zstd_safe::InBuffer::around(&body[..]);
+    let mut output = zstd_safe::OutBuffer::around(&mut frame[..]);
+    // Continue, then end: the size stays unknown, so the header carries the window.
+    for directive in [
+        zstd_safe::zstd_sys::ZSTD_EndDirective::ZSTD_e_continue,
+        zstd_safe::zstd_sys::ZSTD_EndDirective::ZSTD_e_end,
+    ] {
+        cctx.compress_stream2(&mut output, &mut input, directive)
+            .unwrap();
+    }
+    let n = output.pos();
+    assert_eq!(frame_window(&frame[..n]), 16 * MIB);
+    let mut wire = DCZ_MAGIC.to_vec();
+    wire.extend_from_slice(&dict.hash());
+    wire.extend_from_slice(&frame[..n]);
+    let err = decode_dcz(&dict, &wire, &pool, LIMIT).unwrap_err();
+    assert!(err.is_window_too_large(), "{err:?}");
+}
+
+#[test]
+fn dcb_refuses_large_window_streams() {
+    use brotli::enc::encode::{BrotliEncoderParameter as P, BrotliEncoderStateStruct};
+    let dict = dictionary(&b"prefix"[..]);
+    let mut core = BrotliEncoderStateStruct::new(brotli::enc::StandardAlloc::default());
+    core.set_parameter(P::BROTLI_PARAM_LARGE_WINDOW, 1);
+    core.set_parameter(P::BROTLI_PARAM_LGWIN, 26);
+    core.set_parameter(P::BROTLI_PARAM_QUALITY, 5);
+    let body = b"large window stream".repeat(10);
+    let mut out = vec![0u8; 1024];
+    let (mut avail_in, mut in_off, mut avail_out, mut out_off) = (body.len(), 0, out.len(), 0);
+    assert!(core.compress_stream(
+        brotli::enc::encode::BrotliEncoderOperation::BROTLI_OPERATION_FINISH,
+        &mut avail_in,
+        &body,
+        &mut in_off,
+        &mut avail_out,
+        &mut out,
+        &mut out_off,
+        &mut None,
+        &mut |_, _, _, _| ()
+    ));
+    let mut wire = DCB_MAGIC.to_vec();
+    wire.extend_from_slice(&dict.hash());
+    wire.extend_from_slice(&out[..out_off]);
+    assert!(matches!(
+        decode_dcb(&dict, &wire, LIMIT),
+        Err(DictDecodeError::Codec(_))
+    ));
+}
