@@ -631,3 +631,177 @@ fn dcb_refuses_large_window_streams() {
         Err(DictDecodeError::Codec(_))
     ));
 }
+
+/// Bodies that share material with the dictionary (so matches into it happen), or not.
+fn body_strategy() -> impl Strategy<Value = (Vec<u8>, Vec<u8>)> {
+    (
+        proptest::collection::vec(any::<u8>(), 1..1500),
+        proptest::collection::vec(any::<u8>(), 0..3000),
+        proptest::collection::vec((0usize..1500, 1usize..400), 0..8),
+    )
+        .prop_map(|(dict, noise, copies)| {
+            let mut body = Vec::new();
+            for (i, (at, len)) in copies.into_iter().enumerate() {
+                let at = at % dict.len();
+                let end = (at + len).min(dict.len());
+                body.extend_from_slice(&dict[at..end]);
+                let n = noise.len().min(50 * (i + 1));
+                body.extend_from_slice(&noise[..n / 2]);
+            }
+            body.extend_from_slice(&noise);
+            (dict, body)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_body_any_dictionary_any_chunks_round_trips(
+        (dict, body) in body_strategy(),
+        cuts in proptest::collection::vec(1usize..700, 1..6),
+        flush_every in 0usize..4,
+        budget in 1usize..5000,
+        level in 1i32..8,
+    ) {
+        let pool = CodecPool::global();
+        let dict = dictionary(dict);
+        let level = CompressionLevel::Precise(level);
+
+        let mut encoder = DczEncoder::new(&dict, level, pool).unwrap();
+        let wire = stream(&mut encoder, &body, &cuts, flush_every);
+        let mut decoder = DczDecoder::new(&dict, pool).unwrap();
+        prop_assert_eq!(&decode_chunked(&mut decoder, &wire, &cuts, budget)[..], &body[..]);
+        let mut one_shot = BytesMut::new();
+        encode_dcz(&dict, level, &body, pool, &mut one_shot).unwrap();
+        let mut decoder = DczDecoder::new(&dict, pool).unwrap();
+        prop_assert_eq!(&decode_chunked(&mut decoder, &one_shot, &cuts, budget)[..], &body[..]);
+
+        let mut encoder = DcbEncoder::new(&dict, level);
+        let wire = stream(&mut encoder, &body, &cuts, flush_every);
+        let mut decoder = DcbDecoder::new(&dict);
+        prop_assert_eq!(&decode_chunked(&mut decoder, &wire, &cuts, budget)[..], &body[..]);
+        let mut one_shot = BytesMut::new();
+        encode_dcb(&dict, level, &body, &mut one_shot).unwrap();
+        prop_assert_eq!(&decode_dcb(&dict, &one_shot, LIMIT).unwrap()[..], &body[..]);
+    }
+
+    #[test]
+    fn hostile_available_dictionary_never_panics(value in proptest::collection::vec(any::<u8>(), 0..300)) {
+        let _ = parse_available_dictionary(&value);
+        let _ = UseAsDictionary::parse(&value);
+    }
+
+    #[test]
+    fn any_bytes_after_a_valid_header_never_panic(junk in proptest::collection::vec(any::<u8>(), 0..600)) {
+        let pool = CodecPool::global();
+        let dict = dictionary(&b"a dictionary for junk"[..]);
+        let mut dcz = DCZ_MAGIC.to_vec();
+        dcz.extend_from_slice(&dict.hash());
+        dcz.extend_from_slice(&junk);
+        let _ = decode_dcz(&dict, &dcz, pool, 1 << 20);
+        let mut dcb = DCB_MAGIC.to_vec();
+        dcb.extend_from_slice(&dict.hash());
+        dcb.extend_from_slice(&junk);
+        let _ = decode_dcb(&dict, &dcb, 1 << 20);
+    }
+}
+
+/// A program on this machine, or a note saying the test is skipped.
+fn tool(program: &str, args: &[&str]) -> Option<String> {
+    let output = std::process::Command::new(program)
+        .args(args)
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&output.stdout).into_owned()
+        + &String::from_utf8_lossy(&output.stderr);
+    output.status.success().then_some(text)
+}
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("tower-gzip-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn interop_python_zstandard_decodes_dcz_payloads() {
+    if tool("python3", &["-c", "import zstandard"]).is_none() {
+        eprintln!("note: python3 with the zstandard module is not installed; dcz interop skipped");
+        return;
+    }
+    let pool = CodecPool::new();
+    let (dict, bodies) = trained();
+    let dir = temp_dir("dcz-interop");
+    dict.save(dir.join("dict")).unwrap();
+    let mut body = dict.bytes()[..200].to_vec(); // matches into the dictionary's header bytes
+    body.extend_from_slice(&bodies.concat());
+    std::fs::write(dir.join("body"), &body).unwrap();
+    for (name, streaming) in [("oneshot", false), ("stream", true)] {
+        let mut wire = BytesMut::new();
+        if streaming {
+            let mut encoder = DczEncoder::new(&dict, CompressionLevel::Default, &pool).unwrap();
+            for chunk in body.chunks(1000) {
+                encoder.encode(chunk, &mut wire).unwrap();
+                encoder.flush(&mut wire).unwrap();
+            }
+            encoder.finish(&mut wire).unwrap();
+        } else {
+            encode_dcz(&dict, CompressionLevel::Default, &body, &pool, &mut wire).unwrap();
+        }
+        std::fs::write(dir.join(name), &wire[40..]).unwrap();
+    }
+    let script = r#"
+import sys, zstandard
+d = sys.argv[1]
+raw = zstandard.ZstdCompressionDict(open(d + "/dict", "rb").read(), dict_type=zstandard.DICT_TYPE_RAWCONTENT)
+body = open(d + "/body", "rb").read()
+for name in ("oneshot", "stream"):
+    reader = zstandard.ZstdDecompressor(dict_data=raw).stream_reader(open(d + "/" + name, "rb"), read_across_frames=True)
+    assert reader.read() == body, name
+print("ok")
+"#;
+    let out = tool("python3", &["-c", script, dir.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(
+        out.as_deref().map(str::trim),
+        Some("ok"),
+        "python zstandard failed to decode"
+    );
+}
+
+#[test]
+fn interop_brotli_cli_decodes_dcb_payloads() {
+    let has_dictionary_option =
+        tool("brotli", &["--help"]).is_some_and(|help| help.contains("--dictionary"));
+    if !has_dictionary_option {
+        eprintln!("note: no brotli CLI with -D/--dictionary on this machine; dcb interop skipped");
+        return;
+    }
+    let (dict, bodies) = trained();
+    let body = bodies.concat();
+    let dir = temp_dir("dcb-interop");
+    dict.save(dir.join("dict")).unwrap();
+    let mut wire = BytesMut::new();
+    encode_dcb(&dict, CompressionLevel::Default, &body, &mut wire).unwrap();
+    std::fs::write(dir.join("payload.br"), &wire[36..]).unwrap();
+    let dict_path = dir.join("dict");
+    let payload = dir.join("payload.br");
+    let out_path = dir.join("out");
+    let ok = tool(
+        "brotli",
+        &[
+            "-d",
+            "-f",
+            "-D",
+            dict_path.to_str().unwrap(),
+            payload.to_str().unwrap(),
+            "-o",
+            out_path.to_str().unwrap(),
+        ],
+    );
+    let decoded = std::fs::read(&out_path).ok();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(ok.is_some(), "brotli -d -D failed");
+    assert_eq!(decoded.as_deref(), Some(&body[..]));
+}
