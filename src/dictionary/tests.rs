@@ -805,3 +805,79 @@ fn interop_brotli_cli_decodes_dcb_payloads() {
     assert!(ok.is_some(), "brotli -d -D failed");
     assert_eq!(decoded.as_deref(), Some(&body[..]));
 }
+
+/// Bytes on the wire for generated API JSON: plain zstd 3 and br 5 against `dcz`/`dcb` with
+/// dictionaries of 4, 16 and 32 KiB trained on other responses of the same API. Run with
+/// `cargo test --lib measure_dictionary_gains -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn measure_dictionary_gains() {
+    use crate::codec::{Format, OneShot};
+    let pool = CodecPool::new();
+    let training = json_samples(2000, 21);
+    let bodies = json_samples(300, 22);
+    let identity: usize = bodies.iter().map(Vec::len).sum();
+    let plain = |format, level| -> usize {
+        bodies
+            .iter()
+            .map(|body| {
+                let mut out = BytesMut::new();
+                OneShot::new(format)
+                    .level(CompressionLevel::Precise(level))
+                    .pool(&pool)
+                    .encode(body, &mut out)
+                    .unwrap();
+                out.len()
+            })
+            .sum()
+    };
+    let pct = |n: usize| 100.0 * n as f64 / identity as f64;
+    let zstd3 = plain(Format::Zstd, 3);
+    let br5 = plain(Format::Br, 5);
+    println!(
+        "{} responses, {identity} bytes identity ({} average); trained on {} others",
+        bodies.len(),
+        identity / bodies.len(),
+        training.len()
+    );
+    println!("| coding | bytes | % of identity | vs plain |");
+    println!("|---|---|---|---|");
+    println!("| zstd 3 | {zstd3} | {:.1}% | 1.00x |", pct(zstd3));
+    println!("| br 5 | {br5} | {:.1}% | 1.00x |", pct(br5));
+    for size in [4 << 10, 16 << 10, 32 << 10] {
+        let started = std::time::Instant::now();
+        let dict = dictionary(train(&training, size).unwrap());
+        let trained_in = started.elapsed();
+        let (mut dcz, mut dcb) = (0, 0);
+        for body in &bodies {
+            let mut out = BytesMut::new();
+            encode_dcz(&dict, CompressionLevel::Precise(3), body, &pool, &mut out).unwrap();
+            assert_eq!(
+                &decode_dcz(&dict, &out, &pool, LIMIT).unwrap()[..],
+                &body[..]
+            );
+            dcz += out.len();
+            let mut out = BytesMut::new();
+            encode_dcb(&dict, CompressionLevel::Precise(5), body, &mut out).unwrap();
+            dcb += out.len();
+        }
+        let kib = size >> 10;
+        let n = bodies.len();
+        println!(
+            "| dcz 3, {kib} KiB dict ({} B) | {dcz} ({} without headers) | {:.1}% | {:.2}x zstd 3 ({:.2}x) |",
+            dict.len(),
+            dcz - 40 * n,
+            pct(dcz),
+            dcz as f64 / zstd3 as f64,
+            (dcz - 40 * n) as f64 / zstd3 as f64
+        );
+        println!(
+            "| dcb 5, {kib} KiB dict | {dcb} ({} without headers) | {:.1}% | {:.2}x br 5 ({:.2}x) |",
+            dcb - 36 * n,
+            pct(dcb),
+            dcb as f64 / br5 as f64,
+            (dcb - 36 * n) as f64 / br5 as f64
+        );
+        println!("(trained in {trained_in:?}, debug build)");
+    }
+}
