@@ -108,11 +108,18 @@ mod tests {
         map
     }
 
+    /// Request headers, response headers, and what the gate says.
+    type Row = (
+        &'static [(&'static str, &'static str)],
+        &'static [(&'static str, &'static str)],
+        Readability,
+    );
+
     #[test]
     fn every_row_of_the_gate() {
         const O: &str = "https://a.example";
         #[rustfmt::skip]
-        let table: &[(&[(&str, &str)], &[(&str, &str)], Readability)] = &[
+        let table: &[Row] = &[
             // Sec-Fetch-Site: same-origin wins whatever the mode.
             (&[("sec-fetch-site", "same-origin")], &[], SameOrigin),
             (&[("sec-fetch-site", "same-origin"), ("sec-fetch-mode", "no-cors")], &[], SameOrigin),

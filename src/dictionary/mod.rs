@@ -41,8 +41,12 @@ use bytes::BytesMut;
 
 #[cfg(feature = "br")]
 mod dcb;
+#[cfg(feature = "br")]
+mod dcb_decoder;
 #[cfg(feature = "zstd")]
 mod dcz;
+#[cfg(feature = "zstd")]
+mod dcz_decoder;
 mod dict;
 mod error;
 mod frame;
@@ -59,9 +63,13 @@ mod train;
 mod zstd_raw;
 
 #[cfg(feature = "br")]
-pub use dcb::{DCB_MAX_WINDOW_LOG, DcbDecoder, DcbEncoder, decode_dcb, encode_dcb};
+pub use dcb::{DCB_MAX_WINDOW_LOG, DcbEncoder, encode_dcb};
+#[cfg(feature = "br")]
+pub use dcb_decoder::{DcbDecoder, decode_dcb};
 #[cfg(feature = "zstd")]
-pub use dcz::{DczDecoder, DczEncoder, dcz_window_limit, decode_dcz, encode_dcz};
+pub use dcz::{DczEncoder, dcz_window_limit, encode_dcz};
+#[cfg(feature = "zstd")]
+pub use dcz_decoder::{DczDecoder, decode_dcz};
 pub use dict::Dictionary;
 pub use error::{DictDecodeError, DictionaryError};
 pub use frame::{DCB_MAGIC, DCZ_MAGIC};
