@@ -32,7 +32,7 @@ use super::headers::{UseAsDictionary, available_dictionary_value};
 ///     UseAsDictionary::new("/api/*").with_id("api-v1"),
 /// )
 /// .unwrap();
-/// assert_eq!(dictionary.len(), 29);
+/// assert_eq!(dictionary.len(), 28);
 /// assert_eq!(
 ///     dictionary.use_as_dictionary().to_str().unwrap(),
 ///     r#"match="/api/*", id="api-v1""#

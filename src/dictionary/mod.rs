@@ -49,6 +49,8 @@ mod dcz;
 mod dcz_decoder;
 mod dict;
 mod error;
+// Without a codec only the magic bytes and `DictCoding::peek` are used.
+#[cfg_attr(not(any(feature = "zstd", feature = "br")), allow(dead_code))]
 mod frame;
 mod gate;
 mod headers;
