@@ -10,6 +10,8 @@
 //!   once (raw-content `CDict`s per level, a `DDict`).
 //! - [`available_dictionary`], [`UseAsDictionary::parse`]: the two headers, total parsers.
 //! - [`gate`]: RFC 9842's readability rule, over request and response headers.
+//! - [`select`]: the coding and dictionary for one response (`Accept-Encoding`,
+//!   `Available-Dictionary`, the gate), or none.
 //! - [`DictionaryStore`], [`ResponseStore`]: dictionaries (and remembered responses) by
 //!   hash, bounded in bytes, least recently used out first.
 //! - [`DczEncoder`], [`encode_dcz`], [`DczDecoder`], [`decode_dcz`]; the `dcb` equivalents.
@@ -54,6 +56,7 @@ mod error;
 mod frame;
 mod gate;
 mod headers;
+mod select;
 #[cfg(feature = "zstd")]
 mod shelf;
 mod store;
@@ -80,6 +83,7 @@ pub use headers::{
     AVAILABLE_DICTIONARY, DICTIONARY_ID, MAX_ID_LEN, USE_AS_DICTIONARY, UseAsDictionary,
     available_dictionary, available_dictionary_value, parse_available_dictionary,
 };
+pub use select::{VARY, select};
 pub use store::{DictionaryStore, ResponseStore};
 #[cfg(feature = "zstd")]
 pub use train::train;
