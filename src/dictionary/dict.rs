@@ -127,6 +127,9 @@ impl Dictionary {
 
     /// The `Use-As-Dictionary` header value to serve the dictionary with, for example
     /// `match="/app/*", match-dest=("script"), id="v2"`.
+    ///
+    /// Serve it with `Cache-Control: max-age=...` too: browsers use a dictionary only while
+    /// it is fresh in their HTTP cache.
     pub fn use_as_dictionary(&self) -> HeaderValue {
         self.inner.use_as_dictionary.clone()
     }

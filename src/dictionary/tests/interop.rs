@@ -58,14 +58,25 @@ body = open(d + "/body", "rb").read()
 for name in ("oneshot", "stream"):
     reader = zstandard.ZstdDecompressor(dict_data=raw).stream_reader(open(d + "/" + name, "rb"), read_across_frames=True)
     assert reader.read() == body, name
+# The other direction: python compresses with the raw-content dictionary, Rust decodes.
+cctx = zstandard.ZstdCompressor(level=3, dict_data=raw)
+open(d + "/from-python", "wb").write(cctx.compress(body))
 print("ok")
 "#;
     let out = tool("python3", &["-c", script, dir.to_str().unwrap()]);
+    let from_python = std::fs::read(dir.join("from-python")).ok();
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(
         out.as_deref().map(str::trim),
         Some("ok"),
         "python zstandard failed to decode"
+    );
+    let mut wire = DCZ_MAGIC.to_vec();
+    wire.extend_from_slice(&dict.hash());
+    wire.extend_from_slice(&from_python.unwrap());
+    assert_eq!(
+        &decode_dcz(&dict, &wire, &pool, LIMIT).unwrap()[..],
+        &body[..]
     );
 }
 
