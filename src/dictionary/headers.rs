@@ -64,6 +64,21 @@ pub fn available_dictionary_value(hash: &[u8; 32]) -> HeaderValue {
     HeaderValue::from_str(&value).expect("an SF byte sequence is a valid header value")
 }
 
+/// Whether a URL pattern has a regexp group: an unescaped `(` (RFC 9842 section 2.1.1
+/// forbids them; a client ignores such a dictionary).
+fn has_regexp_group(pattern: &str) -> bool {
+    let mut escaped = false;
+    for c in pattern.chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '(' => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
 /// The members of a `Use-As-Dictionary` header (RFC 9842 section 2.1): the URL pattern the
 /// dictionary serves, the fetch destinations it serves, and its id.
 ///
@@ -127,6 +142,11 @@ impl UseAsDictionary {
         fn string<'a>(s: &'a str, what: &'static str) -> Result<&'a StringRef, DictionaryError> {
             StringRef::from_str(s).map_err(|_| DictionaryError::InvalidMetadata(what))
         }
+        if has_regexp_group(&self.match_pattern) {
+            return Err(DictionaryError::InvalidMetadata(
+                "match has a regexp group, which RFC 9842 forbids",
+            ));
+        }
         if self.id.as_ref().is_some_and(|id| id.len() > MAX_ID_LEN) {
             return Err(DictionaryError::InvalidMetadata(
                 "id is over 1024 characters",
@@ -156,7 +176,8 @@ impl UseAsDictionary {
             .map_err(|_| DictionaryError::InvalidMetadata("not a header value"))
     }
 
-    /// Parses a `Use-As-Dictionary` value: an SF dictionary with `match` (string, required),
+    /// Parses a `Use-As-Dictionary` value: an SF dictionary with `match` (string, required,
+    /// a URL pattern without regexp groups),
     /// `match-dest` (inner list of strings), `id` (string of at most 1024 characters) and
     /// `type` (token, default `raw`). Gives `None` for a value that is not an SF dictionary,
     /// lacks `match`, has a known member of the wrong type, or a `type` other than `raw`.
@@ -171,6 +192,9 @@ impl UseAsDictionary {
             ListEntry::InnerList(_) => None,
         };
         let match_pattern = string(dict.get("match")?)?;
+        if has_regexp_group(&match_pattern) {
+            return None;
+        }
         let match_dest = match dict.get("match-dest") {
             None => Vec::new(),
             Some(ListEntry::InnerList(list)) => list
@@ -308,6 +332,9 @@ mod tests {
                 .len(),
             0
         );
+        // An escaped parenthesis is a literal, not a group.
+        let literal = parse(r#"match="/a\\(1\\)""#).unwrap();
+        assert_eq!(literal.match_pattern(), r"/a\(1\)");
         // Refused: no match, wrong types, unknown type, long id, not a dictionary.
         for bad in [
             "",
@@ -321,6 +348,7 @@ mod tests {
             r#"match="/a", type="raw""#,
             r#""/a""#,
             "match=\"/a",
+            r#"match="/a/(\\d+)""#,
         ] {
             assert_eq!(parse(bad), None, "{bad:?}");
         }
@@ -336,6 +364,7 @@ mod tests {
             UseAsDictionary::new("/caf\u{e9}"),
             UseAsDictionary::new("/a").with_match_dest(["\n"]),
             UseAsDictionary::new("/a").with_id("i".repeat(MAX_ID_LEN + 1)),
+            UseAsDictionary::new("/user/:id(\\d+)"),
         ] {
             assert!(matches!(
                 metadata.to_header_value(),
