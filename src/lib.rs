@@ -43,6 +43,7 @@ pub mod client;
 pub mod codec;
 pub mod compression;
 pub mod decompression;
+pub mod dictionary;
 mod ended;
 mod headers;
 mod negotiate;

@@ -1,0 +1,282 @@
+//! `dcb` (RFC 9842 section 4): the 36-byte header, then a brotli stream (RFC 7932) with the
+//! dictionary as a prefix ("custom dictionary"), window at most 16 MiB.
+//!
+//! The pure-Rust `brotli` crate's `set_custom_dictionary` is what Chromium was shown to
+//! decode (`../shared/research/dictionary-transport.md`). Quality is at least 5: below,
+//! brotli gives a dictionary little or no use.
+
+use brotli::enc::StandardAlloc as EncAlloc;
+use brotli::enc::encode::{
+    BrotliEncoderOperation as Op, BrotliEncoderParameter, BrotliEncoderStateStruct,
+};
+use bytes::BytesMut;
+
+use super::Dictionary;
+use super::frame::{DCB_MAGIC, write_header};
+use crate::codec::{CompressionLevel, Encode, EncodeError, Format, Progress};
+
+/// The largest window log a `dcb` stream may use: 24, brotli's 16 MiB (RFC 7932 without the
+/// large-window extension), as RFC 9842 caps it.
+pub const DCB_MAX_WINDOW_LOG: u32 = 24;
+
+/// The lowest quality used: brotli makes (almost) no use of a dictionary below 5.
+const MIN_QUALITY: u32 = 5;
+
+type EncoderCore = BrotliEncoderStateStruct<EncAlloc>;
+
+/// The brotli quality for `level`: `Default` and `Fastest` are 5, `Best` 11, `Precise(n)`
+/// is clamped to 5..=11.
+fn quality(level: CompressionLevel) -> u32 {
+    match level {
+        CompressionLevel::Default => MIN_QUALITY,
+        level => u32::from(level.resolve(Format::Br).get()).max(MIN_QUALITY),
+    }
+}
+
+/// The window log: brotli's default 22 (4 MiB, what Chromium was shown), larger only for a
+/// dictionary that would not fit (brotli keeps at most a window minus 16 bytes of it).
+fn lgwin(dictionary_len: usize) -> u32 {
+    (22..DCB_MAX_WINDOW_LOG)
+        .find(|&log| dictionary_len <= (1usize << log) - 16)
+        .unwrap_or(DCB_MAX_WINDOW_LOG)
+}
+
+/// A new encoder with the dictionary loaded as its prefix.
+fn new_core(
+    dictionary: &Dictionary,
+    level: CompressionLevel,
+    size_hint: Option<usize>,
+) -> Box<EncoderCore> {
+    let mut core = Box::new(EncoderCore::new(EncAlloc::default()));
+    core.set_parameter(BrotliEncoderParameter::BROTLI_PARAM_QUALITY, quality(level));
+    core.set_parameter(
+        BrotliEncoderParameter::BROTLI_PARAM_LGWIN,
+        lgwin(dictionary.len()),
+    );
+    if let Some(len) = size_hint {
+        let hint = u32::try_from(len).unwrap_or(u32::MAX);
+        core.set_parameter(BrotliEncoderParameter::BROTLI_PARAM_SIZE_HINT, hint);
+    }
+    let bytes = dictionary.bytes();
+    core.set_custom_dictionary(bytes.len(), bytes);
+    core
+}
+
+/// Runs `op` over all of `input`, appending brotli's output (taken from its own buffer, so
+/// `out` is never zero-filled) until it has taken all input and written what it owes.
+fn compress(
+    core: &mut EncoderCore,
+    op: Op,
+    input: &[u8],
+    out: &mut BytesMut,
+) -> Result<(), EncodeError> {
+    let mut available_in = input.len();
+    let mut in_offset = 0;
+    let mut stalled = 0;
+    loop {
+        let (mut available_out, mut out_offset, mut total_out) = (0, 0, None);
+        let before_in = available_in;
+        let ok = core.compress_stream(
+            op,
+            &mut available_in,
+            input,
+            &mut in_offset,
+            &mut available_out,
+            &mut [],
+            &mut out_offset,
+            &mut total_out,
+            &mut |_, _, _, _| (),
+        );
+        if !ok {
+            return Err(EncodeError::new("brotli: the encoder refused the call"));
+        }
+        let more = available_in != 0 || core.has_more_output();
+        let mut produced = 0;
+        loop {
+            let mut size = 0;
+            let chunk = core.take_output(&mut size);
+            let chunk = &chunk[..size.min(chunk.len())];
+            if chunk.is_empty() {
+                break;
+            }
+            produced += chunk.len();
+            out.extend_from_slice(chunk);
+        }
+        let done = match op {
+            Op::BROTLI_OPERATION_FINISH => core.is_finished(),
+            _ => !more,
+        };
+        if done {
+            return Ok(());
+        }
+        if produced == 0 && available_in == before_in {
+            stalled += 1;
+            if stalled > 2 {
+                return Err(EncodeError::new("brotli: the encoder made no progress"));
+            }
+        } else {
+            stalled = 0;
+        }
+    }
+}
+
+/// A streaming `dcb` encoder. Output is appended to the caller's buffer; the header goes
+/// out with the first call that writes.
+///
+/// Each encoder is a fresh brotli encoder that hashes the dictionary in (the `brotli` crate
+/// has no shared prepared dictionary), so a large dictionary costs its hashing per response.
+pub struct DcbEncoder {
+    /// `None` after the finish or a failure.
+    core: Option<Box<EncoderCore>>,
+    hash: [u8; 32],
+    header_written: bool,
+    finished: bool,
+    total_in: u64,
+    total_out: u64,
+}
+
+impl std::fmt::Debug for DcbEncoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DcbEncoder")
+            .field("total_in", &self.total_in)
+            .field("total_out", &self.total_out)
+            .field("finished", &self.finished)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DcbEncoder {
+    /// An encoder at `level` (see the module notes: quality 5 by default, never below).
+    pub fn new(dictionary: &Dictionary, level: CompressionLevel) -> DcbEncoder {
+        DcbEncoder {
+            core: Some(new_core(dictionary, level, None)),
+            hash: dictionary.hash(),
+            header_written: false,
+            finished: false,
+            total_in: 0,
+            total_out: 0,
+        }
+    }
+
+    /// Compresses `input`; brotli may hold output back until more input, a flush or the
+    /// finish.
+    pub fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
+        if input.is_empty() && self.core.is_some() && !self.finished {
+            return Ok(());
+        }
+        self.run(Op::BROTLI_OPERATION_PROCESS, input, out)
+    }
+
+    /// Makes everything encoded so far decodable from `out`.
+    pub fn flush(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
+        self.run(Op::BROTLI_OPERATION_FLUSH, &[], out)
+    }
+
+    /// Ends the stream. Calling it again does nothing.
+    pub fn finish(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
+        if self.finished {
+            return Ok(());
+        }
+        self.run(Op::BROTLI_OPERATION_FINISH, &[], out)?;
+        self.finished = true;
+        self.core = None;
+        Ok(())
+    }
+
+    /// Input bytes taken so far.
+    pub fn total_in(&self) -> u64 {
+        self.total_in
+    }
+
+    /// Output bytes written so far, header included.
+    pub fn total_out(&self) -> u64 {
+        self.total_out
+    }
+
+    /// Whether [`finish`](DcbEncoder::finish) has completed the stream.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    fn run(&mut self, op: Op, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
+        if self.finished {
+            return Err(EncodeError::new("the stream is already finished"));
+        }
+        let Some(core) = self.core.as_mut() else {
+            return Err(EncodeError::new(
+                "an earlier call failed; the stream is unusable",
+            ));
+        };
+        let before = out.len();
+        if !self.header_written {
+            write_header(&DCB_MAGIC, &self.hash, out);
+            self.header_written = true;
+        }
+        let result = compress(core, op, input, out);
+        self.total_out += (out.len() - before) as u64;
+        match result {
+            Ok(()) => {
+                self.total_in += input.len() as u64;
+                Ok(())
+            }
+            Err(e) => {
+                self.core = None;
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Encode for DcbEncoder {
+    fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<Progress, EncodeError> {
+        let before = out.len();
+        DcbEncoder::encode(self, input, out)?;
+        Ok(Progress::since(input.len(), before, out))
+    }
+
+    fn flush(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
+        let before = out.len();
+        DcbEncoder::flush(self, out)?;
+        Ok(Progress::since(0, before, out))
+    }
+
+    fn finish(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
+        let before = out.len();
+        DcbEncoder::finish(self, out)?;
+        Ok(Progress::since(0, before, out))
+    }
+
+    fn holds_state(&self) -> bool {
+        self.core.is_some()
+    }
+
+    fn has_payload(&self) -> bool {
+        self.header_written
+    }
+
+    fn total_in(&self) -> u64 {
+        self.total_in
+    }
+
+    fn total_out(&self) -> u64 {
+        self.total_out
+    }
+
+    fn is_finished(&self) -> bool {
+        self.finished
+    }
+}
+
+/// Compresses all of `input` as a `dcb` body appended to `out`, with its size as brotli's
+/// size hint.
+pub fn encode_dcb(
+    dictionary: &Dictionary,
+    level: CompressionLevel,
+    input: &[u8],
+    out: &mut BytesMut,
+) -> Result<(), EncodeError> {
+    let mut core = new_core(dictionary, level, Some(input.len()));
+    out.reserve(36 + input.len() / 4 + 64);
+    write_header(&DCB_MAGIC, &dictionary.hash(), out);
+    compress(&mut core, Op::BROTLI_OPERATION_FINISH, input, out)
+}

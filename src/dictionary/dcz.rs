@@ -1,0 +1,331 @@
+//! `dcz` (RFC 9842 section 5): the 40-byte header, then zstd frames compressed with the
+//! dictionary as raw content.
+//!
+//! The window is at most max(8 MiB, 1.25 x the dictionary), never over 128 MiB: what a
+//! client must accept, and so what the decoder here accepts, exactly.
+
+use std::sync::{Arc, OnceLock};
+
+use bytes::{Bytes, BytesMut};
+use zstd_safe::zstd_sys::ZSTD_EndDirective as End;
+
+use super::Dictionary;
+use super::error::DictDecodeError;
+use super::frame::{DCZ_MAGIC, write_header};
+use super::shelf::draw_compressor;
+use super::zstd_raw::{CompressContext, RawCDict, RawDDict, ZstdError};
+use crate::codec::{
+    CompressionLevel, DecodeError, DecodeErrorKind, Encode, EncodeError, Format, Level, Progress,
+};
+use crate::pool::{CodecPool, Pooled};
+
+/// The smallest window a `dcz` client must accept: 8 MiB.
+const MIN_WINDOW: u64 = 8 << 20;
+/// The largest window: 128 MiB.
+const MAX_WINDOW: u64 = 128 << 20;
+
+/// The largest window a `dcz` body made with a dictionary of `dictionary_len` bytes may
+/// use: max(8 MiB, 1.25 x `dictionary_len`), at most 128 MiB.
+pub fn dcz_window_limit(dictionary_len: usize) -> u64 {
+    (dictionary_len as u64)
+        .saturating_mul(5)
+        .div_ceil(4)
+        .clamp(MIN_WINDOW, MAX_WINDOW)
+}
+
+/// The window log the encoder uses at `level`: the one zstd picks for the level on input
+/// of unknown size without a dictionary (21 at level 3, 23 at 19, 27 at 22), at most the
+/// largest power of two within [`dcz_window_limit`] (23 to 27).
+///
+/// It is set explicitly because with a dictionary and no pledged size zstd sizes its
+/// parameters for "the dictionary plus 500 bytes": a 16 KiB window for a 16 KiB dictionary,
+/// which would cripple long streamed bodies. With a pledged size zstd still shrinks it to
+/// fit the input.
+fn window_log(level: Level, dictionary_len: usize) -> u32 {
+    let limit = dcz_window_limit(dictionary_len).ilog2();
+    super::zstd_raw::natural_window_log(i32::from(level.get())).min(limit)
+}
+
+/// The zstd state of one dictionary: a raw-content `CDict` per level, made on first use,
+/// and one `DDict`. Creation failures (out of memory) are not cached.
+pub(crate) struct Prepared {
+    bytes: Bytes,
+    cdicts: [OnceLock<Arc<RawCDict>>; Level::COUNT],
+    ddict: OnceLock<Arc<RawDDict>>,
+}
+
+impl Prepared {
+    pub(super) fn new(bytes: &Bytes) -> Self {
+        Prepared {
+            bytes: bytes.clone(),
+            cdicts: std::array::from_fn(|_| OnceLock::new()),
+            ddict: OnceLock::new(),
+        }
+    }
+
+    /// The `CDict` for `level`, made once.
+    fn cdict(&self, level: Level) -> Result<Arc<RawCDict>, EncodeError> {
+        let slot = &self.cdicts[level.index()];
+        if let Some(cdict) = slot.get() {
+            return Ok(cdict.clone());
+        }
+        let made = RawCDict::new(&self.bytes, i32::from(level.get()))
+            .ok_or_else(|| EncodeError::new("zstd: could not digest the dictionary"))?;
+        // Two threads may race to make it; one wins and both use the winner.
+        Ok(slot.get_or_init(|| Arc::new(made)).clone())
+    }
+
+    /// The `DDict`, made once.
+    pub(super) fn ddict(&self) -> Result<Arc<RawDDict>, DictDecodeError> {
+        if let Some(ddict) = self.ddict.get() {
+            return Ok(ddict.clone());
+        }
+        let made = RawDDict::new(&self.bytes).ok_or_else(|| {
+            DictDecodeError::Codec(DecodeError::new(
+                DecodeErrorKind::CorruptData,
+                "zstd could not digest the dictionary",
+            ))
+        })?;
+        Ok(self.ddict.get_or_init(|| Arc::new(made)).clone())
+    }
+
+    /// The memory the digested dictionaries made so far hold (for reports and tests).
+    pub(super) fn cdicts_size(&self) -> usize {
+        self.cdicts
+            .iter()
+            .filter_map(OnceLock::get)
+            .map(|c| c.sizeof())
+            .sum()
+    }
+}
+
+fn encode_error(e: ZstdError) -> EncodeError {
+    EncodeError::new(format!("zstd: {}", e.name()))
+}
+
+/// A streaming `dcz` encoder: a pooled zstd context referencing the dictionary's `CDict`
+/// (no dictionary is loaded per response). Output is appended to the caller's buffer;
+/// the header goes out with the first call that writes.
+pub struct DczEncoder {
+    /// `None` after the finish or a failure (back in the pool, neutral again).
+    ctx: Option<Pooled<CompressContext>>,
+    hash: [u8; 32],
+    phase: Phase,
+    total_in: u64,
+    total_out: u64,
+}
+
+/// Where an encoder is in its stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// Nothing written yet: the header is still owed.
+    Start,
+    /// The header is out; the frame is open.
+    Frame,
+    Finished,
+    Failed,
+}
+
+impl std::fmt::Debug for DczEncoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DczEncoder")
+            .field("phase", &self.phase)
+            .field("total_in", &self.total_in)
+            .field("total_out", &self.total_out)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DczEncoder {
+    /// An encoder at `level` (zstd's levels; `Default` is 3) with a context from `pool`.
+    /// Fails only if libzstd cannot digest the dictionary (out of memory).
+    pub fn new(
+        dictionary: &Dictionary,
+        level: CompressionLevel,
+        pool: &CodecPool,
+    ) -> Result<DczEncoder, EncodeError> {
+        Self::start(dictionary, level, pool, None)
+    }
+
+    fn start(
+        dictionary: &Dictionary,
+        level: CompressionLevel,
+        pool: &CodecPool,
+        pledged: Option<u64>,
+    ) -> Result<DczEncoder, EncodeError> {
+        let level = level.resolve(Format::Zstd);
+        let cdict = dictionary.zstd().cdict(level)?;
+        let mut ctx = draw_compressor(pool);
+        if let Err(e) = ctx.begin(cdict, window_log(level, dictionary.len()), pledged) {
+            ctx.discard();
+            return Err(encode_error(e));
+        }
+        Ok(DczEncoder {
+            ctx: Some(ctx),
+            hash: dictionary.hash(),
+            phase: Phase::Start,
+            total_in: 0,
+            total_out: 0,
+        })
+    }
+
+    /// Compresses `input`; zstd may hold output back until more input, a flush or the finish.
+    pub fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
+        self.run(input, out, End::ZSTD_e_continue)
+    }
+
+    /// Makes everything encoded so far decodable from `out`.
+    pub fn flush(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
+        self.run(&[], out, End::ZSTD_e_flush)
+    }
+
+    /// Ends the frame and the stream; the context goes back to the pool. Calling it again
+    /// does nothing.
+    pub fn finish(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
+        if self.phase == Phase::Finished {
+            return Ok(());
+        }
+        self.run(&[], out, End::ZSTD_e_end)?;
+        self.phase = Phase::Finished;
+        self.ctx = None;
+        Ok(())
+    }
+
+    /// Input bytes taken so far.
+    pub fn total_in(&self) -> u64 {
+        self.total_in
+    }
+
+    /// Output bytes written so far, header included.
+    pub fn total_out(&self) -> u64 {
+        self.total_out
+    }
+
+    /// Whether [`finish`](DczEncoder::finish) has completed the stream.
+    pub fn is_finished(&self) -> bool {
+        self.phase == Phase::Finished
+    }
+
+    fn run(&mut self, input: &[u8], out: &mut BytesMut, directive: End) -> Result<(), EncodeError> {
+        match self.phase {
+            Phase::Failed => {
+                return Err(EncodeError::new(
+                    "an earlier call failed; the stream is unusable",
+                ));
+            }
+            Phase::Finished => return Err(EncodeError::new("the stream is already finished")),
+            Phase::Start if input.is_empty() && directive == End::ZSTD_e_continue => {
+                return Ok(());
+            }
+            Phase::Start => {
+                write_header(&DCZ_MAGIC, &self.hash, out);
+                self.total_out += DCZ_MAGIC.len() as u64 + 32;
+                self.phase = Phase::Frame;
+            }
+            Phase::Frame => {}
+        }
+        let before = out.len();
+        let result = drive(self.ctx.as_deref_mut(), input, out, directive);
+        self.total_out += (out.len() - before) as u64;
+        match result {
+            Ok(()) => {
+                self.total_in += input.len() as u64;
+                Ok(())
+            }
+            Err(e) => {
+                self.phase = Phase::Failed;
+                if let Some(ctx) = self.ctx.take() {
+                    ctx.discard();
+                }
+                Err(e)
+            }
+        }
+    }
+}
+
+/// Runs `directive` over all of `input` and, for a flush or end, until zstd owes nothing.
+fn drive(
+    ctx: Option<&mut CompressContext>,
+    input: &[u8],
+    out: &mut BytesMut,
+    directive: End,
+) -> Result<(), EncodeError> {
+    let ctx = ctx.ok_or_else(|| EncodeError::new("the stream is unusable"))?;
+    let mut pos = 0;
+    loop {
+        let room = zstd_safe::compress_bound(input.len() - pos).max(16 * 1024);
+        let left = ctx
+            .compress(input, &mut pos, out, room, directive)
+            .map_err(encode_error)?;
+        let consumed = pos == input.len();
+        let done = match directive {
+            End::ZSTD_e_continue => consumed,
+            _ => consumed && left == 0,
+        };
+        if done {
+            return Ok(());
+        }
+    }
+}
+
+impl Encode for DczEncoder {
+    fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<Progress, EncodeError> {
+        let before = out.len();
+        DczEncoder::encode(self, input, out)?;
+        Ok(Progress::since(input.len(), before, out))
+    }
+
+    fn flush(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
+        let before = out.len();
+        DczEncoder::flush(self, out)?;
+        Ok(Progress::since(0, before, out))
+    }
+
+    fn finish(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
+        let before = out.len();
+        DczEncoder::finish(self, out)?;
+        Ok(Progress::since(0, before, out))
+    }
+
+    fn holds_state(&self) -> bool {
+        self.ctx.is_some()
+    }
+
+    fn has_payload(&self) -> bool {
+        self.phase != Phase::Start
+    }
+
+    fn total_in(&self) -> u64 {
+        self.total_in
+    }
+
+    fn total_out(&self) -> u64 {
+        self.total_out
+    }
+
+    fn is_finished(&self) -> bool {
+        DczEncoder::is_finished(self)
+    }
+}
+
+/// Compresses all of `input` as a `dcz` body (header and one zstd frame whose header
+/// records the content size) appended to `out`.
+pub fn encode_dcz(
+    dictionary: &Dictionary,
+    level: CompressionLevel,
+    input: &[u8],
+    pool: &CodecPool,
+    out: &mut BytesMut,
+) -> Result<(), EncodeError> {
+    out.reserve(40 + zstd_safe::compress_bound(input.len()));
+    let mut encoder = DczEncoder::start(dictionary, level, pool, Some(input.len() as u64))?;
+    write_header(&DCZ_MAGIC, &dictionary.hash(), out);
+    encoder.phase = Phase::Frame;
+    let result = drive(encoder.ctx.as_deref_mut(), input, out, End::ZSTD_e_end);
+    if result.is_err() {
+        if let Some(ctx) = encoder.ctx.take() {
+            ctx.discard();
+        }
+    }
+    result
+}

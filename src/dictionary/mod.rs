@@ -1,0 +1,168 @@
+//! Compression Dictionary Transport (RFC 9842), server side: `dcz` and `dcb`.
+//!
+//! A response served with `Use-As-Dictionary` becomes a dictionary in the browser; later
+//! requests that match it offer `dcb, dcz` in `Accept-Encoding` and name it by SHA-256 in
+//! `Available-Dictionary`. A server that has that dictionary, and whose response passes the
+//! readability [`gate`], may answer with a body compressed against it: often a fraction of
+//! the plain zstd or brotli size for API responses and new versions of static assets.
+//!
+//! - [`Dictionary`]: bytes, hash, `Use-As-Dictionary` metadata and the zstd state prepared
+//!   once (raw-content `CDict`s per level, a `DDict`).
+//! - [`available_dictionary`], [`UseAsDictionary::parse`]: the two headers, total parsers.
+//! - [`gate`]: RFC 9842's readability rule, over request and response headers.
+//! - [`select`]: the coding and dictionary for one response (`Accept-Encoding`,
+//!   `Available-Dictionary`, the gate), or none.
+//! - [`DictionaryStore`], [`ResponseStore`]: dictionaries (and remembered responses) by
+//!   hash, bounded in bytes, least recently used out first.
+//! - [`DczEncoder`], [`encode_dcz`], [`DczDecoder`], [`decode_dcz`]; the `dcb` equivalents.
+//! - [`train`]: a dictionary from sample bodies, with zstd's trainer.
+//!
+//! # Example
+//!
+//! ```
+//! use bytes::BytesMut;
+//! use tower_gzip::{CodecPool, CompressionLevel};
+//! use tower_gzip::dictionary::{Dictionary, UseAsDictionary, decode_dcz, encode_dcz};
+//!
+//! let dictionary = Dictionary::new(
+//!     &br#"{"user":{"id":0,"name":"","email":"@example.com"}}"#[..],
+//!     UseAsDictionary::new("/api/users/*"),
+//! )
+//! .unwrap();
+//! let body = br#"{"user":{"id":7,"name":"Ada","email":"ada@example.com"}}"#;
+//! let pool = CodecPool::global();
+//! let mut wire = BytesMut::new();
+//! encode_dcz(&dictionary, CompressionLevel::Default, body, pool, &mut wire).unwrap();
+//! assert_eq!(&wire[..4], &[0x5e, 0x2a, 0x4d, 0x18]);
+//! assert_eq!(&wire[8..40], &dictionary.hash());
+//! let plain = decode_dcz(&dictionary, &wire, pool, 1 << 20).unwrap();
+//! assert_eq!(&plain[..], &body[..]);
+//! ```
+
+use bytes::BytesMut;
+
+#[cfg(feature = "br")]
+mod dcb;
+#[cfg(feature = "br")]
+mod dcb_decoder;
+#[cfg(feature = "zstd")]
+mod dcz;
+#[cfg(feature = "zstd")]
+mod dcz_decoder;
+mod dict;
+mod error;
+// Without a codec only the magic bytes and `DictCoding::peek` are used.
+#[cfg_attr(not(any(feature = "zstd", feature = "br")), allow(dead_code))]
+mod frame;
+mod gate;
+mod headers;
+mod select;
+#[cfg(feature = "zstd")]
+mod shelf;
+mod store;
+#[cfg(all(test, feature = "zstd", feature = "br"))]
+mod tests;
+#[cfg(feature = "zstd")]
+mod train;
+#[cfg(feature = "zstd")]
+mod zstd_raw;
+
+#[cfg(feature = "br")]
+pub use dcb::{DCB_MAX_WINDOW_LOG, DcbEncoder, encode_dcb};
+#[cfg(feature = "br")]
+pub use dcb_decoder::{DcbDecoder, decode_dcb};
+#[cfg(feature = "zstd")]
+pub use dcz::{DczEncoder, dcz_window_limit, encode_dcz};
+#[cfg(feature = "zstd")]
+pub use dcz_decoder::{DczDecoder, decode_dcz};
+pub use dict::Dictionary;
+pub use error::{DictDecodeError, DictionaryError};
+pub use frame::{DCB_MAGIC, DCZ_MAGIC};
+pub use gate::{Readability, gate};
+pub use headers::{
+    AVAILABLE_DICTIONARY, DICTIONARY_ID, MAX_ID_LEN, USE_AS_DICTIONARY, UseAsDictionary,
+    available_dictionary, available_dictionary_value, parse_available_dictionary,
+};
+pub use select::{VARY, select};
+pub use store::{DictionaryStore, ResponseStore};
+#[cfg(feature = "zstd")]
+pub use train::train;
+
+/// The largest dictionary this crate accepts: 128 MiB, the largest window a `dcz` client
+/// must support (RFC 9842 section 5).
+pub const MAX_DICTIONARY_LEN: usize = 128 << 20;
+
+/// The dictionary-compressed content codings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DictCoding {
+    /// `dcz`: zstd with the dictionary as raw content.
+    Dcz,
+    /// `dcb`: brotli with the dictionary as a prefix.
+    Dcb,
+}
+
+impl DictCoding {
+    /// The `Content-Encoding` token.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DictCoding::Dcz => "dcz",
+            DictCoding::Dcb => "dcb",
+        }
+    }
+
+    /// The coding and the dictionary hash a body's header names, when it starts with a
+    /// complete `dcz` or `dcb` header (a client can pick the dictionary this way).
+    pub fn peek(body: &[u8]) -> Option<(DictCoding, [u8; 32])> {
+        frame::peek_hash(&DCZ_MAGIC, body)
+            .map(|hash| (DictCoding::Dcz, hash))
+            .or_else(|| frame::peek_hash(&DCB_MAGIC, body).map(|hash| (DictCoding::Dcb, hash)))
+    }
+}
+
+/// Drives a decoder over a whole body: `step(input, out, budget)` returns the input consumed
+/// and whether output is pending. Fails once the output passes `max_len`.
+#[cfg_attr(not(any(feature = "zstd", feature = "br")), allow(dead_code))]
+fn decode_loop(
+    body: &[u8],
+    max_len: usize,
+    mut step: impl FnMut(&[u8], &mut BytesMut, usize) -> Result<(usize, bool), DictDecodeError>,
+) -> Result<BytesMut, DictDecodeError> {
+    let mut out = BytesMut::new();
+    let mut input = body;
+    loop {
+        // One byte over the limit tells a body at the limit from one past it.
+        let budget = max_len.saturating_add(1) - out.len();
+        let before = out.len();
+        let (consumed, more) = step(input, &mut out, budget)?;
+        if out.len() > max_len {
+            return Err(DictDecodeError::OutputTooLarge { limit: max_len });
+        }
+        input = &input[consumed..];
+        // A call with room that neither took input nor wrote output cannot go on: the
+        // decoder's `finish` tells a truncated body from a complete one.
+        let stalled = consumed == 0 && out.len() == before;
+        if (input.is_empty() && !more) || stalled {
+            return Ok(out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod mod_tests {
+    use super::*;
+
+    #[test]
+    fn coding_tokens_and_peek() {
+        assert_eq!(DictCoding::Dcz.as_str(), "dcz");
+        assert_eq!(DictCoding::Dcb.as_str(), "dcb");
+        let mut body = DCB_MAGIC.to_vec();
+        body.extend_from_slice(&[3; 32]);
+        assert_eq!(DictCoding::peek(&body), Some((DictCoding::Dcb, [3; 32])));
+        let mut body = DCZ_MAGIC.to_vec();
+        body.extend_from_slice(&[4; 32]);
+        body.push(0);
+        assert_eq!(DictCoding::peek(&body), Some((DictCoding::Dcz, [4; 32])));
+        assert_eq!(DictCoding::peek(&body[..20]), None);
+        assert_eq!(DictCoding::peek(b""), None);
+    }
+}

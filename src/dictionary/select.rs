@@ -1,0 +1,165 @@
+//! Choosing dictionary compression for one response: the request offers `dcz`/`dcb`, names a
+//! dictionary the server has, and the readability gate passes.
+
+use http::HeaderMap;
+use http::header::ACCEPT_ENCODING;
+
+use super::gate::gate;
+use super::store::DictionaryStore;
+use super::{DictCoding, Dictionary};
+
+/// The `Vary` value a cacheable dictionary-compressed response needs (RFC 9842 section 6.2).
+pub const VARY: &str = "accept-encoding, available-dictionary";
+
+/// The dictionary coding a request accepts, with its q-value in thousandths, from
+/// `Accept-Encoding`. Only explicit tokens count: `*` never selects a dictionary coding, as
+/// a client must not receive one it did not offer with a dictionary (RFC 9842 section 6.1).
+fn accepted(request: &HeaderMap, coding: DictCoding) -> u16 {
+    let mut best = 0;
+    for value in request.get_all(ACCEPT_ENCODING) {
+        let Ok(value) = value.to_str() else {
+            continue;
+        };
+        for member in value.split(',') {
+            let mut parts = member.split(';');
+            let token = parts.next().unwrap_or("").trim();
+            if !token.eq_ignore_ascii_case(coding.as_str()) {
+                continue;
+            }
+            let q = parts
+                .filter_map(|param| {
+                    let (name, value) = param.split_once('=')?;
+                    name.trim()
+                        .eq_ignore_ascii_case("q")
+                        .then(|| qvalue(value.trim()))
+                })
+                .next()
+                .unwrap_or(Some(1000));
+            best = best.max(q.unwrap_or(0));
+        }
+    }
+    best
+}
+
+/// An RFC 9110 qvalue in thousandths (`0`, `0.5`, `1.000`), or `None` if malformed.
+fn qvalue(value: &str) -> Option<u16> {
+    let (int, frac) = value.split_once('.').unwrap_or((value, ""));
+    if frac.len() > 3 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let frac: u16 = format!("{frac:0<3}").parse().ok()?;
+    match int {
+        "0" => Some(frac),
+        "1" if frac == 0 => Some(1000),
+        _ => None,
+    }
+}
+
+/// The dictionary coding and dictionary to compress a response with, if any: the request's
+/// `Available-Dictionary` names a dictionary in `store`, its `Accept-Encoding` offers `dcz`
+/// or `dcb` (the higher q-value wins, `dcz` on a tie: faster to make, and its dictionary is
+/// prepared once rather than hashed per response), `codings` (what the server will make,
+/// in its order of preference) includes it, and the readability [`gate`] passes.
+///
+/// The caller still decides whether the response is worth compressing at all (its type,
+/// its size, an existing `Content-Encoding`), and sets `Content-Encoding` and [`VARY`].
+///
+/// ```
+/// use http::HeaderMap;
+/// use tower_gzip::dictionary::{DictCoding, Dictionary, DictionaryStore, UseAsDictionary, select};
+///
+/// let store = DictionaryStore::new(1 << 20);
+/// let dictionary = Dictionary::new(vec![b'd'; 64], UseAsDictionary::new("/*")).unwrap();
+/// store.insert(dictionary.clone());
+///
+/// let mut request = HeaderMap::new();
+/// request.insert("accept-encoding", "gzip, br, zstd, dcb, dcz".parse().unwrap());
+/// request.insert("available-dictionary", dictionary.available_dictionary());
+/// request.insert("sec-fetch-site", "same-origin".parse().unwrap());
+/// let chosen = select(&request, &HeaderMap::new(), &store, &[DictCoding::Dcz, DictCoding::Dcb]);
+/// assert_eq!(chosen, Some((DictCoding::Dcz, dictionary)));
+/// ```
+pub fn select(
+    request: &HeaderMap,
+    response: &HeaderMap,
+    store: &DictionaryStore,
+    codings: &[DictCoding],
+) -> Option<(DictCoding, Dictionary)> {
+    let mut best: Option<(DictCoding, u16)> = None;
+    for &coding in codings {
+        let q = accepted(request, coding);
+        if q > 0 && best.is_none_or(|(_, best_q)| q > best_q) {
+            best = Some((coding, q));
+        }
+    }
+    let (coding, _) = best?;
+    if !gate(request, response).is_allowed() {
+        return None;
+    }
+    let dictionary = store.for_request(request)?;
+    Some((coding, dictionary))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dictionary::{AVAILABLE_DICTIONARY, UseAsDictionary};
+
+    fn setup() -> (DictionaryStore, Dictionary) {
+        let store = DictionaryStore::new(1 << 20);
+        let dictionary = Dictionary::new(vec![b'd'; 64], UseAsDictionary::new("/*")).unwrap();
+        assert!(store.insert(dictionary.clone()));
+        (store, dictionary)
+    }
+
+    fn request(accept: &str, dictionary: &Dictionary) -> HeaderMap {
+        let mut request = HeaderMap::new();
+        request.insert(ACCEPT_ENCODING, accept.parse().unwrap());
+        request.insert(AVAILABLE_DICTIONARY, dictionary.available_dictionary());
+        request
+    }
+
+    const BOTH: &[DictCoding] = &[DictCoding::Dcz, DictCoding::Dcb];
+
+    #[test]
+    fn q_values_and_server_preference() {
+        let (store, d) = setup();
+        let none = HeaderMap::new();
+        let pick = |accept: &str, codings| {
+            select(&request(accept, &d), &none, &store, codings).map(|(coding, _)| coding)
+        };
+        assert_eq!(pick("dcb, dcz", BOTH), Some(DictCoding::Dcz));
+        assert_eq!(pick("dcb, dcz;q=0.5", BOTH), Some(DictCoding::Dcb));
+        assert_eq!(pick("DCB;q=0.9, dcz;q=0.8", BOTH), Some(DictCoding::Dcb));
+        assert_eq!(pick("dcb, dcz", &[DictCoding::Dcb]), Some(DictCoding::Dcb));
+        assert_eq!(pick("dcz;q=0", BOTH), None);
+        assert_eq!(
+            pick("dcz;q=0.000, dcb;q=0.001", BOTH),
+            Some(DictCoding::Dcb)
+        );
+        assert_eq!(pick("dcz;q=2", BOTH), None, "malformed q refuses");
+        assert_eq!(
+            pick("*", BOTH),
+            None,
+            "a wildcard never selects a dictionary"
+        );
+        assert_eq!(pick("gzip, br, zstd", BOTH), None);
+        assert_eq!(pick("dcz", &[]), None);
+    }
+
+    #[test]
+    fn needs_a_known_dictionary_and_the_gate() {
+        let (store, d) = setup();
+        let none = HeaderMap::new();
+        let other = Dictionary::new(vec![b'o'; 64], UseAsDictionary::new("/*")).unwrap();
+        assert_eq!(select(&request("dcz", &other), &none, &store, BOTH), None);
+        let mut no_dict = request("dcz", &d);
+        no_dict.remove(AVAILABLE_DICTIONARY);
+        assert_eq!(select(&no_dict, &none, &store, BOTH), None);
+        let mut opaque = request("dcz", &d);
+        opaque.insert("sec-fetch-mode", "no-cors".parse().unwrap());
+        assert_eq!(select(&opaque, &none, &store, BOTH), None);
+        opaque.insert("sec-fetch-site", "same-origin".parse().unwrap());
+        assert!(select(&opaque, &none, &store, BOTH).is_some());
+    }
+}

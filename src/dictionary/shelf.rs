@@ -1,0 +1,56 @@
+//! The pool shelves of the raw-content zstd contexts, through the crate's [`CodecPool`]
+//! machinery (checkout counters, `max_idle`, reset on return, discard on panic).
+//!
+//! The pool's own zstd shelves hold `zstd-safe` contexts, which cannot reference a
+//! raw-content `CDict` (see `zstd_raw.rs`), and its `Inner` has no field for these; until it
+//! has (`dict_zstd_compressors`, `dict_zstd_decompressors`), the shelves are process-wide
+//! statics shared by every pool. Contexts on them are neutral: no dictionary, default
+//! parameters (see `CompressContext::clear`), so any dictionary's response can use any.
+
+use std::sync::OnceLock;
+
+use super::zstd_raw::{CompressContext, DecompressContext};
+use crate::codec::Level;
+use crate::pool::{CodecPool, Inner, Pooled, PooledState, Shelf};
+
+/// A context grown past this (a large window, a big one-shot body) is freed rather than
+/// shelved, as the plain zstd shelves do (`codec::zstd`).
+const MAX_KEPT_CONTEXT: usize = 4 << 20;
+
+impl PooledState for CompressContext {
+    fn shelf(_pool: &Inner) -> &Shelf<Self> {
+        static SHELF: OnceLock<Shelf<CompressContext>> = OnceLock::new();
+        SHELF.get_or_init(Shelf::default)
+    }
+
+    fn reset(&mut self) -> bool {
+        self.clear(MAX_KEPT_CONTEXT)
+    }
+}
+
+impl PooledState for DecompressContext {
+    fn shelf(_pool: &Inner) -> &Shelf<Self> {
+        static SHELF: OnceLock<Shelf<DecompressContext>> = OnceLock::new();
+        SHELF.get_or_init(Shelf::default)
+    }
+
+    fn reset(&mut self) -> bool {
+        self.clear(MAX_KEPT_CONTEXT)
+    }
+}
+
+/// A neutral compression context from `pool`'s shelf (or a new one).
+pub(super) fn draw_compressor(pool: &CodecPool) -> Pooled<CompressContext> {
+    // Neutral contexts serve every level (the CDict sets it), so they share one tag.
+    pool.take(Level::NONE, || {
+        // Like `zstd_safe::CCtx::create` and every Rust allocation: out of memory aborts.
+        CompressContext::new().expect("libzstd could not allocate a context: out of memory")
+    })
+}
+
+/// A neutral decompression context from `pool`'s shelf (or a new one).
+pub(super) fn draw_decompressor(pool: &CodecPool) -> Pooled<DecompressContext> {
+    pool.take(Level::NONE, || {
+        DecompressContext::new().expect("libzstd could not allocate a context: out of memory")
+    })
+}

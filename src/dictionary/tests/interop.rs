@@ -1,0 +1,193 @@
+//! Interop with other implementations (skipped when they are missing) and the
+//! measurement of what dictionaries buy.
+
+use bytes::BytesMut;
+
+use super::*;
+use crate::{CodecPool, CompressionLevel};
+
+/// A program on this machine, or a note saying the test is skipped.
+fn tool(program: &str, args: &[&str]) -> Option<String> {
+    let output = std::process::Command::new(program)
+        .args(args)
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&output.stdout).into_owned()
+        + &String::from_utf8_lossy(&output.stderr);
+    output.status.success().then_some(text)
+}
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("tower-gzip-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn interop_python_zstandard_decodes_dcz_payloads() {
+    if tool("python3", &["-c", "import zstandard"]).is_none() {
+        eprintln!("note: python3 with the zstandard module is not installed; dcz interop skipped");
+        return;
+    }
+    let pool = CodecPool::new();
+    let (dict, bodies) = trained();
+    let dir = temp_dir("dcz-interop");
+    dict.save(dir.join("dict")).unwrap();
+    let mut body = dict.bytes()[..200].to_vec(); // matches into the dictionary's header bytes
+    body.extend_from_slice(&bodies.concat());
+    std::fs::write(dir.join("body"), &body).unwrap();
+    for (name, streaming) in [("oneshot", false), ("stream", true)] {
+        let mut wire = BytesMut::new();
+        if streaming {
+            let mut encoder = DczEncoder::new(&dict, CompressionLevel::Default, &pool).unwrap();
+            for chunk in body.chunks(1000) {
+                encoder.encode(chunk, &mut wire).unwrap();
+                encoder.flush(&mut wire).unwrap();
+            }
+            encoder.finish(&mut wire).unwrap();
+        } else {
+            encode_dcz(&dict, CompressionLevel::Default, &body, &pool, &mut wire).unwrap();
+        }
+        std::fs::write(dir.join(name), &wire[40..]).unwrap();
+    }
+    let script = r#"
+import sys, zstandard
+d = sys.argv[1]
+raw = zstandard.ZstdCompressionDict(open(d + "/dict", "rb").read(), dict_type=zstandard.DICT_TYPE_RAWCONTENT)
+body = open(d + "/body", "rb").read()
+for name in ("oneshot", "stream"):
+    reader = zstandard.ZstdDecompressor(dict_data=raw).stream_reader(open(d + "/" + name, "rb"), read_across_frames=True)
+    assert reader.read() == body, name
+# The other direction: python compresses with the raw-content dictionary, Rust decodes.
+cctx = zstandard.ZstdCompressor(level=3, dict_data=raw)
+open(d + "/from-python", "wb").write(cctx.compress(body))
+print("ok")
+"#;
+    let out = tool("python3", &["-c", script, dir.to_str().unwrap()]);
+    let from_python = std::fs::read(dir.join("from-python")).ok();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(
+        out.as_deref().map(str::trim),
+        Some("ok"),
+        "python zstandard failed to decode"
+    );
+    let mut wire = DCZ_MAGIC.to_vec();
+    wire.extend_from_slice(&dict.hash());
+    wire.extend_from_slice(&from_python.unwrap());
+    assert_eq!(
+        &decode_dcz(&dict, &wire, &pool, LIMIT).unwrap()[..],
+        &body[..]
+    );
+}
+
+#[test]
+fn interop_brotli_cli_decodes_dcb_payloads() {
+    let has_dictionary_option =
+        tool("brotli", &["--help"]).is_some_and(|help| help.contains("--dictionary"));
+    if !has_dictionary_option {
+        eprintln!("note: no brotli CLI with -D/--dictionary on this machine; dcb interop skipped");
+        return;
+    }
+    let (dict, bodies) = trained();
+    let body = bodies.concat();
+    let dir = temp_dir("dcb-interop");
+    dict.save(dir.join("dict")).unwrap();
+    let mut wire = BytesMut::new();
+    encode_dcb(&dict, CompressionLevel::Default, &body, &mut wire).unwrap();
+    std::fs::write(dir.join("payload.br"), &wire[36..]).unwrap();
+    let dict_path = dir.join("dict");
+    let payload = dir.join("payload.br");
+    let out_path = dir.join("out");
+    let ok = tool(
+        "brotli",
+        &[
+            "-d",
+            "-f",
+            "-D",
+            dict_path.to_str().unwrap(),
+            payload.to_str().unwrap(),
+            "-o",
+            out_path.to_str().unwrap(),
+        ],
+    );
+    let decoded = std::fs::read(&out_path).ok();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(ok.is_some(), "brotli -d -D failed");
+    assert_eq!(decoded.as_deref(), Some(&body[..]));
+}
+
+/// Bytes on the wire for generated API JSON: plain zstd 3 and br 5 against `dcz`/`dcb` with
+/// dictionaries of 4, 16 and 32 KiB trained on other responses of the same API. Run with
+/// `cargo test --lib measure_dictionary_gains -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn measure_dictionary_gains() {
+    use crate::codec::{Format, OneShot};
+    let pool = CodecPool::new();
+    let training = json_samples(2000, 21);
+    let bodies = json_samples(300, 22);
+    let identity: usize = bodies.iter().map(Vec::len).sum();
+    let plain = |format, level| -> usize {
+        bodies
+            .iter()
+            .map(|body| {
+                let mut out = BytesMut::new();
+                OneShot::new(format)
+                    .level(CompressionLevel::Precise(level))
+                    .pool(&pool)
+                    .encode(body, &mut out)
+                    .unwrap();
+                out.len()
+            })
+            .sum()
+    };
+    let pct = |n: usize| 100.0 * n as f64 / identity as f64;
+    let zstd3 = plain(Format::Zstd, 3);
+    let br5 = plain(Format::Br, 5);
+    println!(
+        "{} responses, {identity} bytes identity ({} average); trained on {} others",
+        bodies.len(),
+        identity / bodies.len(),
+        training.len()
+    );
+    println!("| coding | bytes | % of identity | vs plain |");
+    println!("|---|---|---|---|");
+    println!("| zstd 3 | {zstd3} | {:.1}% | 1.00x |", pct(zstd3));
+    println!("| br 5 | {br5} | {:.1}% | 1.00x |", pct(br5));
+    for size in [4 << 10, 16 << 10, 32 << 10] {
+        let started = std::time::Instant::now();
+        let dict = dictionary(train(&training, size).unwrap());
+        let trained_in = started.elapsed();
+        let (mut dcz, mut dcb) = (0, 0);
+        for body in &bodies {
+            let mut out = BytesMut::new();
+            encode_dcz(&dict, CompressionLevel::Precise(3), body, &pool, &mut out).unwrap();
+            assert_eq!(
+                &decode_dcz(&dict, &out, &pool, LIMIT).unwrap()[..],
+                &body[..]
+            );
+            dcz += out.len();
+            let mut out = BytesMut::new();
+            encode_dcb(&dict, CompressionLevel::Precise(5), body, &mut out).unwrap();
+            dcb += out.len();
+        }
+        let kib = size >> 10;
+        let n = bodies.len();
+        println!(
+            "| dcz 3, {kib} KiB dict ({} B) | {dcz} ({} without headers) | {:.1}% | {:.2}x zstd 3 ({:.2}x) |",
+            dict.len(),
+            dcz - 40 * n,
+            pct(dcz),
+            dcz as f64 / zstd3 as f64,
+            (dcz - 40 * n) as f64 / zstd3 as f64
+        );
+        println!(
+            "| dcb 5, {kib} KiB dict | {dcb} ({} without headers) | {:.1}% | {:.2}x br 5 ({:.2}x) |",
+            dcb - 36 * n,
+            pct(dcb),
+            dcb as f64 / br5 as f64,
+            (dcb - 36 * n) as f64 / br5 as f64
+        );
+        println!("(trained in {trained_in:?}, debug build)");
+    }
+}

@@ -1,0 +1,162 @@
+//! Tests across the module, by concern: round trips (fixed and property-based), the
+//! raw-content proof and pooling, typed errors and bounds, interop with other
+//! implementations and the measurement of what dictionaries buy.
+
+use bytes::BytesMut;
+
+use super::*;
+use crate::codec::{Decode, Encode};
+
+mod errors;
+mod interop;
+mod raw_content;
+mod round_trip;
+
+/// `n` API-like JSON records of varied content, deterministic per `seed`.
+pub(in crate::dictionary) fn json_samples(n: usize, seed: u64) -> Vec<Vec<u8>> {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    const NAMES: &[&str] = &[
+        "Ada", "Grace", "Linus", "Barbara", "Ken", "Margaret", "Dennis", "Frances",
+    ];
+    const CITIES: &[&str] = &[
+        "Paris", "Lagos", "Osaka", "Lima", "Oslo", "Pune", "Quito", "Accra",
+    ];
+    const TAGS: &[&str] = &[
+        "admin", "beta", "staff", "trial", "verified", "legacy", "api", "mobile",
+    ];
+    (0..n)
+        .map(|_| {
+            let items = 1 + next() % 10;
+            let mut s = String::from("{\"data\":[");
+            for i in 0..items {
+                if i > 0 {
+                    s.push(',');
+                }
+                let name = NAMES[(next() % 8) as usize];
+                let city = CITIES[(next() % 8) as usize];
+                let tags: Vec<String> = (0..next() % 4)
+                    .map(|_| format!("\"{}\"", TAGS[(next() % 8) as usize]))
+                    .collect();
+                s.push_str(&format!(
+                    "{{\"id\":{},\"name\":\"{} {:x}\",\"email\":\"{}.{}@example.com\",\"address\":{{\"city\":\"{}\",\"zip\":\"{:05}\"}},\"active\":{},\"score\":{}.{:02},\"tags\":[{}],\"created_at\":\"2026-{:02}-{:02}T{:02}:{:02}:00Z\"}}",
+                    next() % 1_000_000,
+                    name,
+                    next() % 0xffff,
+                    name.to_lowercase(),
+                    next() % 1000,
+                    city,
+                    next() % 100_000,
+                    next() % 2 == 0,
+                    next() % 100,
+                    next() % 100,
+                    tags.join(","),
+                    1 + next() % 12,
+                    1 + next() % 28,
+                    next() % 24,
+                    next() % 60,
+                ));
+            }
+            s.push_str(&format!("],\"page\":{},\"total\":{}}}", next() % 50, next() % 5000));
+            s.into_bytes()
+        })
+        .collect()
+}
+
+pub(super) const LIMIT: usize = 64 << 20;
+
+pub(super) fn dictionary(bytes: impl Into<bytes::Bytes>) -> Dictionary {
+    Dictionary::new(bytes, UseAsDictionary::new("/*")).unwrap()
+}
+
+/// A dictionary trained on one set of JSON samples, and bodies from another.
+pub(super) fn trained() -> (Dictionary, Vec<Vec<u8>>) {
+    let bytes = train(&json_samples(800, 11), 16 * 1024).unwrap();
+    (dictionary(bytes), json_samples(50, 12))
+}
+
+/// The window size a zstd frame header declares (its content size for single-segment
+/// frames), per RFC 8878 section 3.1.1.1.
+pub(super) fn frame_window(frame: &[u8]) -> u64 {
+    assert_eq!(&frame[..4], &[0x28, 0xb5, 0x2f, 0xfd], "a zstd frame");
+    let descriptor = frame[4];
+    if descriptor & 0x20 == 0 {
+        let window = frame[5];
+        let base = 1u64 << (10 + (window >> 3));
+        base + (base / 8) * u64::from(window & 7)
+    } else {
+        zstd_safe::get_frame_content_size(frame).unwrap().unwrap()
+    }
+}
+
+/// Streams `body` through `encoder` in `cuts`-sized chunks, flushing after some.
+pub(super) fn stream<E: Encode>(
+    encoder: &mut E,
+    body: &[u8],
+    cuts: &[usize],
+    flush_every: usize,
+) -> BytesMut {
+    let mut wire = BytesMut::new();
+    let mut rest = body;
+    let mut i = 0;
+    while !rest.is_empty() {
+        let n = cuts
+            .get(i % cuts.len().max(1))
+            .copied()
+            .unwrap_or(rest.len())
+            .clamp(1, rest.len());
+        encoder.encode(&rest[..n], &mut wire).unwrap();
+        rest = &rest[n..];
+        i += 1;
+        if flush_every > 0 && i % flush_every == 0 {
+            encoder.flush(&mut wire).unwrap();
+        }
+    }
+    encoder.finish(&mut wire).unwrap();
+    assert!(encoder.is_finished() && !encoder.holds_state());
+    assert_eq!(encoder.total_in(), body.len() as u64);
+    assert_eq!(encoder.total_out(), wire.len() as u64);
+    wire
+}
+
+/// Decodes `wire` fed in `cuts`-sized pieces with `budget` bytes of output per call.
+pub(super) fn decode_chunked<D: Decode>(
+    decoder: &mut D,
+    wire: &[u8],
+    cuts: &[usize],
+    budget: usize,
+) -> BytesMut {
+    let mut out = BytesMut::new();
+    let mut rest = wire;
+    let mut i = 0;
+    loop {
+        let n = cuts
+            .get(i % cuts.len().max(1))
+            .copied()
+            .unwrap_or(rest.len())
+            .clamp(1, rest.len().max(1))
+            .min(rest.len());
+        i += 1;
+        let mut piece = &rest[..n];
+        loop {
+            let progress = decoder.decode(piece, &mut out, budget).unwrap();
+            piece = &piece[progress.consumed..];
+            if piece.is_empty() && !decoder.has_pending_output() {
+                break;
+            }
+        }
+        rest = &rest[n..];
+        if rest.is_empty() {
+            break;
+        }
+    }
+    decoder.finish().unwrap();
+    assert_eq!(decoder.total_in(), wire.len() as u64);
+    assert_eq!(decoder.total_out(), out.len() as u64);
+    out
+}

@@ -1,0 +1,218 @@
+//! Round trips of both codings: fixed cases and a property over any body, dictionary and
+//! chunking.
+
+use bytes::BytesMut;
+use proptest::prelude::*;
+
+use super::*;
+use crate::codec::DecodeErrorKind;
+use crate::{CodecPool, CompressionLevel};
+
+#[test]
+fn dcz_round_trips_one_shot_and_streaming() {
+    let pool = CodecPool::new();
+    let (dict, bodies) = trained();
+    for level in [
+        CompressionLevel::Fastest,
+        CompressionLevel::Default,
+        CompressionLevel::Precise(9),
+        CompressionLevel::Precise(19),
+    ] {
+        for body in bodies.iter().take(10) {
+            let mut wire = BytesMut::new();
+            encode_dcz(&dict, level, body, &pool, &mut wire).unwrap();
+            assert_eq!(&wire[..8], &DCZ_MAGIC);
+            assert_eq!(&wire[8..40], &dict.hash());
+            assert_eq!(
+                DictCoding::peek(&wire),
+                Some((DictCoding::Dcz, dict.hash()))
+            );
+            assert_eq!(
+                &decode_dcz(&dict, &wire, &pool, LIMIT).unwrap()[..],
+                &body[..]
+            );
+
+            let mut encoder = DczEncoder::new(&dict, level, &pool).unwrap();
+            let streamed = stream(&mut encoder, body, &[7, 100, 1], 3);
+            let mut decoder = DczDecoder::new(&dict, &pool).unwrap();
+            assert_eq!(
+                &decode_chunked(&mut decoder, &streamed, &[1, 5, 39, 3], 17)[..],
+                &body[..]
+            );
+            assert!(decoder.is_stream_end());
+        }
+    }
+}
+
+#[test]
+fn dcb_round_trips_one_shot_and_streaming() {
+    let (dict, bodies) = trained();
+    for level in [
+        CompressionLevel::Fastest,
+        CompressionLevel::Default,
+        CompressionLevel::Precise(9),
+    ] {
+        for body in bodies.iter().take(6) {
+            let mut wire = BytesMut::new();
+            encode_dcb(&dict, level, body, &mut wire).unwrap();
+            assert_eq!(&wire[..4], &DCB_MAGIC);
+            assert_eq!(&wire[4..36], &dict.hash());
+            assert_eq!(
+                DictCoding::peek(&wire),
+                Some((DictCoding::Dcb, dict.hash()))
+            );
+            assert_eq!(&decode_dcb(&dict, &wire, LIMIT).unwrap()[..], &body[..]);
+
+            let mut encoder = DcbEncoder::new(&dict, level);
+            let streamed = stream(&mut encoder, body, &[13, 1, 200], 2);
+            let mut decoder = DcbDecoder::new(&dict);
+            assert_eq!(
+                &decode_chunked(&mut decoder, &streamed, &[2, 35, 1, 64], 5)[..],
+                &body[..]
+            );
+            assert!(decoder.is_stream_end());
+        }
+    }
+}
+
+#[test]
+fn empty_bodies_and_empty_streams() {
+    let pool = CodecPool::new();
+    let dict = dictionary(&b"some dictionary bytes"[..]);
+    for wire in [
+        {
+            let mut w = BytesMut::new();
+            encode_dcz(&dict, CompressionLevel::Default, b"", &pool, &mut w).unwrap();
+            w
+        },
+        {
+            let mut e = DczEncoder::new(&dict, CompressionLevel::Default, &pool).unwrap();
+            let mut w = BytesMut::new();
+            e.finish(&mut w).unwrap();
+            w
+        },
+    ] {
+        assert!(wire.len() > 40);
+        assert!(decode_dcz(&dict, &wire, &pool, LIMIT).unwrap().is_empty());
+    }
+    for wire in [
+        {
+            let mut w = BytesMut::new();
+            encode_dcb(&dict, CompressionLevel::Default, b"", &mut w).unwrap();
+            w
+        },
+        {
+            let mut e = DcbEncoder::new(&dict, CompressionLevel::Default);
+            let mut w = BytesMut::new();
+            e.finish(&mut w).unwrap();
+            w
+        },
+    ] {
+        assert!(wire.len() > 36);
+        assert!(decode_dcb(&dict, &wire, LIMIT).unwrap().is_empty());
+    }
+    // No body at all (a HEAD response) is not an error; a header alone is.
+    assert!(decode_dcz(&dict, b"", &pool, LIMIT).unwrap().is_empty());
+    assert!(decode_dcb(&dict, b"", LIMIT).unwrap().is_empty());
+    let mut header = DCZ_MAGIC.to_vec();
+    header.extend_from_slice(&dict.hash());
+    assert!(
+        matches!(decode_dcz(&dict, &header, &pool, LIMIT), Err(DictDecodeError::Codec(e)) if e.kind() == DecodeErrorKind::Truncated)
+    );
+}
+
+#[test]
+fn the_dictionary_is_used() {
+    let pool = CodecPool::new();
+    let (dict, bodies) = trained();
+    let (mut with, mut without, mut br_with) = (0, 0, 0);
+    for body in &bodies {
+        let mut wire = BytesMut::new();
+        encode_dcz(&dict, CompressionLevel::Default, body, &pool, &mut wire).unwrap();
+        with += wire.len() - 40;
+        without += zstd_safe::compress(&mut vec![0u8; body.len() + 1024], body, 3).unwrap();
+        let mut wire = BytesMut::new();
+        encode_dcb(&dict, CompressionLevel::Default, body, &mut wire).unwrap();
+        br_with += wire.len() - 36;
+    }
+    assert!(with * 10 < without * 8, "dcz {with} vs zstd {without}");
+    assert!(
+        br_with * 10 < without * 8,
+        "dcb {br_with} vs zstd {without}"
+    );
+}
+
+/// Bodies that share material with the dictionary (so matches into it happen), or not.
+fn body_strategy() -> impl Strategy<Value = (Vec<u8>, Vec<u8>)> {
+    (
+        proptest::collection::vec(any::<u8>(), 1..1500),
+        proptest::collection::vec(any::<u8>(), 0..3000),
+        proptest::collection::vec((0usize..1500, 1usize..400), 0..8),
+    )
+        .prop_map(|(dict, noise, copies)| {
+            let mut body = Vec::new();
+            for (i, (at, len)) in copies.into_iter().enumerate() {
+                let at = at % dict.len();
+                let end = (at + len).min(dict.len());
+                body.extend_from_slice(&dict[at..end]);
+                let n = noise.len().min(50 * (i + 1));
+                body.extend_from_slice(&noise[..n / 2]);
+            }
+            body.extend_from_slice(&noise);
+            (dict, body)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_body_any_dictionary_any_chunks_round_trips(
+        (dict, body) in body_strategy(),
+        cuts in proptest::collection::vec(1usize..700, 1..6),
+        flush_every in 0usize..4,
+        budget in 1usize..5000,
+        level in 1i32..8,
+    ) {
+        let pool = CodecPool::global();
+        let dict = dictionary(dict);
+        let level = CompressionLevel::Precise(level);
+
+        let mut encoder = DczEncoder::new(&dict, level, pool).unwrap();
+        let wire = stream(&mut encoder, &body, &cuts, flush_every);
+        let mut decoder = DczDecoder::new(&dict, pool).unwrap();
+        prop_assert_eq!(&decode_chunked(&mut decoder, &wire, &cuts, budget)[..], &body[..]);
+        let mut one_shot = BytesMut::new();
+        encode_dcz(&dict, level, &body, pool, &mut one_shot).unwrap();
+        let mut decoder = DczDecoder::new(&dict, pool).unwrap();
+        prop_assert_eq!(&decode_chunked(&mut decoder, &one_shot, &cuts, budget)[..], &body[..]);
+
+        let mut encoder = DcbEncoder::new(&dict, level);
+        let wire = stream(&mut encoder, &body, &cuts, flush_every);
+        let mut decoder = DcbDecoder::new(&dict);
+        prop_assert_eq!(&decode_chunked(&mut decoder, &wire, &cuts, budget)[..], &body[..]);
+        let mut one_shot = BytesMut::new();
+        encode_dcb(&dict, level, &body, &mut one_shot).unwrap();
+        prop_assert_eq!(&decode_dcb(&dict, &one_shot, LIMIT).unwrap()[..], &body[..]);
+    }
+
+    #[test]
+    fn hostile_available_dictionary_never_panics(value in proptest::collection::vec(any::<u8>(), 0..300)) {
+        let _ = parse_available_dictionary(&value);
+        let _ = UseAsDictionary::parse(&value);
+    }
+
+    #[test]
+    fn any_bytes_after_a_valid_header_never_panic(junk in proptest::collection::vec(any::<u8>(), 0..600)) {
+        let pool = CodecPool::global();
+        let dict = dictionary(&b"a dictionary for junk"[..]);
+        let mut dcz = DCZ_MAGIC.to_vec();
+        dcz.extend_from_slice(&dict.hash());
+        dcz.extend_from_slice(&junk);
+        let _ = decode_dcz(&dict, &dcz, pool, 1 << 20);
+        let mut dcb = DCB_MAGIC.to_vec();
+        dcb.extend_from_slice(&dict.hash());
+        dcb.extend_from_slice(&junk);
+        let _ = decode_dcb(&dict, &dcb, 1 << 20);
+    }
+}

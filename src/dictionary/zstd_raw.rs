@@ -1,0 +1,416 @@
+//! Raw-content zstd dictionaries and the contexts that use them, over libzstd's C API.
+//!
+//! `zstd-safe` 8 loads dictionaries only in zstd's *auto* mode, where bytes that start with
+//! the dictionary magic `37 a4 30 ec` are parsed as a zstd dictionary (entropy tables plus
+//! content, and a dictionary id written into every frame). RFC 9842 and Chromium treat a
+//! dictionary as raw bytes, always: a trained dictionary loaded in auto mode makes frames
+//! Chromium rejects. The `*_advanced` calls with `ZSTD_dct_rawContent` are experimental in
+//! libzstd and not wrapped by `zstd-safe`, so this file wraps the few it needs. Everything
+//! else about the dictionaries stays safe Rust.
+
+use std::ffi::c_void;
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use zstd_safe::zstd_sys::{
+    self, ZSTD_CCtx, ZSTD_CDict, ZSTD_DCtx, ZSTD_DDict, ZSTD_EndDirective, ZSTD_ErrorCode,
+    ZSTD_ResetDirective, ZSTD_cParameter, ZSTD_customMem, ZSTD_dictContentType_e,
+    ZSTD_dictLoadMethod_e, ZSTD_inBuffer, ZSTD_outBuffer,
+};
+
+/// libzstd's default allocator (the value of its `ZSTD_defaultCMem`).
+fn default_mem() -> ZSTD_customMem {
+    ZSTD_customMem {
+        customAlloc: None,
+        customFree: None,
+        opaque: std::ptr::null_mut(),
+    }
+}
+
+/// The window log zstd picks at `level` for input of unknown size, without a dictionary.
+pub(super) fn natural_window_log(level: i32) -> u32 {
+    // SAFETY: ZSTD_getCParams is a pure function of its integer arguments (0: unknown size).
+    #[allow(unsafe_code)]
+    let params = unsafe { zstd_sys::ZSTD_getCParams(level, 0, 0) };
+    params.windowLog
+}
+
+/// A libzstd error code, kept for its name and kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct ZstdError(usize);
+
+impl ZstdError {
+    pub(super) fn name(self) -> &'static str {
+        zstd_safe::get_error_name(self.0)
+    }
+
+    pub(super) fn code(self) -> ZSTD_ErrorCode {
+        // SAFETY: ZSTD_getErrorCode only reads the integer it is given.
+        #[allow(unsafe_code)]
+        unsafe {
+            zstd_sys::ZSTD_getErrorCode(self.0)
+        }
+    }
+}
+
+/// A libzstd return value: an error code, or a size.
+fn check(code: usize) -> Result<usize, ZstdError> {
+    // SAFETY: ZSTD_isError only reads the integer it is given.
+    #[allow(unsafe_code)]
+    let is_error = unsafe { zstd_sys::ZSTD_isError(code) } != 0;
+    if is_error {
+        Err(ZstdError(code))
+    } else {
+        Ok(code)
+    }
+}
+
+/// A digested compression dictionary at one level, loaded as raw content. It references
+/// (does not copy) the dictionary's bytes and owns a handle to them.
+pub(super) struct RawCDict {
+    ptr: NonNull<ZSTD_CDict>,
+    _content: Bytes,
+}
+
+// SAFETY: a CDict is immutable once built; zstd.h: "ZSTD_CDict can be created once and
+// shared by multiple threads concurrently, since its usage is read-only". The bytes it
+// references are a `Bytes`, immutable and owned by the same value.
+#[allow(unsafe_code)]
+unsafe impl Send for RawCDict {}
+// SAFETY: as above: every use through `&RawCDict` is a read.
+#[allow(unsafe_code)]
+unsafe impl Sync for RawCDict {}
+
+impl RawCDict {
+    /// Digests `content` as raw content for compression at `level`. `None` when libzstd
+    /// fails (out of memory, or an invalid level).
+    #[allow(unsafe_code)]
+    pub(super) fn new(content: &Bytes, level: i32) -> Option<RawCDict> {
+        // SAFETY: plain FFI; the params object is freed below on every path.
+        let params = NonNull::new(unsafe { zstd_sys::ZSTD_createCCtxParams() })?;
+        // SAFETY: `params` is a live CCtx_params; setting a parameter only writes into it.
+        let set = unsafe {
+            zstd_sys::ZSTD_CCtxParams_setParameter(
+                params.as_ptr(),
+                ZSTD_cParameter::ZSTD_c_compressionLevel,
+                level,
+            )
+        };
+        let cdict = check(set).ok().and_then(|_| {
+            // SAFETY: `content` points at `content.len()` readable bytes that stay alive and
+            // unmodified as long as the CDict (byRef): the CDict owns a clone of the `Bytes`
+            // (same allocation, immutable). `params` is live; libzstd copies what it needs.
+            NonNull::new(unsafe {
+                zstd_sys::ZSTD_createCDict_advanced2(
+                    content.as_ptr().cast::<c_void>(),
+                    content.len(),
+                    ZSTD_dictLoadMethod_e::ZSTD_dlm_byRef,
+                    ZSTD_dictContentType_e::ZSTD_dct_rawContent,
+                    params.as_ptr(),
+                    default_mem(),
+                )
+            })
+        });
+        // SAFETY: `params` came from ZSTD_createCCtxParams and is freed once, here.
+        unsafe { zstd_sys::ZSTD_freeCCtxParams(params.as_ptr()) };
+        Some(RawCDict {
+            ptr: cdict?,
+            _content: content.clone(),
+        })
+    }
+
+    /// The memory libzstd holds for it.
+    pub(super) fn sizeof(&self) -> usize {
+        // SAFETY: `ptr` is a live CDict; sizeof only reads it.
+        #[allow(unsafe_code)]
+        unsafe {
+            zstd_sys::ZSTD_sizeof_CDict(self.ptr.as_ptr())
+        }
+    }
+}
+
+impl Drop for RawCDict {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` came from ZSTD_createCDict_advanced2 and is freed once. No context
+        // references it any more: a `CompressContext` holds an `Arc<RawCDict>` for as long
+        // as it references the CDict, so the last Arc cannot drop while one does.
+        #[allow(unsafe_code)]
+        unsafe {
+            zstd_sys::ZSTD_freeCDict(self.ptr.as_ptr());
+        }
+    }
+}
+
+/// A digested decompression dictionary, loaded as raw content, referencing the bytes.
+pub(super) struct RawDDict {
+    ptr: NonNull<ZSTD_DDict>,
+    _content: Bytes,
+}
+
+// SAFETY: like a CDict, a DDict is only read once built (zstd.h: "ZSTD_DDict can be created
+// once and shared by multiple threads concurrently").
+#[allow(unsafe_code)]
+unsafe impl Send for RawDDict {}
+// SAFETY: as above.
+#[allow(unsafe_code)]
+unsafe impl Sync for RawDDict {}
+
+impl RawDDict {
+    /// Digests `content` as raw content for decompression.
+    #[allow(unsafe_code)]
+    pub(super) fn new(content: &Bytes) -> Option<RawDDict> {
+        // SAFETY: as for `RawCDict::new`: the bytes outlive the DDict, which owns a clone.
+        let ptr = NonNull::new(unsafe {
+            zstd_sys::ZSTD_createDDict_advanced(
+                content.as_ptr().cast::<c_void>(),
+                content.len(),
+                ZSTD_dictLoadMethod_e::ZSTD_dlm_byRef,
+                ZSTD_dictContentType_e::ZSTD_dct_rawContent,
+                default_mem(),
+            )
+        })?;
+        Some(RawDDict {
+            ptr,
+            _content: content.clone(),
+        })
+    }
+}
+
+impl Drop for RawDDict {
+    fn drop(&mut self) {
+        // SAFETY: created by ZSTD_createDDict_advanced, freed once; contexts referencing it
+        // hold an `Arc<RawDDict>` (see `DecompressContext`).
+        #[allow(unsafe_code)]
+        unsafe {
+            zstd_sys::ZSTD_freeDDict(self.ptr.as_ptr());
+        }
+    }
+}
+
+/// `out`'s spare capacity, `room` bytes of it, as a zstd output buffer.
+fn spare(out: &mut BytesMut, room: usize) -> ZSTD_outBuffer {
+    out.reserve(room);
+    let spare = out.spare_capacity_mut();
+    ZSTD_outBuffer {
+        dst: spare.as_mut_ptr().cast::<c_void>(),
+        size: room.min(spare.len()),
+        pos: 0,
+    }
+}
+
+/// Makes the bytes zstd wrote into `spare(out, ..)` part of `out`.
+fn commit(out: &mut BytesMut, buffer: &ZSTD_outBuffer) {
+    let len = out.len() + buffer.pos;
+    assert!(buffer.pos <= buffer.size && len <= out.capacity());
+    // SAFETY: zstd initialized the first `buffer.pos` bytes of the spare capacity it was
+    // given (ZSTD_outBuffer contract: `pos` is where writing stopped, `pos <= size`), and
+    // that region starts at `out.len()`; the assert keeps the new length in the allocation.
+    #[allow(unsafe_code)]
+    unsafe {
+        out.set_len(len)
+    };
+}
+
+/// A zstd compression context that references at most one [`RawCDict`], and owns a handle to
+/// it while it does.
+pub(crate) struct CompressContext {
+    ptr: NonNull<ZSTD_CCtx>,
+    cdict: Option<Arc<RawCDict>>,
+}
+
+// SAFETY: a CCtx is a heap object with no thread affinity, used only through `&mut self`;
+// the CDict it may reference is Send + Sync and kept alive by the Arc it holds.
+#[allow(unsafe_code)]
+unsafe impl Send for CompressContext {}
+
+impl CompressContext {
+    /// A new context, or `None` when out of memory.
+    pub(super) fn new() -> Option<CompressContext> {
+        // SAFETY: plain FFI.
+        #[allow(unsafe_code)]
+        let ptr = NonNull::new(unsafe { zstd_sys::ZSTD_createCCtx() })?;
+        Some(CompressContext { ptr, cdict: None })
+    }
+
+    /// Starts a frame: references `cdict` (its level rules), sets the window log, and pledges
+    /// the input size when it is known.
+    #[allow(unsafe_code)]
+    pub(super) fn begin(
+        &mut self,
+        cdict: Arc<RawCDict>,
+        window_log: u32,
+        pledged: Option<u64>,
+    ) -> Result<(), ZstdError> {
+        // SAFETY (every call below): `ptr` is a live CCtx owned by `self`, between frames.
+        check(unsafe {
+            zstd_sys::ZSTD_CCtx_setParameter(
+                self.ptr.as_ptr(),
+                ZSTD_cParameter::ZSTD_c_windowLog,
+                window_log as i32,
+            )
+        })?;
+        // SAFETY: as above; the CDict stays alive while referenced because `self.cdict`
+        // holds its Arc until `clear` unreferences it (or the context is freed).
+        check(unsafe { zstd_sys::ZSTD_CCtx_refCDict(self.ptr.as_ptr(), cdict.ptr.as_ptr()) })?;
+        self.cdict = Some(cdict);
+        if let Some(len) = pledged {
+            // SAFETY: as above.
+            check(unsafe { zstd_sys::ZSTD_CCtx_setPledgedSrcSize(self.ptr.as_ptr(), len) })?;
+        }
+        Ok(())
+    }
+
+    /// One `ZSTD_compressStream2` call: compresses from `input[*pos..]` (advancing `pos`)
+    /// into at most `room` more bytes of `out`. Returns zstd's "left to flush" hint.
+    pub(super) fn compress(
+        &mut self,
+        input: &[u8],
+        pos: &mut usize,
+        out: &mut BytesMut,
+        room: usize,
+        directive: ZSTD_EndDirective,
+    ) -> Result<usize, ZstdError> {
+        let mut src = ZSTD_inBuffer {
+            src: input.as_ptr().cast::<c_void>(),
+            size: input.len(),
+            pos: *pos,
+        };
+        let mut dst = spare(out, room);
+        // SAFETY: `ptr` is live; `src` covers `input`, readable for the call; `dst` covers
+        // spare capacity of `out`, writable for the call (zstd writes, never reads it).
+        #[allow(unsafe_code)]
+        let code = unsafe {
+            zstd_sys::ZSTD_compressStream2(self.ptr.as_ptr(), &mut dst, &mut src, directive)
+        };
+        commit(out, &dst);
+        *pos = src.pos;
+        check(code)
+    }
+
+    /// Back to a neutral context: session and parameters reset, which also drops the
+    /// dictionary reference (zstd.h: resetting parameters "removes any reference to any
+    /// dictionary"), then the Arc. `false` if it grew past `max_size` (or the reset failed).
+    pub(super) fn clear(&mut self, max_size: usize) -> bool {
+        // SAFETY: `ptr` is live; a session-and-parameters reset never touches the CDict.
+        #[allow(unsafe_code)]
+        let reset = unsafe {
+            zstd_sys::ZSTD_CCtx_reset(
+                self.ptr.as_ptr(),
+                ZSTD_ResetDirective::ZSTD_reset_session_and_parameters,
+            )
+        };
+        if check(reset).is_err() {
+            // Still referencing the CDict: keep the Arc, and let the context be freed.
+            return false;
+        }
+        self.cdict = None;
+        // SAFETY: `ptr` is live; sizeof only reads it.
+        #[allow(unsafe_code)]
+        let size = unsafe { zstd_sys::ZSTD_sizeof_CCtx(self.ptr.as_ptr()) };
+        size <= max_size
+    }
+}
+
+impl Drop for CompressContext {
+    fn drop(&mut self) {
+        // SAFETY: created by ZSTD_createCCtx and freed once. Freeing does not read a
+        // referenced CDict, and `self.cdict` (dropped after this) keeps it alive anyway.
+        #[allow(unsafe_code)]
+        unsafe {
+            zstd_sys::ZSTD_freeCCtx(self.ptr.as_ptr());
+        }
+    }
+}
+
+/// A zstd decompression context that references at most one [`RawDDict`], and owns a handle
+/// to it while it does.
+pub(crate) struct DecompressContext {
+    ptr: NonNull<ZSTD_DCtx>,
+    ddict: Option<Arc<RawDDict>>,
+}
+
+// SAFETY: as for `CompressContext`.
+#[allow(unsafe_code)]
+unsafe impl Send for DecompressContext {}
+
+impl DecompressContext {
+    /// A new context, or `None` when out of memory.
+    pub(super) fn new() -> Option<DecompressContext> {
+        // SAFETY: plain FFI.
+        #[allow(unsafe_code)]
+        let ptr = NonNull::new(unsafe { zstd_sys::ZSTD_createDCtx() })?;
+        Some(DecompressContext { ptr, ddict: None })
+    }
+
+    /// Prepares for a stream: references `ddict` and refuses frames whose window is over
+    /// `max_window` bytes (before allocating it).
+    #[allow(unsafe_code)]
+    pub(super) fn begin(
+        &mut self,
+        ddict: Arc<RawDDict>,
+        max_window: usize,
+    ) -> Result<(), ZstdError> {
+        // SAFETY: `ptr` is a live DCtx owned by `self`, between frames.
+        check(unsafe { zstd_sys::ZSTD_DCtx_setMaxWindowSize(self.ptr.as_ptr(), max_window) })?;
+        // SAFETY: as above; the DDict stays alive while referenced (`self.ddict`).
+        check(unsafe { zstd_sys::ZSTD_DCtx_refDDict(self.ptr.as_ptr(), ddict.ptr.as_ptr()) })?;
+        self.ddict = Some(ddict);
+        Ok(())
+    }
+
+    /// One `ZSTD_decompressStream` call from `input[*pos..]` into at most `room` more bytes
+    /// of `out`. Returns zstd's hint (0 at the end of a frame).
+    pub(super) fn decompress(
+        &mut self,
+        input: &[u8],
+        pos: &mut usize,
+        out: &mut BytesMut,
+        room: usize,
+    ) -> Result<usize, ZstdError> {
+        let mut src = ZSTD_inBuffer {
+            src: input.as_ptr().cast::<c_void>(),
+            size: input.len(),
+            pos: *pos,
+        };
+        let mut dst = spare(out, room);
+        // SAFETY: as in `CompressContext::compress`.
+        #[allow(unsafe_code)]
+        let code =
+            unsafe { zstd_sys::ZSTD_decompressStream(self.ptr.as_ptr(), &mut dst, &mut src) };
+        commit(out, &dst);
+        *pos = src.pos;
+        check(code)
+    }
+
+    /// Back to a neutral context (drops the DDict reference, then the Arc); `false` past
+    /// `max_size`.
+    pub(super) fn clear(&mut self, max_size: usize) -> bool {
+        // SAFETY: `ptr` is live; the reset never touches the DDict.
+        #[allow(unsafe_code)]
+        let reset = unsafe {
+            zstd_sys::ZSTD_DCtx_reset(
+                self.ptr.as_ptr(),
+                ZSTD_ResetDirective::ZSTD_reset_session_and_parameters,
+            )
+        };
+        if check(reset).is_err() {
+            return false;
+        }
+        self.ddict = None;
+        // SAFETY: `ptr` is live; sizeof only reads it.
+        #[allow(unsafe_code)]
+        let size = unsafe { zstd_sys::ZSTD_sizeof_DCtx(self.ptr.as_ptr()) };
+        size <= max_size
+    }
+}
+
+impl Drop for DecompressContext {
+    fn drop(&mut self) {
+        // SAFETY: created by ZSTD_createDCtx and freed once; see `CompressContext`'s drop.
+        #[allow(unsafe_code)]
+        unsafe {
+            zstd_sys::ZSTD_freeDCtx(self.ptr.as_ptr());
+        }
+    }
+}
