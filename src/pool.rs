@@ -358,14 +358,16 @@ impl CodecPool {
         (cpus * 2).clamp(4, 64)
     }
 
-    /// The default [br stream limit](CodecPoolBuilder::br_stream_limit): eight per CPU, at
-    /// least 16 and at most 256.
+    /// The default [br stream limit](CodecPoolBuilder::br_stream_limit): 16 per CPU, at
+    /// least 32 and at most 256.
     ///
-    /// A br stream of a 1 MB body holds ~2.5 MB while it runs, so this keeps 256 concurrent
-    /// br downloads within ~40 MB on a 2-core machine while 16 of them progress at once.
+    /// A streaming br response holds ~1.5 MB while it runs (a 256 KiB window for a body of
+    /// unknown size, its 512 KiB ring buffer and quality 4's 512 KiB match finder), so on a
+    /// 2-core machine 256 concurrent br downloads hold ~50 MB of encoders while 32 of them
+    /// progress at once; the others wait, and send their first bytes when one ends.
     pub fn default_br_stream_limit() -> usize {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        (cpus * 8).clamp(16, 256)
+        (cpus * 16).clamp(32, 256)
     }
 
     /// The br stream limit (see [`CodecPoolBuilder::br_stream_limit`]).

@@ -12,6 +12,11 @@ use super::zstd;
 use super::{
     CompressionLevel, Decode, DecodeError, Encode, EncodeError, Format, Progress, SliceEnd,
 };
+#[cfg(feature = "br")]
+use crate::dictionary::DcbEncoder;
+#[cfg(feature = "zstd")]
+use crate::dictionary::DczEncoder;
+use crate::dictionary::{DictCoding, Dictionary};
 use crate::pool::CodecPool;
 
 /// A streaming encoder for any [`Format`], over pooled codec state.
@@ -33,6 +38,10 @@ enum AnyEncoder {
     Zstd(zstd::ZstdEncoder),
     #[cfg(feature = "br")]
     Br(br::BrEncoder),
+    #[cfg(feature = "zstd")]
+    Dcz(DczEncoder),
+    #[cfg(feature = "br")]
+    Dcb(DcbEncoder),
 }
 
 /// Calls `$method` on whichever codec `$codec` holds.
@@ -44,6 +53,10 @@ macro_rules! dispatch {
             AnyEncoder::Zstd($name) => $call,
             #[cfg(feature = "br")]
             AnyEncoder::Br($name) => $call,
+            #[cfg(feature = "zstd")]
+            AnyEncoder::Dcz($name) => $call,
+            #[cfg(feature = "br")]
+            AnyEncoder::Dcb($name) => $call,
         }
     };
 }
@@ -73,6 +86,63 @@ impl Encoder {
             Format::Br => AnyEncoder::Br(br::BrEncoder::new(level, pool)),
         };
         Encoder { format, codec }
+    }
+
+    /// An encoder for a dictionary-compressed coding (RFC 9842): `dcz` (zstd, the dictionary
+    /// as raw content) or `dcb` (brotli, the dictionary as a prefix), header included. Its
+    /// [`format`](Encoder::format) is the coding underneath (zstd or br); the token for
+    /// `Content-Encoding` is [`content_coding`](Encoder::content_coding). Fails for a coding
+    /// whose cargo feature is off, or when libzstd cannot digest the dictionary.
+    #[cfg_attr(
+        not(all(feature = "zstd", feature = "br")),
+        allow(unused_variables, unreachable_code)
+    )]
+    pub fn with_dictionary(
+        coding: DictCoding,
+        dictionary: &Dictionary,
+        level: CompressionLevel,
+        pool: &CodecPool,
+    ) -> Result<Self, EncodeError> {
+        match coding {
+            #[cfg(feature = "zstd")]
+            DictCoding::Dcz => Ok(Encoder {
+                format: Format::Zstd,
+                codec: AnyEncoder::Dcz(DczEncoder::new(dictionary, level, pool)?),
+            }),
+            #[cfg(feature = "br")]
+            DictCoding::Dcb => Ok(Encoder {
+                format: Format::Br,
+                codec: AnyEncoder::Dcb(DcbEncoder::new(dictionary, level)),
+            }),
+            #[allow(unreachable_patterns)]
+            _ => Err(EncodeError::new(format!(
+                "{} is not compiled in (cargo features zstd and br)",
+                coding.as_str()
+            ))),
+        }
+    }
+
+    /// The coding as the compression counters know it.
+    pub(crate) fn stats_coding(&self) -> crate::compression::stats::Coding {
+        use crate::compression::stats::Coding;
+        match &self.codec {
+            #[cfg(feature = "zstd")]
+            AnyEncoder::Dcz(_) => Coding::Dictionary(DictCoding::Dcz),
+            #[cfg(feature = "br")]
+            AnyEncoder::Dcb(_) => Coding::Dictionary(DictCoding::Dcb),
+            _ => Coding::Plain(self.format),
+        }
+    }
+
+    /// The `Content-Encoding` token this encoder writes: its format's, or `dcz` / `dcb`.
+    pub fn content_coding(&self) -> &'static str {
+        match &self.codec {
+            #[cfg(feature = "zstd")]
+            AnyEncoder::Dcz(_) => DictCoding::Dcz.as_str(),
+            #[cfg(feature = "br")]
+            AnyEncoder::Dcb(_) => DictCoding::Dcb.as_str(),
+            _ => self.format.as_str(),
+        }
     }
 
     /// Pads the gzip header with a comment field of `len` bytes (at most 65,535), a BREACH
@@ -157,6 +227,10 @@ impl Encoder {
             AnyEncoder::Zstd(_) => {}
             #[cfg(feature = "br")]
             AnyEncoder::Br(br) => br.streaming(),
+            #[cfg(feature = "zstd")]
+            AnyEncoder::Dcz(_) => {}
+            #[cfg(feature = "br")]
+            AnyEncoder::Dcb(_) => {}
         }
         self
     }
@@ -191,43 +265,43 @@ impl Encoder {
 
 impl Encode for Encoder {
     fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        dispatch!(&mut self.codec, c => c.encode(input, out))
+        dispatch!(&mut self.codec, c => Encode::encode(c, input, out))
     }
 
     fn flush(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        dispatch!(&mut self.codec, c => c.flush(out))
+        dispatch!(&mut self.codec, c => Encode::flush(c, out))
     }
 
     fn finish(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        dispatch!(&mut self.codec, c => c.finish(out))
+        dispatch!(&mut self.codec, c => Encode::finish(c, out))
     }
 
     fn idle(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        dispatch!(&mut self.codec, c => c.idle(out))
+        dispatch!(&mut self.codec, c => Encode::idle(c, out))
     }
 
     fn holds_state(&self) -> bool {
-        dispatch!(&self.codec, c => c.holds_state())
+        dispatch!(&self.codec, c => Encode::holds_state(c))
     }
 
     fn has_payload(&self) -> bool {
-        dispatch!(&self.codec, c => c.has_payload())
+        dispatch!(&self.codec, c => Encode::has_payload(c))
     }
 
     fn at_slice_end(&self) -> SliceEnd {
-        dispatch!(&self.codec, c => c.at_slice_end())
+        dispatch!(&self.codec, c => Encode::at_slice_end(c))
     }
 
     fn total_in(&self) -> u64 {
-        dispatch!(&self.codec, c => c.total_in())
+        dispatch!(&self.codec, c => Encode::total_in(c))
     }
 
     fn total_out(&self) -> u64 {
-        dispatch!(&self.codec, c => c.total_out())
+        dispatch!(&self.codec, c => Encode::total_out(c))
     }
 
     fn is_finished(&self) -> bool {
-        dispatch!(&self.codec, c => c.is_finished())
+        dispatch!(&self.codec, c => Encode::is_finished(c))
     }
 }
 

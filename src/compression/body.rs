@@ -7,9 +7,9 @@ use http::HeaderMap;
 use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 
-use super::stats::CompressionStats;
+use super::stats::{Coding, CompressionStats};
 use crate::BoxError;
-use crate::codec::{Encoder, Format, SliceEnd};
+use crate::codec::{Encoder, SliceEnd};
 use crate::ended::Ended;
 
 /// Input bytes compressed in one poll before the body yields: at level 6 on zlib-rs that
@@ -81,7 +81,7 @@ impl<B> CompressionBody<B> {
         CompressionBody {
             kind: Kind::Encoding {
                 state: Encoding {
-                    format: encoder.format(),
+                    coding: encoder.stats_coding(),
                     phase: Phase::Running {
                         inner,
                         encoder: encoder.for_stream(),
@@ -241,7 +241,7 @@ pub(crate) struct Encoding<B> {
     /// A full slice was just handed over: let other tasks run before the next one.
     yield_first: bool,
     stats: CompressionStats,
-    format: Format,
+    coding: Coding,
     bytes_in: u64,
     bytes_out: u64,
 }
@@ -467,7 +467,7 @@ fn encode_queued(
 impl<B> Drop for Encoding<B> {
     fn drop(&mut self) {
         self.stats
-            .record_bytes(self.format, self.bytes_in, self.bytes_out);
+            .record_bytes(self.coding, self.bytes_in, self.bytes_out);
     }
 }
 

@@ -64,14 +64,10 @@ impl CompressorState {
         }
     }
 
-    /// Sets brotli's size hint and a window sized to a stream of `len` bytes (see
-    /// [`window_for`](super::encoder::window_for)), before the first compress call.
-    pub(super) fn size_to(&mut self, len: u64) {
-        self.hint(len);
-        self.core.set_parameter(
-            BrotliEncoderParameter::BROTLI_PARAM_LGWIN,
-            super::encoder::window_for(len),
-        );
+    /// Sets the window (log2), before the first compress call.
+    pub(super) fn set_window(&mut self, lgwin: u32) {
+        self.core
+            .set_parameter(BrotliEncoderParameter::BROTLI_PARAM_LGWIN, lgwin);
     }
 
     /// Sets brotli's size hint only (it picks the match finder from it).
