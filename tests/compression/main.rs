@@ -10,6 +10,7 @@ mod support;
 
 #[cfg(any(feature = "zstd", feature = "br"))]
 mod codings;
+mod dictionary;
 mod drop_in;
 mod headers;
 mod many_streams;
