@@ -68,8 +68,8 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::DefaultBodyLimit;
-use axum::middleware;
 use axum::http::header;
+use axum::middleware;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{MethodRouter, get, post};
 use tokio::sync::watch;
@@ -203,7 +203,9 @@ fn parse_args() -> Config {
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let (flag, inline) = match arg.split_once('=') {
-            Some((flag, value)) if flag.starts_with("--") => (flag.to_owned(), Some(value.to_owned())),
+            Some((flag, value)) if flag.starts_with("--") => {
+                (flag.to_owned(), Some(value.to_owned()))
+            }
             _ => (arg.clone(), None),
         };
         if matches!(flag.as_str(), "-h" | "--help") {
@@ -232,7 +234,10 @@ fn parse_args() -> Config {
         }
     }
     if config.mode == Mode::TowerHttp && !ours_only.is_empty() {
-        usage(&format!("{} apply to our layers only, not to --baseline tower-http", ours_only.join(", ")));
+        usage(&format!(
+            "{} apply to our layers only, not to --baseline tower-http",
+            ours_only.join(", ")
+        ));
     }
     config
 }
@@ -244,10 +249,16 @@ fn parse_prefer(list: &str) -> Result<(Vec<Format>, Vec<DictCoding>), String> {
         let token = token.to_ascii_lowercase();
         match token.as_str() {
             "dcz" | "dcb" => {
-                let coding = if token == "dcz" { DictCoding::Dcz } else { DictCoding::Dcb };
+                let coding = if token == "dcz" {
+                    DictCoding::Dcz
+                } else {
+                    DictCoding::Dcb
+                };
                 if !DICT_CODINGS.contains(&coding) {
-                    return Err(format!("--prefer: {token} is not compiled in (it needs the {} feature)",
-                        if token == "dcz" { "zstd" } else { "br" }));
+                    return Err(format!(
+                        "--prefer: {token} is not compiled in (it needs the {} feature)",
+                        if token == "dcz" { "zstd" } else { "br" }
+                    ));
                 }
                 if !dict.contains(&coding) {
                     dict.push(coding);
@@ -256,7 +267,11 @@ fn parse_prefer(list: &str) -> Result<(Vec<Format>, Vec<DictCoding>), String> {
             _ => match Format::from_token(&token).filter(|f| Format::ALL.contains(f)) {
                 Some(format) if !plain.contains(&format) => plain.push(format),
                 Some(_) => {}
-                None => return Err(format!("--prefer: unknown or not compiled-in coding {token:?}")),
+                None => {
+                    return Err(format!(
+                        "--prefer: unknown or not compiled-in coding {token:?}"
+                    ));
+                }
             },
         }
     }
@@ -273,7 +288,10 @@ async fn index(axum::extract::State(state): axum::extract::State<AppState>) -> R
         return Html(INDEX_HTML).into_response();
     }
     let link = link_header(dictionary::URL).expect("a plain path");
-    let tag = format!(r#"<link rel="compression-dictionary" href="{}">"#, dictionary::URL);
+    let tag = format!(
+        r#"<link rel="compression-dictionary" href="{}">"#,
+        dictionary::URL
+    );
     let html = INDEX_HTML.replacen("<!--dictionary-link-->", &tag, 1);
     ([(header::LINK, link)], Html(html)).into_response()
 }

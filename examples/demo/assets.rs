@@ -53,7 +53,8 @@ const JS: [(header::HeaderName, &str); 1] =
 /// polling a body whose `is_end_stream()` turns true after its last data frame, as a
 /// full body's does; a stream body reports its end only by `None`, so it is kept.
 fn script(text: &'static str) -> impl IntoResponse {
-    let chunk = futures_util::stream::iter([Ok::<_, Infallible>(Bytes::from_static(text.as_bytes()))]);
+    let chunk =
+        futures_util::stream::iter([Ok::<_, Infallible>(Bytes::from_static(text.as_bytes()))]);
     (JS, Body::from_stream(chunk))
 }
 

@@ -62,7 +62,13 @@ fn train(metadata: UseAsDictionary) -> Result<Dictionary, Box<dyn std::error::Er
     let d = Dictionary::new(bytes, metadata)?;
     let total: usize = samples.iter().map(Vec::len).sum();
     let ms = started.elapsed().as_millis() as u64;
-    info!(samples = samples.len(), sample_bytes = total, len = d.len(), ms, "API dictionary trained");
+    info!(
+        samples = samples.len(),
+        sample_bytes = total,
+        len = d.len(),
+        ms,
+        "API dictionary trained"
+    );
     Ok(d)
 }
 

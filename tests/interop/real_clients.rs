@@ -462,7 +462,10 @@ fn chromium_decodes_dictionary_codings(args: &[&str], want: &str) {
         .expect("the demo page wrote no finished result into <pre id=\"autotest\">");
     eprintln!("chromium dictionary autotest ({want}): {result}");
     assert!(result.get("error").is_none(), "the page failed: {result}");
-    assert_eq!(result["ready"], true, "Chromium never used the API dictionary: {result}");
+    assert_eq!(
+        result["ready"], true,
+        "Chromium never used the API dictionary: {result}"
+    );
 
     // The API response: decoded against the trained dictionary, identical to identity.
     let path = format!("/api/items?n=5&start={START}");
@@ -474,7 +477,11 @@ fn chromium_decodes_dictionary_codings(args: &[&str], want: &str) {
     assert_eq!(items["fnv1a"], fnv1a(&plain), "{result}");
     assert_eq!(items["decoded"], plain.len(), "{result}");
     let wire = items["wire"].as_u64().unwrap();
-    assert!(wire < plain.len() as u64 / 2, "{want}: {wire} bytes for {}", plain.len());
+    assert!(
+        wire < plain.len() as u64 / 2,
+        "{want}: {wire} bytes for {}",
+        plain.len()
+    );
 
     // v1 plainly compressed, then v2 as a delta against it.
     let v1 = server.identity("/assets/app-v1.js");
