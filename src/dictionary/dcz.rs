@@ -107,29 +107,39 @@ fn encode_error(e: ZstdError) -> EncodeError {
 /// (no dictionary is loaded per response). Output is appended to the caller's buffer;
 /// the header goes out with the first call that writes.
 pub struct DczEncoder {
-    /// `None` after the finish or a failure (back in the pool, neutral again).
-    ctx: Option<Pooled<CompressContext>>,
+    state: State,
     hash: [u8; 32],
-    phase: Phase,
     total_in: u64,
     total_out: u64,
 }
 
-/// Where an encoder is in its stream.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Phase {
+/// Where an encoder is in its stream; the phases that compress hold the context.
+enum State {
     /// Nothing written yet: the header is still owed.
-    Start,
+    Start(Pooled<CompressContext>),
     /// The header is out; the frame is open.
-    Frame,
+    Frame(Pooled<CompressContext>),
+    /// The stream is complete; the context is back in the pool, neutral again.
     Finished,
+    /// A call failed; the context was discarded.
     Failed,
+}
+
+impl State {
+    fn name(&self) -> &'static str {
+        match self {
+            State::Start(_) => "start",
+            State::Frame(_) => "frame",
+            State::Finished => "finished",
+            State::Failed => "failed",
+        }
+    }
 }
 
 impl std::fmt::Debug for DczEncoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DczEncoder")
-            .field("phase", &self.phase)
+            .field("state", &self.state.name())
             .field("total_in", &self.total_in)
             .field("total_out", &self.total_out)
             .finish_non_exhaustive()
@@ -161,9 +171,8 @@ impl DczEncoder {
             return Err(encode_error(e));
         }
         Ok(DczEncoder {
-            ctx: Some(ctx),
+            state: State::Start(ctx),
             hash: dictionary.hash(),
-            phase: Phase::Start,
             total_in: 0,
             total_out: 0,
         })
@@ -182,12 +191,11 @@ impl DczEncoder {
     /// Ends the frame and the stream; the context goes back to the pool. Calling it again
     /// does nothing.
     pub fn finish(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
-        if self.phase == Phase::Finished {
+        if let State::Finished = self.state {
             return Ok(());
         }
         self.run(&[], out, End::ZSTD_e_end)?;
-        self.phase = Phase::Finished;
-        self.ctx = None;
+        self.state = State::Finished;
         Ok(())
     }
 
@@ -203,29 +211,30 @@ impl DczEncoder {
 
     /// Whether [`finish`](DczEncoder::finish) has completed the stream.
     pub fn is_finished(&self) -> bool {
-        self.phase == Phase::Finished
+        matches!(self.state, State::Finished)
     }
 
     fn run(&mut self, input: &[u8], out: &mut BytesMut, directive: End) -> Result<(), EncodeError> {
-        match self.phase {
-            Phase::Failed => {
+        let before = out.len();
+        if let State::Start(_) = self.state {
+            if input.is_empty() && directive == End::ZSTD_e_continue {
+                return Ok(());
+            }
+            write_header(&DCZ_MAGIC, &self.hash, out);
+            if let State::Start(ctx) = std::mem::replace(&mut self.state, State::Failed) {
+                self.state = State::Frame(ctx);
+            }
+        }
+        let ctx = match &mut self.state {
+            State::Frame(ctx) => ctx,
+            State::Finished => return Err(EncodeError::new("the stream is already finished")),
+            State::Start(_) | State::Failed => {
                 return Err(EncodeError::new(
                     "an earlier call failed; the stream is unusable",
                 ));
             }
-            Phase::Finished => return Err(EncodeError::new("the stream is already finished")),
-            Phase::Start if input.is_empty() && directive == End::ZSTD_e_continue => {
-                return Ok(());
-            }
-            Phase::Start => {
-                write_header(&DCZ_MAGIC, &self.hash, out);
-                self.total_out += DCZ_MAGIC.len() as u64 + 32;
-                self.phase = Phase::Frame;
-            }
-            Phase::Frame => {}
-        }
-        let before = out.len();
-        let result = drive(self.ctx.as_deref_mut(), input, out, directive);
+        };
+        let result = drive(ctx, input, out, directive);
         self.total_out += (out.len() - before) as u64;
         match result {
             Ok(()) => {
@@ -233,8 +242,7 @@ impl DczEncoder {
                 Ok(())
             }
             Err(e) => {
-                self.phase = Phase::Failed;
-                if let Some(ctx) = self.ctx.take() {
+                if let State::Frame(ctx) = std::mem::replace(&mut self.state, State::Failed) {
                     ctx.discard();
                 }
                 Err(e)
@@ -245,12 +253,11 @@ impl DczEncoder {
 
 /// Runs `directive` over all of `input` and, for a flush or end, until zstd owes nothing.
 fn drive(
-    ctx: Option<&mut CompressContext>,
+    ctx: &mut CompressContext,
     input: &[u8],
     out: &mut BytesMut,
     directive: End,
 ) -> Result<(), EncodeError> {
-    let ctx = ctx.ok_or_else(|| EncodeError::new("the stream is unusable"))?;
     let mut pos = 0;
     loop {
         let room = zstd_safe::compress_bound(input.len() - pos).max(16 * 1024);
@@ -288,11 +295,11 @@ impl Encode for DczEncoder {
     }
 
     fn holds_state(&self) -> bool {
-        self.ctx.is_some()
+        matches!(self.state, State::Start(_) | State::Frame(_))
     }
 
     fn has_payload(&self) -> bool {
-        self.phase != Phase::Start
+        !matches!(self.state, State::Start(_))
     }
 
     fn total_in(&self) -> u64 {
@@ -319,13 +326,6 @@ pub fn encode_dcz(
 ) -> Result<(), EncodeError> {
     out.reserve(40 + zstd_safe::compress_bound(input.len()));
     let mut encoder = DczEncoder::start(dictionary, level, pool, Some(input.len() as u64))?;
-    write_header(&DCZ_MAGIC, &dictionary.hash(), out);
-    encoder.phase = Phase::Frame;
-    let result = drive(encoder.ctx.as_deref_mut(), input, out, End::ZSTD_e_end);
-    if result.is_err() {
-        if let Some(ctx) = encoder.ctx.take() {
-            ctx.discard();
-        }
-    }
-    result
+    // One call: the header, then the whole frame. The context goes back when `encoder` drops.
+    encoder.run(input, out, End::ZSTD_e_end)
 }

@@ -160,3 +160,20 @@ pub(super) fn decode_chunked<D: Decode>(
     assert_eq!(decoder.total_out(), out.len() as u64);
     out
 }
+
+/// Bodies run on any tokio worker: every type a response holds must be `Send`, and the
+/// shared ones `Sync` too.
+#[test]
+fn types_are_send_and_sync() {
+    fn send<T: Send>() {}
+    fn shared<T: Send + Sync>() {}
+    shared::<Dictionary>();
+    shared::<DictionaryStore>();
+    shared::<ResponseStore>();
+    send::<DczEncoder>();
+    send::<DczDecoder>();
+    send::<DcbEncoder>();
+    send::<DcbDecoder>();
+    shared::<DictDecodeError>();
+    shared::<DictionaryError>();
+}
