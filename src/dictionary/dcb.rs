@@ -124,7 +124,9 @@ fn compress(
 /// out with the first call that writes.
 ///
 /// Each encoder is a fresh brotli encoder that hashes the dictionary in (the `brotli` crate
-/// has no shared prepared dictionary), so a large dictionary costs its hashing per response.
+/// has no shared prepared dictionary): 371 µs per 1 KiB response with a 4 KiB dictionary and
+/// 524 µs with 32 KiB, against 92 µs for pooled br 5 without one (release build). Most of
+/// it is the fresh encoder's zero-filled tables, which the pooled br states avoid.
 pub struct DcbEncoder {
     state: State,
     hash: [u8; 32],

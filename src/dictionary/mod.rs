@@ -17,6 +17,25 @@
 //! - [`DczEncoder`], [`encode_dcz`], [`DczDecoder`], [`decode_dcz`]; the `dcb` equivalents.
 //! - [`train`]: a dictionary from sample bodies, with zstd's trainer.
 //!
+//! # What it buys
+//!
+//! Generated API JSON (1-10 records, 1,034 bytes on average), 300 responses, dictionaries
+//! trained on 2,000 others (`tests/interop.rs`, `measure_dictionary_gains`, release build,
+//! shared 2-core VM; bytes include the 40/36-byte headers, which are 12-15% of these small
+//! bodies):
+//!
+//! | coding | % of identity | vs plain | µs per response |
+//! |---|---|---|---|
+//! | zstd 3 | 39.8% | 1.00x | 12.9 |
+//! | `dcz` 3, 4 / 16 / 32 KiB dictionary | 27.5% / 27.7% / 28.2% | 0.69x-0.71x | 12.0-12.3 |
+//! | br 5 | 35.4% | 1.00x | 92.5 |
+//! | `dcb` 5, 4 / 16 / 32 KiB dictionary | 22.8% / 22.6% / 22.7% | 0.64x | 371 / 467 / 524 |
+//!
+//! `dcz` costs no more than plain zstd: the digested dictionary is made once and each
+//! response only references it. `dcb` builds a brotli encoder per response and hashes the
+//! dictionary into it (the `brotli` crate has no shared prepared dictionary), hence
+//! [`select`] prefers `dcz` when the client weighs both alike.
+//!
 //! # Example
 //!
 //! ```
