@@ -6,19 +6,23 @@
 #
 #   scripts/loadtest_streams.sh                        # all sections, ~4 min
 #   SECTIONS=concurrent scripts/loadtest_streams.sh    # one section (concurrent, slow, idle)
+#   ENCODINGS=zstd scripts/loadtest_streams.sh         # one coding only
 #
+# Every compressed case runs once per coding C in ENCODINGS (`Accept-Encoding: C`), ours and
+# tower-http side by side; the identity reference cases run once, not per coding.
 # Sections:
 #   concurrent  h2load -m 1 -n REQUESTS -c C (C in CONCURRENCY) against
-#               /big.txt?size=BIG_SIZE with `Accept-Encoding: gzip`, over HTTP/1.1 (--h1)
-#               and h2c (prior knowledge), ours and tower-http.
+#               /big.txt?size=BIG_SIZE with `Accept-Encoding: CODING`, over HTTP/1.1 (--h1)
+#               and h2c (prior knowledge), ours and tower-http, per coding.
 #   slow        SLOW_CONNS raw HTTP/1.1 sockets (scripts/slow_readers.py, SO_RCVBUF 16 KiB)
 #               each reading the same response at SLOW_RATE bytes/s for SLOW_SECONDS: ours
-#               with gzip, ours with identity (the floor) and tower-http with gzip.
+#               with identity (the floor), then ours and tower-http with each coding.
 #   idle        IDLE_CONNS open SSE responses (/events?n=1000&interval_ms=5000,
-#               scripts/idle_streams.py) held for IDLE_SECONDS: ours with gzip, ours with
-#               identity (reference) and tower-http with gzip.
+#               scripts/idle_streams.py) held for IDLE_SECONDS: ours with identity
+#               (reference), then ours and tower-http with each coding.
 #
-# Env: SECTIONS (comma list, default concurrent,slow,idle), REQUESTS (400),
+# Env: SECTIONS (comma list, default concurrent,slow,idle), ENCODINGS (space or comma list
+# of gzip, zstd, br, deflate; default "gzip zstd br"), REQUESTS (400),
 # CONCURRENCY ("64 256"), BIG_SIZE (1000000), SLOW_CONNS (256), SLOW_RATE (16384),
 # SLOW_SECONDS (10), IDLE_CONNS (1000), IDLE_SECONDS (15), IDLE_CHECKPOINT (5),
 # POLL_MS (/stats sampling period, 200), OUT (markdown results file, default
@@ -35,6 +39,7 @@
 set -euo pipefail
 
 SECTIONS="${SECTIONS:-concurrent,slow,idle}"
+ENCODINGS="${ENCODINGS:-gzip zstd br}"
 REQUESTS="${REQUESTS:-400}"
 CONCURRENCY="${CONCURRENCY:-64 256}"
 BIG_SIZE="${BIG_SIZE:-1000000}"
@@ -89,6 +94,19 @@ for c in $CONCURRENCY; do
     fi
 done
 ((IDLE_CHECKPOINT <= IDLE_SECONDS)) || die "IDLE_CHECKPOINT must not exceed IDLE_SECONDS"
+read -r -a ENCS <<<"${ENCODINGS//,/ }"
+((${#ENCS[@]} > 0)) || die "ENCODINGS selects nothing"
+declare -A _seen=()
+for e in "${ENCS[@]}"; do
+    case "$e" in
+        gzip | zstd | br | deflate) ;;
+        identity) die "ENCODINGS: identity is the reference case, always run once (slow, idle)" ;;
+        *) die "ENCODINGS entries must be gzip, zstd, br or deflate, got '$e'" ;;
+    esac
+    [[ -z "${_seen[$e]:-}" ]] || die "ENCODINGS lists '$e' twice"
+    _seen[$e]=1
+done
+unset _seen
 declare -A RUN=()
 IFS=',' read -r -a _sections <<<"$SECTIONS"
 for s in "${_sections[@]}"; do
@@ -236,27 +254,47 @@ BIG_PATH="/big.txt?size=$BIG_SIZE"
 SERVERS=(ours tower-http)
 
 # --- concurrent streams ------------------------------------------------------------------
-declare -A C_RSS0 C_GROW C_LIVE C_OK C_TTFB C_TTFBMAX C_REQ C_REQMAX C_WALL
-run_concurrent() { # $1: h1 | h2c, $2: concurrency, $3: server
-    local proto=$1 c=$2 server=$3 key="$1/$2/$3" out="$WORK/h2load-$1-$2-$3.txt" rss0 hwm0 hwm1
-    local proto_args=()
+# The Content-Encoding of one `GET $BIG_PATH` with `Accept-Encoding: $1` (curl, HTTP/1.1),
+# "none" without one, "n/a" if curl failed: a check that the coding asked for is served.
+served_encoding() {
+    local head
+    head="$(curl -sS --max-time 30 -o /dev/null -D - -H "Accept-Encoding: $1" "$BASE$BIG_PATH" 2>/dev/null)" ||
+        { echo "n/a"; return 0; }
+    awk -F': *' 'tolower($1) == "content-encoding" { v = $2; gsub(/\r/, "", v) }
+        END { print (v == "" ? "none" : v) }' <<<"$head"
+}
+
+declare -A C_RSS0 C_GROW C_LIVE C_OK C_TTFB C_TTFBMAX C_REQ C_REQMAX C_WALL C_CE C_BODY
+run_concurrent() { # $1: h1 | h2c, $2: concurrency, $3: coding, $4: server
+    local proto=$1 c=$2 enc=$3 server=$4 key="$1/$2/$3/$4" tag="$1-$2-$3-$4" rss0 hwm0 hwm1
+    local out="$WORK/h2load-$tag.txt" proto_args=()
     [[ "$proto" == h1 ]] && proto_args=(--h1)
     start_server "$server"
     rss0="$(proc_status_kb VmRSS)"
     hwm0="$(proc_status_kb VmHWM)"
-    log "== concurrent: $proto, -c $c -n $REQUESTS, $server (VmRSS $rss0 KiB, VmHWM $hwm0 KiB)"
-    start_poller "$WORK/live-$1-$2-$3"
+    log "== concurrent: $proto, -c $c -n $REQUESTS, $enc, $server (VmRSS $rss0 KiB, VmHWM $hwm0 KiB)"
+    start_poller "$WORK/live-$tag"
     "${CLIENT_PIN[@]}" timeout 300 h2load "${proto_args[@]}" -c "$c" -n "$REQUESTS" -m 1 -t 1 \
-        -H 'Accept-Encoding: gzip' "$BASE$BIG_PATH" >"$out" 2>&1 ||
-        log "warning: h2load exited with status $? ($proto, $c, $server)"
+        -H "Accept-Encoding: $enc" "$BASE$BIG_PATH" >"$out" 2>&1 ||
+        log "warning: h2load exited with status $? ($proto, $c, $enc, $server)"
     hwm1="$(proc_status_kb VmHWM)"
-    C_LIVE[$key]="$(stop_poller "$WORK/live-$1-$2-$3")"
+    C_LIVE[$key]="$(stop_poller "$WORK/live-$tag")"
+    # After the peak is read, so this extra request is not part of it.
+    C_CE[$key]="$(served_encoding "$enc")"
     stop_server
     grep -E '^(finished|requests:|status codes:|time for request:|time to 1st byte:)' "$out" >&2 || true
     C_RSS0[$key]="$rss0"
     C_GROW[$key]="$(diff_kb "$hwm1" "$rss0")"
     C_OK[$key]="$(awk '/^requests:/ { for (i = 2; i <= NF; i++) if ($i ~ /^succeeded/) { print $(i - 1); exit } }' "$out")"
     C_OK[$key]="${C_OK[$key]:-n/a}"
+    # Mean response body on the wire: h2load's "traffic: ... (N) data" over the successes.
+    C_BODY[$key]="$(awk -v ok="${C_OK[$key]}" '/^traffic:/ {
+        for (i = 2; i <= NF; i++) if ($i == "data" && $(i - 1) ~ /^\([0-9]+\)$/) {
+            d = $(i - 1); gsub(/[()]/, "", d)
+            if (ok + 0 > 0) printf "%.1f", d / ok / 1024; else printf "n/a"
+            found = 1; exit
+        }
+    } END { if (!found) printf "n/a" }' "$out")"
     C_TTFB[$key]="$(h2load_time "time to 1st byte" 3 "$out")"
     C_TTFBMAX[$key]="$(h2load_time "time to 1st byte" 2 "$out")"
     C_REQ[$key]="$(h2load_time "time for request" 3 "$out")"
@@ -265,17 +303,23 @@ run_concurrent() { # $1: h1 | h2c, $2: concurrency, $3: server
         'BEGIN { if (ms ~ /^[0-9.]+$/) printf "%.1f", ms / 1000; else printf "n/a" }')"
 }
 
-# "ours-gzip" | "ours-identity" | "tower-http-gzip" -> "SERVER ENCODING"
+# "ours-CODING" | "tower-http-CODING" (CODING: identity or one of ENCODINGS) -> "SERVER CODING"
 case_parts() {
-    local server=ours enc=gzip
+    local server=ours
     [[ "$1" == tower-http-* ]] && server=tower-http
-    [[ "$1" == *-identity ]] && enc=identity
-    echo "$server $enc"
+    echo "$server ${1##*-}"
 }
+
+# Cases of the slow and idle sections: the identity reference once, then ours and
+# tower-http with each coding.
+CASES=(ours-identity)
+for e in "${ENCS[@]}"; do
+    CASES+=("ours-$e" "tower-http-$e")
+done
 
 # --- slow readers --------------------------------------------------------------------------
 declare -A S_RSS0 S_GROW S_LIVE S_OPEN S_ENC S_DONE S_READ S_ERR
-run_slow() { # $1: ours-gzip | ours-identity | tower-http-gzip
+run_slow() { # $1: a case (see CASES)
     local case=$1 server enc out="$WORK/slow-$1.json" rss0 hwm1
     read -r server enc <<<"$(case_parts "$case")"
     start_server "$server"
@@ -302,7 +346,7 @@ run_slow() { # $1: ours-gzip | ours-identity | tower-http-gzip
 
 # --- idle streams --------------------------------------------------------------------------
 declare -A I_RSS0 I_GROW5 I_GROWEND I_LIVE I_OPEN I_ENC I_END I_BYTES
-run_idle() { # $1: ours-gzip | ours-identity | tower-http-gzip
+run_idle() { # $1: a case (see CASES)
     local case=$1 server enc out="$WORK/idle-$1.json" rss0 path
     path="/events?n=1000&interval_ms=5000"
     read -r server enc <<<"$(case_parts "$case")"
@@ -333,23 +377,23 @@ read -r -a CONCS <<<"$CONCURRENCY"
 if [[ -n "${RUN[concurrent]:-}" ]]; then
     for proto in "${PROTOS[@]}"; do
         for c in "${CONCS[@]}"; do
-            for server in "${SERVERS[@]}"; do
-                run_concurrent "$proto" "$c" "$server"
+            for enc in "${ENCS[@]}"; do
+                for server in "${SERVERS[@]}"; do
+                    run_concurrent "$proto" "$c" "$enc" "$server"
+                done
             done
         done
     done
 fi
 # The identity case is the floor: what the same connections cost the server with no
 # compression at all (hyper's buffers, the handler's chunks, malloc's arenas).
-SLOW_CASES=(ours-gzip ours-identity tower-http-gzip)
 if [[ -n "${RUN[slow]:-}" ]]; then
-    for case in "${SLOW_CASES[@]}"; do
+    for case in "${CASES[@]}"; do
         run_slow "$case"
     done
 fi
-IDLE_CASES=(ours-gzip ours-identity tower-http-gzip)
 if [[ -n "${RUN[idle]:-}" ]]; then
-    for case in "${IDLE_CASES[@]}"; do
+    for case in "${CASES[@]}"; do
         run_idle "$case"
     done
 fi
@@ -360,31 +404,41 @@ proto_name() { [[ "$1" == h1 ]] && echo "HTTP/1.1" || echo "$1"; }
 {
     echo "Loopback streams load, $(date -u +%Y-%m-%d), commit" \
         "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown);" \
-        "demo server (level 6, \`RUST_LOG=warn\`) started fresh for every case; $PINNING;" \
+        "demo server (\`CompressionLevel::Default\`: gzip level 6, \`RUST_LOG=warn\`) started" \
+        "fresh for every case; codings: ${ENCS[*]}; $PINNING;" \
         "open-file limit $NOFILE; $(nproc) CPUs: $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)." \
         "RSS growth: server VmHWM after the load minus VmRSS right before it (idle: VmRSS at" \
         "the checkpoint minus VmRSS before). Live codec states: the maximum of our /stats pool" \
-        "\`in_use\` (all kinds), sampled every ${POLL_MS} ms; tower-http has no pool (n/a)."
+        "\`in_use\` (all kinds), sampled every ${POLL_MS} ms; tower-http has no pool (n/a)." \
+        "Ratios ours/tower-http compare the two servers with the same coding (and protocol, C)."
     if [[ -n "${RUN[concurrent]:-}" ]]; then
         echo
         echo "### Concurrent streams"
         echo
-        echo "\`h2load -m 1 -t 1 -n $REQUESTS -c C -H 'Accept-Encoding: gzip'\` on \`$BIG_PATH\`" \
+        echo "\`h2load -m 1 -t 1 -n $REQUESTS -c C -H 'Accept-Encoding: CODING'\` on \`$BIG_PATH\`" \
             "(HTTP/1.1: \`--h1\`; h2c: prior knowledge), $(h2load --version 2>/dev/null | head -n 1)." \
             "h2load's \"time to 1st byte\" is per connection (from its connect), \"time for request\"" \
-            "per request; wall: the whole run."
+            "per request; wall: the whole run. Served: the Content-Encoding of one more request" \
+            "(curl, HTTP/1.1) after the load; body: h2load's data bytes per succeeded response."
         echo
-        echo "| protocol | C | server | RSS before (KiB) | peak RSS growth (KiB) | growth ours/tower-http | max live codec states | succeeded | TTFB mean (ms) | TTFB max (ms) | request mean (ms) | request max (ms) | wall (s) |"
-        echo "|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
+        echo "| protocol | C | coding | server | served | RSS before (KiB) | peak RSS growth (KiB) | growth ours/tower-http | max live codec states | succeeded | body (KiB) | TTFB mean (ms) | TTFB mean ours/tower-http | TTFB max (ms) | request mean (ms) | request max (ms) | wall (s) |"
+        echo "|---|--:|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
         for proto in "${PROTOS[@]}"; do
             for c in "${CONCS[@]}"; do
-                for server in "${SERVERS[@]}"; do
-                    k="$proto/$c/$server"
-                    r=""
-                    [[ "$server" == ours ]] && r="$(ratio "${C_GROW[$k]}" "${C_GROW[$proto/$c/tower-http]}")"
-                    echo "| $(proto_name "$proto") | $c | $(server_name "$server") | ${C_RSS0[$k]} | ${C_GROW[$k]} | $r |" \
-                        "${C_LIVE[$k]} | ${C_OK[$k]}/$REQUESTS | ${C_TTFB[$k]} | ${C_TTFBMAX[$k]} |" \
-                        "${C_REQ[$k]} | ${C_REQMAX[$k]} | ${C_WALL[$k]} |"
+                for enc in "${ENCS[@]}"; do
+                    for server in "${SERVERS[@]}"; do
+                        k="$proto/$c/$enc/$server"
+                        theirs="$proto/$c/$enc/tower-http"
+                        r="" rt=""
+                        if [[ "$server" == ours ]]; then
+                            r="$(ratio "${C_GROW[$k]}" "${C_GROW[$theirs]}")"
+                            rt="$(ratio "${C_TTFB[$k]}" "${C_TTFB[$theirs]}")"
+                        fi
+                        echo "| $(proto_name "$proto") | $c | $enc | $(server_name "$server") | ${C_CE[$k]} |" \
+                            "${C_RSS0[$k]} | ${C_GROW[$k]} | $r | ${C_LIVE[$k]} | ${C_OK[$k]}/$REQUESTS |" \
+                            "${C_BODY[$k]} | ${C_TTFB[$k]} | $rt | ${C_TTFBMAX[$k]} |" \
+                            "${C_REQ[$k]} | ${C_REQMAX[$k]} | ${C_WALL[$k]} |"
+                    done
                 done
             done
         done
@@ -394,26 +448,27 @@ proto_name() { [[ "$1" == h1 ]] && echo "HTTP/1.1" || echo "$1"; }
         echo "### Slow readers"
         echo
         echo "$SLOW_CONNS raw HTTP/1.1 connections (\`scripts/slow_readers.py\`, SO_RCVBUF 16 KiB)," \
-            "each \`GET $BIG_PATH\` with \`Accept-Encoding: gzip\` (ours-identity: \`identity\`, the" \
-            "floor: the same connections with no compression), read at $SLOW_RATE B/s for" \
+            "each \`GET $BIG_PATH\` with \`Accept-Encoding: CODING\` (identity, once: the floor," \
+            "the same connections with no compression), read at $SLOW_RATE B/s for" \
             "$SLOW_SECONDS s, then closed. \"Over identity\": growth minus the floor's, what" \
             "compression itself costs."
         echo
-        echo "| case | RSS before (KiB) | peak RSS growth (KiB) | growth / tower-http-gzip | over identity (KiB) | over identity / tower-http's | max live codec states | 200 / encoded | complete | bytes read per connection | errors |"
-        echo "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|"
+        echo "| coding | server | RSS before (KiB) | peak RSS growth (KiB) | growth ours/tower-http | over identity (KiB) | over identity ours/tower-http | max live codec states | 200 / encoded | complete | bytes read per connection | errors |"
+        echo "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|"
         floor="${S_GROW[ours-identity]}"
-        theirs_over="$(diff_kb "${S_GROW[tower-http-gzip]}" "$floor")"
-        for case in "${SLOW_CASES[@]}"; do
+        for case in "${CASES[@]}"; do
+            read -r server enc <<<"$(case_parts "$case")"
             r="" over="" r_over=""
-            if [[ "$case" != ours-identity ]]; then
+            if [[ "$enc" != identity ]]; then
                 over="$(diff_kb "${S_GROW[$case]}" "$floor")"
+                if [[ "$server" == ours ]]; then
+                    theirs="tower-http-$enc"
+                    r="$(ratio "${S_GROW[$case]}" "${S_GROW[$theirs]}")"
+                    r_over="$(ratio "$over" "$(diff_kb "${S_GROW[$theirs]}" "$floor")")"
+                fi
             fi
-            if [[ "$case" == ours-* ]]; then
-                r="$(ratio "${S_GROW[$case]}" "${S_GROW[tower-http-gzip]}")"
-            fi
-            [[ "$case" == ours-gzip ]] && r_over="$(ratio "$over" "$theirs_over")"
-            echo "| $case | ${S_RSS0[$case]} | ${S_GROW[$case]} | $r | $over | $r_over | ${S_LIVE[$case]} |" \
-                "${S_OPEN[$case]} / ${S_ENC[$case]} | ${S_DONE[$case]} | ${S_READ[$case]} | ${S_ERR[$case]} |"
+            echo "| $enc | $(server_name "$server") | ${S_RSS0[$case]} | ${S_GROW[$case]} | $r | $over | $r_over |" \
+                "${S_LIVE[$case]} | ${S_OPEN[$case]} / ${S_ENC[$case]} | ${S_DONE[$case]} | ${S_READ[$case]} | ${S_ERR[$case]} |"
         done
     fi
     if [[ -n "${RUN[idle]:-}" ]]; then
@@ -421,18 +476,25 @@ proto_name() { [[ "$1" == h1 ]] && echo "HTTP/1.1" || echo "$1"; }
         echo "### Idle streams"
         echo
         echo "$IDLE_CONNS SSE responses (\`scripts/idle_streams.py\`, \`/events?n=1000&interval_ms=5000\`," \
-            "one event every 5 s) opened, held for $IDLE_SECONDS s, then closed; RSS growth" \
-            "$IDLE_CHECKPOINT s into the hold and at its end."
+            "one event every 5 s) with \`Accept-Encoding: CODING\` (identity once, the reference)" \
+            "opened, held for $IDLE_SECONDS s, then closed; RSS growth" \
+            "$IDLE_CHECKPOINT s into the hold and at its end. Encoded: responses with" \
+            "Content-Encoding CODING (tower-http's default predicate does not compress" \
+            "\`text/event-stream\`)."
         echo
-        echo "| case | RSS before (KiB) | growth after ${IDLE_CHECKPOINT} s (KiB) | growth at end (KiB) | per stream at end (KiB) | end / ours-identity | max live codec states | 200 / encoded | open at end | event bytes per stream |"
-        echo "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
-        for case in "${IDLE_CASES[@]}"; do
-            r=""
-            [[ "$case" != ours-identity ]] && r="$(ratio "${I_GROWEND[$case]}" "${I_GROWEND[ours-identity]}")"
+        echo "| coding | server | RSS before (KiB) | growth after ${IDLE_CHECKPOINT} s (KiB) | growth at end (KiB) | per stream at end (KiB) | end ours/tower-http | end / identity | max live codec states | 200 / encoded | open at end | event bytes per stream |"
+        echo "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
+        for case in "${CASES[@]}"; do
+            read -r server enc <<<"$(case_parts "$case")"
+            r="" ri=""
+            if [[ "$enc" != identity ]]; then
+                ri="$(ratio "${I_GROWEND[$case]}" "${I_GROWEND[ours-identity]}")"
+                [[ "$server" == ours ]] && r="$(ratio "${I_GROWEND[$case]}" "${I_GROWEND[tower-http-$enc]}")"
+            fi
             per="$(awk -v g="${I_GROWEND[$case]}" -v n="${I_OPEN[$case]}" \
                 'BEGIN { if (g ~ /^-?[0-9]+$/ && n + 0 > 0) printf "%.1f", g / n; else printf "n/a" }')"
-            echo "| $case | ${I_RSS0[$case]} | ${I_GROW5[$case]} | ${I_GROWEND[$case]} | $per | $r | ${I_LIVE[$case]} |" \
-                "${I_OPEN[$case]} / ${I_ENC[$case]} | ${I_END[$case]} | ${I_BYTES[$case]} |"
+            echo "| $enc | $(server_name "$server") | ${I_RSS0[$case]} | ${I_GROW5[$case]} | ${I_GROWEND[$case]} | $per | $r | $ri |" \
+                "${I_LIVE[$case]} | ${I_OPEN[$case]} / ${I_ENC[$case]} | ${I_END[$case]} | ${I_BYTES[$case]} |"
         done
     fi
 } | tee "$WORK/results.md"

@@ -26,10 +26,15 @@ pub(crate) fn has_no_transform(headers: &HeaderMap) -> bool {
 
 /// Adds `Vary: accept-encoding` unless a Vary header already covers it.
 pub(crate) fn add_vary(headers: &mut HeaderMap) {
-    let covered = list(headers, VARY)
-        .any(|token| token == b"*" || token.eq_ignore_ascii_case(b"accept-encoding"));
+    add_vary_token(headers, "accept-encoding");
+}
+
+/// Adds `token` to `Vary` unless it (or `*`) is already there.
+pub(crate) fn add_vary_token(headers: &mut HeaderMap, token: &'static str) {
+    let covered =
+        list(headers, VARY).any(|t| t == b"*" || t.eq_ignore_ascii_case(token.as_bytes()));
     if !covered {
-        headers.append(VARY, HeaderValue::from_static("accept-encoding"));
+        headers.append(VARY, HeaderValue::from_static(token));
     }
 }
 

@@ -49,6 +49,8 @@ mod headers;
 mod negotiate;
 mod pool;
 pub mod predicate;
+#[cfg(feature = "br")]
+mod turns;
 
 pub use codec::CompressionLevel;
 pub use pool::{CodecPool, CodecPoolBuilder, KindStats, PoolStats};

@@ -55,6 +55,8 @@ pub struct CodecPool {
 pub(crate) struct Inner {
     max_idle: usize,
     hold_limit: usize,
+    #[cfg(feature = "br")]
+    br_turns: crate::turns::Turns,
     pub(crate) compressors: Shelf<flate2::Compress>,
     pub(crate) decompressors: Shelf<flate2::Decompress>,
     #[cfg(feature = "libdeflate")]
@@ -180,6 +182,11 @@ pub struct PoolStats {
     pub br_compressors: KindStats,
     /// Brotli decoder memory.
     pub br_decompressors: KindStats,
+    /// br streams holding an encoder now (at most
+    /// [`CodecPoolBuilder::br_stream_limit`]).
+    pub br_streams_active: usize,
+    /// br streams waiting for their turn to draw an encoder.
+    pub br_streams_waiting: usize,
 }
 
 impl PoolStats {
@@ -234,6 +241,8 @@ impl KindStats {
 pub struct CodecPoolBuilder {
     max_idle: usize,
     hold_limit: usize,
+    #[cfg_attr(not(feature = "br"), allow(dead_code))]
+    br_stream_limit: usize,
 }
 
 impl CodecPoolBuilder {
@@ -256,10 +265,23 @@ impl CodecPoolBuilder {
     /// stream. Zero releases at every slice end. Whatever the limit, a stream whose producer
     /// has nothing ready gives its state back.
     ///
-    /// zstd and br streams keep their state between slices: a zstd frame cut every 64 KiB
-    /// costs ~23% more bytes on source text, and a brotli stream cannot be resumed.
+    /// zstd streams follow the same limit: past it, a stream ends its frame at each slice
+    /// end and gives its context back (the next slice starts a new frame, RFC 8878 section
+    /// 3.1), at a few percent of ratio while crowded. br streams cannot be resumed and keep
+    /// their state; how many hold one at once is [`br_stream_limit`](Self::br_stream_limit).
     pub fn hold_limit(mut self, hold_limit: usize) -> Self {
         self.hold_limit = hold_limit;
+        self
+    }
+
+    /// How many streaming br responses may hold a brotli encoder at once
+    /// ([`CodecPool::default_br_stream_limit`] unless set; at least 1). Further br streams
+    /// wait, first come first served, for one of them to end or go idle before they draw
+    /// an encoder, so many concurrent br downloads hold a bounded amount of memory (each
+    /// holder keeps its window and tables, megabytes for a large body). Bodies known in full
+    /// are compressed in one shot and do not wait.
+    pub fn br_stream_limit(mut self, limit: usize) -> Self {
+        self.br_stream_limit = limit.max(1);
         self
     }
 
@@ -269,6 +291,8 @@ impl CodecPoolBuilder {
             inner: Arc::new(Inner {
                 max_idle: self.max_idle,
                 hold_limit: self.hold_limit,
+                #[cfg(feature = "br")]
+                br_turns: crate::turns::Turns::new(self.br_stream_limit),
                 compressors: Shelf::default(),
                 decompressors: Shelf::default(),
                 #[cfg(feature = "libdeflate")]
@@ -291,6 +315,7 @@ impl Default for CodecPoolBuilder {
         CodecPoolBuilder {
             max_idle: CodecPool::default_max_idle(),
             hold_limit: CodecPool::default_hold_limit(),
+            br_stream_limit: CodecPool::default_br_stream_limit(),
         }
     }
 }
@@ -333,6 +358,29 @@ impl CodecPool {
         (cpus * 2).clamp(4, 64)
     }
 
+    /// The default [br stream limit](CodecPoolBuilder::br_stream_limit): 16 per CPU, at
+    /// least 32 and at most 256.
+    ///
+    /// A streaming br response holds ~1.5 MB while it runs (a 256 KiB window for a body of
+    /// unknown size, its 512 KiB ring buffer and quality 4's 512 KiB match finder), so on a
+    /// 2-core machine 256 concurrent br downloads hold ~50 MB of encoders while 32 of them
+    /// progress at once; the others wait, and send their first bytes when one ends.
+    pub fn default_br_stream_limit() -> usize {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        (cpus * 16).clamp(32, 256)
+    }
+
+    /// The br stream limit (see [`CodecPoolBuilder::br_stream_limit`]).
+    #[cfg(feature = "br")]
+    pub fn br_stream_limit(&self) -> usize {
+        self.inner.br_turns.limit()
+    }
+
+    #[cfg(feature = "br")]
+    pub(crate) fn br_turns(&self) -> &crate::turns::Turns {
+        &self.inner.br_turns
+    }
+
     /// The cap on idle states per kind.
     pub fn max_idle(&self) -> usize {
         self.inner.max_idle
@@ -371,6 +419,8 @@ impl CodecPool {
         {
             stats.br_compressors = inner.br_compressors.stats.snapshot();
             stats.br_decompressors = inner.br_decompressors.stats.snapshot();
+            stats.br_streams_active = inner.br_turns.held();
+            stats.br_streams_waiting = inner.br_turns.waiting();
         }
         stats
     }

@@ -168,6 +168,10 @@ impl<L: Predicate, R: Predicate> Predicate for Or<L, R> {
 }
 
 /// The negation of a predicate. Created with [`Predicate::not`].
+///
+/// It never applies the `min_size` floor, even around [`DefaultPredicate`]: the negation
+/// picks what the inner predicate turns down, and a floor meant for what it picks would
+/// say nothing about that.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Not<P> {
     inner: P,

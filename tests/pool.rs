@@ -51,11 +51,14 @@ fn cap_holds_under_a_thousand_concurrent_checkouts() {
             let (pool, barrier) = (&pool, &barrier);
             s.spawn(move || {
                 let levels = [1, 6, 9];
-                // Each codec draws its state when it is built and holds it until dropped.
+                // A decoder draws its state when it is built, an encoder at its first
+                // input; each holds it until dropped.
                 let compressors: Vec<_> = (0..PER_THREAD)
                     .map(|i| {
                         let level = CompressionLevel::Precise(levels[(i + t) % 3]);
-                        Encoder::new(Format::Gzip, level, pool)
+                        let mut encoder = Encoder::new(Format::Gzip, level, pool);
+                        encoder.encode(b"x", &mut BytesMut::new()).unwrap();
+                        encoder
                     })
                     .collect();
                 let decompressors: Vec<_> = (0..PER_THREAD)
@@ -163,7 +166,9 @@ fn codecs_dropped_while_panicking_are_discarded_and_the_pool_survives() {
     // A thread that dies holding an encoder leaves the pool usable too.
     let other = pool.clone();
     let joined = std::thread::spawn(move || {
-        let _encoder = Encoder::new(Format::Deflate, CompressionLevel::Best, &other);
+        // A state is drawn at the first input.
+        let mut encoder = Encoder::new(Format::Deflate, CompressionLevel::Best, &other);
+        encoder.encode(b"x", &mut BytesMut::new()).unwrap();
         panic!("thread dies holding an encoder");
     })
     .join();

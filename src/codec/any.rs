@@ -9,7 +9,14 @@ use super::br;
 use super::flate::{self, FlateDecoder, FlateEncoder, Framing};
 #[cfg(feature = "zstd")]
 use super::zstd;
-use super::{CompressionLevel, Decode, DecodeError, Encode, EncodeError, Format, Progress};
+use super::{
+    CompressionLevel, Decode, DecodeError, Encode, EncodeError, Format, Progress, SliceEnd,
+};
+#[cfg(feature = "br")]
+use crate::dictionary::DcbEncoder;
+#[cfg(feature = "zstd")]
+use crate::dictionary::DczEncoder;
+use crate::dictionary::{DictCoding, Dictionary};
 use crate::pool::CodecPool;
 
 /// A streaming encoder for any [`Format`], over pooled codec state.
@@ -31,6 +38,10 @@ enum AnyEncoder {
     Zstd(zstd::ZstdEncoder),
     #[cfg(feature = "br")]
     Br(br::BrEncoder),
+    #[cfg(feature = "zstd")]
+    Dcz(DczEncoder),
+    #[cfg(feature = "br")]
+    Dcb(DcbEncoder),
 }
 
 /// Calls `$method` on whichever codec `$codec` holds.
@@ -42,6 +53,10 @@ macro_rules! dispatch {
             AnyEncoder::Zstd($name) => $call,
             #[cfg(feature = "br")]
             AnyEncoder::Br($name) => $call,
+            #[cfg(feature = "zstd")]
+            AnyEncoder::Dcz($name) => $call,
+            #[cfg(feature = "br")]
+            AnyEncoder::Dcb($name) => $call,
         }
     };
 }
@@ -71,6 +86,63 @@ impl Encoder {
             Format::Br => AnyEncoder::Br(br::BrEncoder::new(level, pool)),
         };
         Encoder { format, codec }
+    }
+
+    /// An encoder for a dictionary-compressed coding (RFC 9842): `dcz` (zstd, the dictionary
+    /// as raw content) or `dcb` (brotli, the dictionary as a prefix), header included. Its
+    /// [`format`](Encoder::format) is the coding underneath (zstd or br); the token for
+    /// `Content-Encoding` is [`content_coding`](Encoder::content_coding). Fails for a coding
+    /// whose cargo feature is off, or when libzstd cannot digest the dictionary.
+    #[cfg_attr(
+        not(all(feature = "zstd", feature = "br")),
+        allow(unused_variables, unreachable_code)
+    )]
+    pub fn with_dictionary(
+        coding: DictCoding,
+        dictionary: &Dictionary,
+        level: CompressionLevel,
+        pool: &CodecPool,
+    ) -> Result<Self, EncodeError> {
+        match coding {
+            #[cfg(feature = "zstd")]
+            DictCoding::Dcz => Ok(Encoder {
+                format: Format::Zstd,
+                codec: AnyEncoder::Dcz(DczEncoder::new(dictionary, level, pool)?),
+            }),
+            #[cfg(feature = "br")]
+            DictCoding::Dcb => Ok(Encoder {
+                format: Format::Br,
+                codec: AnyEncoder::Dcb(DcbEncoder::new(dictionary, level)),
+            }),
+            #[allow(unreachable_patterns)]
+            _ => Err(EncodeError::new(format!(
+                "{} is not compiled in (cargo features zstd and br)",
+                coding.as_str()
+            ))),
+        }
+    }
+
+    /// The coding as the compression counters know it.
+    pub(crate) fn stats_coding(&self) -> crate::compression::stats::Coding {
+        use crate::compression::stats::Coding;
+        match &self.codec {
+            #[cfg(feature = "zstd")]
+            AnyEncoder::Dcz(_) => Coding::Dictionary(DictCoding::Dcz),
+            #[cfg(feature = "br")]
+            AnyEncoder::Dcb(_) => Coding::Dictionary(DictCoding::Dcb),
+            _ => Coding::Plain(self.format),
+        }
+    }
+
+    /// The `Content-Encoding` token this encoder writes: its format's, or `dcz` / `dcb`.
+    pub fn content_coding(&self) -> &'static str {
+        match &self.codec {
+            #[cfg(feature = "zstd")]
+            AnyEncoder::Dcz(_) => DictCoding::Dcz.as_str(),
+            #[cfg(feature = "br")]
+            AnyEncoder::Dcb(_) => DictCoding::Dcb.as_str(),
+            _ => self.format.as_str(),
+        }
     }
 
     /// Pads the gzip header with a comment field of `len` bytes (at most 65,535), a BREACH
@@ -143,22 +215,40 @@ impl Encoder {
         Encode::idle(self, out).map(drop)
     }
 
-    /// Keeps the input history a released state needs to resume with the same ratio
-    /// (gzip and deflate: the last 32 KiB, one buffer per stream); used by streaming bodies,
-    /// which give their state back whenever the producer waits, and between slices when the
-    /// pool is crowded.
-    pub(crate) fn keep_history(mut self) -> Self {
-        #[allow(irrefutable_let_patterns)] // without the zstd and br features
-        if let AnyEncoder::Flate(flate) = &mut self.codec {
-            flate.keep_history();
+    /// Prepares the encoder for a streaming body, which gives its state back whenever the
+    /// producer waits and between slices when the pool is crowded: gzip and deflate keep the
+    /// input history a released state needs to resume with the same ratio (the last 32 KiB,
+    /// one buffer per stream); br waits for a turn before it draws a state and flushes at
+    /// every slice end.
+    pub(crate) fn for_stream(mut self) -> Self {
+        match &mut self.codec {
+            AnyEncoder::Flate(flate) => flate.keep_history(),
+            #[cfg(feature = "zstd")]
+            AnyEncoder::Zstd(_) => {}
+            #[cfg(feature = "br")]
+            AnyEncoder::Br(br) => br.streaming(),
+            #[cfg(feature = "zstd")]
+            AnyEncoder::Dcz(_) => {}
+            #[cfg(feature = "br")]
+            AnyEncoder::Dcb(_) => {}
         }
         self
     }
 
-    /// Whether to give the state back at a slice end (see
-    /// [`Encode::releases_between_slices`]).
-    pub(crate) fn releases_between_slices(&self) -> bool {
-        Encode::releases_between_slices(self)
+    /// Ready when the encoder may compress now; pending (and woken later) while a streaming
+    /// br encoder waits for its turn.
+    #[cfg_attr(not(feature = "br"), allow(unused_variables))]
+    pub(crate) fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        match &mut self.codec {
+            #[cfg(feature = "br")]
+            AnyEncoder::Br(br) => br.poll_ready(cx),
+            _ => std::task::Poll::Ready(()),
+        }
+    }
+
+    /// What a streaming body does at a slice end (see [`Encode::at_slice_end`]).
+    pub(crate) fn at_slice_end(&self) -> SliceEnd {
+        Encode::at_slice_end(self)
     }
 
     /// Whether compressed data beyond the header has been written.
@@ -166,8 +256,8 @@ impl Encoder {
         Encode::has_payload(self)
     }
 
-    /// Whether the encoder holds pooled codec state now (false after
-    /// [`idle`](Encoder::idle) released it, and after the finish).
+    /// Whether the encoder holds pooled codec state now: drawn at the first input, so false
+    /// before it, after [`idle`](Encoder::idle) released it, and after the finish.
     pub fn holds_state(&self) -> bool {
         Encode::holds_state(self)
     }
@@ -175,43 +265,43 @@ impl Encoder {
 
 impl Encode for Encoder {
     fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        dispatch!(&mut self.codec, c => c.encode(input, out))
+        dispatch!(&mut self.codec, c => Encode::encode(c, input, out))
     }
 
     fn flush(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        dispatch!(&mut self.codec, c => c.flush(out))
+        dispatch!(&mut self.codec, c => Encode::flush(c, out))
     }
 
     fn finish(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        dispatch!(&mut self.codec, c => c.finish(out))
+        dispatch!(&mut self.codec, c => Encode::finish(c, out))
     }
 
     fn idle(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        dispatch!(&mut self.codec, c => c.idle(out))
+        dispatch!(&mut self.codec, c => Encode::idle(c, out))
     }
 
     fn holds_state(&self) -> bool {
-        dispatch!(&self.codec, c => c.holds_state())
+        dispatch!(&self.codec, c => Encode::holds_state(c))
     }
 
     fn has_payload(&self) -> bool {
-        dispatch!(&self.codec, c => c.has_payload())
+        dispatch!(&self.codec, c => Encode::has_payload(c))
     }
 
-    fn releases_between_slices(&self) -> bool {
-        dispatch!(&self.codec, c => c.releases_between_slices())
+    fn at_slice_end(&self) -> SliceEnd {
+        dispatch!(&self.codec, c => Encode::at_slice_end(c))
     }
 
     fn total_in(&self) -> u64 {
-        dispatch!(&self.codec, c => c.total_in())
+        dispatch!(&self.codec, c => Encode::total_in(c))
     }
 
     fn total_out(&self) -> u64 {
-        dispatch!(&self.codec, c => c.total_out())
+        dispatch!(&self.codec, c => Encode::total_out(c))
     }
 
     fn is_finished(&self) -> bool {
-        dispatch!(&self.codec, c => c.is_finished())
+        dispatch!(&self.codec, c => Encode::is_finished(c))
     }
 }
 

@@ -172,12 +172,10 @@ pub(crate) trait Encode {
     /// Whether a pooled codec state is checked out now.
     fn holds_state(&self) -> bool;
 
-    /// Whether to [`idle`](Encode::idle) at the end of a slice of work although the producer
-    /// has more: the pool is crowded (see the pool's hold limit) and giving the state back
-    /// costs little more than a flush, because the next state resumes from the stream's
-    /// history. Implementations that can say yes keep that history from the first call.
-    fn releases_between_slices(&self) -> bool {
-        false
+    /// What a streaming body does at the end of a slice of work when the producer has more
+    /// (see [`SliceEnd`]).
+    fn at_slice_end(&self) -> SliceEnd {
+        SliceEnd::Keep
     }
 
     /// Whether any compressed data (beyond a header) has been written.
@@ -193,6 +191,22 @@ pub(crate) trait Encode {
 
     /// Whether [`finish`](Encode::finish) has completed the stream.
     fn is_finished(&self) -> bool;
+}
+
+/// What a streaming body does with its encoder at the end of a slice of work (64 KiB of
+/// input) while the producer still has more.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SliceEnd {
+    /// Carry on: the state stays, nothing is flushed.
+    Keep,
+    /// A sync flush, keeping the state: the output keeps pace with the input (br, whose
+    /// encoder would otherwise hold up to 8 MiB of input in one meta-block).
+    #[cfg_attr(not(feature = "br"), allow(dead_code))]
+    Flush,
+    /// [`idle`](Encode::idle): the pool is crowded past its hold limit, and giving the state
+    /// back costs little (gzip and deflate resume primed with their history; zstd starts a
+    /// new frame).
+    Release,
 }
 
 /// A streaming decompressor for one coding, bounded per call.

@@ -221,3 +221,17 @@ fn checksum_mismatch_is_reported() {
     let err = decode(&pool, &wire, 1 << 20).unwrap_err();
     assert_eq!(err.kind(), DecodeErrorKind::Checksum);
 }
+
+#[test]
+fn finish_refuses_a_stream_that_failed() {
+    let pool = CodecPool::new();
+    let mut encoder = ZstdEncoder::new(level(3), &pool);
+    let mut wire = BytesMut::new();
+    encoder.encode(b"some input", &mut wire).unwrap();
+    encoder.idle(&mut wire).unwrap();
+    // What a failed call leaves (its context dropped), between frames: finishing must not
+    // report a complete stream.
+    encoder.failed = true;
+    assert!(encoder.finish(&mut wire).is_err());
+    assert!(!encoder.is_finished());
+}

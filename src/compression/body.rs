@@ -7,9 +7,9 @@ use http::HeaderMap;
 use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 
-use super::stats::CompressionStats;
+use super::stats::{Coding, CompressionStats};
 use crate::BoxError;
-use crate::codec::{Encoder, Format};
+use crate::codec::{Encoder, SliceEnd};
 use crate::ended::Ended;
 
 /// Input bytes compressed in one poll before the body yields: at level 6 on zlib-rs that
@@ -81,10 +81,10 @@ impl<B> CompressionBody<B> {
         CompressionBody {
             kind: Kind::Encoding {
                 state: Encoding {
-                    format: encoder.format(),
+                    coding: encoder.stats_coding(),
                     phase: Phase::Running {
                         inner,
-                        encoder: encoder.keep_history(),
+                        encoder: encoder.for_stream(),
                         unflushed: false,
                     },
                     queued,
@@ -241,7 +241,7 @@ pub(crate) struct Encoding<B> {
     /// A full slice was just handed over: let other tasks run before the next one.
     yield_first: bool,
     stats: CompressionStats,
-    format: Format,
+    coding: Coding,
     bytes_in: u64,
     bytes_out: u64,
 }
@@ -295,6 +295,13 @@ where
         }
         let mut budget = MAX_INPUT_PER_POLL;
         loop {
+            // A br stream may have to wait for its turn before it draws an encoder; it is
+            // woken when one may be free. It keeps the input in hand meanwhile.
+            if (!self.current.is_empty() || self.queued.len() > 0)
+                && encoder.poll_ready(cx).is_pending()
+            {
+                return Poll::Pending;
+            }
             let before = budget;
             if let Err(e) = encode_queued(
                 encoder,
@@ -321,14 +328,21 @@ where
                 }
                 // This poll's slice is used up. The peer may take its time before the next
                 // poll (a slow reader, a full socket, a busy runtime): when many streams
-                // hold states, give this one back now rather than pin it until then.
-                let crowded = encoder.releases_between_slices();
-                if crowded {
-                    if let Err(e) = encoder.idle(&mut self.out) {
-                        return self.fail(e.into());
-                    }
+                // hold states, give this one back now rather than pin it until then; br
+                // flushes, so its output keeps pace with its input.
+                let slice_end = encoder.at_slice_end();
+                let ended = match slice_end {
+                    SliceEnd::Keep => Ok(()),
+                    SliceEnd::Flush => encoder.flush(&mut self.out),
+                    SliceEnd::Release => encoder.idle(&mut self.out),
+                };
+                if let Err(e) = ended {
+                    return self.fail(e.into());
+                }
+                if slice_end != SliceEnd::Keep {
                     *unflushed = false;
                 }
+                let crowded = slice_end == SliceEnd::Release;
                 // Hand over what is ready, unless it is only the header (sent with the first
                 // compressed bytes), or yield. Crowded, the output block goes too, so a
                 // stream between slices pins no buffer (a new block per slice costs nothing
@@ -453,7 +467,7 @@ fn encode_queued(
 impl<B> Drop for Encoding<B> {
     fn drop(&mut self) {
         self.stats
-            .record_bytes(self.format, self.bytes_in, self.bytes_out);
+            .record_bytes(self.coding, self.bytes_in, self.bytes_out);
     }
 }
 

@@ -6,7 +6,7 @@ use std::convert::Infallible;
 
 use super::*;
 use crate::CodecPool;
-use crate::codec::{CompressionLevel, Decoder};
+use crate::codec::{CompressionLevel, Decoder, Format};
 
 /// A body that yields its queued chunks, then `Pending` until more are pushed through
 /// the shared handle.

@@ -13,10 +13,13 @@ use http_body::Body;
 use pin_project_lite::pin_project;
 
 use super::body::{Chunks, CompressionBody, MAX_INPUT_PER_POLL};
+use super::dictionary::{self, DictionaryRequest};
 use super::service::Settings;
+use super::stats::{Coding, DictionaryOutcome};
 use crate::BoxError;
 use crate::codec::{Encoder, Format, OneShot};
-use crate::headers::{add_vary, body_size, has_no_transform};
+use crate::dictionary::{DictCoding, Dictionary};
+use crate::headers::{add_vary, add_vary_token, body_size, has_no_transform};
 use crate::negotiate::{Choice, Negotiated};
 use crate::predicate::Predicate;
 
@@ -32,10 +35,12 @@ pin_project! {
 }
 
 /// What the response decision needs to know about the request.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Request {
     pub(crate) choice: Choice,
     pub(crate) head: bool,
+    /// With dictionaries turned on: what the request says about them.
+    pub(crate) dictionary: Option<DictionaryRequest>,
 }
 
 impl<F, P> ResponseFuture<F, P> {
@@ -67,7 +72,7 @@ where
 }
 
 /// What to do with one response, decided from its head before its body is touched.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum Action {
     /// Send as it is, untouched: a hard rule or the predicate said no.
     Skip,
@@ -81,6 +86,14 @@ enum Action {
     Encode { format: Format, floor: u64 },
     /// Encode as a stream from the start: the body is known to exceed one poll's slice.
     Stream { format: Format, size: u64 },
+    /// Compress against a dictionary (RFC 9842): like `Encode`, or `Stream` when `size` is
+    /// known to exceed one poll's slice.
+    Dictionary {
+        coding: DictCoding,
+        dictionary: Dictionary,
+        floor: u64,
+        size: Option<u64>,
+    },
 }
 
 /// The rules, in order. Hard rules come first and hold whatever the predicate says:
@@ -94,9 +107,11 @@ enum Action {
 ///    304 responses stop here (no body to encode).
 /// 4. Negotiation: identity is sent as it is; nothing acceptable is a 406 for successful
 ///    responses (others keep their status and go unencoded).
-/// 5. Size: under [`DefaultPredicate`](crate::predicate::DefaultPredicate), a body known to
-///    be smaller than `min_size` is sent as it is (unless the client refused identity); a
-///    body of unknown size that turns out complete and smaller when read ahead, too.
+/// 5. Size: under [`DefaultPredicate`](crate::predicate::DefaultPredicate) (or a predicate
+///    that [applies the floor](crate::predicate::Predicate::applies_min_size)), a body known to be smaller than
+///    `min_size` is sent as it is (unless the client refused identity); a body of unknown
+///    size that turns out complete and smaller when read ahead, too. Any other predicate
+///    decides alone, whatever the size.
 fn decide<B: Body, P: Predicate>(
     request: &Request,
     settings: &Settings,
@@ -118,25 +133,65 @@ fn decide<B: Body, P: Predicate>(
     if request.head || status == StatusCode::NOT_MODIFIED {
         return Action::VaryOnly;
     }
+    // A client that refuses identity gets the coding it accepts even for a tiny body:
+    // identity would be unacceptable to it (RFC 9110 section 12.5.3). A custom predicate
+    // decides alone, as in tower-http: the floor is only `DefaultPredicate`'s, for bodies
+    // of known size and for those read ahead alike.
+    let floor = if request.choice.identity_refused || !predicate.applies_min_size() {
+        0
+    } else {
+        settings.min_size
+    };
+    let size = body_size(headers, res.body());
+    let small = size.is_some_and(|size| size < floor);
+    let large = size.filter(|&size| size > MAX_INPUT_PER_POLL as u64);
+    // A dictionary the client holds beats every other coding it offers.
+    let chosen = request
+        .dictionary
+        .as_ref()
+        .filter(|_| !small)
+        .and_then(|d| dictionary::choose(d, headers, settings));
+    if let Some((coding, dictionary)) = chosen {
+        return Action::Dictionary {
+            coding,
+            dictionary,
+            floor,
+            size: large,
+        };
+    }
     let format = match request.choice.negotiated {
         Negotiated::Encode(format) => format,
         Negotiated::Identity => return Action::VaryOnly,
         Negotiated::NotAcceptable if status.is_success() => return Action::NotAcceptable,
         Negotiated::NotAcceptable => return Action::VaryOnly,
     };
-    // A client that refuses identity gets the coding it accepts even for a tiny body:
-    // identity would be unacceptable to it (RFC 9110 section 12.5.3).
-    let floor = if request.choice.identity_refused {
-        0
-    } else {
-        settings.min_size
-    };
-    match body_size(headers, res.body()) {
-        Some(size) if predicate.applies_min_size() && size < floor => Action::VaryOnly,
-        Some(size) if size > MAX_INPUT_PER_POLL as u64 => Action::Stream { format, size },
-        // A known size was the predicate's to judge: a custom one decides alone.
-        Some(_) if !predicate.applies_min_size() => Action::Encode { format, floor: 0 },
-        _ => Action::Encode { format, floor },
+    match (small, large) {
+        (true, _) => Action::VaryOnly,
+        (false, Some(size)) => Action::Stream { format, size },
+        (false, None) => Action::Encode { format, floor },
+    }
+}
+
+/// What a compressed body is encoded with.
+#[derive(Clone, Debug)]
+enum Target {
+    Plain(Format),
+    Dictionary(DictCoding, Dictionary),
+}
+
+impl Target {
+    fn coding(&self) -> Coding {
+        match self {
+            Target::Plain(format) => Coding::Plain(*format),
+            Target::Dictionary(coding, _) => Coding::Dictionary(*coding),
+        }
+    }
+
+    fn token(&self) -> &'static str {
+        match self {
+            Target::Plain(format) => format.as_str(),
+            Target::Dictionary(coding, _) => coding.as_str(),
+        }
     }
 }
 
@@ -153,7 +208,7 @@ where
 {
     let stats = &settings.stats;
     // `floor` for a body to read ahead, `size` for one known to stream.
-    let (format, floor, size) = match action {
+    let (target, floor, size) = match action {
         Action::Skip => {
             stats.record_skipped();
             return res.map(CompressionBody::identity);
@@ -161,91 +216,121 @@ where
         Action::VaryOnly => {
             stats.record_skipped();
             let mut res = res.map(CompressionBody::identity);
-            add_vary(res.headers_mut());
+            add_varies(settings, res.headers_mut());
             return res;
         }
         Action::NotAcceptable => {
             stats.record_skipped();
-            return not_acceptable(res);
+            let mut res = not_acceptable(res);
+            add_varies(settings, res.headers_mut());
+            return res;
         }
-        Action::Stream { format, size } => (format, None, Some(size)),
-        Action::Encode { format, floor } => (format, Some(floor), None),
+        Action::Stream { format, size } => (Target::Plain(format), None, Some(size)),
+        Action::Encode { format, floor } => (Target::Plain(format), Some(floor), None),
+        Action::Dictionary {
+            coding,
+            dictionary,
+            floor,
+            size,
+        } => {
+            let floor = size.is_none().then_some(floor);
+            (Target::Dictionary(coding, dictionary), floor, size)
+        }
     };
-
     let (mut parts, body) = res.into_parts();
-    add_vary(&mut parts.headers);
+    add_varies(settings, &mut parts.headers);
     let mut body = Box::pin(body);
     let body = match floor.map(|floor| (floor, read_ahead(body.as_mut(), cx))) {
-        // Nothing is compressed yet: send what was read as it was, then the error.
-        Some((
-            _,
-            ReadAhead {
-                chunks,
-                end: End::Failed(error),
-            },
-        )) => {
-            stats.record_skipped();
-            parts.headers.remove(CONTENT_LENGTH);
-            return Response::from_parts(
-                parts,
-                CompressionBody::ready(chunks.concat(), None, Some(error)),
-            );
-        }
-        Some((
-            floor,
-            ReadAhead {
-                chunks,
-                end: End::Complete(trailers),
-            },
-        )) if (chunks.len() as u64) < floor => {
-            stats.record_skipped();
-            return Response::from_parts(
-                parts,
-                CompressionBody::ready(chunks.concat(), trailers, None),
-            );
-        }
-        // The whole body is here and small: compress it in one go. The body's exact size
-        // hint makes hyper send Content-Length instead of chunked encoding.
-        Some((
-            _,
-            ReadAhead {
-                chunks,
-                end: End::Complete(trailers),
-            },
-        )) => match one_shot(settings, format, chunks) {
-            Ok(data) => CompressionBody::ready(data, trailers, None),
+        Some((floor, ahead)) => match encode_read_ahead(settings, &target, floor, body, ahead) {
+            Ok(body) => body,
+            Err((unencoded, failed)) => {
+                stats.record_skipped();
+                if matches!(target, Target::Dictionary(..)) {
+                    stats.record_dictionary(DictionaryOutcome::NotOffered);
+                }
+                // Sent as it is; a body that failed does not have the length it announced.
+                if failed {
+                    parts.headers.remove(CONTENT_LENGTH);
+                }
+                return Response::from_parts(parts, unencoded);
+            }
+        },
+        None => match encoder(settings, &target, size) {
+            Ok(encoder) => {
+                CompressionBody::encoding(body, encoder, Chunks::default(), stats.clone())
+            }
             Err(error) => CompressionBody::ready(Bytes::new(), None, Some(error)),
         },
-        // More is coming (or the body went pending first): stream, starting with what was
-        // read ahead.
-        Some((
-            _,
-            ReadAhead {
-                chunks,
-                end: End::Open,
-            },
-        )) => {
-            CompressionBody::encoding(body, encoder(settings, format, None), chunks, stats.clone())
-        }
-        None => CompressionBody::encoding(
-            body,
-            encoder(settings, format, size),
-            Chunks::default(),
-            stats.clone(),
-        ),
     };
-    stats.record_compressed(format);
-    set_encoded_headers(&mut parts.headers, format);
+    if matches!(target, Target::Dictionary(..)) {
+        stats.record_dictionary(DictionaryOutcome::Hit);
+    }
+    stats.record_compressed(target.coding());
+    set_encoded_headers(&mut parts.headers, target.token());
     Response::from_parts(parts, body)
 }
 
-fn encoder(settings: &Settings, format: Format, size: Option<u64>) -> Encoder {
-    let encoder = Encoder::new(format, settings.level, &settings.pool)
-        .with_header_padding(padding(settings, format));
-    match size {
+/// The body for what [`read_ahead`] found: compressed in one shot when complete, streamed
+/// when more is coming. `Err` is the body to send unencoded: found complete and under the
+/// floor, or failed before anything was compressed (then the error follows the data, and
+/// the flag is set).
+fn encode_read_ahead<B>(
+    settings: &Settings,
+    target: &Target,
+    floor: u64,
+    body: Pin<Box<B>>,
+    ahead: ReadAhead,
+) -> Result<CompressionBody<B>, (CompressionBody<B>, bool)>
+where
+    B: Body,
+    B::Error: Into<BoxError>,
+{
+    let ReadAhead { chunks, end } = ahead;
+    match end {
+        End::Failed(error) => Err((
+            CompressionBody::ready(chunks.concat(), None, Some(error)),
+            true,
+        )),
+        End::Complete(trailers) if (chunks.len() as u64) < floor => Err((
+            CompressionBody::ready(chunks.concat(), trailers, None),
+            false,
+        )),
+        // The whole body is here and small: compress it in one go. The body's exact size
+        // hint makes hyper send Content-Length instead of chunked encoding.
+        End::Complete(trailers) => Ok(match one_shot(settings, target, chunks) {
+            Ok(data) => CompressionBody::ready(data, trailers, None),
+            Err(error) => CompressionBody::ready(Bytes::new(), None, Some(error)),
+        }),
+        // More is coming (or the body went pending first): stream, starting with what was
+        // read ahead.
+        End::Open => Ok(match encoder(settings, target, None) {
+            Ok(encoder) => CompressionBody::encoding(body, encoder, chunks, settings.stats.clone()),
+            Err(error) => CompressionBody::ready(Bytes::new(), None, Some(error)),
+        }),
+    }
+}
+
+/// `Vary: accept-encoding`, and `available-dictionary` when dictionaries are on: the
+/// representation depends on both (RFC 9842 section 6.2).
+fn add_varies(settings: &Settings, headers: &mut HeaderMap) {
+    add_vary(headers);
+    if settings.dictionaries.is_some() {
+        add_vary_token(headers, "available-dictionary");
+    }
+}
+
+fn encoder(settings: &Settings, target: &Target, size: Option<u64>) -> Result<Encoder, BoxError> {
+    let encoder = match target {
+        Target::Plain(format) => Encoder::new(*format, settings.level, &settings.pool)
+            .with_header_padding(padding(settings, *format)),
+        Target::Dictionary(coding, dictionary) => {
+            Encoder::with_dictionary(*coding, dictionary, settings.level, &settings.pool)?
+        }
+    };
+    Ok(match size {
         Some(size) => encoder.with_size_hint(size),
         None => encoder,
-    }
+    })
 }
 
 /// Bytes of BREACH jitter for this response's gzip header (the other codings have no room).
@@ -256,21 +341,51 @@ fn padding(settings: &Settings, format: Format) -> usize {
     }
 }
 
-fn one_shot(settings: &Settings, format: Format, chunks: Chunks) -> Result<Bytes, BoxError> {
+fn one_shot(settings: &Settings, target: &Target, chunks: Chunks) -> Result<Bytes, BoxError> {
     // The one-shot codecs want one slice: a body of several ready frames is joined (at most
     // one poll's slice, 64 KiB).
     let len = chunks.len();
     let input = chunks.concat();
     let mut out = BytesMut::new();
-    OneShot::new(format)
-        .level(settings.level)
-        .pool(&settings.pool)
-        .header_padding(padding(settings, format))
-        .encode(&input, &mut out)?;
+    match target {
+        Target::Plain(format) => OneShot::new(*format)
+            .level(settings.level)
+            .pool(&settings.pool)
+            .header_padding(padding(settings, *format))
+            .encode(&input, &mut out)?,
+        Target::Dictionary(coding, dictionary) => {
+            encode_with_dictionary(*coding, dictionary, settings, &input, &mut out)?
+        }
+    }
     settings
         .stats
-        .record_bytes(format, len as u64, out.len() as u64);
+        .record_bytes(target.coding(), len as u64, out.len() as u64);
     Ok(out.freeze())
+}
+
+/// A whole body as `dcz` or `dcb`.
+#[cfg_attr(
+    not(all(feature = "zstd", feature = "br")),
+    allow(unused_variables, unreachable_code)
+)]
+fn encode_with_dictionary(
+    coding: DictCoding,
+    dictionary: &Dictionary,
+    settings: &Settings,
+    input: &[u8],
+    out: &mut BytesMut,
+) -> Result<(), BoxError> {
+    match coding {
+        #[cfg(feature = "zstd")]
+        DictCoding::Dcz => {
+            crate::dictionary::encode_dcz(dictionary, settings.level, input, &settings.pool, out)?
+        }
+        #[cfg(feature = "br")]
+        DictCoding::Dcb => crate::dictionary::encode_dcb(dictionary, settings.level, input, out)?,
+        #[allow(unreachable_patterns)]
+        _ => return Err(format!("{} is not compiled in", coding.as_str()).into()),
+    }
+    Ok(())
 }
 
 /// What [`read_ahead`] found.
@@ -321,8 +436,8 @@ where
     ReadAhead { chunks, end }
 }
 
-fn set_encoded_headers(headers: &mut HeaderMap, format: Format) {
-    headers.insert(CONTENT_ENCODING, HeaderValue::from_static(format.as_str()));
+fn set_encoded_headers(headers: &mut HeaderMap, token: &'static str) {
+    headers.insert(CONTENT_ENCODING, HeaderValue::from_static(token));
     // The length changes, and byte ranges of the identity body no longer apply.
     headers.remove(CONTENT_LENGTH);
     headers.remove(ACCEPT_RANGES);

@@ -53,6 +53,8 @@ impl CompressionLayer {
                 jitter: 0,
                 pool: CodecPool::global().clone(),
                 stats: CompressionStats::new(),
+                dictionaries: None,
+                dictionary_codings: super::dictionary::COMPILED.to_vec(),
             }),
             predicate: DefaultPredicate::new(),
         }
@@ -93,10 +95,9 @@ macro_rules! compression_builders {
         /// The size floor (default [`DEFAULT_MIN_SIZE`](crate::compression::DEFAULT_MIN_SIZE)).
         ///
         /// [`DefaultPredicate`] refuses bodies known to be smaller. A body of unknown size
-        /// is read ahead while it has frames ready: one that ends below the floor is sent
-        /// as it is, whatever the predicate; one that goes pending first is compressed, so
-        /// streaming is never delayed. A custom predicate decides alone on bodies of known
-        /// size.
+        /// is read ahead while it has frames ready: under [`DefaultPredicate`], one that ends
+        /// below the floor is sent as it is; one that goes pending first is compressed, so
+        /// streaming is never delayed. A custom predicate decides alone, whatever the size.
         pub fn min_size(self, bytes: u64) -> Self {
             self.with(|s| s.min_size = bytes)
         }
@@ -117,6 +118,31 @@ macro_rules! compression_builders {
         /// gzhttp does the same with `RandomJitter`.
         pub fn breach_jitter(self, max_bytes: u16) -> Self {
             self.with(|s| s.jitter = max_bytes)
+        }
+
+        /// Serves dictionary-compressed responses (RFC 9842, `dcz` and `dcb`) with the
+        /// dictionaries in `store`: a request whose `Available-Dictionary` names one of them,
+        /// whose `Accept-Encoding` offers `dcz` or `dcb`, and that passes the readability
+        /// gate ([`gate`](crate::dictionary::gate)) gets its response compressed against
+        /// that dictionary, if the predicate and the size floor say compress. Every other
+        /// request is served as without it, and every response that varies with
+        /// `Accept-Encoding` also varies with `Available-Dictionary`.
+        ///
+        /// The store is shared: add and retire dictionaries while the server runs.
+        pub fn dictionaries(self, store: $crate::dictionary::DictionaryStore) -> Self {
+            self.with(|s| s.dictionaries = Some(store))
+        }
+
+        /// The dictionary codings this layer makes, most preferred first when the client's
+        /// q-values tie (default: `dcz`, then `dcb`, those compiled in). An empty list turns
+        /// dictionary compression off.
+        pub fn dictionary_codings(self, order: &[$crate::dictionary::DictCoding]) -> Self {
+            let order: Vec<_> = order
+                .iter()
+                .copied()
+                .filter(|c| $crate::compression::dictionary::COMPILED.contains(c))
+                .collect();
+            self.with(|s| s.dictionary_codings = order)
         }
 
         /// Counters for the responses handled with these settings.

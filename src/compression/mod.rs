@@ -63,10 +63,11 @@
 //! body ends, fails or is dropped.
 
 mod body;
+mod dictionary;
 mod future;
 mod layer;
 mod service;
-mod stats;
+pub(crate) mod stats;
 
 pub use crate::codec::CompressionLevel;
 pub use crate::predicate::{self, DefaultPredicate, Predicate};
@@ -74,4 +75,4 @@ pub use body::CompressionBody;
 pub use future::ResponseFuture;
 pub use layer::{CompressionLayer, DEFAULT_MIN_SIZE};
 pub use service::Compression;
-pub use stats::{CodingStats, CompressionStats, CompressionStatsSnapshot};
+pub use stats::{CodingStats, CompressionStats, CompressionStatsSnapshot, DictionaryStats};

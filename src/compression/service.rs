@@ -6,11 +6,13 @@ use http_body::Body;
 use tower_service::Service;
 
 use super::body::CompressionBody;
+use super::dictionary::DictionaryRequest;
 use super::future::ResponseFuture;
 use super::layer::{CompressionLayer, compression_builders};
 use super::stats::CompressionStats;
 use crate::builders::{coding_builders, inner_service_accessors};
 use crate::codec::CompressionLevel;
+use crate::dictionary::{DictCoding, DictionaryStore};
 use crate::negotiate::{Offered, choose};
 use crate::pool::CodecPool;
 use crate::predicate::{DefaultPredicate, Predicate};
@@ -24,6 +26,9 @@ pub(crate) struct Settings {
     pub(crate) jitter: u16,
     pub(crate) pool: CodecPool,
     pub(crate) stats: CompressionStats,
+    /// Dictionaries for `dcz`/`dcb` responses, when turned on.
+    pub(crate) dictionaries: Option<DictionaryStore>,
+    pub(crate) dictionary_codings: Vec<DictCoding>,
 }
 
 /// The service built by [`CompressionLayer`]: compresses the responses of `S`.
@@ -104,9 +109,18 @@ where
     fn call(&mut self, req: Request<ReqBody>) -> Self::Future {
         let choice = choose(req.headers(), self.settings.offered);
         let head = req.method() == Method::HEAD;
+        let dictionary = self
+            .settings
+            .dictionaries
+            .as_ref()
+            .map(|_| DictionaryRequest::capture(req.headers()));
         ResponseFuture::new(
             self.inner.call(req),
-            super::future::Request { choice, head },
+            super::future::Request {
+                choice,
+                head,
+                dictionary,
+            },
             self.settings.clone(),
             self.predicate.clone(),
         )

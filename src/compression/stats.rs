@@ -2,6 +2,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::codec::{FORMATS, Format};
+use crate::dictionary::DictCoding;
 
 /// Counters shared by every service a [`CompressionLayer`](super::CompressionLayer) builds.
 ///
@@ -16,7 +17,9 @@ pub struct CompressionStats {
 #[derive(Debug, Default)]
 struct Counters {
     skipped: AtomicU64,
-    by_coding: [CodingCounters; FORMATS],
+    /// The codings of [`Format`], then `dcz` and `dcb`.
+    by_coding: [CodingCounters; FORMATS + 2],
+    dictionary: DictionaryCounters,
 }
 
 #[derive(Debug, Default)]
@@ -24,6 +27,66 @@ struct CodingCounters {
     compressed: AtomicU64,
     bytes_in: AtomicU64,
     bytes_out: AtomicU64,
+}
+
+/// How requests that named a dictionary (`Available-Dictionary`) fared.
+#[derive(Debug, Default)]
+struct DictionaryCounters {
+    hits: AtomicU64,
+    unknown: AtomicU64,
+    refused: AtomicU64,
+    not_offered: AtomicU64,
+}
+
+/// What became of the requests that named a dictionary in `Available-Dictionary`, from
+/// [`CompressionStats::dictionaries`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DictionaryStats {
+    /// Answered `dcz` or `dcb` with the dictionary named.
+    pub hits: u64,
+    /// The dictionary named is not in the store (or the value was malformed): the usual
+    /// coding was used.
+    pub unknown: u64,
+    /// The dictionary is known, but the readability gate of RFC 9842 refused it for this
+    /// request (a cross-origin no-cors fetch, or CORS without a matching
+    /// `Access-Control-Allow-Origin`).
+    pub refused: u64,
+    /// The dictionary is known and readable, but `Accept-Encoding` offered no dictionary
+    /// coding this layer makes, or the response was not compressed at all.
+    pub not_offered: u64,
+}
+
+/// A coding as the counters know it: one of [`Format`], or a dictionary coding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Coding {
+    Plain(Format),
+    Dictionary(DictCoding),
+}
+
+impl Coding {
+    fn index(self) -> usize {
+        match self {
+            Coding::Plain(format) => format.index(),
+            Coding::Dictionary(DictCoding::Dcz) => FORMATS,
+            Coding::Dictionary(DictCoding::Dcb) => FORMATS + 1,
+        }
+    }
+}
+
+impl From<Format> for Coding {
+    fn from(format: Format) -> Self {
+        Coding::Plain(format)
+    }
+}
+
+/// What a dictionary lookup gave, for [`CompressionStats`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DictionaryOutcome {
+    Hit,
+    Unknown,
+    Refused,
+    NotOffered,
 }
 
 impl CodingCounters {
@@ -82,22 +145,50 @@ impl CompressionStats {
         total
     }
 
-    /// A snapshot of one coding's counters.
+    /// A snapshot of one coding's counters (without its dictionary-compressed responses:
+    /// see [`dictionary_coding`](CompressionStats::dictionary_coding)).
     pub fn coding(&self, format: Format) -> CodingStats {
         self.inner.by_coding[format.index()].snapshot()
+    }
+
+    /// A snapshot of the counters of `dcz` or `dcb` responses.
+    pub fn dictionary_coding(&self, coding: DictCoding) -> CodingStats {
+        self.inner.by_coding[Coding::Dictionary(coding).index()].snapshot()
+    }
+
+    /// What became of the requests that named a dictionary.
+    pub fn dictionaries(&self) -> DictionaryStats {
+        let d = &self.inner.dictionary;
+        DictionaryStats {
+            hits: d.hits.load(Ordering::Relaxed),
+            unknown: d.unknown.load(Ordering::Relaxed),
+            refused: d.refused.load(Ordering::Relaxed),
+            not_offered: d.not_offered.load(Ordering::Relaxed),
+        }
     }
 
     pub(crate) fn record_skipped(&self) {
         self.inner.skipped.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub(crate) fn record_compressed(&self, format: Format) {
-        let c = &self.inner.by_coding[format.index()];
+    pub(crate) fn record_dictionary(&self, outcome: DictionaryOutcome) {
+        let d = &self.inner.dictionary;
+        let counter = match outcome {
+            DictionaryOutcome::Hit => &d.hits,
+            DictionaryOutcome::Unknown => &d.unknown,
+            DictionaryOutcome::Refused => &d.refused,
+            DictionaryOutcome::NotOffered => &d.not_offered,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn record_compressed(&self, coding: impl Into<Coding>) {
+        let c = &self.inner.by_coding[coding.into().index()];
         c.compressed.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub(crate) fn record_bytes(&self, format: Format, bytes_in: u64, bytes_out: u64) {
-        let c = &self.inner.by_coding[format.index()];
+    pub(crate) fn record_bytes(&self, coding: impl Into<Coding>, bytes_in: u64, bytes_out: u64) {
+        let c = &self.inner.by_coding[coding.into().index()];
         c.bytes_in.fetch_add(bytes_in, Ordering::Relaxed);
         c.bytes_out.fetch_add(bytes_out, Ordering::Relaxed);
     }

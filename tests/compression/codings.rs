@@ -139,9 +139,11 @@ async fn compress_with_quality() {
 }
 
 /// Not a port: a br body larger than one poll's slice (1 MiB) streams 64 KiB at a time, and
-/// its known size reaches brotli as the size hint, so the stream is byte for byte what the
+/// its known size reaches brotli as the size hint, so the stream is as small as what the
 /// `brotli` crate writes for the whole body in one call (as tower-http's encoder sees a
-/// `Full` body); without the hint brotli keeps the small-input match finder.
+/// `Full` body) within 1%, although it flushes at every slice (so its output keeps pace
+/// with its input) and uses a window sized to the body; without the hint brotli keeps the
+/// small-input match finder and the stream is larger.
 #[cfg(feature = "br")]
 #[tokio::test]
 async fn br_stream_of_known_size_uses_the_size_hint() {
@@ -165,7 +167,8 @@ async fn br_stream_of_known_size_uses_the_size_hint() {
         brotli::BrotliCompress(&mut &data[..], &mut out, &params).unwrap();
         out
     };
-    assert_eq!(&compressed[..], &reference(data.len())[..]);
+    let (ours, whole) = (compressed.len(), reference(data.len()).len());
+    assert!(ours * 100 <= whole * 101, "{ours} vs {whole} bytes");
     assert_eq!(common::unbrotli(&compressed), data);
 }
 

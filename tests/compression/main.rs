@@ -10,7 +10,10 @@ mod support;
 
 #[cfg(any(feature = "zstd", feature = "br"))]
 mod codings;
+mod dictionary;
+mod drop_in;
 mod headers;
+mod many_streams;
 mod negotiation;
 mod pool;
 mod quality;

@@ -110,15 +110,16 @@ async fn codec_returns_to_pool_when_body_ends() {
     assert_eq!(streaming.in_use() + block.in_use(), 0);
 }
 
-/// Under the hold limit a stream keeps its state between slices (zstd whatever the limit:
-/// a new frame per slice would cost ratio), so the state is out while a stream is mid-way,
-/// and back when the producer waits, at the end, and when the body is dropped.
+/// Under the hold limit a stream keeps its state between slices (gzip and zstd alike; past
+/// it they give it back, `tests/compression/many_streams.rs`), so the state is out while a
+/// stream is mid-way, and back when the producer waits, at the end, and when the body is
+/// dropped.
 #[tokio::test]
 async fn state_is_held_while_streaming_under_the_hold_limit() {
     #[allow(unused_mut)]
     let mut cases = vec![("gzip", private_pool())];
     #[cfg(feature = "zstd")]
-    cases.push(("zstd", crowded_pool()));
+    cases.push(("zstd", private_pool()));
     for (coding, pool) in cases {
         let layer = CompressionLayer::new().pool(pool.clone());
         let data = noise(200_000, 13);
@@ -177,9 +178,10 @@ async fn codec_returns_to_pool_when_body_is_dropped() {
     drop(body);
     assert_eq!(in_use(&pool), 0);
     assert!(tx.is_closed(), "inner body dropped too");
-    // Dropped before the first poll.
+    // Dropped before the first poll: no state was drawn for it (one is drawn at the first
+    // input, so many responses built before their bodies are polled hold none).
     let res = respond(&layer, get(Some("gzip")), full(text(200_000))).await;
-    assert_eq!(in_use(&pool), 1);
+    assert_eq!(in_use(&pool), 0);
     drop(res);
     assert_eq!(in_use(&pool), 0);
     assert_eq!(pool.stats().compressors.discarded, 0);

@@ -229,10 +229,11 @@ async fn custom_predicate_every_other_response() {
 /// applies to bodies of known size under a custom predicate, as in tower-http. It was
 /// `compress_when_does_not_override_hard_rules_or_min_size`, which asserted that a 100-byte
 /// `Full` body stayed identity under `compress_when(Always)`; that case is now compressed.
-/// Bodies of unknown size found complete and smaller when read ahead still stay identity
-/// with any predicate.
+/// Since the drop-in fix (issue 17, item 0) the same holds for bodies of unknown size found
+/// complete and small when read ahead: tower-http compresses them under `Always`, and so do
+/// we; under `DefaultPredicate` they stay identity.
 #[tokio::test]
-async fn compress_when_does_not_override_hard_rules_and_decides_alone_on_known_sizes() {
+async fn compress_when_does_not_override_hard_rules_and_decides_alone_on_any_size() {
     let data = text(100);
     let layer = CompressionLayer::new().compress_when(Always);
     // Item 6: known size, under min_size, custom predicate: compressed.
@@ -258,14 +259,23 @@ async fn compress_when_does_not_override_hard_rules_and_decides_alone_on_known_s
     let default_and = CompressionLayer::new().compress_when(DefaultPredicate::new().and(Always));
     let out = round(&default_and, Some("gzip"), full(data.clone())).await;
     assert_eq!(out.encoding(), None, "DefaultPredicate and Always");
-    // Unknown size, read ahead, complete and small: identity whatever the predicate.
+    // Unknown size, read ahead, complete and small: the custom predicate decides alone...
     let out = round(
         &layer,
         Some("gzip"),
         Response::new(ReadyFrames::data(["abc", "def", "ghi"])),
     )
     .await;
-    assert_eq!(out.encoding(), None, "unknown size, found small");
+    assert_eq!(out.encoding(), Some("gzip"), "unknown size, found small");
+    assert_eq!(gunzip(&out.body), b"abcdefghi");
+    // ...and under DefaultPredicate the floor holds.
+    let out = round(
+        &CompressionLayer::new(),
+        Some("gzip"),
+        Response::new(ReadyFrames::data(["abc", "def", "ghi"])),
+    )
+    .await;
+    assert_eq!(out.encoding(), None, "unknown size, found small, default");
     assert_eq!(&out.body[..], b"abcdefghi");
     // The hard rules hold whatever the predicate says.
     let mut res = full(text(2000));

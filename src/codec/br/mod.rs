@@ -41,9 +41,12 @@ pub(crate) use state::{CompressorState, DecompressorState};
 /// The window: brotli's default, 4 MiB.
 const LGWIN: u32 = 22;
 
-/// The most memory an idle encoder keeps: a 256 KiB body at quality 4 uses ~11 MB of tables;
-/// past this (quality 10-11 on large bodies, multi-megabyte streams) the blocks are freed.
-const MAX_KEPT_ENCODER: usize = 16 << 20;
+/// The most memory an idle encoder keeps. Idle encoders are the largest pooled states, and
+/// a kept block is cleared (so made resident) when it is reused: a state over this (a
+/// stream of unknown size, whose ring buffer is 8 MiB; quality 10-11 on large bodies) is
+/// freed rather than shelved. A body known in full gets a window sized to it, so a 256 KiB
+/// body at quality 4 stays under it.
+const MAX_KEPT_ENCODER: usize = 4 << 20;
 
 /// The most memory an idle decoder keeps: a window-22 stream's 4 MiB ring buffer and its
 /// tables fit; the ring buffers of 8 and 16 MiB windows are freed after their stream.

@@ -38,6 +38,8 @@ pub(crate) struct CompressorState {
 pub(super) struct SpareHasher {
     hasher: UnionHasher<EncAlloc>,
     params: BrotliHasherParams,
+    /// The window it was built for: the hasher's masks follow it.
+    lgwin: i32,
 }
 
 /// Qualities whose hasher re-prepares itself fully on reuse. Below 2 brotli uses no hasher;
@@ -62,6 +64,19 @@ impl CompressorState {
         }
     }
 
+    /// Sets the window (log2), before the first compress call.
+    pub(super) fn set_window(&mut self, lgwin: u32) {
+        self.core
+            .set_parameter(BrotliEncoderParameter::BROTLI_PARAM_LGWIN, lgwin);
+    }
+
+    /// Sets brotli's size hint only (it picks the match finder from it).
+    pub(super) fn hint(&mut self, len: u64) {
+        let hint = u32::try_from(len).unwrap_or(u32::MAX);
+        self.core
+            .set_parameter(BrotliEncoderParameter::BROTLI_PARAM_SIZE_HINT, hint);
+    }
+
     /// Before a compress call that may build the hasher (none built yet): hands the spare
     /// hasher to the encoder if brotli would build the same one, else frees it.
     pub(super) fn adopt_spare(&mut self, available_in: usize) {
@@ -81,7 +96,7 @@ impl CompressorState {
                 .saturating_add(available_in as u64),
             hint => hint as u64,
         };
-        if hint < RECYCLE_MAX_HINT {
+        if hint < RECYCLE_MAX_HINT && spare.lgwin == core.params.lgwin {
             spare.hasher.GetHasherCommon().is_prepared_ = 0;
             core.hasher_ = spare.hasher;
             core.params.hasher = spare.params;
@@ -117,6 +132,7 @@ impl PooledState for CompressorState {
             self.spare = Some(SpareHasher {
                 hasher: std::mem::take(&mut self.core.hasher_),
                 params: self.core.params.hasher,
+                lgwin: self.core.params.lgwin,
             });
         }
         // The crate's teardown frees every other block of the stream into the allocator; a

@@ -3,7 +3,7 @@ use flate2::{Compress, Compression, FlushCompress, Status};
 
 use super::checksum::Checksum;
 use super::{Framing, compress_into, deflate_bound};
-use crate::codec::{Encode, EncodeError, Level, Progress};
+use crate::codec::{Encode, EncodeError, Level, Progress, SliceEnd};
 use crate::pool::{CodecPool, Pooled};
 
 /// History kept to prime the next deflate state after an idle release: deflate's whole
@@ -24,7 +24,7 @@ const EMPTY_FINAL_BLOCK: [u8; 2] = [0x03, 0x00];
 /// way: after a full flush, a fresh state's blocks concatenate (as in pigz).
 #[derive(Debug)]
 pub(crate) struct FlateEncoder {
-    /// `None` while idle or after the finish.
+    /// `None` before the first input, while idle and after the finish.
     deflate: Option<Pooled<Compress>>,
     pool: CodecPool,
     framing: Framing,
@@ -94,7 +94,9 @@ impl History {
 impl FlateEncoder {
     pub(crate) fn new(framing: Framing, level: Level, pool: &CodecPool) -> Self {
         FlateEncoder {
-            deflate: Some(draw(pool, level)),
+            // Drawn at the first input: many responses may be built before their bodies
+            // are first polled, and none should hold a state for it.
+            deflate: None,
             pool: pool.clone(),
             framing,
             level,
@@ -274,8 +276,12 @@ impl Encode for FlateEncoder {
         self.total_out > self.header_len as u64
     }
 
-    fn releases_between_slices(&self) -> bool {
-        self.deflate.is_some() && self.history.tracking && self.pool.crowded::<Compress>()
+    fn at_slice_end(&self) -> SliceEnd {
+        if self.deflate.is_some() && self.history.tracking && self.pool.crowded::<Compress>() {
+            SliceEnd::Release
+        } else {
+            SliceEnd::Keep
+        }
     }
 
     fn total_in(&self) -> u64 {
