@@ -129,6 +129,14 @@ impl DictCoding {
         }
     }
 
+    /// The coding a `Content-Encoding` token names (case-insensitive, whitespace ignored).
+    pub fn from_token(token: &str) -> Option<DictCoding> {
+        let token = token.trim();
+        [DictCoding::Dcz, DictCoding::Dcb]
+            .into_iter()
+            .find(|coding| token.eq_ignore_ascii_case(coding.as_str()))
+    }
+
     /// The coding and the dictionary hash a body's header names, when it starts with a
     /// complete `dcz` or `dcb` header (a client can pick the dictionary this way).
     pub fn peek(body: &[u8]) -> Option<(DictCoding, [u8; 32])> {
@@ -174,6 +182,9 @@ mod mod_tests {
     fn coding_tokens_and_peek() {
         assert_eq!(DictCoding::Dcz.as_str(), "dcz");
         assert_eq!(DictCoding::Dcb.as_str(), "dcb");
+        assert_eq!(DictCoding::from_token(" DCZ "), Some(DictCoding::Dcz));
+        assert_eq!(DictCoding::from_token("dcb"), Some(DictCoding::Dcb));
+        assert_eq!(DictCoding::from_token("zstd"), None);
         let mut body = DCB_MAGIC.to_vec();
         body.extend_from_slice(&[3; 32]);
         assert_eq!(DictCoding::peek(&body), Some((DictCoding::Dcb, [3; 32])));
