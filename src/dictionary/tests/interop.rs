@@ -14,7 +14,11 @@ fn tool(program: &str, args: &[&str]) -> Option<String> {
         .ok()?;
     let text = String::from_utf8_lossy(&output.stdout).into_owned()
         + &String::from_utf8_lossy(&output.stderr);
-    output.status.success().then_some(text)
+    if !output.status.success() {
+        eprintln!("{program} failed: {text}");
+        return None;
+    }
+    Some(text)
 }
 
 fn temp_dir(name: &str) -> std::path::PathBuf {
@@ -78,6 +82,85 @@ print("ok")
         &decode_dcz(&dict, &wire, &pool, LIMIT).unwrap()[..],
         &body[..]
     );
+}
+
+/// Google's C brotli decoder as Chromium drives it: `BrotliDecoderAttachDictionary` with
+/// `BROTLI_SHARED_DICTIONARY_RAW`, reached through ctypes in the extension module of
+/// Python's `brotli` package (1.1 or later exports it).
+const C_BROTLI_DECODE: &str = r#"
+import ctypes, sys, _brotli
+lib = ctypes.CDLL(_brotli.__file__)
+if not hasattr(lib, "BrotliDecoderAttachDictionary"):
+    print("missing"); sys.exit(0)
+lib.BrotliDecoderCreateInstance.restype = ctypes.c_void_p
+lib.BrotliDecoderCreateInstance.argtypes = [ctypes.c_void_p] * 3
+lib.BrotliDecoderAttachDictionary.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t, ctypes.c_char_p]
+lib.BrotliDecoderDecompressStream.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p]
+lib.BrotliDecoderDestroyInstance.argtypes = [ctypes.c_void_p]
+d = sys.argv[1]
+dictionary = open(d + "/dict", "rb").read()
+body = open(d + "/body", "rb").read()
+def decode(payload, attach):
+    state = lib.BrotliDecoderCreateInstance(None, None, None)
+    if attach and not lib.BrotliDecoderAttachDictionary(state, 0, len(dictionary), dictionary):
+        raise SystemExit("attach failed")
+    src = ctypes.create_string_buffer(payload, len(payload))
+    dst = ctypes.create_string_buffer(len(body) + 4096)
+    avail_in, next_in = ctypes.c_size_t(len(payload)), ctypes.c_void_p(ctypes.addressof(src))
+    avail_out, next_out = ctypes.c_size_t(len(dst)), ctypes.c_void_p(ctypes.addressof(dst))
+    result = lib.BrotliDecoderDecompressStream(state, ctypes.byref(avail_in), ctypes.byref(next_in), ctypes.byref(avail_out), ctypes.byref(next_out), None)
+    lib.BrotliDecoderDestroyInstance(state)
+    return result, dst.raw[: len(dst) - avail_out.value], avail_in.value
+for name in sys.argv[2:]:
+    payload = open(d + "/" + name, "rb").read()
+    result, out, left = decode(payload, True)
+    assert (result, left) == (1, 0) and out == body, (name, result, left, len(out))
+    result, out, _ = decode(payload, False)
+    assert result != 1 or out != body, name
+print("ok")
+"#;
+
+#[test]
+fn interop_c_brotli_decodes_dcb_payloads() {
+    if tool("python3", &["-c", "import _brotli"]).is_none() {
+        eprintln!("note: python3 with the brotli package is not installed; C dcb interop skipped");
+        return;
+    }
+    let (dict, bodies) = trained();
+    let dir = temp_dir("dcb-interop-c");
+    dict.save(dir.join("dict")).unwrap();
+    let mut body = dict.bytes()[..200].to_vec(); // matches into the dictionary's first bytes
+    body.extend_from_slice(&bodies.concat());
+    std::fs::write(dir.join("body"), &body).unwrap();
+    let cases = [
+        ("q5", CompressionLevel::Default, false),
+        ("q9-stream", CompressionLevel::Precise(9), true),
+        ("q11", CompressionLevel::Best, false),
+    ];
+    for (name, level, streaming) in cases {
+        let mut wire = BytesMut::new();
+        if streaming {
+            let mut encoder = DcbEncoder::new(&dict, level);
+            for chunk in body.chunks(700) {
+                encoder.encode(chunk, &mut wire).unwrap();
+                encoder.flush(&mut wire).unwrap();
+            }
+            encoder.finish(&mut wire).unwrap();
+        } else {
+            encode_dcb(&dict, level, &body, &mut wire).unwrap();
+        }
+        std::fs::write(dir.join(name), &wire[36..]).unwrap();
+    }
+    let mut args = vec!["-c", C_BROTLI_DECODE, dir.to_str().unwrap()];
+    args.extend(cases.iter().map(|(name, _, _)| *name));
+    let out = tool("python3", &args);
+    std::fs::remove_dir_all(&dir).unwrap();
+    match out.as_deref().map(str::trim) {
+        Some("missing") => {
+            eprintln!("note: this brotli package lacks BrotliDecoderAttachDictionary; skipped")
+        }
+        out => assert_eq!(out, Some("ok"), "C brotli failed to decode"),
+    }
 }
 
 #[test]
