@@ -117,6 +117,28 @@ for name in sys.argv[2:]:
     assert (result, left) == (1, 0) and out == body, (name, result, left, len(out))
     result, out, _ = decode(payload, False)
     assert result != 1 or out != body, name
+# The other direction: C brotli compresses with the dictionary prepared as raw, Rust decodes.
+lib.BrotliEncoderCreateInstance.restype = ctypes.c_void_p
+lib.BrotliEncoderCreateInstance.argtypes = [ctypes.c_void_p] * 3
+lib.BrotliEncoderPrepareDictionary.restype = ctypes.c_void_p
+lib.BrotliEncoderPrepareDictionary.argtypes = [ctypes.c_int, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+lib.BrotliEncoderAttachPreparedDictionary.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+lib.BrotliEncoderSetParameter.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32]
+lib.BrotliEncoderCompressStream.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p]
+lib.BrotliEncoderDestroyInstance.argtypes = [ctypes.c_void_p]
+lib.BrotliEncoderDestroyPreparedDictionary.argtypes = [ctypes.c_void_p]
+encoder = lib.BrotliEncoderCreateInstance(None, None, None)
+lib.BrotliEncoderSetParameter(encoder, 1, 5)  # BROTLI_PARAM_QUALITY
+prepared = lib.BrotliEncoderPrepareDictionary(0, len(dictionary), dictionary, 11, None, None, None)
+assert prepared and lib.BrotliEncoderAttachPreparedDictionary(encoder, prepared)
+src = ctypes.create_string_buffer(body, len(body))
+dst = ctypes.create_string_buffer(len(body) + 4096)
+avail_in, next_in = ctypes.c_size_t(len(body)), ctypes.c_void_p(ctypes.addressof(src))
+avail_out, next_out = ctypes.c_size_t(len(dst)), ctypes.c_void_p(ctypes.addressof(dst))
+assert lib.BrotliEncoderCompressStream(encoder, 2, ctypes.byref(avail_in), ctypes.byref(next_in), ctypes.byref(avail_out), ctypes.byref(next_out), None)  # FINISH
+open(d + "/from-c", "wb").write(dst.raw[: len(dst) - avail_out.value])
+lib.BrotliEncoderDestroyInstance(encoder)
+lib.BrotliEncoderDestroyPreparedDictionary(prepared)
 print("ok")
 "#;
 
