@@ -242,8 +242,11 @@ where
     let mut body = Box::pin(body);
     let body = match floor.map(|floor| (floor, read_ahead(body.as_mut(), cx))) {
         Some((floor, ahead)) => match encode_read_ahead(settings, &target, floor, body, ahead) {
-            Ok(body) => body,
-            Err((unencoded, failed)) => {
+            Ahead::Encoded(body) => body,
+            Ahead::Unencoded {
+                body: unencoded,
+                failed,
+            } => {
                 stats.record_skipped();
                 if matches!(target, Target::Dictionary(..)) {
                     stats.record_dictionary(DictionaryOutcome::NotOffered);
@@ -270,40 +273,49 @@ where
     Response::from_parts(parts, body)
 }
 
+/// A body read ahead: encoded, or to send as it is.
+enum Ahead<B> {
+    Encoded(CompressionBody<B>),
+    /// Found complete and under the floor, or failed before anything was compressed (then
+    /// the error follows the data).
+    Unencoded {
+        body: CompressionBody<B>,
+        failed: bool,
+    },
+}
+
 /// The body for what [`read_ahead`] found: compressed in one shot when complete, streamed
-/// when more is coming. `Err` is the body to send unencoded: found complete and under the
-/// floor, or failed before anything was compressed (then the error follows the data, and
-/// the flag is set).
+/// when more is coming, or unencoded.
 fn encode_read_ahead<B>(
     settings: &Settings,
     target: &Target,
     floor: u64,
     body: Pin<Box<B>>,
     ahead: ReadAhead,
-) -> Result<CompressionBody<B>, (CompressionBody<B>, bool)>
+) -> Ahead<B>
 where
     B: Body,
     B::Error: Into<BoxError>,
 {
     let ReadAhead { chunks, end } = ahead;
     match end {
-        End::Failed(error) => Err((
-            CompressionBody::ready(chunks.concat(), None, Some(error)),
-            true,
-        )),
-        End::Complete(trailers) if (chunks.len() as u64) < floor => Err((
-            CompressionBody::ready(chunks.concat(), trailers, None),
-            false,
-        )),
+        End::Failed(error) => Ahead::Unencoded {
+            body: CompressionBody::ready(chunks.concat(), None, Some(error)),
+            failed: true,
+        },
+        End::Complete(trailers) if (chunks.len() as u64) < floor => Ahead::Unencoded {
+            body: CompressionBody::ready(chunks.concat(), trailers, None),
+            failed: false,
+        },
         // The whole body is here and small: compress it in one go. The body's exact size
         // hint makes hyper send Content-Length instead of chunked encoding.
-        End::Complete(trailers) => Ok(match one_shot(settings, target, chunks) {
+        End::Complete(trailers) => Ahead::Encoded(match one_shot(settings, target, chunks) {
             Ok(data) => CompressionBody::ready(data, trailers, None),
             Err(error) => CompressionBody::ready(Bytes::new(), None, Some(error)),
         }),
         // More is coming (or the body went pending first): stream, starting with what was
         // read ahead.
-        End::Open => Ok(match encoder(settings, target, None) {
+        End::Open => Ahead::Encoded(match encoder(settings, target, None) {
             Ok(encoder) => CompressionBody::encoding(body, encoder, chunks, settings.stats.clone()),
             Err(error) => CompressionBody::ready(Bytes::new(), None, Some(error)),
         }),

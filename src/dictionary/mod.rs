@@ -76,6 +76,7 @@ mod frame;
 mod gate;
 mod headers;
 mod select;
+mod serve;
 #[cfg(feature = "zstd")]
 mod shelf;
 mod store;
@@ -103,6 +104,10 @@ pub use headers::{
     available_dictionary, available_dictionary_value, parse_available_dictionary,
 };
 pub use select::{VARY, select};
+pub use serve::{
+    DictionaryService, RememberFuture, Remembered, UseAsDictionaryLayer, UseAsDictionaryService,
+    link_header,
+};
 pub use store::{DictionaryStore, ResponseStore};
 #[cfg(feature = "zstd")]
 pub use train::train;

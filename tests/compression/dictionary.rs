@@ -132,6 +132,16 @@ async fn dcb_when_preferred_or_the_only_one_offered() {
     }
 }
 
+/// `Sec-Fetch-Site`, `Sec-Fetch-Mode`, `Origin`, `Access-Control-Allow-Origin`, and whether
+/// the response is `dcz`.
+type GateCase = (
+    Option<&'static str>,
+    Option<&'static str>,
+    Option<&'static str>,
+    Option<&'static str>,
+    bool,
+);
+
 /// RFC 9842's readability gate: by `Sec-Fetch-Site`, then `Sec-Fetch-Mode`, then CORS.
 #[tokio::test]
 async fn the_readability_gate_decides() {
@@ -139,7 +149,7 @@ async fn the_readability_gate_decides() {
     let store = store_with(&dictionary);
     let layer = layer(&store);
     // (fetch site, fetch mode, origin, Access-Control-Allow-Origin) -> dcz?
-    let cases: &[(Option<&str>, Option<&str>, Option<&str>, Option<&str>, bool)] = &[
+    let cases: &[GateCase] = &[
         (Some("same-origin"), Some("no-cors"), None, None, true),
         (Some("cross-site"), None, None, None, true),
         (Some("cross-site"), Some("navigate"), None, None, true),
