@@ -319,3 +319,44 @@ fn measure_dictionary_gains() {
         );
     }
 }
+
+/// Where a `dcb` response's time goes (release build, for the notes):
+/// `cargo test --release --lib profile_dcb_costs -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn profile_dcb_costs() {
+    use brotli::enc::encode::{BrotliEncoderParameter as P, BrotliEncoderStateStruct};
+    let body = json_samples(1, 5).concat();
+    for size in [4 << 10, 32 << 10] {
+        let dict = dictionary(train(&json_samples(2000, 21), size).unwrap());
+        let time = |f: &dyn Fn()| {
+            let started = std::time::Instant::now();
+            for _ in 0..200 {
+                f();
+            }
+            started.elapsed().as_secs_f64() * 1e6 / 200.0
+        };
+        let fresh = time(&|| {
+            let mut core = BrotliEncoderStateStruct::new(brotli::enc::StandardAlloc::default());
+            core.set_parameter(P::BROTLI_PARAM_QUALITY, 5);
+            core.set_parameter(P::BROTLI_PARAM_LGWIN, 22);
+            std::hint::black_box(&mut core);
+        });
+        let with_dict = time(&|| {
+            let mut core = BrotliEncoderStateStruct::new(brotli::enc::StandardAlloc::default());
+            core.set_parameter(P::BROTLI_PARAM_QUALITY, 5);
+            core.set_parameter(P::BROTLI_PARAM_LGWIN, 22);
+            core.set_custom_dictionary(dict.len(), dict.bytes());
+            std::hint::black_box(&mut core);
+        });
+        let whole = time(&|| {
+            let mut out = BytesMut::new();
+            encode_dcb(&dict, CompressionLevel::Default, &body, &mut out).unwrap();
+        });
+        println!(
+            "{} KiB dictionary, {} B body: new encoder {fresh:.1} µs, + dictionary {with_dict:.1} µs, whole dcb {whole:.1} µs",
+            size >> 10,
+            body.len()
+        );
+    }
+}
