@@ -36,6 +36,17 @@
 //! dictionary into it (the `brotli` crate has no shared prepared dictionary), hence
 //! [`select`] prefers `dcz` when the client weighs both alike.
 //!
+//! # Checked against other implementations
+//!
+//! `tests/interop.rs` (each skipped, with a note, where the tool is missing): Python's
+//! `zstandard` with `DICT_TYPE_RAWCONTENT` decodes `dcz` payloads (one shot and streamed with
+//! flushes) and makes frames the `dcz` decoder reads; Google's C brotli 1.2 (in Python's
+//! `brotli` package), driven as Chromium drives it (`BrotliDecoderAttachDictionary`, raw),
+//! decodes `dcb` payloads at qualities 5, 9 (streamed) and 11, and encodes with a prepared
+//! raw dictionary for the `dcb` decoder. Every case uses a trained dictionary and a body
+//! that repeats the dictionary's first bytes (zstd's magic and header), which only a
+//! raw-content reading can match.
+//!
 //! # Example
 //!
 //! ```
