@@ -106,11 +106,37 @@ fn encode_error(e: ZstdError) -> EncodeError {
 /// A streaming `dcz` encoder: a pooled zstd context referencing the dictionary's `CDict`
 /// (no dictionary is loaded per response). Output is appended to the caller's buffer;
 /// the header goes out with the first call that writes.
+///
+/// Through the crate's `Encode` trait, `idle` (the producer has nothing for now) ends the
+/// current frame and gives the context back, as the plain zstd encoder does: the stream
+/// goes on as a new frame, which sees the whole dictionary again, when data comes.
 pub struct DczEncoder {
     state: State,
+    /// What a new frame after an idle needs: the pool, the `CDict`, the window log.
+    restart: Restart,
     hash: [u8; 32],
     total_in: u64,
     total_out: u64,
+}
+
+/// What drawing and preparing a context for a new frame takes.
+struct Restart {
+    pool: CodecPool,
+    cdict: Arc<RawCDict>,
+    window_log: u32,
+}
+
+impl Restart {
+    fn draw(&self, pledged: Option<u64>) -> Result<Pooled<CompressContext>, EncodeError> {
+        let mut ctx = draw_compressor(&self.pool);
+        match ctx.begin(self.cdict.clone(), self.window_log, pledged) {
+            Ok(()) => Ok(ctx),
+            Err(e) => {
+                ctx.discard();
+                Err(encode_error(e))
+            }
+        }
+    }
 }
 
 /// Where an encoder is in its stream; the phases that compress hold the context.
@@ -119,6 +145,9 @@ enum State {
     Start(Pooled<CompressContext>),
     /// The header is out; the frame is open.
     Frame(Pooled<CompressContext>),
+    /// Between frames after an idle: the context is back in the pool. `header` tells
+    /// whether the header is out (an encoder idle before any input has written nothing).
+    Idle { header: bool },
     /// The stream is complete; the context is back in the pool, neutral again.
     Finished,
     /// A call failed; the context was discarded.
@@ -130,6 +159,7 @@ impl State {
         match self {
             State::Start(_) => "start",
             State::Frame(_) => "frame",
+            State::Idle { .. } => "idle",
             State::Finished => "finished",
             State::Failed => "failed",
         }
@@ -164,14 +194,14 @@ impl DczEncoder {
         pledged: Option<u64>,
     ) -> Result<DczEncoder, EncodeError> {
         let level = level.resolve(Format::Zstd);
-        let cdict = dictionary.zstd().cdict(level)?;
-        let mut ctx = draw_compressor(pool);
-        if let Err(e) = ctx.begin(cdict, window_log(level, dictionary.len()), pledged) {
-            ctx.discard();
-            return Err(encode_error(e));
-        }
+        let restart = Restart {
+            pool: pool.clone(),
+            cdict: dictionary.zstd().cdict(level)?,
+            window_log: window_log(level, dictionary.len()),
+        };
         Ok(DczEncoder {
-            state: State::Start(ctx),
+            state: State::Start(restart.draw(pledged)?),
+            restart,
             hash: dictionary.hash(),
             total_in: 0,
             total_out: 0,
@@ -216,6 +246,25 @@ impl DczEncoder {
 
     fn run(&mut self, input: &[u8], out: &mut BytesMut, directive: End) -> Result<(), EncodeError> {
         let before = out.len();
+        if let State::Idle { header } = self.state {
+            match directive {
+                // Nothing is owed between frames, except the header and one frame at the
+                // end of a stream that never wrote any.
+                End::ZSTD_e_continue if input.is_empty() => return Ok(()),
+                End::ZSTD_e_flush => return Ok(()),
+                End::ZSTD_e_end if header => return Ok(()),
+                _ => {}
+            }
+            let ctx = self
+                .restart
+                .draw(None)
+                .inspect_err(|_| self.state = State::Failed)?;
+            self.state = if header {
+                State::Frame(ctx)
+            } else {
+                State::Start(ctx)
+            };
+        }
         if let State::Start(_) = self.state {
             if input.is_empty() && directive == End::ZSTD_e_continue {
                 return Ok(());
@@ -228,7 +277,7 @@ impl DczEncoder {
         let ctx = match &mut self.state {
             State::Frame(ctx) => ctx,
             State::Finished => return Err(EncodeError::new("the stream is already finished")),
-            State::Start(_) | State::Failed => {
+            State::Start(_) | State::Idle { .. } | State::Failed => {
                 return Err(EncodeError::new(
                     "an earlier call failed; the stream is unusable",
                 ));
@@ -294,12 +343,32 @@ impl Encode for DczEncoder {
         Ok(Progress::since(0, before, out))
     }
 
+    fn idle(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
+        let before = out.len();
+        match self.state {
+            State::Start(_) => self.state = State::Idle { header: false },
+            State::Frame(_) => {
+                self.run(&[], out, End::ZSTD_e_end)?;
+                // Back to the pool now; the next input draws a context for a new frame.
+                self.state = State::Idle { header: true };
+            }
+            State::Idle { .. } => {}
+            State::Finished => return Err(EncodeError::new("the stream is already finished")),
+            State::Failed => {
+                return Err(EncodeError::new(
+                    "an earlier call failed; the stream is unusable",
+                ));
+            }
+        }
+        Ok(Progress::since(0, before, out))
+    }
+
     fn holds_state(&self) -> bool {
         matches!(self.state, State::Start(_) | State::Frame(_))
     }
 
     fn has_payload(&self) -> bool {
-        !matches!(self.state, State::Start(_))
+        !matches!(self.state, State::Start(_) | State::Idle { header: false })
     }
 
     fn total_in(&self) -> u64 {

@@ -94,7 +94,7 @@ pub(super) fn frame_window(frame: &[u8]) -> u64 {
     }
 }
 
-/// Streams `body` through `encoder` in `cuts`-sized chunks, flushing after some.
+/// Streams `body` through `encoder` in `cuts`-sized chunks, flushing or idling after some.
 pub(super) fn stream<E: Encode>(
     encoder: &mut E,
     body: &[u8],
@@ -114,7 +114,12 @@ pub(super) fn stream<E: Encode>(
         rest = &rest[n..];
         i += 1;
         if flush_every > 0 && i % flush_every == 0 {
-            encoder.flush(&mut wire).unwrap();
+            // Alternately a flush and an idle (a `dcz` idle ends the frame).
+            if (i / flush_every) % 2 == 0 {
+                encoder.flush(&mut wire).unwrap();
+            } else {
+                encoder.idle(&mut wire).unwrap();
+            }
         }
     }
     encoder.finish(&mut wire).unwrap();
