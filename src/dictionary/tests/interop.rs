@@ -44,9 +44,14 @@ fn interop_python_zstandard_decodes_dcz_payloads() {
         let mut wire = BytesMut::new();
         if streaming {
             let mut encoder = DczEncoder::new(&dict, CompressionLevel::Default, &pool).unwrap();
-            for chunk in body.chunks(1000) {
+            // Flushes and idles: the body becomes several frames, all with the dictionary.
+            for (i, chunk) in body.chunks(1000).enumerate() {
                 encoder.encode(chunk, &mut wire).unwrap();
-                encoder.flush(&mut wire).unwrap();
+                if i % 2 == 0 {
+                    encoder.flush(&mut wire).unwrap();
+                } else {
+                    crate::codec::Encode::idle(&mut encoder, &mut wire).unwrap();
+                }
             }
             encoder.finish(&mut wire).unwrap();
         } else {
