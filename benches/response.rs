@@ -5,6 +5,7 @@
 //!
 //! Groups: `response/<size>` (gzip 6, plus `libdeflate_floor` up to 64 KiB), `response_l1`,
 //! `streaming`, `response_zstd` and `response_br` (each layer's default level: zstd 3, br 4),
+//! `response_dict` (`dcz`/`dcb` with a trained dictionary beside plain zstd/br),
 //! `request/<size>` (gzip), `request_zstd/16KiB`, `request_br/16KiB` and `contention`.
 
 mod support;
@@ -228,6 +229,58 @@ fn request_br(c: &mut Criterion) {
     });
 }
 
+/// Group `response_dict/<size>` (1 KiB and 16 KiB of JSON): our layer answering `dcz` and
+/// `dcb` with a 16 KiB dictionary trained on other responses of the same API (records the
+/// measured body does not contain), beside plain `zstd` and `br` from the same layer. Setup
+/// checks each coding and prints the bytes of each answer.
+#[cfg(all(feature = "zstd", feature = "br"))]
+fn response_dict(c: &mut Criterion) {
+    use tower_gzip::dictionary::{DictCoding, Dictionary, DictionaryStore, UseAsDictionary};
+    let rt = runtime();
+    let samples: Vec<Bytes> = (0..400)
+        .map(|k| support::json_from(1_000_000 + k * 37, 1024 + (k as usize % 7) * 512))
+        .collect();
+    let trained = tower_gzip::dictionary::train(&samples, 16 * 1024).expect("training");
+    let dictionary = Dictionary::new(trained, UseAsDictionary::new("/*")).unwrap();
+    let store = DictionaryStore::new(1 << 20);
+    store.insert(dictionary.clone());
+    let offering = |accept: &'static str| {
+        let mut req = accepting(accept);
+        req.headers_mut()
+            .insert("available-dictionary", dictionary.available_dictionary());
+        req.headers_mut().insert(
+            "sec-fetch-site",
+            http::HeaderValue::from_static("same-origin"),
+        );
+        req
+    };
+    for (label, size) in [("1KiB", 1024), ("16KiB", 16 * 1024)] {
+        let payload = json(size);
+        let mut group = configure(c, &format!("response_dict/{label}"), size);
+        for (name, accept, codings) in [
+            ("dcz", "dcz", &[DictCoding::Dcz][..]),
+            ("dcb", "dcb", &[DictCoding::Dcb][..]),
+            ("zstd", "zstd", &[][..]),
+            ("br", "br", &[][..]),
+        ] {
+            let p = payload.clone();
+            let svc = CompressionLayer::new()
+                .dictionaries(store.clone())
+                .dictionary_codings(codings)
+                .layer(service_fn(move |_| full_response(p.clone())));
+            let bytes = rt.block_on(expect_coding(&svc, offering(accept), name));
+            eprintln!("response_dict/{label}/{name}: {bytes} bytes (identity {size})");
+            group.bench_function(name, |b| {
+                b.iter(|| black_box(rt.block_on(respond(&svc, offering(accept)))))
+            });
+        }
+        group.finish();
+    }
+}
+
+#[cfg(not(all(feature = "zstd", feature = "br")))]
+fn response_dict(_: &mut Criterion) {}
+
 #[cfg(not(feature = "zstd"))]
 fn response_zstd(_: &mut Criterion) {}
 #[cfg(not(feature = "zstd"))]
@@ -313,6 +366,7 @@ criterion_group!(
     streaming,
     response_zstd,
     response_br,
+    response_dict,
     request,
     request_zstd,
     request_br,

@@ -4,7 +4,20 @@
 //! cargo run --release --example server                          # our layers, on 127.0.0.1:3000
 //! ADDR=127.0.0.1:0 cargo run --release --example server         # any free port
 //! cargo run --release --example server -- --baseline tower-http # tower-http's layers, same routes
+//! cargo run --release --example server -- --prefer dcb,br        # dcb first for dictionaries, br for the rest
+//! cargo run --release --example server -- --save-dictionary api.dict  # write the trained dictionary
+//! cargo run --release --example server -- --dictionary api.dict  # serve a dictionary built before
 //! ```
+//!
+//! Flags (our layers only; `--baseline tower-http` takes none of them and has no dictionaries):
+//!
+//! - `--prefer LIST`: codings most preferred first when the client's q-values tie,
+//!   comma-separated: `zstd`, `br`, `gzip`, `deflate` order the plain codings (unlisted ones
+//!   follow in the default order zstd, br, gzip, deflate), `dcz`, `dcb` the dictionary codings
+//!   (default dcz, then dcb). A dictionary coding, when the request can have one, wins over
+//!   the plain ones.
+//! - `--dictionary FILE`: the API dictionary, a file built at deploy time, instead of training
+//!   one at start-up; `--save-dictionary FILE` writes the one served.
 //!
 //! The first line on stdout is `listening on http://IP:PORT`; logs go to stderr
 //! (`RUST_LOG`, default `info`). Open `/` in a browser for live stats.
@@ -17,15 +30,29 @@
 //!    every coding compiled in: zstd > br > gzip > deflate on ties), or tower-http's at the
 //!    same level and with the same codings with `--baseline tower-http`.
 //! 3. Request decompression, on `POST /api/echo` only: it is the one route that reads a body.
+//! 4. `UseAsDictionaryLayer` on `/assets/app-v1.js` and `/assets/app-v2.js` (match
+//!    `/assets/app-v*.js`): each version is marked `Use-As-Dictionary` and kept by its hash,
+//!    so that a browser holding v1 gets v2 as a delta. Inside the compression layer, so it
+//!    keeps the bytes the browser hashes.
+//!
+//! Compression Dictionary Transport (RFC 9842, ours only): a 16 KiB dictionary trained at
+//! start-up on `/api/items` responses (or `--dictionary FILE`) is served at `/dictionary`
+//! (match `/api/items*`) and announced on `GET /` with `Link: </dictionary>;
+//! rel="compression-dictionary"`. A request naming it in `Available-Dictionary` and offering
+//! `dcz` or `dcb` gets its response compressed against it.
 //!
 //! The rest lives in `examples/demo/`: the handlers (`routes.rs`), `/stats` (`stats.rs`), the
-//! counting bodies and request log (`bodies.rs`), the PNG (`png.rs`) and the page
-//! (`index.html`); the allocation counter is the tests' (`tests/common/alloc.rs`).
+//! counting bodies and request log (`bodies.rs`), the API dictionary (`dictionary.rs`), the
+//! versioned script (`assets.rs`, `app.js`), the PNG (`png.rs`) and the page (`index.html`); the allocation counter is the tests' (`tests/common/alloc.rs`).
 
 #[path = "../tests/common/alloc.rs"]
 mod alloc;
+#[path = "demo/assets.rs"]
+mod assets;
 #[path = "demo/bodies.rs"]
 mod bodies;
+#[path = "demo/dictionary.rs"]
+mod dictionary;
 #[path = "demo/png.rs"]
 mod png;
 #[path = "demo/routes.rs"]
@@ -34,24 +61,40 @@ mod routes;
 mod stats;
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::DefaultBodyLimit;
+use axum::http::header;
 use axum::middleware;
-use axum::response::Html;
+use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{MethodRouter, get, post};
 use tokio::sync::watch;
 use tower_gzip::CompressionLevel;
+use tower_gzip::codec::Format;
 use tower_gzip::compression::{CompressionLayer, CompressionStats};
+use tower_gzip::dictionary::{
+    DictCoding, Dictionary, DictionaryService, DictionaryStore, UseAsDictionary,
+    UseAsDictionaryLayer, link_header,
+};
 use tracing::{info, warn};
 
 use bodies::WireStats;
 
 const INDEX_HTML: &str = include_str!("demo/index.html");
 const MAX_ECHO: usize = 64 << 20;
+/// The dictionaries the server keeps: the API's, and the versions of the script.
+const STORE_BYTES: usize = 8 << 20;
+/// The dictionary codings this build makes, in the default order.
+const DICT_CODINGS: &[DictCoding] = &[
+    #[cfg(feature = "zstd")]
+    DictCoding::Dcz,
+    #[cfg(feature = "br")]
+    DictCoding::Dcb,
+];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
@@ -59,11 +102,36 @@ enum Mode {
     TowerHttp,
 }
 
+/// The command line.
+#[derive(Clone, Debug)]
+struct Config {
+    mode: Mode,
+    /// `--prefer`: the plain codings, then the dictionary codings, in order of preference.
+    prefer: Vec<Format>,
+    dict_codings: Vec<DictCoding>,
+    dictionary: Option<PathBuf>,
+    save_dictionary: Option<PathBuf>,
+}
+
+/// Dictionary transport, ours only.
+#[derive(Clone)]
+struct Dictionaries {
+    store: DictionaryStore,
+    /// The API dictionary, served at `/dictionary`.
+    api: Dictionary,
+    /// The dictionary codings made, most preferred first.
+    codings: Vec<DictCoding>,
+    /// The plain codings, most preferred first.
+    prefer: Vec<Format>,
+}
+
 #[derive(Clone)]
 struct AppState {
     mode: Mode,
     /// Our layer's counters; `None` with `--baseline tower-http`, which has none.
     compression: Option<CompressionStats>,
+    /// `None` with `--baseline tower-http`.
+    dictionaries: Option<Dictionaries>,
     wire: Arc<WireStats>,
     png: Bytes,
     /// Turns `true` on Ctrl-C, so that long event streams end and shutdown can finish.
@@ -72,7 +140,8 @@ struct AppState {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mode = parse_args();
+    let config = parse_args();
+    let mode = config.mode;
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
@@ -83,7 +152,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .init();
 
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
-    let app = app(mode, shutdown_rx.clone());
+    let app = app(&config, shutdown_rx.clone())?;
 
     let addr = std::env::var("ADDR").unwrap_or_else(|_| "127.0.0.1:3000".to_owned());
     let listener = tokio::net::TcpListener::bind(&addr).await?;
@@ -113,25 +182,153 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-fn parse_args() -> Mode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    match args.as_slice() {
-        [] => Mode::TowerGzip,
-        ["--baseline", "tower-http"] | ["--baseline=tower-http"] => Mode::TowerHttp,
-        _ => {
-            eprintln!("usage: server [--baseline tower-http]   (env: ADDR, RUST_LOG)");
-            std::process::exit(2);
+const USAGE: &str = "usage: server [--baseline tower-http] [--prefer LIST] \
+    [--dictionary FILE] [--save-dictionary FILE]   (env: ADDR, RUST_LOG)\n\
+    LIST: comma-separated codings, most preferred first: zstd, br, gzip, deflate, dcz, dcb";
+
+fn usage(why: &str) -> ! {
+    eprintln!("server: {why}\n{USAGE}");
+    std::process::exit(2);
+}
+
+fn parse_args() -> Config {
+    let mut config = Config {
+        mode: Mode::TowerGzip,
+        prefer: Vec::new(),
+        dict_codings: DICT_CODINGS.to_vec(),
+        dictionary: None,
+        save_dictionary: None,
+    };
+    let mut ours_only = Vec::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") => {
+                (flag.to_owned(), Some(value.to_owned()))
+            }
+            _ => (arg.clone(), None),
+        };
+        if matches!(flag.as_str(), "-h" | "--help") {
+            println!("{USAGE}");
+            std::process::exit(0);
+        }
+        let Some(value) = inline.or_else(|| args.next()) else {
+            usage(&format!("{flag} needs a value"));
+        };
+        match flag.as_str() {
+            "--baseline" if value == "tower-http" => config.mode = Mode::TowerHttp,
+            "--baseline" => usage(&format!("unknown baseline {value:?} (only tower-http)")),
+            "--prefer" => {
+                let (plain, dict) = parse_prefer(&value).unwrap_or_else(|e| usage(&e));
+                config.prefer = plain;
+                // The listed ones first, then the others in the default order.
+                let rest = DICT_CODINGS.iter().filter(|c| !dict.contains(c));
+                config.dict_codings = dict.iter().chain(rest).copied().collect();
+            }
+            "--dictionary" => config.dictionary = Some(value.into()),
+            "--save-dictionary" => config.save_dictionary = Some(value.into()),
+            _ => usage(&format!("unknown argument {arg:?}")),
+        }
+        if flag != "--baseline" {
+            ours_only.push(flag);
         }
     }
+    if config.mode == Mode::TowerHttp && !ours_only.is_empty() {
+        usage(&format!(
+            "{} apply to our layers only, not to --baseline tower-http",
+            ours_only.join(", ")
+        ));
+    }
+    config
+}
+
+/// `--prefer`'s list: the plain codings and the dictionary codings, each in order.
+fn parse_prefer(list: &str) -> Result<(Vec<Format>, Vec<DictCoding>), String> {
+    let (mut plain, mut dict) = (Vec::new(), Vec::new());
+    for token in list.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        let token = token.to_ascii_lowercase();
+        match token.as_str() {
+            "dcz" | "dcb" => {
+                let coding = if token == "dcz" {
+                    DictCoding::Dcz
+                } else {
+                    DictCoding::Dcb
+                };
+                if !DICT_CODINGS.contains(&coding) {
+                    return Err(format!(
+                        "--prefer: {token} is not compiled in (it needs the {} feature)",
+                        if token == "dcz" { "zstd" } else { "br" }
+                    ));
+                }
+                if !dict.contains(&coding) {
+                    dict.push(coding);
+                }
+            }
+            _ => match Format::from_token(&token).filter(|f| Format::ALL.contains(f)) {
+                Some(format) if !plain.contains(&format) => plain.push(format),
+                Some(_) => {}
+                None => {
+                    return Err(format!(
+                        "--prefer: unknown or not compiled-in coding {token:?}"
+                    ));
+                }
+            },
+        }
+    }
+    if plain.is_empty() && dict.is_empty() {
+        return Err("--prefer: an empty list".into());
+    }
+    Ok((plain, dict))
+}
+
+/// `GET /`: the page; with dictionaries, it announces the API dictionary (a `Link` header,
+/// and a `<link>` element for browsers that look there).
+async fn index(axum::extract::State(state): axum::extract::State<AppState>) -> Response {
+    if state.dictionaries.is_none() {
+        return Html(INDEX_HTML).into_response();
+    }
+    let link = link_header(dictionary::URL).expect("a plain path");
+    let tag = format!(
+        r#"<link rel="compression-dictionary" href="{}">"#,
+        dictionary::URL
+    );
+    let html = INDEX_HTML.replacen("<!--dictionary-link-->", &tag, 1);
+    ([(header::LINK, link)], Html(html)).into_response()
 }
 
 /// The router, with the layers of `mode` (see the module docs for their order).
-fn app(mode: Mode, shutdown: watch::Receiver<bool>) -> Router {
-    let ours = CompressionLayer::new().quality(CompressionLevel::Default);
+fn app(
+    config: &Config,
+    shutdown: watch::Receiver<bool>,
+) -> Result<Router, Box<dyn std::error::Error>> {
+    let mode = config.mode;
+    let dictionaries = match mode {
+        Mode::TowerGzip => Some(Dictionaries {
+            store: DictionaryStore::new(STORE_BYTES),
+            api: dictionary::api_dictionary(
+                config.dictionary.as_deref(),
+                config.save_dictionary.as_deref(),
+            )?,
+            codings: config.dict_codings.clone(),
+            prefer: {
+                let rest = Format::ALL.iter().filter(|f| !config.prefer.contains(f));
+                config.prefer.iter().chain(rest).copied().collect()
+            },
+        }),
+        Mode::TowerHttp => None,
+    };
+    let mut ours = CompressionLayer::new().quality(CompressionLevel::Default);
+    if let Some(d) = &dictionaries {
+        d.store.insert(d.api.clone());
+        ours = ours
+            .prefer(&d.prefer)
+            .dictionaries(d.store.clone())
+            .dictionary_codings(&d.codings);
+    }
     let state = AppState {
         mode,
         compression: (mode == Mode::TowerGzip).then(|| ours.stats()),
+        dictionaries: dictionaries.clone(),
         wire: Arc::default(),
         png: png::png(),
         shutdown,
@@ -154,15 +351,30 @@ fn app(mode: Mode, shutdown: watch::Receiver<bool>) -> Router {
             ),
     };
 
-    let router = Router::new()
-        .route("/", get(|| async { Html(INDEX_HTML) }))
+    // The script's versions: marked and remembered as dictionaries for the next one (ours).
+    let (mut app_v1, mut app_v2): (MethodRouter<AppState>, MethodRouter<AppState>) =
+        (get(assets::app_v1_js), get(assets::app_v2_js));
+    if let Some(d) = &dictionaries {
+        let versions =
+            UseAsDictionaryLayer::new(UseAsDictionary::new("/assets/app-v*.js"), d.store.clone())?;
+        app_v1 = app_v1.layer(versions.clone());
+        app_v2 = app_v2.layer(versions);
+    }
+
+    let mut router = Router::new()
+        .route("/", get(index))
         .route("/api/items", get(routes::items))
+        .route("/assets/app-v1.js", app_v1)
+        .route("/assets/app-v2.js", app_v2)
         .route("/events", get(routes::events))
         .route("/big.txt", get(routes::big_txt))
         .route("/image.png", get(routes::image_png))
         .route("/stats", get(stats::stats))
-        .route("/api/echo", echo)
-        .with_state(state.clone());
+        .route("/api/echo", echo);
+    if let Some(d) = &dictionaries {
+        router = router.route_service(dictionary::URL, DictionaryService::new(d.api.clone()));
+    }
+    let router = router.with_state(state.clone());
 
     let router = match mode {
         Mode::TowerGzip => router.layer(ours),
@@ -173,8 +385,8 @@ fn app(mode: Mode, shutdown: watch::Receiver<bool>) -> Router {
                 .br(br),
         ),
     };
-    router.layer(middleware::from_fn_with_state(
+    Ok(router.layer(middleware::from_fn_with_state(
         state.wire,
         bodies::log_requests,
-    ))
+    )))
 }

@@ -36,6 +36,8 @@
 //! assert_eq!(stats.compressors.in_use(), 0);
 //! ```
 #![deny(missing_docs, unsafe_code, unreachable_pub)]
+// docs.rs (nightly, `--cfg docsrs`) shows which items need which cargo feature.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod buf;
 mod builders;

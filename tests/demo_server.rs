@@ -453,3 +453,278 @@ async fn baseline_tower_http_serves_the_same_routes() {
     );
     assert!(stats["compression"]["bytes_in"].is_null());
 }
+
+// ---------------------------------------------------------------------------------------
+// Compression Dictionary Transport (RFC 9842)
+
+/// A GET as Chromium sends it once it holds a dictionary: `Available-Dictionary`, the
+/// dictionary codings offered, `Sec-Fetch-Site: same-origin`.
+#[cfg(feature = "zstd")]
+async fn get_with_dictionary(url: &str, available: &str, accept_encoding: &str) -> Reply {
+    send(
+        Method::GET,
+        url,
+        &[
+            ("accept-encoding", accept_encoding),
+            ("available-dictionary", available),
+            ("sec-fetch-site", "same-origin"),
+            ("sec-fetch-mode", "cors"),
+        ],
+        Vec::new(),
+    )
+    .await
+}
+
+#[cfg(feature = "zstd")]
+fn dictionary_of(bytes: &[u8], pattern: &str) -> tower_gzip::dictionary::Dictionary {
+    use tower_gzip::dictionary::{Dictionary, UseAsDictionary};
+    Dictionary::new(Bytes::copy_from_slice(bytes), UseAsDictionary::new(pattern)).unwrap()
+}
+
+#[cfg(feature = "zstd")]
+fn undcz(dictionary: &tower_gzip::dictionary::Dictionary, body: &[u8]) -> Vec<u8> {
+    let pool = tower_gzip::CodecPool::global();
+    tower_gzip::dictionary::decode_dcz(dictionary, body, pool, 16 << 20)
+        .unwrap()
+        .to_vec()
+}
+
+#[cfg(feature = "zstd")]
+#[tokio::test]
+async fn dictionary_transport_for_the_api_and_the_script() {
+    let server = Server::start(&[]);
+
+    // GET / announces the dictionary, in a header and in the page.
+    let page = get(&server.url("/"), "identity").await;
+    assert_eq!(
+        page.headers[header::LINK],
+        r#"</dictionary>; rel="compression-dictionary""#
+    );
+    let html = String::from_utf8(page.body.to_vec()).unwrap();
+    assert!(html.contains(r#"<link rel="compression-dictionary" href="/dictionary">"#));
+
+    // /dictionary: the trained 16 KiB, with the headers Chromium needs to keep it.
+    let dict = get(&server.url("/dictionary"), "identity").await;
+    assert_eq!(dict.status, StatusCode::OK);
+    assert_eq!(dict.headers["use-as-dictionary"], r#"match="/api/items*""#);
+    let cache = dict.headers[header::CACHE_CONTROL].to_str().unwrap();
+    assert!(cache.contains("max-age="), "{cache}");
+    assert!(dict.headers.contains_key(header::ETAG));
+    assert!(
+        dict.body.len() > 8 << 10 && dict.body.len() <= 16 << 10,
+        "{}",
+        dict.body.len()
+    );
+    let api = dictionary_of(&dict.body, "/api/items*");
+    let available = api.available_dictionary();
+    let available = available.to_str().unwrap();
+    // Compressed in transit too, still the same bytes.
+    assert_eq!(
+        get(&server.url("/dictionary"), "gzip").await.decoded(),
+        dict.body
+    );
+
+    // /api/items?start=S: items S..S+n.
+    let plain = get(&server.url("/api/items?n=5&start=123456789"), "identity").await;
+    let list: Value = serde_json::from_slice(&plain.body).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 5);
+    assert_eq!(list[0]["id"], 123_456_789);
+    assert_eq!(list[4]["name"], "item-123456793");
+    let max = get(&server.url("/api/items?n=1&start=1000000000"), "identity").await;
+    assert_eq!(max.status, StatusCode::OK);
+    for bad in ["start=1000000001", "start=-1", "start=x"] {
+        let reply = get(&server.url(&format!("/api/items?{bad}")), "identity").await;
+        assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{bad}");
+    }
+    let default = get(&server.url("/api/items?n=3&start=0"), "identity").await;
+    assert_eq!(
+        default.body,
+        get(&server.url("/api/items?n=3"), "identity").await.body
+    );
+
+    // Named, offered and readable: dcz against the dictionary, a fraction of plain zstd.
+    let url = server.url("/api/items?n=5&start=123456789");
+    let dcz = get_with_dictionary(&url, available, "gzip, deflate, br, zstd, dcb, dcz").await;
+    assert_eq!(dcz.encoding(), Some("dcz"));
+    let vary = dcz
+        .headers
+        .get_all(header::VARY)
+        .iter()
+        .map(|v| v.to_str().unwrap().to_ascii_lowercase())
+        .collect::<Vec<_>>()
+        .join(", ");
+    assert!(vary.contains("available-dictionary"), "{vary}");
+    assert_eq!(undcz(&api, &dcz.body), plain.body);
+    let zstd = get(&url, "zstd").await;
+    assert_eq!(zstd.encoding(), Some("zstd"));
+    assert!(
+        dcz.body.len() * 10 < zstd.body.len() * 9,
+        "dcz {} vs zstd {}",
+        dcz.body.len(),
+        zstd.body.len()
+    );
+    // Not offered, unknown, cross-site no-cors: the usual coding.
+    let no = get_with_dictionary(&url, available, "gzip").await;
+    assert_eq!(no.encoding(), Some("gzip"));
+    assert_eq!(no.decoded(), plain.body);
+    let unknown = format!(":{}:", "A".repeat(43) + "=");
+    let no = get_with_dictionary(&url, &unknown, "gzip, dcz").await;
+    assert_eq!(no.encoding(), Some("gzip"));
+    let refused = send(
+        Method::GET,
+        &url,
+        &[
+            ("accept-encoding", "gzip, dcz"),
+            ("available-dictionary", available),
+            ("sec-fetch-site", "cross-site"),
+            ("sec-fetch-mode", "no-cors"),
+        ],
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(refused.encoding(), Some("gzip"));
+
+    // The script: v1 is marked and kept as a dictionary; v2 after it comes as a delta.
+    let v1 = get(&server.url("/assets/app-v1.js"), "gzip").await;
+    assert_eq!(v1.status, StatusCode::OK);
+    assert!(
+        v1.headers[header::CONTENT_TYPE]
+            .to_str()
+            .unwrap()
+            .starts_with("text/javascript")
+    );
+    assert_eq!(
+        v1.headers["use-as-dictionary"],
+        r#"match="/assets/app-v*.js""#
+    );
+    assert!(v1.headers.contains_key(header::CACHE_CONTROL));
+    let v1 = v1.decoded();
+    assert!(v1.len() > 20 << 10, "{}", v1.len());
+    let v2_plain = get(&server.url("/assets/app-v2.js"), "identity").await.body;
+    assert_ne!(v1, v2_plain.to_vec());
+    let old = dictionary_of(&v1, "/assets/app-v*.js");
+    let v2_url = server.url("/assets/app-v2.js");
+    let available_v1 = old.available_dictionary();
+    // The server keeps v1 once it has sent all of it, which can be just after we read it.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let delta = loop {
+        let reply = get_with_dictionary(&v2_url, available_v1.to_str().unwrap(), "zstd, dcz").await;
+        if reply.encoding() == Some("dcz") || Instant::now() > deadline {
+            break reply;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(delta.encoding(), Some("dcz"), "v2 after v1 is a delta");
+    assert_eq!(
+        delta.headers["use-as-dictionary"],
+        r#"match="/assets/app-v*.js""#
+    );
+    assert_eq!(undcz(&old, &delta.body), v2_plain);
+    let v2_zstd = get(&v2_url, "zstd").await;
+    assert!(
+        delta.body.len() * 20 < v2_zstd.body.len(),
+        "delta {} vs zstd {}",
+        delta.body.len(),
+        v2_zstd.body.len()
+    );
+
+    // /stats counts it all.
+    let stats: Value =
+        serde_json::from_slice(&get(&server.url("/stats"), "identity").await.body).unwrap();
+    let d = &stats["dictionaries"];
+    assert!(d["hits"].as_u64().unwrap() >= 2, "{stats}");
+    assert!(d["unknown"].as_u64().unwrap() >= 1, "{stats}");
+    assert!(d["refused"].as_u64().unwrap() >= 1, "{stats}");
+    assert!(d["not_offered"].as_u64().unwrap() >= 1, "{stats}");
+    assert_eq!(d["api"]["available_dictionary"], available, "{stats}");
+    assert!(d["store"]["dictionaries"].as_u64().unwrap() >= 2, "{stats}");
+    let dcz = &stats["codings"]["dcz"];
+    assert!(dcz["compressed"].as_u64().unwrap() >= 2, "{stats}");
+    assert!(
+        dcz["bytes_out"].as_u64().unwrap() < dcz["bytes_in"].as_u64().unwrap(),
+        "{stats}"
+    );
+    assert!(
+        stats["codings"]["dcb"].is_object() || !cfg!(feature = "br"),
+        "{stats}"
+    );
+    assert_eq!(stats["prefer"][0], "dcz", "{stats}");
+}
+
+/// `--prefer`, `--save-dictionary` and `--dictionary`: dcb first, the trained dictionary
+/// written and served again from its file, bad lists refused.
+#[cfg(all(feature = "zstd", feature = "br"))]
+#[tokio::test]
+async fn prefer_and_dictionary_files() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("demo-dictionary-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("api.dict");
+    let file_arg = file.to_str().unwrap();
+
+    let server = Server::start(&["--prefer", "dcb,br", "--save-dictionary", file_arg]);
+    let served = get(&server.url("/dictionary"), "identity").await.body;
+    assert_eq!(std::fs::read(&file).unwrap(), served);
+    let api = dictionary_of(&served, "/api/items*");
+    let url = server.url("/api/items?n=5&start=555555555");
+    let plain = get(&url, "identity").await.body;
+    let all = "gzip, deflate, br, zstd, dcb, dcz";
+    let dcb = get_with_dictionary(&url, api.available_dictionary().to_str().unwrap(), all).await;
+    assert_eq!(dcb.encoding(), Some("dcb"));
+    let decoded = tower_gzip::dictionary::decode_dcb(&api, &dcb.body, 1 << 20).unwrap();
+    assert_eq!(&decoded[..], &plain[..]);
+    // Plain codings: br first.
+    assert_eq!(get(&url, "gzip, zstd, br").await.encoding(), Some("br"));
+    // Only dcz offered: still made (the unlisted dictionary coding follows).
+    let dcz = get_with_dictionary(&url, api.available_dictionary().to_str().unwrap(), "dcz").await;
+    assert_eq!(dcz.encoding(), Some("dcz"));
+    let stats: Value =
+        serde_json::from_slice(&get(&server.url("/stats"), "identity").await.body).unwrap();
+    assert_eq!(
+        stats["prefer"],
+        serde_json::json!(["dcb", "dcz", "br", "zstd", "gzip", "deflate"])
+    );
+    drop(server);
+
+    // The file, served as it is: the same hash.
+    let server = Server::start(&["--dictionary", file_arg]);
+    let again = get(&server.url("/dictionary"), "identity").await.body;
+    assert_eq!(again, served);
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+
+    // Refused command lines: exit status 2, no server.
+    for args in [
+        &["--prefer", "lzma"][..],
+        &["--prefer", ""],
+        &["--prefer"],
+        &["--baseline", "tower-http", "--prefer", "gzip"],
+        &["--dictionary", "/nonexistent/api.dict"],
+    ] {
+        let out = Command::new(demo::server_binary())
+            .args(args)
+            .env("ADDR", "127.0.0.1:0")
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{args:?} was accepted");
+        assert!(!out.stderr.is_empty(), "{args:?}: no message");
+    }
+}
+
+#[tokio::test]
+async fn baseline_tower_http_has_no_dictionaries() {
+    let server = Server::start(&["--baseline", "tower-http"]);
+    let page = get(&server.url("/"), "identity").await;
+    assert!(page.headers.get(header::LINK).is_none());
+    assert!(!String::from_utf8_lossy(&page.body).contains("rel=\"compression-dictionary\""));
+    assert_eq!(
+        get(&server.url("/dictionary"), "identity").await.status,
+        StatusCode::NOT_FOUND
+    );
+    let v1 = get(&server.url("/assets/app-v1.js"), "gzip").await;
+    assert_eq!(v1.encoding(), Some("gzip"));
+    assert!(v1.headers.get("use-as-dictionary").is_none());
+    let stats: Value =
+        serde_json::from_slice(&get(&server.url("/stats"), "identity").await.body).unwrap();
+    assert!(stats["dictionaries"].is_null(), "{stats}");
+}

@@ -11,9 +11,14 @@ use http_body_util::{BodyExt, Full, StreamBody};
 
 /// A deterministic JSON array of about `len` bytes (records of ~150 B).
 pub fn json(len: usize) -> Bytes {
+    json_from(0, len)
+}
+
+/// Like [`json`], with the records numbered from `start` (other responses of the same API).
+pub fn json_from(start: u64, len: usize) -> Bytes {
     let mut out = String::with_capacity(len + 256);
     out.push('[');
-    let mut i = 0u64;
+    let mut i = start;
     while out.len() < len {
         let price = (i * 7919) % 100_000;
         out.push_str(&format!(

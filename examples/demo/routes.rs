@@ -15,6 +15,9 @@ use serde_json::{Value, json};
 use crate::AppState;
 
 const MAX_ITEMS: u64 = 100_000;
+/// The largest `start` of `/api/items`: ids up to 10^9 + 10^5, far from those the API
+/// dictionary was trained on (see `dictionary.rs`).
+pub const MAX_START: u64 = 1_000_000_000;
 const MAX_EVENTS: u64 = 10_000;
 const MAX_BIG: u64 = 256 << 20;
 const BIG_CHUNK: u64 = 64 << 10;
@@ -47,7 +50,7 @@ fn param(
 }
 
 /// A small, stable hash, so that every value below derives from the index alone.
-fn mix(i: u64) -> u64 {
+pub fn mix(i: u64) -> u64 {
     let mut x = i.wrapping_add(0x9E37_79B9_7F4A_7C15);
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -84,10 +87,17 @@ fn item(i: u64) -> Value {
     })
 }
 
-/// `GET /api/items?n=N`: a deterministic JSON array of N records (~180 bytes each).
+/// The body of `/api/items?n=N&start=S`: items S..S+N as a JSON array.
+pub fn items_json(start: u64, n: u64) -> Vec<u8> {
+    serde_json::to_vec(&(start..start + n).map(item).collect::<Vec<_>>()).expect("plain JSON")
+}
+
+/// `GET /api/items?n=N&start=S`: a deterministic JSON array of the N records from index S
+/// (default 0, at most 10^9), ~180 bytes each.
 pub async fn items(Query(q): Params) -> Result<Response, (StatusCode, String)> {
     let n = param(&q, "n", 10, 0..=MAX_ITEMS)?;
-    let body = serde_json::to_vec(&(0..n).map(item).collect::<Vec<_>>()).expect("plain JSON");
+    let start = param(&q, "start", 0, 0..=MAX_START)?;
+    let body = items_json(start, n);
     Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
 }
 

@@ -4,11 +4,13 @@ use axum::Json;
 use axum::extract::State;
 use serde_json::{Map, Value, json};
 use tower_gzip::codec::Format;
+use tower_gzip::compression::CompressionStats;
+use tower_gzip::dictionary::DictCoding;
 use tower_gzip::{CodecPool, KindStats, PoolStats};
 
 use crate::alloc;
 use crate::bodies::load;
-use crate::{AppState, Mode};
+use crate::{AppState, Dictionaries, Mode, dictionary};
 
 fn kind(k: KindStats) -> Value {
     json!({
@@ -29,18 +31,43 @@ fn pool(stats: PoolStats, max_idle: Value) -> Value {
     Value::Object(pool)
 }
 
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Requests that named a dictionary and what became of them, the dictionaries kept, and the
+/// API dictionary.
+fn dictionaries(d: &Dictionaries, ours: &CompressionStats) -> Value {
+    let x = ours.dictionaries();
+    let api = &d.api;
+    json!({
+        "hits": x.hits, "unknown": x.unknown, "refused": x.refused, "not_offered": x.not_offered,
+        "store": { "dictionaries": d.store.len(), "bytes": d.store.bytes(), "max_bytes": d.store.max_bytes() },
+        "api": {
+            "url": dictionary::URL, "match": api.metadata().match_pattern(), "len": api.len(),
+            "sha256": hex(&api.hash()),
+            "available_dictionary": api.available_dictionary().to_str().unwrap_or_default(),
+        },
+        "codings": d.codings.iter().map(|c| c.as_str()).collect::<Vec<_>>(),
+    })
+}
+
 pub async fn stats(State(state): State<AppState>) -> Json<Value> {
     let wire = &state.wire;
     let (pool, compression, codings) = match &state.compression {
         Some(ours) => {
             let global = CodecPool::global();
             let c = ours.snapshot();
-            let codings = Format::ALL.iter().map(|&format| {
-                let c = ours.coding(format);
+            let plain = Format::ALL.iter().map(|&f| (f.as_str(), ours.coding(f)));
+            // dcz and dcb, those compiled in.
+            let dict = crate::DICT_CODINGS
+                .iter()
+                .map(|&c: &DictCoding| (c.as_str(), ours.dictionary_coding(c)));
+            let codings = plain.chain(dict).map(|(name, c)| {
                 let value = json!({
                     "compressed": c.compressed, "bytes_in": c.bytes_in, "bytes_out": c.bytes_out,
                 });
-                (format.as_str().to_owned(), value)
+                (name.to_owned(), value)
             });
             (
                 pool(global.stats(), global.max_idle().into()),
@@ -74,9 +101,24 @@ pub async fn stats(State(state): State<AppState>) -> Json<Value> {
     let alloc::Counts {
         allocations, bytes, ..
     } = alloc::total();
+    // Ours: dictionary transport, and the codings most preferred first (dictionary codings
+    // win when a request can have one). tower-http: no dictionaries, its fixed order.
+    let (dict, prefer) = match (&state.dictionaries, &state.compression) {
+        (Some(d), Some(ours)) => {
+            let order = d.codings.iter().map(|c| c.as_str());
+            let order = order.chain(d.prefer.iter().map(|f| f.as_str()));
+            (dictionaries(d, ours), json!(order.collect::<Vec<_>>()))
+        }
+        _ => {
+            let order = Format::ALL.iter().map(|f| f.as_str());
+            (Value::Null, json!(order.collect::<Vec<_>>()))
+        }
+    };
     Json(json!({
         "allocator": { "allocations": allocations, "bytes": bytes },
         "mode": match state.mode { Mode::TowerGzip => "tower-gzip", Mode::TowerHttp => "tower-http" },
+        "prefer": prefer,
+        "dictionaries": dict,
         "pool": pool,
         "compression": compression,
         "codings": codings,

@@ -444,3 +444,77 @@ const CHROMIUM_GETS: &str = if cfg!(feature = "zstd") {
 } else {
     "gzip"
 };
+
+/// Dictionary transport (RFC 9842) in headless Chromium: the page announces the API
+/// dictionary (`Link` header and `<link>`); `?autotest=dict` waits until Chromium has stored
+/// it (it fetches it when idle; the page fetches it itself after 2 s), then fetches
+/// `/api/items?n=5&start=S` (S unseen by the training) and `/assets/app-v2.js` after
+/// `/assets/app-v1.js`. With `args` the server prefers `want`; Chromium offers both.
+fn chromium_decodes_dictionary_codings(args: &[&str], want: &str) {
+    let server = Server::start(args);
+    const START: u64 = 987_654_321;
+    let url = server.url(&format!("/?autotest=dict&start={START}"));
+    let result = autotest_result(&dump_dom(&url, 30_000))
+        .or_else(|| {
+            eprintln!("no autotest result on the first try; retrying once");
+            autotest_result(&dump_dom(&url, 40_000))
+        })
+        .expect("the demo page wrote no finished result into <pre id=\"autotest\">");
+    eprintln!("chromium dictionary autotest ({want}): {result}");
+    assert!(result.get("error").is_none(), "the page failed: {result}");
+    assert_eq!(
+        result["ready"], true,
+        "Chromium never used the API dictionary: {result}"
+    );
+
+    // The API response: decoded against the trained dictionary, identical to identity.
+    let path = format!("/api/items?n=5&start={START}");
+    let plain = server.identity(&path);
+    let items = &result["items"];
+    assert_eq!(items["status"], 200, "{result}");
+    assert_eq!(items["encoding"], want, "{result}");
+    assert_eq!(items["length"], plain.len(), "{result}");
+    assert_eq!(items["fnv1a"], fnv1a(&plain), "{result}");
+    assert_eq!(items["decoded"], plain.len(), "{result}");
+    let wire = items["wire"].as_u64().unwrap();
+    assert!(
+        wire < plain.len() as u64 / 2,
+        "{want}: {wire} bytes for {}",
+        plain.len()
+    );
+
+    // v1 plainly compressed, then v2 as a delta against it.
+    let v1 = server.identity("/assets/app-v1.js");
+    assert_eq!(result["v1"]["fnv1a"], fnv1a(&v1), "{result}");
+    assert_eq!(result["v1"]["encoding"], CHROMIUM_GETS, "{result}");
+    let v2 = server.identity("/assets/app-v2.js");
+    assert_ne!(v1, v2);
+    let got = &result["v2"];
+    assert_eq!(got["status"], 200, "{result}");
+    assert_eq!(got["encoding"], want, "{result}");
+    assert_eq!(got["length"], v2.len(), "{result}");
+    assert_eq!(got["fnv1a"], fnv1a(&v2), "{result}");
+    let wire = got["wire"].as_u64().unwrap();
+    assert!(
+        wire < v2.len() as u64 / 50,
+        "{want} delta: {wire} bytes for {}",
+        v2.len()
+    );
+
+    // The server's view: hits for both, no request refused by the gate.
+    let server_side = &result["server"];
+    assert!(server_side["hits"].as_u64().unwrap() >= 2, "{result}");
+    assert_eq!(server_side["refused"], 0, "{result}");
+}
+
+#[cfg(feature = "zstd")]
+#[test]
+fn headless_chromium_decodes_dcz() {
+    chromium_decodes_dictionary_codings(&[], "dcz");
+}
+
+#[cfg(all(feature = "zstd", feature = "br"))]
+#[test]
+fn headless_chromium_decodes_dcb() {
+    chromium_decodes_dictionary_codings(&["--prefer", "dcb"], "dcb");
+}

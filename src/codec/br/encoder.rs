@@ -174,6 +174,12 @@ impl BrEncoder {
         }
     }
 
+    /// Bytes its state has live in brotli's allocator (for tests).
+    #[cfg(test)]
+    pub(super) fn live_bytes(&self) -> usize {
+        self.state.as_ref().map_or(0, |s| s.core.m8.0.live())
+    }
+
     /// Ready when this encoder may compress: always, except for a streaming encoder
     /// without state, which needs a turn first (and is woken when one may be free).
     pub(crate) fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<()> {
