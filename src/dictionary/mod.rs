@@ -33,8 +33,8 @@
 //!
 //! `dcz` costs no more than plain zstd: the digested dictionary is made once and each
 //! response only references it. `dcb` builds a brotli encoder per response and hashes the
-//! dictionary into it (the `brotli` crate has no shared prepared dictionary), hence
-//! [`select`] prefers `dcz` when the client weighs both alike.
+//! dictionary into it (the `brotli` crate has no shared prepared dictionary): list `dcz`
+//! first in the codings given to [`select`], which breaks q-value ties by that order.
 //!
 //! # Checked against other implementations
 //!
