@@ -124,23 +124,40 @@ fn compress(
 /// out with the first call that writes.
 ///
 /// Each encoder is a fresh brotli encoder that hashes the dictionary in (the `brotli` crate
-/// has no shared prepared dictionary), so a large dictionary costs its hashing per response.
+/// has no shared prepared dictionary): 371 µs per 1 KiB response with a 4 KiB dictionary and
+/// 524 µs with 32 KiB, against 92 µs for pooled br 5 without one (release build). Most of
+/// it is the fresh encoder's zero-filled tables, which the pooled br states avoid.
 pub struct DcbEncoder {
-    /// `None` after the finish or a failure.
-    core: Option<Box<EncoderCore>>,
+    state: State,
     hash: [u8; 32],
-    header_written: bool,
-    finished: bool,
     total_in: u64,
     total_out: u64,
 }
 
+/// Where an encoder is in its stream; the phases that compress hold the brotli encoder.
+enum State {
+    /// Nothing written yet: the header is still owed.
+    Start(Box<EncoderCore>),
+    /// The header is out; the brotli stream is open.
+    Stream(Box<EncoderCore>),
+    /// The stream is complete.
+    Finished,
+    /// A call failed; the encoder was dropped.
+    Failed,
+}
+
 impl std::fmt::Debug for DcbEncoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = match self.state {
+            State::Start(_) => "start",
+            State::Stream(_) => "stream",
+            State::Finished => "finished",
+            State::Failed => "failed",
+        };
         f.debug_struct("DcbEncoder")
+            .field("state", &state)
             .field("total_in", &self.total_in)
             .field("total_out", &self.total_out)
-            .field("finished", &self.finished)
             .finish_non_exhaustive()
     }
 }
@@ -148,11 +165,13 @@ impl std::fmt::Debug for DcbEncoder {
 impl DcbEncoder {
     /// An encoder at `level` (see the module notes: quality 5 by default, never below).
     pub fn new(dictionary: &Dictionary, level: CompressionLevel) -> DcbEncoder {
+        Self::start(dictionary, level, None)
+    }
+
+    fn start(dictionary: &Dictionary, level: CompressionLevel, size_hint: Option<usize>) -> Self {
         DcbEncoder {
-            core: Some(new_core(dictionary, level, None)),
+            state: State::Start(new_core(dictionary, level, size_hint)),
             hash: dictionary.hash(),
-            header_written: false,
-            finished: false,
             total_in: 0,
             total_out: 0,
         }
@@ -161,9 +180,6 @@ impl DcbEncoder {
     /// Compresses `input`; brotli may hold output back until more input, a flush or the
     /// finish.
     pub fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
-        if input.is_empty() && self.core.is_some() && !self.finished {
-            return Ok(());
-        }
         self.run(Op::BROTLI_OPERATION_PROCESS, input, out)
     }
 
@@ -174,12 +190,11 @@ impl DcbEncoder {
 
     /// Ends the stream. Calling it again does nothing.
     pub fn finish(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
-        if self.finished {
+        if let State::Finished = self.state {
             return Ok(());
         }
         self.run(Op::BROTLI_OPERATION_FINISH, &[], out)?;
-        self.finished = true;
-        self.core = None;
+        self.state = State::Finished;
         Ok(())
     }
 
@@ -195,23 +210,29 @@ impl DcbEncoder {
 
     /// Whether [`finish`](DcbEncoder::finish) has completed the stream.
     pub fn is_finished(&self) -> bool {
-        self.finished
+        matches!(self.state, State::Finished)
     }
 
     fn run(&mut self, op: Op, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
-        if self.finished {
-            return Err(EncodeError::new("the stream is already finished"));
-        }
-        let Some(core) = self.core.as_mut() else {
-            return Err(EncodeError::new(
-                "an earlier call failed; the stream is unusable",
-            ));
-        };
         let before = out.len();
-        if !self.header_written {
+        if let State::Start(_) = self.state {
+            if input.is_empty() && op == Op::BROTLI_OPERATION_PROCESS {
+                return Ok(());
+            }
             write_header(&DCB_MAGIC, &self.hash, out);
-            self.header_written = true;
+            if let State::Start(core) = std::mem::replace(&mut self.state, State::Failed) {
+                self.state = State::Stream(core);
+            }
         }
+        let core = match &mut self.state {
+            State::Stream(core) => core,
+            State::Finished => return Err(EncodeError::new("the stream is already finished")),
+            State::Start(_) | State::Failed => {
+                return Err(EncodeError::new(
+                    "an earlier call failed; the stream is unusable",
+                ));
+            }
+        };
         let result = compress(core, op, input, out);
         self.total_out += (out.len() - before) as u64;
         match result {
@@ -220,7 +241,7 @@ impl DcbEncoder {
                 Ok(())
             }
             Err(e) => {
-                self.core = None;
+                self.state = State::Failed;
                 Err(e)
             }
         }
@@ -247,11 +268,11 @@ impl Encode for DcbEncoder {
     }
 
     fn holds_state(&self) -> bool {
-        self.core.is_some()
+        matches!(self.state, State::Start(_) | State::Stream(_))
     }
 
     fn has_payload(&self) -> bool {
-        self.header_written
+        !matches!(self.state, State::Start(_))
     }
 
     fn total_in(&self) -> u64 {
@@ -263,7 +284,7 @@ impl Encode for DcbEncoder {
     }
 
     fn is_finished(&self) -> bool {
-        self.finished
+        DcbEncoder::is_finished(self)
     }
 }
 
@@ -275,8 +296,7 @@ pub fn encode_dcb(
     input: &[u8],
     out: &mut BytesMut,
 ) -> Result<(), EncodeError> {
-    let mut core = new_core(dictionary, level, Some(input.len()));
     out.reserve(36 + input.len() / 4 + 64);
-    write_header(&DCB_MAGIC, &dictionary.hash(), out);
-    compress(&mut core, Op::BROTLI_OPERATION_FINISH, input, out)
+    let mut encoder = DcbEncoder::start(dictionary, level, Some(input.len()));
+    encoder.run(Op::BROTLI_OPERATION_FINISH, input, out)
 }

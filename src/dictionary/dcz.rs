@@ -106,30 +106,70 @@ fn encode_error(e: ZstdError) -> EncodeError {
 /// A streaming `dcz` encoder: a pooled zstd context referencing the dictionary's `CDict`
 /// (no dictionary is loaded per response). Output is appended to the caller's buffer;
 /// the header goes out with the first call that writes.
+///
+/// Through the crate's `Encode` trait, `idle` (the producer has nothing for now) ends the
+/// current frame and gives the context back, as the plain zstd encoder does: the stream
+/// goes on as a new frame, which sees the whole dictionary again, when data comes.
 pub struct DczEncoder {
-    /// `None` after the finish or a failure (back in the pool, neutral again).
-    ctx: Option<Pooled<CompressContext>>,
+    state: State,
+    /// What a new frame after an idle needs: the pool, the `CDict`, the window log.
+    restart: Restart,
     hash: [u8; 32],
-    phase: Phase,
     total_in: u64,
     total_out: u64,
 }
 
-/// Where an encoder is in its stream.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Phase {
+/// What drawing and preparing a context for a new frame takes.
+struct Restart {
+    pool: CodecPool,
+    cdict: Arc<RawCDict>,
+    window_log: u32,
+}
+
+impl Restart {
+    fn draw(&self, pledged: Option<u64>) -> Result<Pooled<CompressContext>, EncodeError> {
+        let mut ctx = draw_compressor(&self.pool);
+        match ctx.begin(self.cdict.clone(), self.window_log, pledged) {
+            Ok(()) => Ok(ctx),
+            Err(e) => {
+                ctx.discard();
+                Err(encode_error(e))
+            }
+        }
+    }
+}
+
+/// Where an encoder is in its stream; the phases that compress hold the context.
+enum State {
     /// Nothing written yet: the header is still owed.
-    Start,
+    Start(Pooled<CompressContext>),
     /// The header is out; the frame is open.
-    Frame,
+    Frame(Pooled<CompressContext>),
+    /// Between frames after an idle: the context is back in the pool. `header` tells
+    /// whether the header is out (an encoder idle before any input has written nothing).
+    Idle { header: bool },
+    /// The stream is complete; the context is back in the pool, neutral again.
     Finished,
+    /// A call failed; the context was discarded.
     Failed,
+}
+
+impl State {
+    fn name(&self) -> &'static str {
+        match self {
+            State::Start(_) => "start",
+            State::Frame(_) => "frame",
+            State::Idle { .. } => "idle",
+            State::Finished => "finished",
+            State::Failed => "failed",
+        }
+    }
 }
 
 impl std::fmt::Debug for DczEncoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DczEncoder")
-            .field("phase", &self.phase)
+            .field("state", &self.state.name())
             .field("total_in", &self.total_in)
             .field("total_out", &self.total_out)
             .finish_non_exhaustive()
@@ -154,16 +194,15 @@ impl DczEncoder {
         pledged: Option<u64>,
     ) -> Result<DczEncoder, EncodeError> {
         let level = level.resolve(Format::Zstd);
-        let cdict = dictionary.zstd().cdict(level)?;
-        let mut ctx = draw_compressor(pool);
-        if let Err(e) = ctx.begin(cdict, window_log(level, dictionary.len()), pledged) {
-            ctx.discard();
-            return Err(encode_error(e));
-        }
+        let restart = Restart {
+            pool: pool.clone(),
+            cdict: dictionary.zstd().cdict(level)?,
+            window_log: window_log(level, dictionary.len()),
+        };
         Ok(DczEncoder {
-            ctx: Some(ctx),
+            state: State::Start(restart.draw(pledged)?),
+            restart,
             hash: dictionary.hash(),
-            phase: Phase::Start,
             total_in: 0,
             total_out: 0,
         })
@@ -182,12 +221,11 @@ impl DczEncoder {
     /// Ends the frame and the stream; the context goes back to the pool. Calling it again
     /// does nothing.
     pub fn finish(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
-        if self.phase == Phase::Finished {
+        if let State::Finished = self.state {
             return Ok(());
         }
         self.run(&[], out, End::ZSTD_e_end)?;
-        self.phase = Phase::Finished;
-        self.ctx = None;
+        self.state = State::Finished;
         Ok(())
     }
 
@@ -203,29 +241,49 @@ impl DczEncoder {
 
     /// Whether [`finish`](DczEncoder::finish) has completed the stream.
     pub fn is_finished(&self) -> bool {
-        self.phase == Phase::Finished
+        matches!(self.state, State::Finished)
     }
 
     fn run(&mut self, input: &[u8], out: &mut BytesMut, directive: End) -> Result<(), EncodeError> {
-        match self.phase {
-            Phase::Failed => {
+        let before = out.len();
+        if let State::Idle { header } = self.state {
+            match directive {
+                // Nothing is owed between frames, except the header and one frame at the
+                // end of a stream that never wrote any.
+                End::ZSTD_e_continue if input.is_empty() => return Ok(()),
+                End::ZSTD_e_flush => return Ok(()),
+                End::ZSTD_e_end if header => return Ok(()),
+                _ => {}
+            }
+            let ctx = self
+                .restart
+                .draw(None)
+                .inspect_err(|_| self.state = State::Failed)?;
+            self.state = if header {
+                State::Frame(ctx)
+            } else {
+                State::Start(ctx)
+            };
+        }
+        if let State::Start(_) = self.state {
+            if input.is_empty() && directive == End::ZSTD_e_continue {
+                return Ok(());
+            }
+            write_header(&DCZ_MAGIC, &self.hash, out);
+            if let State::Start(ctx) = std::mem::replace(&mut self.state, State::Failed) {
+                self.state = State::Frame(ctx);
+            }
+        }
+        let ctx = match &mut self.state {
+            State::Frame(ctx) => ctx,
+            State::Finished => return Err(EncodeError::new("the stream is already finished")),
+            State::Start(_) | State::Idle { .. } | State::Failed => {
                 return Err(EncodeError::new(
                     "an earlier call failed; the stream is unusable",
                 ));
             }
-            Phase::Finished => return Err(EncodeError::new("the stream is already finished")),
-            Phase::Start if input.is_empty() && directive == End::ZSTD_e_continue => {
-                return Ok(());
-            }
-            Phase::Start => {
-                write_header(&DCZ_MAGIC, &self.hash, out);
-                self.total_out += DCZ_MAGIC.len() as u64 + 32;
-                self.phase = Phase::Frame;
-            }
-            Phase::Frame => {}
-        }
-        let before = out.len();
-        let result = drive(self.ctx.as_deref_mut(), input, out, directive);
+        };
+        let result = drive(ctx, input, out, directive);
         self.total_out += (out.len() - before) as u64;
         match result {
             Ok(()) => {
@@ -233,8 +291,7 @@ impl DczEncoder {
                 Ok(())
             }
             Err(e) => {
-                self.phase = Phase::Failed;
-                if let Some(ctx) = self.ctx.take() {
+                if let State::Frame(ctx) = std::mem::replace(&mut self.state, State::Failed) {
                     ctx.discard();
                 }
                 Err(e)
@@ -245,12 +302,11 @@ impl DczEncoder {
 
 /// Runs `directive` over all of `input` and, for a flush or end, until zstd owes nothing.
 fn drive(
-    ctx: Option<&mut CompressContext>,
+    ctx: &mut CompressContext,
     input: &[u8],
     out: &mut BytesMut,
     directive: End,
 ) -> Result<(), EncodeError> {
-    let ctx = ctx.ok_or_else(|| EncodeError::new("the stream is unusable"))?;
     let mut pos = 0;
     loop {
         let room = zstd_safe::compress_bound(input.len() - pos).max(16 * 1024);
@@ -287,12 +343,32 @@ impl Encode for DczEncoder {
         Ok(Progress::since(0, before, out))
     }
 
+    fn idle(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
+        let before = out.len();
+        match self.state {
+            State::Start(_) => self.state = State::Idle { header: false },
+            State::Frame(_) => {
+                self.run(&[], out, End::ZSTD_e_end)?;
+                // Back to the pool now; the next input draws a context for a new frame.
+                self.state = State::Idle { header: true };
+            }
+            State::Idle { .. } => {}
+            State::Finished => return Err(EncodeError::new("the stream is already finished")),
+            State::Failed => {
+                return Err(EncodeError::new(
+                    "an earlier call failed; the stream is unusable",
+                ));
+            }
+        }
+        Ok(Progress::since(0, before, out))
+    }
+
     fn holds_state(&self) -> bool {
-        self.ctx.is_some()
+        matches!(self.state, State::Start(_) | State::Frame(_))
     }
 
     fn has_payload(&self) -> bool {
-        self.phase != Phase::Start
+        !matches!(self.state, State::Start(_) | State::Idle { header: false })
     }
 
     fn total_in(&self) -> u64 {
@@ -319,13 +395,6 @@ pub fn encode_dcz(
 ) -> Result<(), EncodeError> {
     out.reserve(40 + zstd_safe::compress_bound(input.len()));
     let mut encoder = DczEncoder::start(dictionary, level, pool, Some(input.len() as u64))?;
-    write_header(&DCZ_MAGIC, &dictionary.hash(), out);
-    encoder.phase = Phase::Frame;
-    let result = drive(encoder.ctx.as_deref_mut(), input, out, End::ZSTD_e_end);
-    if result.is_err() {
-        if let Some(ctx) = encoder.ctx.take() {
-            ctx.discard();
-        }
-    }
-    result
+    // One call: the header, then the whole frame. The context goes back when `encoder` drops.
+    encoder.run(input, out, End::ZSTD_e_end)
 }

@@ -140,7 +140,8 @@ impl Dictionary {
     }
 
     /// The memory held by the zstd tables prepared so far (one digested dictionary per
-    /// compression level used), on top of [`len`](Dictionary::len).
+    /// compression level used), on top of [`len`](Dictionary::len): for a 16 KiB trained
+    /// dictionary, 47 KB at level 1, 408 KB at level 3, 540 KB more at level 19.
     #[cfg(feature = "zstd")]
     pub fn prepared_size(&self) -> usize {
         self.inner.zstd.cdicts_size()

@@ -57,9 +57,10 @@ fn qvalue(value: &str) -> Option<u16> {
 
 /// The dictionary coding and dictionary to compress a response with, if any: the request's
 /// `Available-Dictionary` names a dictionary in `store`, its `Accept-Encoding` offers `dcz`
-/// or `dcb` (the higher q-value wins, `dcz` on a tie: faster to make, and its dictionary is
-/// prepared once rather than hashed per response), `codings` (what the server will make,
-/// in its order of preference) includes it, and the readability [`gate`] passes.
+/// or `dcb`, `codings` (what the server will make, in its order of preference) includes
+/// it, and the readability [`gate`] passes. The higher q-value wins; on a tie, the first of
+/// `codings` (put `dcz` first: it costs what plain zstd does, while a `dcb` response builds
+/// a brotli encoder and hashes the dictionary into it, see the module notes).
 ///
 /// The caller still decides whether the response is worth compressing at all (its type,
 /// its size, an existing `Content-Encoding`), and sets `Content-Encoding` and [`VARY`].

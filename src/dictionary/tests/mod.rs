@@ -94,7 +94,7 @@ pub(super) fn frame_window(frame: &[u8]) -> u64 {
     }
 }
 
-/// Streams `body` through `encoder` in `cuts`-sized chunks, flushing after some.
+/// Streams `body` through `encoder` in `cuts`-sized chunks, flushing or idling after some.
 pub(super) fn stream<E: Encode>(
     encoder: &mut E,
     body: &[u8],
@@ -114,7 +114,12 @@ pub(super) fn stream<E: Encode>(
         rest = &rest[n..];
         i += 1;
         if flush_every > 0 && i % flush_every == 0 {
-            encoder.flush(&mut wire).unwrap();
+            // Alternately a flush and an idle (a `dcz` idle ends the frame).
+            if (i / flush_every) % 2 == 0 {
+                encoder.flush(&mut wire).unwrap();
+            } else {
+                encoder.idle(&mut wire).unwrap();
+            }
         }
     }
     encoder.finish(&mut wire).unwrap();
@@ -159,4 +164,21 @@ pub(super) fn decode_chunked<D: Decode>(
     assert_eq!(decoder.total_in(), wire.len() as u64);
     assert_eq!(decoder.total_out(), out.len() as u64);
     out
+}
+
+/// Bodies run on any tokio worker: every type a response holds must be `Send`, and the
+/// shared ones `Sync` too.
+#[test]
+fn types_are_send_and_sync() {
+    fn send<T: Send>() {}
+    fn shared<T: Send + Sync>() {}
+    shared::<Dictionary>();
+    shared::<DictionaryStore>();
+    shared::<ResponseStore>();
+    send::<DczEncoder>();
+    send::<DczDecoder>();
+    send::<DcbEncoder>();
+    send::<DcbDecoder>();
+    shared::<DictDecodeError>();
+    shared::<DictionaryError>();
 }
