@@ -117,8 +117,9 @@ struct Config {
 #[derive(Clone)]
 struct Dictionaries {
     store: DictionaryStore,
-    /// The API dictionary, served at `/dictionary`.
-    api: Dictionary,
+    /// The API dictionary, served at `/dictionary`; `None` in a build without zstd (no
+    /// trainer) started without `--dictionary FILE`.
+    api: Option<Dictionary>,
     /// The dictionary codings made, most preferred first.
     codings: Vec<DictCoding>,
     /// The plain codings, most preferred first.
@@ -284,7 +285,7 @@ fn parse_prefer(list: &str) -> Result<(Vec<Format>, Vec<DictCoding>), String> {
 /// `GET /`: the page; with dictionaries, it announces the API dictionary (a `Link` header,
 /// and a `<link>` element for browsers that look there).
 async fn index(axum::extract::State(state): axum::extract::State<AppState>) -> Response {
-    if state.dictionaries.is_none() {
+    if state.dictionaries.as_ref().is_none_or(|d| d.api.is_none()) {
         return Html(INDEX_HTML).into_response();
     }
     let link = link_header(dictionary::URL).expect("a plain path");
@@ -319,7 +320,9 @@ fn app(
     };
     let mut ours = CompressionLayer::new().quality(CompressionLevel::Default);
     if let Some(d) = &dictionaries {
-        d.store.insert(d.api.clone());
+        if let Some(api) = &d.api {
+            d.store.insert(api.clone());
+        }
         ours = ours
             .prefer(&d.prefer)
             .dictionaries(d.store.clone())
@@ -371,8 +374,8 @@ fn app(
         .route("/image.png", get(routes::image_png))
         .route("/stats", get(stats::stats))
         .route("/api/echo", echo);
-    if let Some(d) = &dictionaries {
-        router = router.route_service(dictionary::URL, DictionaryService::new(d.api.clone()));
+    if let Some(api) = dictionaries.as_ref().and_then(|d| d.api.clone()) {
+        router = router.route_service(dictionary::URL, DictionaryService::new(api));
     }
     let router = router.with_state(state.clone());
 

@@ -30,11 +30,12 @@ pub fn samples() -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// The API dictionary: loaded from `load` if given, else trained; written to `save` if given.
+/// The API dictionary: loaded from `load` if given, else trained (`None` without the `zstd`
+/// feature, which has the trainer); written to `save` if given.
 pub fn api_dictionary(
     load: Option<&Path>,
     save: Option<&Path>,
-) -> Result<Dictionary, Box<dyn std::error::Error>> {
+) -> Result<Option<Dictionary>, Box<dyn std::error::Error>> {
     let metadata = UseAsDictionary::new(API_MATCH);
     let dictionary = match load {
         Some(path) => {
@@ -43,7 +44,11 @@ pub fn api_dictionary(
             info!(path = %path.display(), len = d.len(), "API dictionary loaded");
             d
         }
-        None => train(metadata)?,
+        None => match train(metadata)? {
+            Some(d) => d,
+            None if save.is_some() => return Err("--save-dictionary: nothing to save".into()),
+            None => return Ok(None),
+        },
     };
     if let Some(path) = save {
         dictionary
@@ -51,11 +56,11 @@ pub fn api_dictionary(
             .map_err(|e| format!("--save-dictionary {}: {e}", path.display()))?;
         info!(path = %path.display(), "API dictionary saved");
     }
-    Ok(dictionary)
+    Ok(Some(dictionary))
 }
 
 #[cfg(feature = "zstd")]
-fn train(metadata: UseAsDictionary) -> Result<Dictionary, Box<dyn std::error::Error>> {
+fn train(metadata: UseAsDictionary) -> Result<Option<Dictionary>, Box<dyn std::error::Error>> {
     let started = Instant::now();
     let samples = samples();
     let bytes = tower_gzip::dictionary::train(&samples, SIZE)?;
@@ -69,11 +74,15 @@ fn train(metadata: UseAsDictionary) -> Result<Dictionary, Box<dyn std::error::Er
         ms,
         "API dictionary trained"
     );
-    Ok(d)
+    Ok(Some(d))
 }
 
+/// Without zstd there is no trainer: no API dictionary unless `--dictionary FILE`.
 #[cfg(not(feature = "zstd"))]
-fn train(_: UseAsDictionary) -> Result<Dictionary, Box<dyn std::error::Error>> {
-    let _ = (Instant::now(), samples);
-    Err("training needs the `zstd` feature: pass --dictionary FILE".into())
+fn train(_: UseAsDictionary) -> Result<Option<Dictionary>, Box<dyn std::error::Error>> {
+    let _ = (Instant::now(), samples, SIZE);
+    tracing::warn!(
+        "no API dictionary: training needs the `zstd` feature (or pass --dictionary FILE)"
+    );
+    Ok(None)
 }

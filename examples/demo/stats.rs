@@ -39,15 +39,14 @@ fn hex(bytes: &[u8]) -> String {
 /// API dictionary.
 fn dictionaries(d: &Dictionaries, ours: &CompressionStats) -> Value {
     let x = ours.dictionaries();
-    let api = &d.api;
     json!({
         "hits": x.hits, "unknown": x.unknown, "refused": x.refused, "not_offered": x.not_offered,
         "store": { "dictionaries": d.store.len(), "bytes": d.store.bytes(), "max_bytes": d.store.max_bytes() },
-        "api": {
+        "api": d.api.as_ref().map(|api| json!({
             "url": dictionary::URL, "match": api.metadata().match_pattern(), "len": api.len(),
             "sha256": hex(&api.hash()),
             "available_dictionary": api.available_dictionary().to_str().unwrap_or_default(),
-        },
+        })),
         "codings": d.codings.iter().map(|c| c.as_str()).collect::<Vec<_>>(),
     })
 }
