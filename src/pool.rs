@@ -65,6 +65,10 @@ pub(crate) struct Inner {
     pub(crate) zstd_compressors: Shelf<crate::codec::zstd::CompressContext>,
     #[cfg(feature = "zstd")]
     pub(crate) zstd_decompressors: Shelf<crate::codec::zstd::DecompressContext>,
+    #[cfg(feature = "zstd")]
+    pub(crate) dict_zstd_compressors: Shelf<crate::dictionary::DictCompressContext>,
+    #[cfg(feature = "zstd")]
+    pub(crate) dict_zstd_decompressors: Shelf<crate::dictionary::DictDecompressContext>,
     #[cfg(feature = "br")]
     pub(crate) br_compressors: Shelf<crate::codec::br::CompressorState>,
     #[cfg(feature = "br")]
@@ -182,6 +186,11 @@ pub struct PoolStats {
     pub br_compressors: KindStats,
     /// Brotli decoder memory.
     pub br_decompressors: KindStats,
+    /// zstd compression contexts for `dcz` (raw-content dictionaries referenced per
+    /// response).
+    pub dictionary_compressors: KindStats,
+    /// zstd decompression contexts for `dcz`.
+    pub dictionary_decompressors: KindStats,
     /// br streams holding an encoder now (at most
     /// [`CodecPoolBuilder::br_stream_limit`]).
     pub br_streams_active: usize,
@@ -190,9 +199,10 @@ pub struct PoolStats {
 }
 
 impl PoolStats {
-    /// Every kind with its name, for reports: `("compressors", stats)`, ...
-    pub fn kinds(&self) -> [(&'static str, KindStats); 7] {
-        [
+    /// Every kind with its name, for reports: `("compressors", stats)`, ... A list, not a
+    /// fixed-size array: kinds come with new codings.
+    pub fn kinds(&self) -> Vec<(&'static str, KindStats)> {
+        vec![
             ("compressors", self.compressors),
             ("decompressors", self.decompressors),
             ("block_compressors", self.block_compressors),
@@ -200,6 +210,8 @@ impl PoolStats {
             ("zstd_decompressors", self.zstd_decompressors),
             ("br_compressors", self.br_compressors),
             ("br_decompressors", self.br_decompressors),
+            ("dictionary_compressors", self.dictionary_compressors),
+            ("dictionary_decompressors", self.dictionary_decompressors),
         ]
     }
 
@@ -301,6 +313,10 @@ impl CodecPoolBuilder {
                 zstd_compressors: Shelf::default(),
                 #[cfg(feature = "zstd")]
                 zstd_decompressors: Shelf::default(),
+                #[cfg(feature = "zstd")]
+                dict_zstd_compressors: Shelf::default(),
+                #[cfg(feature = "zstd")]
+                dict_zstd_decompressors: Shelf::default(),
                 #[cfg(feature = "br")]
                 br_compressors: Shelf::default(),
                 #[cfg(feature = "br")]
@@ -414,6 +430,8 @@ impl CodecPool {
         {
             stats.zstd_compressors = inner.zstd_compressors.stats.snapshot();
             stats.zstd_decompressors = inner.zstd_decompressors.stats.snapshot();
+            stats.dictionary_compressors = inner.dict_zstd_compressors.stats.snapshot();
+            stats.dictionary_decompressors = inner.dict_zstd_decompressors.stats.snapshot();
         }
         #[cfg(feature = "br")]
         {

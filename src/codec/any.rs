@@ -112,7 +112,7 @@ impl Encoder {
             #[cfg(feature = "br")]
             DictCoding::Dcb => Ok(Encoder {
                 format: Format::Br,
-                codec: AnyEncoder::Dcb(DcbEncoder::new(dictionary, level)),
+                codec: AnyEncoder::Dcb(DcbEncoder::new(dictionary, level, pool)),
             }),
             #[allow(unreachable_patterns)]
             _ => Err(EncodeError::new(format!(

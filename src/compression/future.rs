@@ -393,7 +393,9 @@ fn encode_with_dictionary(
             crate::dictionary::encode_dcz(dictionary, settings.level, input, &settings.pool, out)?
         }
         #[cfg(feature = "br")]
-        DictCoding::Dcb => crate::dictionary::encode_dcb(dictionary, settings.level, input, out)?,
+        DictCoding::Dcb => {
+            crate::dictionary::encode_dcb(dictionary, settings.level, input, &settings.pool, out)?
+        }
         #[allow(unreachable_patterns)]
         _ => return Err(format!("{} is not compiled in", coding.as_str()).into()),
     }

@@ -5,15 +5,14 @@
 //! decode (`../shared/research/dictionary-transport.md`). Quality is at least 5: below,
 //! brotli gives a dictionary little or no use.
 
-use brotli::enc::StandardAlloc as EncAlloc;
-use brotli::enc::encode::{
-    BrotliEncoderOperation as Op, BrotliEncoderParameter, BrotliEncoderStateStruct,
-};
+use brotli::enc::encode::BrotliEncoderOperation as Op;
 use bytes::BytesMut;
 
 use super::Dictionary;
 use super::frame::{DCB_MAGIC, write_header};
-use crate::codec::{CompressionLevel, Encode, EncodeError, Format, Progress};
+use crate::codec::br::{CompressorState, compress, draw_compressor};
+use crate::codec::{CompressionLevel, Encode, EncodeError, Format, Level, Progress};
+use crate::pool::{CodecPool, Pooled};
 
 /// The largest window log a `dcb` stream may use: 24, brotli's 16 MiB (RFC 7932 without the
 /// large-window extension), as RFC 9842 caps it.
@@ -22,15 +21,14 @@ pub const DCB_MAX_WINDOW_LOG: u32 = 24;
 /// The lowest quality used: brotli makes (almost) no use of a dictionary below 5.
 const MIN_QUALITY: u32 = 5;
 
-type EncoderCore = BrotliEncoderStateStruct<EncAlloc>;
-
 /// The brotli quality for `level`: `Default` and `Fastest` are 5, `Best` 11, `Precise(n)`
-/// is clamped to 5..=11.
-fn quality(level: CompressionLevel) -> u32 {
-    match level {
+/// is clamped to 5..=11; as the pool's level tag.
+fn quality(level: CompressionLevel) -> Level {
+    let q = match level {
         CompressionLevel::Default => MIN_QUALITY,
         level => u32::from(level.resolve(Format::Br).get()).max(MIN_QUALITY),
-    }
+    };
+    CompressionLevel::Precise(q as i32).resolve(Format::Br)
 }
 
 /// The window log: brotli's default 22 (4 MiB, what Chromium was shown), larger only for a
@@ -41,92 +39,29 @@ fn lgwin(dictionary_len: usize) -> u32 {
         .unwrap_or(DCB_MAX_WINDOW_LOG)
 }
 
-/// A new encoder with the dictionary loaded as its prefix.
-fn new_core(
+/// A pooled brotli encoder (the br shelf's, at the dcb quality) with the dictionary loaded
+/// as its prefix. The pooled state spares the fresh encoder's zero-filled tables; the
+/// dictionary itself is hashed in per response (the `brotli` crate has no shared prepared
+/// dictionary).
+fn new_state(
     dictionary: &Dictionary,
     level: CompressionLevel,
+    pool: &CodecPool,
     size_hint: Option<usize>,
-) -> Box<EncoderCore> {
-    let mut core = Box::new(EncoderCore::new(EncAlloc::default()));
-    core.set_parameter(BrotliEncoderParameter::BROTLI_PARAM_QUALITY, quality(level));
-    core.set_parameter(
-        BrotliEncoderParameter::BROTLI_PARAM_LGWIN,
-        lgwin(dictionary.len()),
-    );
+) -> Pooled<CompressorState> {
+    let mut state = draw_compressor(pool, quality(level));
     if let Some(len) = size_hint {
-        let hint = u32::try_from(len).unwrap_or(u32::MAX);
-        core.set_parameter(BrotliEncoderParameter::BROTLI_PARAM_SIZE_HINT, hint);
+        state.hint(len as u64);
     }
-    let bytes = dictionary.bytes();
-    core.set_custom_dictionary(bytes.len(), bytes);
-    core
-}
-
-/// Runs `op` over all of `input`, appending brotli's output (taken from its own buffer, so
-/// `out` is never zero-filled) until it has taken all input and written what it owes.
-fn compress(
-    core: &mut EncoderCore,
-    op: Op,
-    input: &[u8],
-    out: &mut BytesMut,
-) -> Result<(), EncodeError> {
-    let mut available_in = input.len();
-    let mut in_offset = 0;
-    let mut stalled = 0;
-    loop {
-        let (mut available_out, mut out_offset, mut total_out) = (0, 0, None);
-        let before_in = available_in;
-        let ok = core.compress_stream(
-            op,
-            &mut available_in,
-            input,
-            &mut in_offset,
-            &mut available_out,
-            &mut [],
-            &mut out_offset,
-            &mut total_out,
-            &mut |_, _, _, _| (),
-        );
-        if !ok {
-            return Err(EncodeError::new("brotli: the encoder refused the call"));
-        }
-        let more = available_in != 0 || core.has_more_output();
-        let mut produced = 0;
-        loop {
-            let mut size = 0;
-            let chunk = core.take_output(&mut size);
-            let chunk = &chunk[..size.min(chunk.len())];
-            if chunk.is_empty() {
-                break;
-            }
-            produced += chunk.len();
-            out.extend_from_slice(chunk);
-        }
-        let done = match op {
-            Op::BROTLI_OPERATION_FINISH => core.is_finished(),
-            _ => !more,
-        };
-        if done {
-            return Ok(());
-        }
-        if produced == 0 && available_in == before_in {
-            stalled += 1;
-            if stalled > 2 {
-                return Err(EncodeError::new("brotli: the encoder made no progress"));
-            }
-        } else {
-            stalled = 0;
-        }
-    }
+    state.set_dictionary(lgwin(dictionary.len()), dictionary.bytes());
+    state
 }
 
 /// A streaming `dcb` encoder. Output is appended to the caller's buffer; the header goes
 /// out with the first call that writes.
 ///
-/// Each encoder is a fresh brotli encoder that hashes the dictionary in (the `brotli` crate
-/// has no shared prepared dictionary): 371 µs per 1 KiB response with a 4 KiB dictionary and
-/// 524 µs with 32 KiB, against 92 µs for pooled br 5 without one (release build). Most of
-/// it is the fresh encoder's zero-filled tables, which the pooled br states avoid.
+/// Its brotli encoder comes from the pool's br shelf, and hashes the dictionary in at the
+/// start of each stream (the `brotli` crate has no shared prepared dictionary).
 pub struct DcbEncoder {
     state: State,
     hash: [u8; 32],
@@ -137,9 +72,9 @@ pub struct DcbEncoder {
 /// Where an encoder is in its stream; the phases that compress hold the brotli encoder.
 enum State {
     /// Nothing written yet: the header is still owed.
-    Start(Box<EncoderCore>),
+    Start(Pooled<CompressorState>),
     /// The header is out; the brotli stream is open.
-    Stream(Box<EncoderCore>),
+    Stream(Pooled<CompressorState>),
     /// The stream is complete.
     Finished,
     /// A call failed; the encoder was dropped.
@@ -163,14 +98,20 @@ impl std::fmt::Debug for DcbEncoder {
 }
 
 impl DcbEncoder {
-    /// An encoder at `level` (see the module notes: quality 5 by default, never below).
-    pub fn new(dictionary: &Dictionary, level: CompressionLevel) -> DcbEncoder {
-        Self::start(dictionary, level, None)
+    /// An encoder at `level` (see the module notes: quality 5 by default, never below), its
+    /// brotli state from `pool`.
+    pub fn new(dictionary: &Dictionary, level: CompressionLevel, pool: &CodecPool) -> DcbEncoder {
+        Self::start(dictionary, level, pool, None)
     }
 
-    fn start(dictionary: &Dictionary, level: CompressionLevel, size_hint: Option<usize>) -> Self {
+    fn start(
+        dictionary: &Dictionary,
+        level: CompressionLevel,
+        pool: &CodecPool,
+        size_hint: Option<usize>,
+    ) -> Self {
         DcbEncoder {
-            state: State::Start(new_core(dictionary, level, size_hint)),
+            state: State::Start(new_state(dictionary, level, pool, size_hint)),
             hash: dictionary.hash(),
             total_in: 0,
             total_out: 0,
@@ -194,6 +135,7 @@ impl DcbEncoder {
             return Ok(());
         }
         self.run(Op::BROTLI_OPERATION_FINISH, &[], out)?;
+        // Back to the pool now, not when the encoder is dropped.
         self.state = State::Finished;
         Ok(())
     }
@@ -241,7 +183,10 @@ impl DcbEncoder {
                 Ok(())
             }
             Err(e) => {
-                self.state = State::Failed;
+                // A state that saw an error is not shelved again.
+                if let State::Stream(state) = std::mem::replace(&mut self.state, State::Failed) {
+                    state.discard();
+                }
                 Err(e)
             }
         }
@@ -289,14 +234,15 @@ impl Encode for DcbEncoder {
 }
 
 /// Compresses all of `input` as a `dcb` body appended to `out`, with its size as brotli's
-/// size hint.
+/// size hint, the brotli state from `pool`.
 pub fn encode_dcb(
     dictionary: &Dictionary,
     level: CompressionLevel,
     input: &[u8],
+    pool: &CodecPool,
     out: &mut BytesMut,
 ) -> Result<(), EncodeError> {
     out.reserve(36 + input.len() / 4 + 64);
-    let mut encoder = DcbEncoder::start(dictionary, level, Some(input.len()));
+    let mut encoder = DcbEncoder::start(dictionary, level, pool, Some(input.len()));
     encoder.run(Op::BROTLI_OPERATION_FINISH, input, out)
 }

@@ -97,6 +97,10 @@ mod tests;
 mod train;
 #[cfg(feature = "zstd")]
 mod zstd_raw;
+#[cfg(feature = "zstd")]
+pub(crate) use zstd_raw::{
+    CompressContext as DictCompressContext, DecompressContext as DictDecompressContext,
+};
 
 #[cfg(feature = "br")]
 pub use dcb::{DCB_MAX_WINDOW_LOG, DcbEncoder, encode_dcb};

@@ -1,13 +1,11 @@
 //! The pool shelves of the raw-content zstd contexts, through the crate's [`CodecPool`]
 //! machinery (checkout counters, `max_idle`, reset on return, discard on panic).
 //!
-//! The pool's own zstd shelves hold `zstd-safe` contexts, which cannot reference a
-//! raw-content `CDict` (see `zstd_raw.rs`), and its `Inner` has no field for these; until it
-//! has (`dict_zstd_compressors`, `dict_zstd_decompressors`), the shelves are process-wide
-//! statics shared by every pool. Contexts on them are neutral: no dictionary, default
-//! parameters (see `CompressContext::clear`), so any dictionary's response can use any.
-
-use std::sync::OnceLock;
+//! The pool's plain zstd shelves hold `zstd-safe` contexts, which cannot reference a
+//! raw-content `CDict` (see `zstd_raw.rs`), so these have shelves of their own
+//! (`dictionary_compressors`, `dictionary_decompressors` in `PoolStats`). Contexts on them
+//! are neutral: no dictionary, default parameters (see `CompressContext::clear`), so any
+//! dictionary's response can use any.
 
 use super::zstd_raw::{CompressContext, DecompressContext};
 use crate::codec::Level;
@@ -18,9 +16,8 @@ use crate::pool::{CodecPool, Inner, Pooled, PooledState, Shelf};
 const MAX_KEPT_CONTEXT: usize = 4 << 20;
 
 impl PooledState for CompressContext {
-    fn shelf(_pool: &Inner) -> &Shelf<Self> {
-        static SHELF: OnceLock<Shelf<CompressContext>> = OnceLock::new();
-        SHELF.get_or_init(Shelf::default)
+    fn shelf(pool: &Inner) -> &Shelf<Self> {
+        &pool.dict_zstd_compressors
     }
 
     fn reset(&mut self) -> bool {
@@ -29,9 +26,8 @@ impl PooledState for CompressContext {
 }
 
 impl PooledState for DecompressContext {
-    fn shelf(_pool: &Inner) -> &Shelf<Self> {
-        static SHELF: OnceLock<Shelf<DecompressContext>> = OnceLock::new();
-        SHELF.get_or_init(Shelf::default)
+    fn shelf(pool: &Inner) -> &Shelf<Self> {
+        &pool.dict_zstd_decompressors
     }
 
     fn reset(&mut self) -> bool {

@@ -16,7 +16,7 @@ use crate::turns::{Ticket, Turn};
 /// brotli is called with no output space and its output taken from its own buffer
 /// (`take_output`, the C API's `BrotliEncoderTakeOutput`), so `out` is never zero-filled in
 /// advance.
-pub(super) fn compress(
+pub(crate) fn compress(
     state: &mut CompressorState,
     op: BrotliEncoderOperation,
     input: &[u8],

@@ -35,8 +35,8 @@ mod state;
 mod tests;
 
 pub(crate) use decoder::BrDecoder;
-pub(crate) use encoder::{BrEncoder, encode_all};
-pub(crate) use state::{CompressorState, DecompressorState};
+pub(crate) use encoder::{BrEncoder, compress, encode_all};
+pub(crate) use state::{CompressorState, DecompressorState, draw_compressor};
 
 /// The window: brotli's default, 4 MiB.
 const LGWIN: u32 = 22;

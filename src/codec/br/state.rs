@@ -70,8 +70,19 @@ impl CompressorState {
             .set_parameter(BrotliEncoderParameter::BROTLI_PARAM_LGWIN, lgwin);
     }
 
+    /// Loads `dictionary` as the stream's prefix (brotli's custom dictionary) with window
+    /// `lgwin`, before the first compress call. A spare hasher is handed over first, so that
+    /// brotli prepares it (rather than zero-filled new tables) before hashing the dictionary
+    /// in.
+    pub(crate) fn set_dictionary(&mut self, lgwin: u32, dictionary: &[u8]) {
+        self.set_window(lgwin);
+        self.adopt_spare(dictionary.len());
+        self.core
+            .set_custom_dictionary(dictionary.len(), dictionary);
+    }
+
     /// Sets brotli's size hint only (it picks the match finder from it).
-    pub(super) fn hint(&mut self, len: u64) {
+    pub(crate) fn hint(&mut self, len: u64) {
         let hint = u32::try_from(len).unwrap_or(u32::MAX);
         self.core
             .set_parameter(BrotliEncoderParameter::BROTLI_PARAM_SIZE_HINT, hint);
@@ -189,7 +200,7 @@ impl PooledState for DecompressorState {
     }
 }
 
-pub(super) fn draw_compressor(pool: &CodecPool, level: Level) -> Pooled<CompressorState> {
+pub(crate) fn draw_compressor(pool: &CodecPool, level: Level) -> Pooled<CompressorState> {
     pool.take(level, || CompressorState::new(level))
 }
 

@@ -15,7 +15,14 @@ fn typed_errors_for_wrong_dictionary_and_broken_bodies() {
     let mut dcz = BytesMut::new();
     encode_dcz(&dict, CompressionLevel::Default, &body, &pool, &mut dcz).unwrap();
     let mut dcb = BytesMut::new();
-    encode_dcb(&dict, CompressionLevel::Default, &body, &mut dcb).unwrap();
+    encode_dcb(
+        &dict,
+        CompressionLevel::Default,
+        &body,
+        crate::CodecPool::global(),
+        &mut dcb,
+    )
+    .unwrap();
 
     let wrong = DictDecodeError::WrongDictionary { found: dict.hash() };
     assert_eq!(decode_dcz(&other, &dcz, &pool, LIMIT).unwrap_err(), wrong);
@@ -110,7 +117,7 @@ fn typed_errors_for_wrong_dictionary_and_broken_bodies() {
         wrong
     );
     assert_eq!(decoder.finish().unwrap_err(), wrong);
-    let mut encoder = DcbEncoder::new(&dict, CompressionLevel::Default);
+    let mut encoder = DcbEncoder::new(&dict, CompressionLevel::Default, crate::CodecPool::global());
     encoder.finish(&mut BytesMut::new()).unwrap();
     assert!(encoder.encode(b"x", &mut BytesMut::new()).is_err());
     encoder.finish(&mut BytesMut::new()).unwrap();

@@ -167,14 +167,14 @@ fn interop_c_brotli_decodes_dcb_payloads() {
     for (name, level, streaming) in cases {
         let mut wire = BytesMut::new();
         if streaming {
-            let mut encoder = DcbEncoder::new(&dict, level);
+            let mut encoder = DcbEncoder::new(&dict, level, crate::CodecPool::global());
             for chunk in body.chunks(700) {
                 encoder.encode(chunk, &mut wire).unwrap();
                 encoder.flush(&mut wire).unwrap();
             }
             encoder.finish(&mut wire).unwrap();
         } else {
-            encode_dcb(&dict, level, &body, &mut wire).unwrap();
+            encode_dcb(&dict, level, &body, crate::CodecPool::global(), &mut wire).unwrap();
         }
         std::fs::write(dir.join(name), &wire[36..]).unwrap();
     }
@@ -203,7 +203,14 @@ fn interop_brotli_cli_decodes_dcb_payloads() {
     let dir = temp_dir("dcb-interop");
     dict.save(dir.join("dict")).unwrap();
     let mut wire = BytesMut::new();
-    encode_dcb(&dict, CompressionLevel::Default, &body, &mut wire).unwrap();
+    encode_dcb(
+        &dict,
+        CompressionLevel::Default,
+        &body,
+        crate::CodecPool::global(),
+        &mut wire,
+    )
+    .unwrap();
     std::fs::write(dir.join("payload.br"), &wire[36..]).unwrap();
     let dict_path = dir.join("dict");
     let payload = dir.join("payload.br");
@@ -301,8 +308,16 @@ fn measure_dictionary_gains() {
         let (dcz, dcz_us) = run(&|body, out| {
             encode_dcz(&dict, CompressionLevel::Precise(3), body, &pool, out).unwrap()
         });
-        let (dcb, dcb_us) =
-            run(&|body, out| encode_dcb(&dict, CompressionLevel::Precise(5), body, out).unwrap());
+        let (dcb, dcb_us) = run(&|body, out| {
+            encode_dcb(
+                &dict,
+                CompressionLevel::Precise(5),
+                body,
+                crate::CodecPool::global(),
+                out,
+            )
+            .unwrap()
+        });
         let kib = size >> 10;
         println!(
             "| dcz 3, {kib} KiB dict | {dcz} ({}) | {:.1}% | {:.2}x zstd 3 ({:.2}x) | {dcz_us:.1} |",
@@ -356,7 +371,14 @@ fn profile_dcb_costs() {
         });
         let whole = time(&|| {
             let mut out = BytesMut::new();
-            encode_dcb(&dict, CompressionLevel::Default, &body, &mut out).unwrap();
+            encode_dcb(
+                &dict,
+                CompressionLevel::Default,
+                &body,
+                crate::CodecPool::global(),
+                &mut out,
+            )
+            .unwrap();
         });
         println!(
             "{} KiB dictionary, {} B body: new encoder {fresh:.1} µs, + dictionary {with_dict:.1} µs, whole dcb {whole:.1} µs",

@@ -68,7 +68,14 @@ fn trained_dictionaries_are_used_as_raw_content() {
 
     // Both codings and both directions agree for a dictionary that is all magic and header.
     let mut dcb = BytesMut::new();
-    encode_dcb(&dict, CompressionLevel::Default, body, &mut dcb).unwrap();
+    encode_dcb(
+        &dict,
+        CompressionLevel::Default,
+        body,
+        crate::CodecPool::global(),
+        &mut dcb,
+    )
+    .unwrap();
     assert_eq!(&decode_dcb(&dict, &dcb, LIMIT).unwrap()[..], &body[..]);
 }
 

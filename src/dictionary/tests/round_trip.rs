@@ -54,7 +54,7 @@ fn dcb_round_trips_one_shot_and_streaming() {
     ] {
         for body in bodies.iter().take(6) {
             let mut wire = BytesMut::new();
-            encode_dcb(&dict, level, body, &mut wire).unwrap();
+            encode_dcb(&dict, level, body, crate::CodecPool::global(), &mut wire).unwrap();
             assert_eq!(&wire[..4], &DCB_MAGIC);
             assert_eq!(&wire[4..36], &dict.hash());
             assert_eq!(
@@ -63,7 +63,7 @@ fn dcb_round_trips_one_shot_and_streaming() {
             );
             assert_eq!(&decode_dcb(&dict, &wire, LIMIT).unwrap()[..], &body[..]);
 
-            let mut encoder = DcbEncoder::new(&dict, level);
+            let mut encoder = DcbEncoder::new(&dict, level, crate::CodecPool::global());
             let streamed = stream(&mut encoder, body, &[13, 1, 200], 2);
             let mut decoder = DcbDecoder::new(&dict);
             assert_eq!(
@@ -98,11 +98,19 @@ fn empty_bodies_and_empty_streams() {
     for wire in [
         {
             let mut w = BytesMut::new();
-            encode_dcb(&dict, CompressionLevel::Default, b"", &mut w).unwrap();
+            encode_dcb(
+                &dict,
+                CompressionLevel::Default,
+                b"",
+                crate::CodecPool::global(),
+                &mut w,
+            )
+            .unwrap();
             w
         },
         {
-            let mut e = DcbEncoder::new(&dict, CompressionLevel::Default);
+            let mut e =
+                DcbEncoder::new(&dict, CompressionLevel::Default, crate::CodecPool::global());
             let mut w = BytesMut::new();
             e.finish(&mut w).unwrap();
             w
@@ -132,7 +140,14 @@ fn the_dictionary_is_used() {
         with += wire.len() - 40;
         without += zstd_safe::compress(&mut vec![0u8; body.len() + 1024], body, 3).unwrap();
         let mut wire = BytesMut::new();
-        encode_dcb(&dict, CompressionLevel::Default, body, &mut wire).unwrap();
+        encode_dcb(
+            &dict,
+            CompressionLevel::Default,
+            body,
+            crate::CodecPool::global(),
+            &mut wire,
+        )
+        .unwrap();
         br_with += wire.len() - 36;
     }
     assert!(with * 10 < without * 8, "dcz {with} vs zstd {without}");
@@ -187,12 +202,12 @@ proptest! {
         let mut decoder = DczDecoder::new(&dict, pool).unwrap();
         prop_assert_eq!(&decode_chunked(&mut decoder, &one_shot, &cuts, budget)[..], &body[..]);
 
-        let mut encoder = DcbEncoder::new(&dict, level);
+        let mut encoder = DcbEncoder::new(&dict, level, crate::CodecPool::global());
         let wire = stream(&mut encoder, &body, &cuts, flush_every);
         let mut decoder = DcbDecoder::new(&dict);
         prop_assert_eq!(&decode_chunked(&mut decoder, &wire, &cuts, budget)[..], &body[..]);
         let mut one_shot = BytesMut::new();
-        encode_dcb(&dict, level, &body, &mut one_shot).unwrap();
+        encode_dcb(&dict, level, &body, crate::CodecPool::global(), &mut one_shot).unwrap();
         prop_assert_eq!(&decode_dcb(&dict, &one_shot, LIMIT).unwrap()[..], &body[..]);
     }
 
