@@ -213,6 +213,15 @@ fn parse_args() -> Config {
             println!("{USAGE}");
             std::process::exit(0);
         }
+        const FLAGS: [&str; 4] = [
+            "--baseline",
+            "--prefer",
+            "--dictionary",
+            "--save-dictionary",
+        ];
+        if !FLAGS.contains(&flag.as_str()) {
+            usage(&format!("unknown argument {arg:?}"));
+        }
         let Some(value) = inline.or_else(|| args.next()) else {
             usage(&format!("{flag} needs a value"));
         };
