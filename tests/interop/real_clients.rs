@@ -19,16 +19,25 @@ impl Server {
     /// The identity body of `GET path`, over a plain HTTP/1.0 socket (no client library
     /// between us and the bytes: HTTP/1.0 means no chunking, the body ends at EOF).
     fn identity(&self, path: &str) -> Vec<u8> {
+        let (head, body) = self.raw(path, &[("Accept-Encoding", "identity")]);
+        assert!(!head.contains("content-encoding"), "{path}: {head}");
+        body
+    }
+
+    /// `GET path` with these request headers over HTTP/1.0: the head (lowercased) and the
+    /// body as sent.
+    fn raw(&self, path: &str, headers: &[(&str, &str)]) -> (String, Vec<u8>) {
         let addr = self.base.strip_prefix("http://").unwrap();
         let mut stream = TcpStream::connect(addr).unwrap();
         stream
             .set_read_timeout(Some(Duration::from_secs(30)))
             .unwrap();
-        write!(
-            stream,
-            "GET {path} HTTP/1.0\r\nHost: {addr}\r\nAccept-Encoding: identity\r\n\r\n"
-        )
-        .unwrap();
+        let mut request = format!("GET {path} HTTP/1.0\r\nHost: {addr}\r\n");
+        for (name, value) in headers {
+            request.push_str(&format!("{name}: {value}\r\n"));
+        }
+        request.push_str("\r\n");
+        stream.write_all(request.as_bytes()).unwrap();
         let mut raw = Vec::new();
         stream.read_to_end(&mut raw).unwrap();
         let split = raw
@@ -38,8 +47,8 @@ impl Server {
             + 4;
         let head = String::from_utf8_lossy(&raw[..split]).to_ascii_lowercase();
         assert!(head.starts_with("http/1.0 200"), "{path}: {head}");
-        assert!(!head.contains("content-encoding"), "{path}: {head}");
-        raw.split_off(split)
+        let body = raw.split_off(split);
+        (head, body)
     }
 }
 
@@ -506,11 +515,52 @@ fn chromium_decodes_dictionary_codings(args: &[&str], want: &str) {
     assert_eq!(got["encoding"], want, "{result}");
     assert_eq!(got["length"], v2.len(), "{result}");
     assert_eq!(got["fnv1a"], fnv1a(&v2), "{result}");
+    // The delta against v1 (not v2 against itself): what the server sends to a request
+    // naming v1, byte for byte as long.
+    assert!(
+        result["v1_again"]["encoding"] == want,
+        "Chromium never held v1 as a dictionary: {result}"
+    );
+    let v1_dictionary = tower_gzip::dictionary::Dictionary::new(
+        v1.clone(),
+        tower_gzip::dictionary::UseAsDictionary::new("/assets/app-v*.js"),
+    )
+    .unwrap();
+    let (head, delta) = server.raw(
+        "/assets/app-v2.js",
+        &[
+            ("Accept-Encoding", "gzip, deflate, br, zstd, dcb, dcz"),
+            (
+                "Available-Dictionary",
+                v1_dictionary.available_dictionary().to_str().unwrap(),
+            ),
+            ("Sec-Fetch-Site", "same-origin"),
+        ],
+    );
+    assert!(
+        head.contains(&format!("content-encoding: {want}\r\n")),
+        "{head}"
+    );
     let wire = got["wire"].as_u64().unwrap();
+    assert_eq!(
+        wire,
+        delta.len() as u64,
+        "{want} delta against v1: {result}"
+    );
     assert!(
         wire < v2.len() as u64 / 50,
         "{want} delta: {wire} bytes for {}",
         v2.len()
+    );
+
+    // The page's Dictionaries card, its buttons pressed: API and v2 by dictionary.
+    let api = result["button_api"].as_str().unwrap_or_default();
+    assert!(api.contains(&format!("{want}: ")), "{result}");
+    let assets = result["button_assets"].as_str().unwrap_or_default();
+    assert!(assets.contains("/assets/app-v2.js"), "{result}");
+    assert!(
+        assets.trim_end().ends_with(")") && assets.contains(&format!("{want}: ")),
+        "{result}"
     );
 
     // The server's view: hits for both, no request refused by the gate.
