@@ -1,7 +1,7 @@
 //! Real clients against `examples/server.rs`, run as a child process: curl uploads
 //! (`tests/demo_server.rs` already checks `curl --compressed` on every route), a Python
 //! stdlib client (`tests/python/client.py`) and headless Chromium loading the demo page
-//! with `?autotest=1`. Each test fails with a clear message when its program is missing
+//! with `?autotest=1`, and with `?autotest=dict` for dictionary transport (`dcz`, `dcb`). Each test fails with a clear message when its program is missing
 //! (`.ci/run` installs curl, gzip, python3 and chromium).
 
 use std::io::{Read, Write};
