@@ -374,16 +374,17 @@ impl CodecPool {
         (cpus * 2).clamp(4, 64)
     }
 
-    /// The default [br stream limit](CodecPoolBuilder::br_stream_limit): 16 per CPU, at
-    /// least 32 and at most 256.
+    /// The default [br stream limit](CodecPoolBuilder::br_stream_limit): 8 per CPU, at
+    /// least 16 and at most 256.
     ///
-    /// A streaming br response holds ~1.5 MB while it runs (a 256 KiB window for a body of
-    /// unknown size, its 512 KiB ring buffer and quality 4's 512 KiB match finder), so on a
-    /// 2-core machine 256 concurrent br downloads hold ~50 MB of encoders while 32 of them
-    /// progress at once; the others wait, and send their first bytes when one ends.
+    /// A streaming br response holds ~2 MB of brotli blocks while it runs (a 256 KiB window
+    /// for a body of unknown size, its 576 KiB ring buffer, quality 4's 512 KiB match finder
+    /// and a slice's commands), ~3.4 MB of RSS once the heap's overhead is counted (measured
+    /// with 256 concurrent 1 MB downloads). On a 2-core machine 16 streams progress at once
+    /// within ~55 MB; the others wait, and send their first bytes when one ends or idles.
     pub fn default_br_stream_limit() -> usize {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        (cpus * 16).clamp(32, 256)
+        (cpus * 8).clamp(16, 256)
     }
 
     /// The br stream limit (see [`CodecPoolBuilder::br_stream_limit`]).
