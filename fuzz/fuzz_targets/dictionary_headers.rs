@@ -1,0 +1,47 @@
+//! RFC 9842's request and response headers: `Available-Dictionary` and `Use-As-Dictionary`
+//! parsed from arbitrary bytes, never panicking; what parses re-serializes and parses back
+//! to the same value; and the readability gate and `select` over arbitrary fetch metadata.
+#![no_main]
+
+use http::{HeaderMap, HeaderValue};
+use libfuzzer_sys::fuzz_target;
+use tower_gzip::dictionary::{
+    Dictionary, DictCoding, DictionaryStore, UseAsDictionary, gate, parse_available_dictionary,
+    select,
+};
+
+fuzz_target!(|data: &[u8]| {
+    if let Some(hash) = parse_available_dictionary(data) {
+        // Exactly one 32-byte sequence: its canonical form parses to the same bytes.
+        let value = tower_gzip::dictionary::available_dictionary_value(&hash);
+        assert_eq!(parse_available_dictionary(value.as_bytes()), Some(hash));
+    }
+    if let Some(meta) = UseAsDictionary::parse(data) {
+        if let Ok(value) = meta.to_header_value() {
+            let again = UseAsDictionary::parse(value.as_bytes()).expect("our own header parses");
+            assert_eq!(again.match_pattern(), meta.match_pattern());
+            assert_eq!(again.match_dest(), meta.match_dest());
+            assert_eq!(again.id(), meta.id());
+        }
+    }
+    // The same bytes as request headers around a known dictionary.
+    let dictionary = Dictionary::new(&b"fuzz dictionary"[..], UseAsDictionary::new("/*")).unwrap();
+    let store = DictionaryStore::new(1 << 16);
+    store.insert(dictionary.clone());
+    let mut parts = data.splitn(4, |&b| b == b'\n');
+    let mut request = HeaderMap::new();
+    let mut response = HeaderMap::new();
+    for name in ["sec-fetch-site", "sec-fetch-mode", "origin"] {
+        if let Some(Ok(value)) = parts.next().map(HeaderValue::from_bytes) {
+            request.insert(name, value);
+        }
+    }
+    if let Some(Ok(value)) = parts.next().map(HeaderValue::from_bytes) {
+        response.insert("access-control-allow-origin", value);
+    }
+    request.insert("accept-encoding", HeaderValue::from_static("dcz, dcb"));
+    request.insert("available-dictionary", dictionary.available_dictionary());
+    let allowed = gate(&request, &response).is_allowed();
+    let chosen = select(&request, &response, &store, &[DictCoding::Dcz, DictCoding::Dcb]);
+    assert_eq!(chosen.is_some(), allowed, "a known, offered dictionary: the gate decides");
+});
