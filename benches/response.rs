@@ -235,25 +235,10 @@ fn request_br(c: &mut Criterion) {
 /// checks each coding and prints the bytes of each answer.
 #[cfg(all(feature = "zstd", feature = "br"))]
 fn response_dict(c: &mut Criterion) {
-    use tower_gzip::dictionary::{DictCoding, Dictionary, DictionaryStore, UseAsDictionary};
+    use tower_gzip::dictionary::DictCoding;
     let rt = runtime();
-    let samples: Vec<Bytes> = (0..400)
-        .map(|k| support::json_from(1_000_000 + k * 37, 1024 + (k as usize % 7) * 512))
-        .collect();
-    let trained = tower_gzip::dictionary::train(&samples, 16 * 1024).expect("training");
-    let dictionary = Dictionary::new(trained, UseAsDictionary::new("/*")).unwrap();
-    let store = DictionaryStore::new(1 << 20);
-    store.insert(dictionary.clone());
-    let offering = |accept: &'static str| {
-        let mut req = accepting(accept);
-        req.headers_mut()
-            .insert("available-dictionary", dictionary.available_dictionary());
-        req.headers_mut().insert(
-            "sec-fetch-site",
-            http::HeaderValue::from_static("same-origin"),
-        );
-        req
-    };
+    let (dictionary, store) = support::trained_dictionary();
+    let offering = |accept: &'static str| support::offering(accept, &dictionary);
     for (label, size) in [("1KiB", 1024), ("16KiB", 16 * 1024)] {
         let payload = json(size);
         let mut group = configure(c, &format!("response_dict/{label}"), size);

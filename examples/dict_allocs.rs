@@ -22,38 +22,19 @@ mod support;
 #[path = "../tests/common/alloc.rs"]
 mod alloc;
 
-use bytes::Bytes;
 use tower::{Layer, service_fn};
 use tower_gzip::CodecPool;
 use tower_gzip::compression::CompressionLayer;
-use tower_gzip::dictionary::{DictCoding, Dictionary, DictionaryStore, UseAsDictionary, train};
+use tower_gzip::dictionary::{DictCoding, Dictionary, UseAsDictionary, train};
 
-use support::{accepting, expect_coding, full_response, json, json_from, respond};
+use support::{expect_coding, full_response, json, respond};
 
 fn main() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    let samples: Vec<Bytes> = (0..400)
-        .map(|k| json_from(1_000_000 + k * 37, 1024 + (k as usize % 7) * 512))
-        .collect();
-    let dictionary = Dictionary::new(
-        train(&samples, 16 * 1024).expect("training"),
-        UseAsDictionary::new("/*"),
-    )
-    .unwrap();
-    let store = DictionaryStore::new(1 << 20);
-    store.insert(dictionary.clone());
-    let offering = |accept: &'static str| {
-        let mut req = accepting(accept);
-        req.headers_mut()
-            .insert("available-dictionary", dictionary.available_dictionary());
-        req.headers_mut().insert(
-            "sec-fetch-site",
-            http::HeaderValue::from_static("same-origin"),
-        );
-        req
-    };
+    let (dictionary, store) = support::trained_dictionary();
+    let offering = |accept: &'static str| support::offering(accept, &dictionary);
     println!("| body | coding | bytes | of identity | allocations | bytes allocated |");
     println!("|---|---|--:|--:|--:|--:|");
     let mut per_response = std::collections::HashMap::new();

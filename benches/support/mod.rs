@@ -563,3 +563,36 @@ pub fn check_request_decoding(
         );
     });
 }
+
+/// A 16 KiB dictionary trained on 400 responses of the [`json`] API numbered from 10^6
+/// (records the measured bodies, numbered from 0, do not contain), and a store holding it.
+#[cfg(feature = "zstd")]
+pub fn trained_dictionary() -> (
+    tower_gzip::dictionary::Dictionary,
+    tower_gzip::dictionary::DictionaryStore,
+) {
+    use tower_gzip::dictionary::{Dictionary, DictionaryStore, UseAsDictionary, train};
+    let samples: Vec<Bytes> = (0..400)
+        .map(|k| json_from(1_000_000 + k * 37, 1024 + (k as usize % 7) * 512))
+        .collect();
+    let trained = train(&samples, 16 * 1024).expect("training");
+    let dictionary = Dictionary::new(trained, UseAsDictionary::new("/*")).unwrap();
+    let store = DictionaryStore::new(1 << 20);
+    store.insert(dictionary.clone());
+    (dictionary, store)
+}
+
+/// A same-origin request accepting only `coding`, naming `dictionary`.
+pub fn offering(
+    coding: &'static str,
+    dictionary: &tower_gzip::dictionary::Dictionary,
+) -> Request<Full<Bytes>> {
+    let mut req = accepting(coding);
+    req.headers_mut()
+        .insert("available-dictionary", dictionary.available_dictionary());
+    req.headers_mut().insert(
+        "sec-fetch-site",
+        http::HeaderValue::from_static("same-origin"),
+    );
+    req
+}

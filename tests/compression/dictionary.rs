@@ -402,29 +402,23 @@ fn dict_decode(coding: DictCoding, dictionary: &Dictionary, wire: &[u8], partial
     use bytes::BytesMut;
     use tower_gzip::dictionary::{DcbDecoder, DczDecoder};
     let mut out = BytesMut::new();
+    // Both decoders have the same inherent methods: one loop for either.
+    macro_rules! drain {
+        ($decoder:expr) => {{
+            let mut decoder = $decoder;
+            let mut input = wire;
+            while !input.is_empty() || decoder.has_pending_output() {
+                let n = decoder.decode(input, &mut out, 1 << 20).unwrap();
+                input = &input[n..];
+            }
+            if !partial {
+                decoder.finish().unwrap();
+            }
+        }};
+    }
     match coding {
-        DictCoding::Dcz => {
-            let mut decoder = DczDecoder::new(dictionary, &CodecPool::new()).unwrap();
-            let mut input = wire;
-            while !input.is_empty() || decoder.has_pending_output() {
-                let n = decoder.decode(input, &mut out, 1 << 20).unwrap();
-                input = &input[n..];
-            }
-            if !partial {
-                decoder.finish().unwrap();
-            }
-        }
-        DictCoding::Dcb => {
-            let mut decoder = DcbDecoder::new(dictionary);
-            let mut input = wire;
-            while !input.is_empty() || decoder.has_pending_output() {
-                let n = decoder.decode(input, &mut out, 1 << 20).unwrap();
-                input = &input[n..];
-            }
-            if !partial {
-                decoder.finish().unwrap();
-            }
-        }
+        DictCoding::Dcz => drain!(DczDecoder::new(dictionary, &CodecPool::new()).unwrap()),
+        DictCoding::Dcb => drain!(DcbDecoder::new(dictionary)),
     }
     out.to_vec()
 }
