@@ -41,6 +41,9 @@ pub(crate) struct Request {
     pub(crate) head: bool,
     /// With dictionaries turned on: what the request says about them.
     pub(crate) dictionary: Option<DictionaryRequest>,
+    /// When br was negotiated: the coding the client accepts besides it, for streams that
+    /// should be able to give their state back.
+    pub(crate) releasable: Option<Format>,
 }
 
 impl<F, P> ResponseFuture<F, P> {
@@ -165,11 +168,36 @@ fn decide<B: Body, P: Predicate>(
         Negotiated::NotAcceptable if status.is_success() => return Action::NotAcceptable,
         Negotiated::NotAcceptable => return Action::VaryOnly,
     };
+    let format = match request.releasable {
+        Some(other) if prefers_releasable(headers, size, settings) => other,
+        _ => format,
+    };
     match (small, large) {
         (true, _) => Action::VaryOnly,
         (false, Some(size)) => Action::Stream { format, size },
         (false, None) => Action::Encode { format, floor },
     }
+}
+
+/// Whether a response that would be br goes with a coding that can give its state back:
+/// an event stream always (an idle br stream keeps its encoder, ~70 KB, for as long as it
+/// is open), and a body of unknown size while every br stream turn is taken (it would
+/// wait for one before sending a byte).
+#[cfg_attr(not(feature = "br"), allow(unused_variables))]
+fn prefers_releasable(headers: &HeaderMap, size: Option<u64>, settings: &Settings) -> bool {
+    let event_stream = headers.get(CONTENT_TYPE).is_some_and(|v| {
+        v.as_bytes()
+            .get(..17)
+            .is_some_and(|t| t.eq_ignore_ascii_case(b"text/event-stream"))
+    });
+    #[cfg(feature = "br")]
+    let busy = {
+        let turns = settings.pool.br_turns();
+        size.is_none() && turns.held() >= turns.limit()
+    };
+    #[cfg(not(feature = "br"))]
+    let busy = false;
+    event_stream || busy
 }
 
 /// What a compressed body is encoded with.

@@ -12,8 +12,9 @@ use super::layer::{CompressionLayer, compression_builders};
 use super::stats::CompressionStats;
 use crate::builders::{coding_builders, inner_service_accessors};
 use crate::codec::CompressionLevel;
+use crate::codec::Format;
 use crate::dictionary::{DictCoding, DictionaryStore};
-use crate::negotiate::{Offered, choose};
+use crate::negotiate::{Choice, Negotiated, Offered, choose};
 use crate::pool::CodecPool;
 use crate::predicate::{DefaultPredicate, Predicate};
 
@@ -29,6 +30,26 @@ pub(crate) struct Settings {
     /// Dictionaries for `dcz`/`dcb` responses, when turned on.
     pub(crate) dictionaries: Option<DictionaryStore>,
     pub(crate) dictionary_codings: Vec<DictCoding>,
+}
+
+/// When br was chosen: the coding the client would get without br, if it accepts one. br
+/// cannot give its state back between events or slices; gzip, deflate and zstd can, so
+/// event streams (and streams of unknown size while br streams are all busy) take that one.
+fn releasable_alternative(
+    headers: &http::HeaderMap,
+    choice: &Choice,
+    offered: Offered,
+) -> Option<Format> {
+    #[cfg(feature = "br")]
+    if choice.negotiated == Negotiated::Encode(Format::Br) {
+        let mut others = offered;
+        others.set(Format::Br, false);
+        if let Negotiated::Encode(format) = choose(headers, others).negotiated {
+            return Some(format);
+        }
+    }
+    let _ = (headers, choice, offered);
+    None
 }
 
 /// The service built by [`CompressionLayer`]: compresses the responses of `S`.
@@ -108,6 +129,7 @@ where
 
     fn call(&mut self, req: Request<ReqBody>) -> Self::Future {
         let choice = choose(req.headers(), self.settings.offered);
+        let releasable = releasable_alternative(req.headers(), &choice, self.settings.offered);
         let head = req.method() == Method::HEAD;
         let dictionary = self
             .settings
@@ -120,6 +142,7 @@ where
                 choice,
                 head,
                 dictionary,
+                releasable,
             },
             self.settings.clone(),
             self.predicate.clone(),

@@ -216,3 +216,43 @@ async fn an_idle_br_stream_gives_its_turn_back() {
     assert_eq!(decode(Some("br"), &wire), expected);
     assert_eq!(pool.stats().in_use(), 0);
 }
+
+/// br cannot give its state back: an event stream goes with another coding the client
+/// accepts (Safari: `gzip, deflate, br`), as does a body of unknown size while every br
+/// turn is taken; with br alone, br it is.
+#[cfg(feature = "br")]
+#[tokio::test]
+async fn streams_that_must_release_prefer_another_coding_to_br() {
+    use http::HeaderValue;
+    use http::header::CONTENT_TYPE;
+    let pool = CodecPool::builder().br_stream_limit(1).build();
+    let layer = CompressionLayer::new().pool(pool.clone());
+    let sse = || {
+        let (tx, body) = crate::common::channel_body();
+        tx.data("data: hello\n\n");
+        let mut res = Response::new(body);
+        res.headers_mut()
+            .insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+        (tx, res)
+    };
+    let (_tx, res) = sse();
+    let res = respond(&layer, get(Some("gzip, deflate, br")), res).await;
+    assert_eq!(res.headers()[CONTENT_ENCODING], "gzip");
+    let (_tx, res) = sse();
+    let res = respond(&layer, get(Some("br")), res).await;
+    assert_eq!(res.headers()[CONTENT_ENCODING], "br");
+    // A download of unknown size: br while a turn is free...
+    let download = || Response::new(ReadyFrames::data(vec![text(BODY)]));
+    let first = respond(&layer, get(Some("gzip, br")), download()).await;
+    assert_eq!(first.headers()[CONTENT_ENCODING], "br");
+    let mut first = first.into_body();
+    let waker = Waker::from(Arc::new(Flag(AtomicBool::new(false))));
+    let mut cx = Context::from_waker(&waker);
+    // Its first poll takes the only turn.
+    let _ = Pin::new(&mut first).poll_frame(&mut cx);
+    assert_eq!(pool.stats().br_streams_active, 1);
+    // ...and gzip once every turn is taken.
+    let second = respond(&layer, get(Some("gzip, br")), download()).await;
+    assert_eq!(second.headers()[CONTENT_ENCODING], "gzip");
+    assert_eq!(crate::support::collect(second).await.decoded(), text(BODY));
+}
