@@ -32,9 +32,12 @@
 //!    audio or video, not gRPC but gRPC-web, not already-compressed types).
 //! 3. Otherwise `Vary: accept-encoding` is added. HEAD and 304 responses are never encoded.
 //! 4. Under [`DefaultPredicate`], bodies known to be under
-//!    [`min_size`](CompressionLayer::min_size) bytes ([`DEFAULT_MIN_SIZE`]) stay as they are;
-//!    a custom predicate decides alone, as in tower-http. Bodies of unknown size that turn out
-//!    complete and smaller when read ahead stay as they are with any predicate.
+//!    [`min_size`](CompressionLayer::min_size) bytes ([`DEFAULT_MIN_SIZE`]) stay as they are,
+//!    and so do bodies of unknown size that turn out complete and smaller when read ahead; a
+//!    custom predicate decides alone, whatever the size, as in tower-http.
+//! 5. With [`dictionaries`](CompressionLayer::dictionaries), a request that names a stored
+//!    dictionary, offers `dcz` or `dcb` and passes RFC 9842's readability gate gets its
+//!    response compressed against that dictionary (see [`crate::dictionary`]).
 //!
 //! When it compresses, the layer sets `Content-Encoding`, adds `Vary: accept-encoding` (also
 //! when identity was chosen for a compressible response), removes `Accept-Ranges` and
@@ -53,10 +56,14 @@
 //!   br, which cannot restart, flushes and keeps its state). Server-sent events are
 //!   compressed and arrive event by event, and an idle stream holds no codec state. One poll
 //!   compresses at most 64 KiB of input, so a huge frame cannot hold an executor thread for
-//!   long and many large responses progress together. While more gzip/deflate streams hold a
-//!   state than the pool's [hold limit](crate::CodecPoolBuilder::hold_limit) (2 per CPU by
-//!   default), a stream also gives its state back at the end of each slice, so hundreds of
-//!   slow readers cost a 32 KiB history each, not a ~190 KB state.
+//!   long and many large responses progress together. While more gzip/deflate (or zstd)
+//!   streams hold a state than the pool's [hold limit](crate::CodecPoolBuilder::hold_limit)
+//!   (2 per CPU by default), a stream also gives its state back at the end of each slice, so
+//!   hundreds of slow readers cost a 32 KiB history each (zstd: nothing; its next slice
+//!   starts a new frame), not a state each. br streams flush at every slice end and take
+//!   turns: at most [`br_stream_limit`](crate::CodecPoolBuilder::br_stream_limit) hold an
+//!   encoder at once; event streams, and streams of unknown size while the turns are all
+//!   taken, get another coding the client accepts instead of br.
 //!
 //! Codec states come from a [`CodecPool`](crate::CodecPool) (the global one unless
 //! [`pool`](CompressionLayer::pool) says otherwise) and go back to it, reset, as soon as the
