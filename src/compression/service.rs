@@ -14,7 +14,7 @@ use crate::builders::{coding_builders, inner_service_accessors};
 use crate::codec::CompressionLevel;
 use crate::codec::Format;
 use crate::dictionary::{DictCoding, DictionaryStore};
-use crate::negotiate::{Choice, Negotiated, Offered, choose};
+use crate::negotiate::{Choice, Offered, choose};
 use crate::pool::CodecPool;
 use crate::predicate::{DefaultPredicate, Predicate};
 
@@ -41,10 +41,10 @@ fn releasable_alternative(
     offered: Offered,
 ) -> Option<Format> {
     #[cfg(feature = "br")]
-    if choice.negotiated == Negotiated::Encode(Format::Br) {
+    if choice.negotiated == crate::negotiate::Negotiated::Encode(Format::Br) {
         let mut others = offered;
         others.set(Format::Br, false);
-        if let Negotiated::Encode(format) = choose(headers, others).negotiated {
+        if let crate::negotiate::Negotiated::Encode(format) = choose(headers, others).negotiated {
             return Some(format);
         }
     }

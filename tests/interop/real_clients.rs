@@ -464,6 +464,7 @@ const CHROMIUM_GETS: &str = if cfg!(feature = "zstd") {
 /// it (it fetches it when idle; the page fetches it itself after 2 s), then fetches
 /// `/api/items?n=5&start=S` (S unseen by the training) and `/assets/app-v2.js` after
 /// `/assets/app-v1.js`. With `args` the server prefers `want`; Chromium offers both.
+#[cfg(feature = "zstd")] // the demo trains its dictionary with zstd's trainer
 fn chromium_decodes_dictionary_codings(args: &[&str], want: &str) {
     let server = Server::start(args);
     const START: u64 = 987_654_321;
