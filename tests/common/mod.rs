@@ -108,7 +108,7 @@ pub const FCOMMENT: u8 = 0x10;
 
 /// A gzip member built by hand, so every header field can be set or broken: the header `h`,
 /// flate2's raw deflate of `data`, CRC-32 and ISIZE.
-pub fn gzip_member(h: &GzipHeader, data: &[u8]) -> Vec<u8> {
+pub fn gzip_member(h: &GzipHeader<'_>, data: &[u8]) -> Vec<u8> {
     let mut flags = h.flags_or;
     flags |= if h.hcrc { FHCRC } else { 0 };
     flags |= if h.extra.is_some() { FEXTRA } else { 0 };
