@@ -227,6 +227,7 @@ impl PoolStats {
 /// `discarded`. So `created + reused - returned - discarded` states are checked out now
 /// (see [`KindStats::in_use`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct KindStats {
     /// States allocated because none was idle.
     pub created: u64,

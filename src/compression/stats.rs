@@ -101,6 +101,7 @@ impl CodingCounters {
 
 /// A snapshot of [`CompressionStats`]: totals over every coding.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CompressionStatsSnapshot {
     /// Responses sent with a content coding.
     pub compressed: u64,
@@ -115,6 +116,7 @@ pub struct CompressionStatsSnapshot {
 
 /// The counters of one coding, from [`CompressionStats::coding`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CodingStats {
     /// Responses sent with this coding.
     pub compressed: u64,
