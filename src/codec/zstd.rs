@@ -159,6 +159,19 @@ fn compress_step(
         .map_err(|code| EncodeError::new(format!("zstd: {}", zstd_safe::get_error_name(code))))
 }
 
+/// Where a zstd stream is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    /// Before the first frame, or after `idle` ended one: the stream may end here with no
+    /// more than an empty frame (or none, if a frame was written).
+    BetweenFrames,
+    /// A frame has been started and not yet ended.
+    InFrame,
+    Finished,
+    /// A libzstd call failed; the stream cannot be completed.
+    Failed,
+}
+
 /// A streaming zstd encoder over a pooled context.
 ///
 /// [`idle`](Encode::idle) ends the current frame and gives the context back: the stream
@@ -170,9 +183,7 @@ pub(crate) struct ZstdEncoder {
     pool: CodecPool,
     level: Level,
     /// A frame has been started and not yet ended.
-    in_frame: bool,
-    finished: bool,
-    failed: bool,
+    stage: Stage,
     total_in: u64,
     total_out: u64,
 }
@@ -193,26 +204,23 @@ impl ZstdEncoder {
         // Drawn at the first input (see `run`): many responses may be built before their
         // bodies are first polled, and none should hold a context for it.
         ZstdEncoder {
-            failed: false,
+            stage: Stage::BetweenFrames,
             ctx: None,
             pool: pool.clone(),
             level,
-            in_frame: false,
-            finished: false,
+
             total_in: 0,
             total_out: 0,
         }
     }
 
     fn check(&self) -> Result<(), EncodeError> {
-        if self.failed {
-            Err(EncodeError::new(
+        match self.stage {
+            Stage::Failed => Err(EncodeError::new(
                 "an earlier call failed; the stream is unusable",
-            ))
-        } else if self.finished {
-            Err(EncodeError::new("the stream is already finished"))
-        } else {
-            Ok(())
+            )),
+            Stage::Finished => Err(EncodeError::new("the stream is already finished")),
+            Stage::BetweenFrames | Stage::InFrame => Ok(()),
         }
     }
 
@@ -249,7 +257,7 @@ impl ZstdEncoder {
         };
         self.total_out += (out.len() - before) as u64;
         if result.is_err() {
-            self.failed = true;
+            self.stage = Stage::Failed;
             // The pool resets the interrupted context before anyone else gets it.
             self.ctx = None;
         }
@@ -265,7 +273,7 @@ impl Encode for ZstdEncoder {
             return Ok(Progress::default());
         }
         self.run(input, out, EndDirective::ZSTD_e_continue)?;
-        self.in_frame = true;
+        self.stage = Stage::InFrame;
         self.total_in += input.len() as u64;
         Ok(Progress::since(input.len(), before, out))
     }
@@ -273,7 +281,7 @@ impl Encode for ZstdEncoder {
     fn flush(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
         let before = out.len();
         self.check()?;
-        if self.in_frame {
+        if self.stage == Stage::InFrame {
             self.run(&[], out, EndDirective::ZSTD_e_flush)?;
         }
         Ok(Progress::since(0, before, out))
@@ -281,18 +289,17 @@ impl Encode for ZstdEncoder {
 
     fn finish(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
         let before = out.len();
-        if self.finished {
+        if self.stage == Stage::Finished {
             return Ok(Progress::default());
         }
         // A failed stream cannot be completed, even when it has no frame open.
         self.check()?;
         // A stream that was never started, or that ended its frame when it went idle,
         // still needs one frame: an empty body is an empty frame, not zero bytes.
-        if self.in_frame || self.total_out == 0 {
+        if self.stage == Stage::InFrame || self.total_out == 0 {
             self.run(&[], out, EndDirective::ZSTD_e_end)?;
         }
-        self.in_frame = false;
-        self.finished = true;
+        self.stage = Stage::Finished;
         self.ctx = None;
         Ok(Progress::since(0, before, out))
     }
@@ -300,9 +307,9 @@ impl Encode for ZstdEncoder {
     fn idle(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
         let before = out.len();
         self.check()?;
-        if self.in_frame {
+        if self.stage == Stage::InFrame {
             self.run(&[], out, EndDirective::ZSTD_e_end)?;
-            self.in_frame = false;
+            self.stage = Stage::BetweenFrames;
         }
         self.ctx = None;
         Ok(Progress::since(0, before, out))
@@ -318,7 +325,7 @@ impl Encode for ZstdEncoder {
     /// one's history (frames are independent, RFC 8878 section 3.1): ~5% more bytes on text
     /// while crowded, and none when not.
     fn at_slice_end(&self) -> SliceEnd {
-        if self.in_frame && self.pool.crowded::<CompressContext>() {
+        if self.stage == Stage::InFrame && self.pool.crowded::<CompressContext>() {
             SliceEnd::Release
         } else {
             SliceEnd::Keep
@@ -334,7 +341,7 @@ impl Encode for ZstdEncoder {
     }
 
     fn is_finished(&self) -> bool {
-        self.finished
+        self.stage == Stage::Finished
     }
 }
 

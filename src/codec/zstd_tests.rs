@@ -231,7 +231,7 @@ fn finish_refuses_a_stream_that_failed() {
     encoder.idle(&mut wire).unwrap();
     // What a failed call leaves (its context dropped), between frames: finishing must not
     // report a complete stream.
-    encoder.failed = true;
+    encoder.stage = Stage::Failed;
     assert!(encoder.finish(&mut wire).is_err());
     assert!(!encoder.is_finished());
 }
