@@ -2,15 +2,14 @@
 //! stream decoded with the dictionary as its prefix, RFC 7932 windows only (16 MiB at most).
 
 use brotli_decompressor::{
-    Allocator, BrotliDecoderHasMoreOutput, BrotliDecoderIsFinished, BrotliDecoderParameter,
-    BrotliDecoderTakeOutput, BrotliDecompressStream, BrotliResult, BrotliState, SliceWrapperMut,
-    StandardAlloc as DecAlloc,
+    Allocator, BrotliDecoderParameter, BrotliState, SliceWrapperMut, StandardAlloc as DecAlloc,
 };
 use bytes::BytesMut;
 
 use super::Dictionary;
 use super::error::DictDecodeError;
 use super::frame::{DCB_MAGIC, HeaderReader};
+use crate::codec::br::{DecodeStep, decode_step};
 use crate::codec::{Decode, DecodeError, DecodeErrorKind, Progress};
 
 type DecoderCore = BrotliState<DecAlloc, DecAlloc, DecAlloc>;
@@ -37,13 +36,6 @@ impl std::fmt::Debug for DcbDecoder {
             .field("total_out", &self.total_out)
             .finish_non_exhaustive()
     }
-}
-
-fn corrupt() -> DictDecodeError {
-    DictDecodeError::Codec(DecodeError::new(
-        DecodeErrorKind::CorruptData,
-        "invalid brotli data in a dcb body",
-    ))
 }
 
 impl DcbDecoder {
@@ -124,18 +116,19 @@ impl DcbDecoder {
             };
         };
         let mut budget = max_out;
-        let (consumed, step) = step(core, &input[pos..], out, &mut budget);
+        // The br decoder's own loop, over this decoder's dictionary-primed state.
+        let (consumed, step) = decode_step(core, &input[pos..], out, &mut budget);
         pos += consumed;
-        match step? {
-            Step::End => {
+        match step.map_err(DictDecodeError::Codec)? {
+            DecodeStep::End => {
                 self.done = true;
                 self.core = None;
                 if pos < input.len() {
                     return Err(trailing());
                 }
             }
-            Step::Budget => self.pending = true,
-            Step::Input => {}
+            DecodeStep::Budget => self.pending = true,
+            DecodeStep::Input => {}
         }
         Ok(pos)
     }
@@ -182,78 +175,6 @@ fn trailing() -> DictDecodeError {
         DecodeErrorKind::TrailingData,
         "bytes after the end of the dcb stream",
     ))
-}
-
-/// Where one decode step stopped.
-enum Step {
-    /// All input consumed, the stream goes on.
-    Input,
-    /// The budget ran out with output (or input) left.
-    Budget,
-    /// The stream ended and all its output was written.
-    End,
-}
-
-/// Decodes from `input` within `budget`, taking output from brotli's ring buffer. Returns
-/// the bytes consumed.
-fn step(
-    core: &mut DecoderCore,
-    input: &[u8],
-    out: &mut BytesMut,
-    budget: &mut usize,
-) -> (usize, Result<Step, DictDecodeError>) {
-    let mut available_in = input.len();
-    let mut in_offset = 0;
-    loop {
-        while *budget > 0 && BrotliDecoderHasMoreOutput(core) {
-            let mut size = *budget;
-            let chunk = BrotliDecoderTakeOutput(core, &mut size);
-            let chunk = &chunk[..size.min(chunk.len())];
-            if chunk.is_empty() {
-                break;
-            }
-            out.extend_from_slice(chunk);
-            *budget -= chunk.len();
-        }
-        if BrotliDecoderHasMoreOutput(core) {
-            return (in_offset, Ok(Step::Budget));
-        }
-        if BrotliDecoderIsFinished(core) {
-            return (in_offset, Ok(Step::End));
-        }
-        if *budget == 0 && available_in > 0 {
-            return (in_offset, Ok(Step::Budget));
-        }
-        let (mut available_out, mut out_offset, mut total_out) = (0, 0, 0);
-        let before_in = available_in;
-        let result = BrotliDecompressStream(
-            &mut available_in,
-            &mut in_offset,
-            input,
-            &mut available_out,
-            &mut out_offset,
-            &mut [],
-            &mut total_out,
-            core,
-        );
-        match result {
-            BrotliResult::ResultFailure => return (in_offset, Err(corrupt())),
-            BrotliResult::NeedsMoreInput => {
-                if available_in != 0 {
-                    return (in_offset, Err(corrupt()));
-                }
-                if !BrotliDecoderHasMoreOutput(core) {
-                    return (in_offset, Ok(Step::Input));
-                }
-            }
-            BrotliResult::NeedsMoreOutput => {
-                if available_in == before_in && !BrotliDecoderHasMoreOutput(core) {
-                    return (in_offset, Err(corrupt()));
-                }
-            }
-            BrotliResult::ResultSuccess => {}
-        }
-    }
 }
 
 impl Decode for DcbDecoder {

@@ -2,11 +2,12 @@
 
 use brotli::{BrotliDecompressStream, BrotliResult};
 use brotli_decompressor::{
-    BrotliDecoderHasMoreOutput, BrotliDecoderIsFinished, BrotliDecoderTakeOutput,
+    Allocator, BrotliDecoderHasMoreOutput, BrotliDecoderIsFinished, BrotliDecoderTakeOutput,
+    BrotliState, HuffmanCode,
 };
 use bytes::BytesMut;
 
-use super::state::{DecoderCore, DecompressorState, draw_decompressor};
+use super::state::{DecompressorState, draw_decompressor};
 use crate::codec::{Decode, DecodeError, DecodeErrorKind, Progress};
 use crate::pool::{CodecPool, Pooled};
 
@@ -43,74 +44,81 @@ impl BrDecoder {
             failed: None,
         }
     }
+}
 
-    /// One decode call: returns the bytes consumed, or the error.
-    pub(super) fn step(
-        core: &mut DecoderCore,
-        input: &[u8],
-        out: &mut BytesMut,
-        budget: &mut usize,
-    ) -> (usize, Result<Step, DecodeError>) {
-        let mut available_in = input.len();
-        let mut in_offset = 0;
-        let corrupt = || DecodeError::new(DecodeErrorKind::CorruptData, "invalid brotli data");
-        loop {
-            // Output first: what the ring buffer holds goes out before more is decoded.
-            while *budget > 0 && BrotliDecoderHasMoreOutput(core) {
-                let mut size = *budget;
-                let chunk = BrotliDecoderTakeOutput(core, &mut size);
-                let chunk = &chunk[..size.min(chunk.len())];
-                if chunk.is_empty() {
-                    break;
+/// One decode call over any brotli decoder state (the pool's, or `dcb`'s with its
+/// dictionary): decodes from `input` within `budget`, taking output from brotli's ring
+/// buffer. Returns the bytes consumed, and where it stopped or the error.
+pub(crate) fn step<A8, A32, AHC>(
+    core: &mut BrotliState<A8, A32, AHC>,
+    input: &[u8],
+    out: &mut BytesMut,
+    budget: &mut usize,
+) -> (usize, Result<Step, DecodeError>)
+where
+    A8: Allocator<u8>,
+    A32: Allocator<u32>,
+    AHC: Allocator<HuffmanCode>,
+{
+    let mut available_in = input.len();
+    let mut in_offset = 0;
+    let corrupt = || DecodeError::new(DecodeErrorKind::CorruptData, "invalid brotli data");
+    loop {
+        // Output first: what the ring buffer holds goes out before more is decoded.
+        while *budget > 0 && BrotliDecoderHasMoreOutput(core) {
+            let mut size = *budget;
+            let chunk = BrotliDecoderTakeOutput(core, &mut size);
+            let chunk = &chunk[..size.min(chunk.len())];
+            if chunk.is_empty() {
+                break;
+            }
+            out.extend_from_slice(chunk);
+            *budget -= chunk.len();
+        }
+        if BrotliDecoderHasMoreOutput(core) {
+            return (in_offset, Ok(Step::Budget));
+        }
+        if BrotliDecoderIsFinished(core) {
+            return (in_offset, Ok(Step::End));
+        }
+        if *budget == 0 && available_in > 0 {
+            return (in_offset, Ok(Step::Budget));
+        }
+        let (mut available_out, mut out_offset, mut total_out) = (0, 0, 0);
+        let before_in = available_in;
+        let result = BrotliDecompressStream(
+            &mut available_in,
+            &mut in_offset,
+            input,
+            &mut available_out,
+            &mut out_offset,
+            &mut [],
+            &mut total_out,
+            core,
+        );
+        match result {
+            BrotliResult::ResultFailure => return (in_offset, Err(corrupt())),
+            BrotliResult::NeedsMoreInput => {
+                if available_in != 0 {
+                    return (in_offset, Err(corrupt()));
                 }
-                out.extend_from_slice(chunk);
-                *budget -= chunk.len();
-            }
-            if BrotliDecoderHasMoreOutput(core) {
-                return (in_offset, Ok(Step::Budget));
-            }
-            if BrotliDecoderIsFinished(core) {
-                return (in_offset, Ok(Step::End));
-            }
-            if *budget == 0 && available_in > 0 {
-                return (in_offset, Ok(Step::Budget));
-            }
-            let (mut available_out, mut out_offset, mut total_out) = (0, 0, 0);
-            let before_in = available_in;
-            let result = BrotliDecompressStream(
-                &mut available_in,
-                &mut in_offset,
-                input,
-                &mut available_out,
-                &mut out_offset,
-                &mut [],
-                &mut total_out,
-                core,
-            );
-            match result {
-                BrotliResult::ResultFailure => return (in_offset, Err(corrupt())),
-                BrotliResult::NeedsMoreInput => {
-                    if available_in != 0 {
-                        return (in_offset, Err(corrupt()));
-                    }
-                    if !BrotliDecoderHasMoreOutput(core) {
-                        return (in_offset, Ok(Step::Input));
-                    }
+                if !BrotliDecoderHasMoreOutput(core) {
+                    return (in_offset, Ok(Step::Input));
                 }
-                BrotliResult::NeedsMoreOutput => {
-                    if available_in == before_in && !BrotliDecoderHasMoreOutput(core) {
-                        // Neither input taken nor output ready: cannot go on.
-                        return (in_offset, Err(corrupt()));
-                    }
-                }
-                BrotliResult::ResultSuccess => {}
             }
+            BrotliResult::NeedsMoreOutput => {
+                if available_in == before_in && !BrotliDecoderHasMoreOutput(core) {
+                    // Neither input taken nor output ready: cannot go on.
+                    return (in_offset, Err(corrupt()));
+                }
+            }
+            BrotliResult::ResultSuccess => {}
         }
     }
 }
 
 /// Where one decode call stopped.
-pub(super) enum Step {
+pub(crate) enum Step {
     /// All input consumed, the stream goes on.
     Input,
     /// The budget ran out with output (or input) left.
@@ -140,7 +148,7 @@ impl Decode for BrDecoder {
         self.pending = false;
         let mut budget = max_out;
         let (consumed, result) = match self.state.as_mut() {
-            Some(state) => Self::step(&mut state.core, input, out, &mut budget),
+            Some(state) => step(&mut state.core, input, out, &mut budget),
             None => (0, Ok(Step::End)),
         };
         self.total_in += consumed as u64;

@@ -34,7 +34,7 @@ mod state;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use decoder::BrDecoder;
+pub(crate) use decoder::{BrDecoder, Step as DecodeStep, step as decode_step};
 pub(crate) use encoder::{BrEncoder, compress, encode_all};
 pub(crate) use state::{CompressorState, DecompressorState, draw_compressor};
 
