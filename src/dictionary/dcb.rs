@@ -183,7 +183,18 @@ impl DcbEncoder {
                 ));
             }
         };
-        let result = compress(core, op, input, out);
+        // The `brotli` crate's encoder (9.1.1) panics on some inputs once a custom
+        // dictionary is set (quality 5 and up: an out-of-range command code in
+        // `StoreCommandExtra`, found by the round-trip property test). A panic must not
+        // reach the server: it becomes this stream's error, and the state is discarded.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            compress(core, op, input, out)
+        }))
+        .unwrap_or_else(|_| {
+            Err(EncodeError::new(
+                "brotli: the dictionary encoder failed on this input (a brotli crate defect)",
+            ))
+        });
         self.total_out += (out.len() - before) as u64;
         match result {
             Ok(()) => {

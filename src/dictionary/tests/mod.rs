@@ -101,6 +101,16 @@ pub(super) fn stream<E: Encode>(
     cuts: &[usize],
     flush_every: usize,
 ) -> BytesMut {
+    try_stream(encoder, body, cuts, flush_every).unwrap()
+}
+
+/// Like [`stream`], with the encoder's errors returned.
+pub(super) fn try_stream<E: Encode>(
+    encoder: &mut E,
+    body: &[u8],
+    cuts: &[usize],
+    flush_every: usize,
+) -> Result<BytesMut, crate::codec::EncodeError> {
     let mut wire = BytesMut::new();
     let mut rest = body;
     let mut i = 0;
@@ -110,23 +120,23 @@ pub(super) fn stream<E: Encode>(
             .copied()
             .unwrap_or(rest.len())
             .clamp(1, rest.len());
-        encoder.encode(&rest[..n], &mut wire).unwrap();
+        encoder.encode(&rest[..n], &mut wire)?;
         rest = &rest[n..];
         i += 1;
         if flush_every > 0 && i % flush_every == 0 {
             // Alternately a flush and an idle (a `dcz` idle ends the frame).
             if (i / flush_every) % 2 == 0 {
-                encoder.flush(&mut wire).unwrap();
+                encoder.flush(&mut wire)?;
             } else {
-                encoder.idle(&mut wire).unwrap();
+                encoder.idle(&mut wire)?;
             }
         }
     }
-    encoder.finish(&mut wire).unwrap();
+    encoder.finish(&mut wire)?;
     assert!(encoder.is_finished() && !encoder.holds_state());
     assert_eq!(encoder.total_in(), body.len() as u64);
     assert_eq!(encoder.total_out(), wire.len() as u64);
-    wire
+    Ok(wire)
 }
 
 /// Decodes `wire` fed in `cuts`-sized pieces with `budget` bytes of output per call.

@@ -202,13 +202,22 @@ proptest! {
         let mut decoder = DczDecoder::new(&dict, pool).unwrap();
         prop_assert_eq!(&decode_chunked(&mut decoder, &one_shot, &cuts, budget)[..], &body[..]);
 
+        // dcb: the `brotli` crate's dictionary encoder panics on some inputs (see
+        // `dcb_encoder_defect_is_an_error_not_a_panic`); that case must surface as an
+        // error, and every stream it does encode must round-trip.
         let mut encoder = DcbEncoder::new(&dict, level, crate::CodecPool::global());
-        let wire = stream(&mut encoder, &body, &cuts, flush_every);
-        let mut decoder = DcbDecoder::new(&dict);
-        prop_assert_eq!(&decode_chunked(&mut decoder, &wire, &cuts, budget)[..], &body[..]);
+        match try_stream(&mut encoder, &body, &cuts, flush_every) {
+            Ok(wire) => {
+                let mut decoder = DcbDecoder::new(&dict);
+                prop_assert_eq!(&decode_chunked(&mut decoder, &wire, &cuts, budget)[..], &body[..]);
+            }
+            Err(e) => prop_assert!(e.to_string().contains("brotli crate defect"), "{e}"),
+        }
         let mut one_shot = BytesMut::new();
-        encode_dcb(&dict, level, &body, crate::CodecPool::global(), &mut one_shot).unwrap();
-        prop_assert_eq!(&decode_dcb(&dict, &one_shot, LIMIT).unwrap()[..], &body[..]);
+        match encode_dcb(&dict, level, &body, crate::CodecPool::global(), &mut one_shot) {
+            Ok(()) => prop_assert_eq!(&decode_dcb(&dict, &one_shot, LIMIT).unwrap()[..], &body[..]),
+            Err(e) => prop_assert!(e.to_string().contains("brotli crate defect"), "{e}"),
+        }
     }
 
     #[test]
@@ -287,3 +296,86 @@ impl OneShotZstd {
             .unwrap();
     }
 }
+
+/// The input the property test shrank to: a 167-byte dictionary and a 563-byte body on
+/// which the `brotli` crate's encoder (9.1.1), with the dictionary set, panics at quality
+/// 5 and up (an out-of-range command code in `StoreCommandExtra`, in debug and release
+/// builds alike). It must come out as the stream's error, with the pool still serving the
+/// next body; should a later brotli encode it, it must round-trip.
+#[test]
+fn dcb_encoder_defect_is_an_error_not_a_panic() {
+    let hex = |parts: &[&str]| -> Vec<u8> {
+        let s: String = parts.concat();
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    };
+    let dict = dictionary(hex(DEFECT_DICTIONARY));
+    let body = hex(DEFECT_BODY);
+    let pool = CodecPool::new();
+    for level in [5, 6, 9] {
+        let mut out = BytesMut::new();
+        match encode_dcb(
+            &dict,
+            CompressionLevel::Precise(level),
+            &body,
+            &pool,
+            &mut out,
+        ) {
+            Ok(()) => assert_eq!(&decode_dcb(&dict, &out, LIMIT).unwrap()[..], &body[..]),
+            Err(e) => assert!(e.to_string().contains("brotli crate defect"), "{e}"),
+        }
+        let mut encoder = DcbEncoder::new(&dict, CompressionLevel::Precise(level), &pool);
+        if let Ok(wire) = try_stream(&mut encoder, &body, &[660, 91], 1) {
+            let mut decoder = DcbDecoder::new(&dict);
+            assert_eq!(
+                &decode_chunked(&mut decoder, &wire, &[660, 91], 1738)[..],
+                &body[..]
+            );
+        }
+    }
+    assert_eq!(
+        pool.stats().in_use(),
+        0,
+        "a failed state is not left checked out"
+    );
+    // The pool is sound afterwards: a known body round-trips.
+    let dict = dictionary(&b"a dictionary of words"[..]);
+    let mut out = BytesMut::new();
+    encode_dcb(
+        &dict,
+        CompressionLevel::Default,
+        b"words words words",
+        &pool,
+        &mut out,
+    )
+    .unwrap();
+    assert_eq!(
+        &decode_dcb(&dict, &out, LIMIT).unwrap()[..],
+        b"words words words"
+    );
+}
+
+const DEFECT_DICTIONARY: &[&str] = &[
+    "450888181fd9164cbc20994867a56bbbe8b9aa44eb8fd99fca2cfa781d6ab3889f6b206c6e8156df72548c92",
+    "a9d8fe82fe19918ce494a94ff2fe1c842b11bbe78d0b5a647bb2cb01db552795b1b6ecba9781857ed8997749",
+    "bcaa9720fc8fa37eb4e4e5156e2c6fc925f2c06e72ee494b53a91f88fad29516fd5c6f1bcdf9a40c93cce449",
+    "dbb02b752ec700e36636154346fb82741b07387c161f8f2bc8090c8b489365e694fb32",
+];
+
+const DEFECT_BODY: &[&str] = &[
+    "e53b099ceb29094213d432e56598681e557efea243a483763b8bfeca518320cdc6e7aabeab19257508672cb5",
+    "a0c79edf6c36c30434955995302fe4d8ceaadcf31eadcef4d7beaf49b5d9071803cb7cfb82095fff4abbc008",
+    "c46319603d322278a5677e887780a40992154fa1536aa90aab1b17cb5c79cdb74d8c91aacaa855cdcccdf38e",
+    "47629fa27664499bfa44a9d3ce5dafbd44a1839f76c5ba081901f21ae3acd33c73d4b1eee212255a221e9bf3",
+    "402cf59fd44727c63c398da1894c90181d4f2943b8421d90562e59c1180a52bf797a3516c3dca7df7cd86d1f",
+    "f4365b0cdb40ba0a46e25d36ba0c8b290f15dd9192ed543f17169322dfab731431a86c5df95f143705028ee5",
+    "ac279970861a87be6ceba292989ca9beac5535e3c181139a6da35e635a28fb6d8f45f823d68d2d3afbf2c0a3",
+    "76084696629c3901c9590ac2a3224318f0f08dec907c4fd4355c685608ce86f11e25aa6349410557372d3bf6",
+    "f1112cd7a486c2b435513ca4756f370c6bb1415c4e34541c6e1c7b8915747c38f1ab1c5697b8a3b7740c7f23",
+    "450eadd579990704bad08dc116f012b9063bd6dd364c06bed2667943b062342d78b7d5f81eb1f3c79b1048eb",
+    "4ed5424731ef4280ef5f72bdc418e5b0f8edadc80d764574fca5f3d0c6c86a4c281bada83eb0b30bd9aee70c",
+    "182b85e2a6070e45da0fc2e40c6070b776b3a95d036897e6847af37204958164658bcfc70484c965bf679cbe",
+    "b7d0054aa4aaf393914205adc24638808d4341a2c2e8c670d3d8f7ec1ba8a30bfaee98",
+];
