@@ -13,9 +13,9 @@ use super::{
     CompressionLevel, Decode, DecodeError, Encode, EncodeError, Format, Progress, SliceEnd,
 };
 #[cfg(feature = "br")]
-use crate::dictionary::DcbEncoder;
+use crate::dictionary::{DcbDecoder, DcbEncoder};
 #[cfg(feature = "zstd")]
-use crate::dictionary::DczEncoder;
+use crate::dictionary::{DczDecoder, DczEncoder};
 use crate::dictionary::{DictCoding, Dictionary};
 use crate::pool::CodecPool;
 
@@ -69,6 +69,10 @@ macro_rules! dispatch_decoder {
             AnyDecoder::Zstd($name) => $call,
             #[cfg(feature = "br")]
             AnyDecoder::Br($name) => $call,
+            #[cfg(feature = "zstd")]
+            AnyDecoder::Dcz($name) => $call,
+            #[cfg(feature = "br")]
+            AnyDecoder::Dcb($name) => $call,
         }
     };
 }
@@ -333,6 +337,10 @@ enum AnyDecoder {
     Zstd(zstd::ZstdDecoder),
     #[cfg(feature = "br")]
     Br(br::BrDecoder),
+    #[cfg(feature = "zstd")]
+    Dcz(DczDecoder),
+    #[cfg(feature = "br")]
+    Dcb(DcbDecoder),
 }
 
 impl Decoder {
@@ -347,6 +355,44 @@ impl Decoder {
             Format::Br => AnyDecoder::Br(br::BrDecoder::new(pool)),
         };
         Decoder { format, codec }
+    }
+
+    /// A decoder for a dictionary-compressed coding (RFC 9842): `dcz` with a pooled zstd
+    /// context and the dictionary's prepared `DDict` (made once per dictionary), windows up
+    /// to max(8 MiB, 1.25 x the dictionary); `dcb` with the dictionary as brotli's prefix,
+    /// windows up to 16 MiB. The body's header must name `dictionary` by its SHA-256, else
+    /// decoding fails with
+    /// [`DictionaryMismatch`](super::DecodeErrorKind::DictionaryMismatch). Its
+    /// [`format`](Decoder::format) is the coding underneath (zstd or br). Fails for a
+    /// coding whose cargo feature is off, or when libzstd cannot digest the dictionary.
+    #[cfg_attr(
+        not(all(feature = "zstd", feature = "br")),
+        allow(unused_variables, unreachable_code)
+    )]
+    pub fn with_dictionary(
+        coding: DictCoding,
+        dictionary: &Dictionary,
+        pool: &CodecPool,
+    ) -> Result<Self, DecodeError> {
+        match coding {
+            #[cfg(feature = "zstd")]
+            DictCoding::Dcz => Ok(Decoder {
+                format: Format::Zstd,
+                codec: AnyDecoder::Dcz(
+                    DczDecoder::new(dictionary, pool).map_err(|e| e.to_decode_error())?,
+                ),
+            }),
+            #[cfg(feature = "br")]
+            DictCoding::Dcb => Ok(Decoder {
+                format: Format::Br,
+                codec: AnyDecoder::Dcb(DcbDecoder::new(dictionary)),
+            }),
+            #[allow(unreachable_patterns)]
+            _ => Err(DecodeError::new(
+                super::DecodeErrorKind::CorruptHeader,
+                "this dictionary coding is not compiled in (cargo features zstd and br)",
+            )),
+        }
     }
 
     /// The coding this decoder reads.
@@ -415,35 +461,35 @@ impl Decode for Decoder {
         out: &mut BytesMut,
         max_out: usize,
     ) -> Result<Progress, DecodeError> {
-        dispatch_decoder!(&mut self.codec, c => c.decode(input, out, max_out))
+        dispatch_decoder!(&mut self.codec, c => Decode::decode(c, input, out, max_out))
     }
 
     fn has_pending_output(&self) -> bool {
-        dispatch_decoder!(&self.codec, c => c.has_pending_output())
+        dispatch_decoder!(&self.codec, c => Decode::has_pending_output(c))
     }
 
     fn finish(&self) -> Result<(), DecodeError> {
-        dispatch_decoder!(&self.codec, c => c.finish())
+        dispatch_decoder!(&self.codec, c => Decode::finish(c))
     }
 
     fn is_stream_end(&self) -> bool {
-        dispatch_decoder!(&self.codec, c => c.is_stream_end())
+        dispatch_decoder!(&self.codec, c => Decode::is_stream_end(c))
     }
 
     fn announced_size(&self, input: &[u8]) -> Option<u64> {
-        dispatch_decoder!(&self.codec, c => c.announced_size(input))
+        dispatch_decoder!(&self.codec, c => Decode::announced_size(c, input))
     }
 
     fn total_in(&self) -> u64 {
-        dispatch_decoder!(&self.codec, c => c.total_in())
+        dispatch_decoder!(&self.codec, c => Decode::total_in(c))
     }
 
     fn total_out(&self) -> u64 {
-        dispatch_decoder!(&self.codec, c => c.total_out())
+        dispatch_decoder!(&self.codec, c => Decode::total_out(c))
     }
 
     fn members(&self) -> u64 {
-        dispatch_decoder!(&self.codec, c => c.members())
+        dispatch_decoder!(&self.codec, c => Decode::members(c))
     }
 }
 

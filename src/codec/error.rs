@@ -19,6 +19,9 @@ pub enum DecodeErrorKind {
     /// A zstd frame asks for a window larger than 8 MiB, which RFC 9659 lets HTTP decoders
     /// refuse; it is refused before the window is allocated.
     WindowTooLarge,
+    /// A `dcz` or `dcb` body (RFC 9842) names a dictionary, by its SHA-256, other than the
+    /// one the request offered, or came back to a request that offered none.
+    DictionaryMismatch,
 }
 
 /// A typed error from [`Decoder`](crate::codec::Decoder).
@@ -48,6 +51,7 @@ impl fmt::Display for DecodeError {
             DecodeErrorKind::Truncated => "truncated stream",
             DecodeErrorKind::TrailingData => "trailing data after the stream",
             DecodeErrorKind::WindowTooLarge => "window larger than 8 MiB",
+            DecodeErrorKind::DictionaryMismatch => "not the offered dictionary",
         };
         write!(f, "invalid compressed body: {what}: {}", self.detail)
     }

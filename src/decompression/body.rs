@@ -9,10 +9,12 @@ use http::HeaderMap;
 use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 
-use super::coding::Chain;
+use super::coding::{Chain, Coding};
+use super::learn::Learner;
 use super::limits::{DecompressionLimits, length_limit_error};
 use crate::BoxError;
 use crate::codec::{DecodeError, DecodeErrorKind, Decoder};
+use crate::dictionary::{Candidate, ClientDictionaryStore, Dictionary};
 use crate::ended::Ended;
 use crate::pool::CodecPool;
 
@@ -67,6 +69,8 @@ pin_project! {
         #[pin]
         inner: B,
         mode: Mode,
+        // A response becoming a client's dictionary (RFC 9842), kept as it is read.
+        learn: Option<Box<Learner>>,
     }
 }
 
@@ -75,6 +79,9 @@ enum Mode {
     Decode(Box<Decoding>),
     /// Decoding ended (completed, failed or stopped); the decoders are back in the pool.
     Finished(Ended),
+    /// Decoding could not start (a dictionary coding without the dictionary): the error,
+    /// once, then the end.
+    Refused(Option<DecodeError>),
 }
 
 struct Decoding {
@@ -124,25 +131,54 @@ impl<B> DecompressionBody<B> {
         DecompressionBody {
             inner,
             mode: Mode::Identity,
+            learn: None,
         }
     }
 
-    /// A body that decodes `chain` from `inner`.
+    /// A body that decodes `chain` from `inner`; a dictionary coding in it decodes with
+    /// `dictionary`, the one the request offered (without one, the body fails with
+    /// [`DictionaryMismatch`](crate::codec::DecodeErrorKind::DictionaryMismatch)).
     pub(crate) fn decode(
         inner: B,
         chain: Chain,
         limits: DecompressionLimits,
         pool: &CodecPool,
+        dictionary: Option<&Dictionary>,
     ) -> Self {
-        let stages = chain
+        let stages: Result<Vec<Stage>, DecodeError> = chain
             .decode_order()
-            .map(|format| Stage {
-                decoder: Decoder::new(format, pool),
-                buf: BytesMut::new(),
+            .map(|coding| {
+                let decoder = match (coding, dictionary) {
+                    (Coding::Plain(format), _) => Decoder::new(format, pool),
+                    (Coding::Dictionary(dict), Some(dictionary)) => {
+                        Decoder::with_dictionary(dict, dictionary, pool)?
+                    }
+                    (Coding::Dictionary(_), None) => {
+                        return Err(DecodeError::new(
+                            DecodeErrorKind::DictionaryMismatch,
+                            "a dictionary-compressed response to a request that offered none",
+                        ));
+                    }
+                };
+                Ok(Stage {
+                    decoder,
+                    buf: BytesMut::new(),
+                })
             })
             .collect();
+        let stages = match stages {
+            Ok(stages) => stages,
+            Err(err) => {
+                return DecompressionBody {
+                    inner,
+                    mode: Mode::Refused(Some(err)),
+                    learn: None,
+                };
+            }
+        };
         DecompressionBody {
             inner,
+            learn: None,
             mode: Mode::Decode(Box::new(Decoding {
                 stages,
                 wire: Bytes::new(),
@@ -153,6 +189,13 @@ impl<B> DecompressionBody<B> {
                 trailers: None,
             })),
         }
+    }
+
+    /// Keeps the body as it is read and stores it in `store` as the dictionary `candidate`
+    /// announced, if it ends cleanly.
+    pub(crate) fn learning(mut self, store: ClientDictionaryStore, candidate: Candidate) -> Self {
+        self.learn = Some(Box::new(Learner::new(store, candidate)));
+        self
     }
 
     /// Whether this body decodes (rather than passes its inner body through).
@@ -182,6 +225,7 @@ impl<B> fmt::Debug for DecompressionBody<B> {
             Mode::Identity => "identity",
             Mode::Decode(_) => "decoding",
             Mode::Finished(_) => "finished",
+            Mode::Refused(_) => "refused",
         };
         f.debug_struct("DecompressionBody")
             .field("mode", &mode)
@@ -202,53 +246,92 @@ where
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         let this = self.project();
-        let step = match this.mode {
-            Mode::Identity => {
-                return match ready!(this.inner.poll_frame(cx)) {
-                    Some(Ok(frame)) => Poll::Ready(Some(Ok(
-                        frame.map_data(|mut data| data.copy_to_bytes(data.remaining()))
-                    ))),
-                    Some(Err(err)) => Poll::Ready(Some(Err(err.into()))),
-                    None => Poll::Ready(None),
-                };
-            }
-            Mode::Finished(ended) => return ended.poll_frame(),
-            Mode::Decode(decoding) => ready!(decoding.poll_step(this.inner, cx)),
-        };
-        match step {
-            Step::Data(data) => Poll::Ready(Some(Ok(Frame::data(data)))),
-            Step::End => {
-                // The decoders go back to the pool as `Decoding` is dropped here.
-                let trailers = match std::mem::replace(this.mode, Mode::Finished(Ended::default()))
-                {
-                    Mode::Decode(mut decoding) => decoding.trailers.take(),
-                    _ => None,
-                };
-                let mut ended = Ended::with_trailers(trailers);
-                let last = ended.poll_frame();
-                *this.mode = Mode::Finished(ended);
-                last
-            }
-            Step::Error(err) => {
-                *this.mode = Mode::Finished(Ended::default());
-                Poll::Ready(Some(Err(err)))
+        let mut inner = this.inner;
+        let poll = poll_mode(this.mode, inner.as_mut(), cx);
+        if let Some(learner) = this.learn {
+            let keep = match &poll {
+                Poll::Ready(Some(Ok(frame))) => frame.data_ref().is_none_or(|d| learner.keep(d)),
+                Poll::Ready(Some(Err(_))) => false,
+                Poll::Ready(None) | Poll::Pending => true,
+            };
+            // The last frame: hyper and `collect` stop at `is_end_stream` or at `None`.
+            let ended = matches!(poll, Poll::Ready(None))
+                || (matches!(poll, Poll::Ready(Some(Ok(_))))
+                    && ended(this.mode, inner.as_ref().get_ref()));
+            if !keep {
+                *this.learn = None;
+            } else if ended {
+                if let Some(learner) = this.learn.take() {
+                    learner.finish();
+                }
             }
         }
+        poll
     }
 
     fn is_end_stream(&self) -> bool {
-        match &self.mode {
-            Mode::Identity => self.inner.is_end_stream(),
-            Mode::Decode(_) => false,
-            Mode::Finished(ended) => ended.is_end_stream(),
-        }
+        ended(&self.mode, &self.inner)
     }
 
     fn size_hint(&self) -> SizeHint {
         match &self.mode {
             Mode::Identity => self.inner.size_hint(),
-            Mode::Decode(_) => SizeHint::default(),
+            Mode::Decode(_) | Mode::Refused(Some(_)) => SizeHint::default(),
             Mode::Finished(ended) => ended.size_hint(),
+            Mode::Refused(None) => SizeHint::with_exact(0),
+        }
+    }
+}
+
+fn ended<B: Body>(mode: &Mode, inner: &B) -> bool {
+    match mode {
+        Mode::Identity => inner.is_end_stream(),
+        Mode::Decode(_) => false,
+        Mode::Finished(ended) => ended.is_end_stream(),
+        Mode::Refused(error) => error.is_none(),
+    }
+}
+
+/// The next frame of whichever mode the body is in.
+fn poll_mode<B>(
+    mode: &mut Mode,
+    inner: Pin<&mut B>,
+    cx: &mut Context<'_>,
+) -> Poll<Option<Result<Frame<Bytes>, BoxError>>>
+where
+    B: Body,
+    B::Error: Into<BoxError>,
+{
+    let step = match mode {
+        Mode::Identity => {
+            return match ready!(inner.poll_frame(cx)) {
+                Some(Ok(frame)) => Poll::Ready(Some(Ok(
+                    frame.map_data(|mut data| data.copy_to_bytes(data.remaining()))
+                ))),
+                Some(Err(err)) => Poll::Ready(Some(Err(err.into()))),
+                None => Poll::Ready(None),
+            };
+        }
+        Mode::Finished(ended) => return ended.poll_frame(),
+        Mode::Refused(error) => return Poll::Ready(error.take().map(|e| Err(e.into()))),
+        Mode::Decode(decoding) => ready!(decoding.poll_step(inner, cx)),
+    };
+    match step {
+        Step::Data(data) => Poll::Ready(Some(Ok(Frame::data(data)))),
+        Step::End => {
+            // The decoders go back to the pool as `Decoding` is dropped here.
+            let trailers = match std::mem::replace(mode, Mode::Finished(Ended::default())) {
+                Mode::Decode(mut decoding) => decoding.trailers.take(),
+                _ => None,
+            };
+            let mut ended = Ended::with_trailers(trailers);
+            let last = ended.poll_frame();
+            *mode = Mode::Finished(ended);
+            last
+        }
+        Step::Error(err) => {
+            *mode = Mode::Finished(Ended::default());
+            Poll::Ready(Some(Err(err)))
         }
     }
 }

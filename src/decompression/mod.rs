@@ -64,6 +64,7 @@
 
 mod body;
 mod coding;
+mod learn;
 mod limits;
 mod request;
 mod response;

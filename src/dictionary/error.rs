@@ -91,8 +91,10 @@ impl DictDecodeError {
     }
 
     /// The same error as the crate's [`DecodeError`], for bodies that report that type:
-    /// header errors are [`CorruptHeader`](crate::codec::DecodeErrorKind::CorruptHeader)
-    /// (a truncated header is [`Truncated`](crate::codec::DecodeErrorKind::Truncated)).
+    /// header errors are [`CorruptHeader`](crate::codec::DecodeErrorKind::CorruptHeader),
+    /// a truncated header is [`Truncated`](crate::codec::DecodeErrorKind::Truncated) and
+    /// another dictionary's hash is
+    /// [`DictionaryMismatch`](crate::codec::DecodeErrorKind::DictionaryMismatch).
     pub fn to_decode_error(&self) -> DecodeError {
         use crate::codec::DecodeErrorKind as Kind;
         match self {
@@ -104,7 +106,7 @@ impl DictDecodeError {
                 "the body ended inside the dictionary header",
             ),
             DictDecodeError::WrongDictionary { .. } => DecodeError::new(
-                Kind::CorruptHeader,
+                Kind::DictionaryMismatch,
                 "the body was compressed with another dictionary",
             ),
             DictDecodeError::OutputTooLarge { .. } => DecodeError::new(

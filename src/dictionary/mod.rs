@@ -71,6 +71,7 @@
 
 use bytes::BytesMut;
 
+mod client;
 #[cfg(feature = "br")]
 mod dcb;
 #[cfg(feature = "br")]
@@ -102,6 +103,11 @@ pub(crate) use zstd_raw::{
     CompressContext as DictCompressContext, DecompressContext as DictDecompressContext,
 };
 
+pub(crate) use client::Candidate;
+pub use client::{
+    ClientDictionaryStats, ClientDictionaryStore, ClientDictionaryStoreBuilder,
+    linked_dictionaries,
+};
 #[cfg(feature = "br")]
 pub use dcb::{DCB_MAX_WINDOW_LOG, DcbEncoder, encode_dcb};
 #[cfg(feature = "br")]

@@ -100,7 +100,7 @@ fn unsupported_media_type<B>(
     headers.insert(
         ACCEPT_ENCODING,
         accept
-            .header_value()
+            .header_value(false)
             .unwrap_or_else(|| HeaderValue::from_static("identity")),
     );
     response

@@ -77,12 +77,18 @@ where
     fn call(&mut self, req: Request<ReqBody>) -> Self::Future {
         let (mut parts, body) = req.into_parts();
         let accept = self.settings.accept;
-        let body = match parse(&parts.headers, accept) {
+        let body = match parse(&parts.headers, accept, false) {
             Codings::Identity => DecompressionBody::identity(body),
             Codings::Decode(chain) => {
                 parts.headers.remove(CONTENT_ENCODING);
                 parts.headers.remove(CONTENT_LENGTH);
-                DecompressionBody::decode(body, chain, self.settings.limits, &self.settings.pool)
+                DecompressionBody::decode(
+                    body,
+                    chain,
+                    self.settings.limits,
+                    &self.settings.pool,
+                    None,
+                )
             }
             Codings::Unsupported if self.pass_through_unaccepted => {
                 DecompressionBody::identity(body)

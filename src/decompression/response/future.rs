@@ -4,11 +4,12 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use http::header::{CONTENT_ENCODING, CONTENT_LENGTH};
-use http::{Response, StatusCode};
+use http::{Response, StatusCode, Uri};
 use pin_project_lite::pin_project;
 
 use crate::decompression::DecompressionBody;
 use crate::decompression::coding::{Codings, Settings, parse};
+use crate::dictionary::{ClientDictionaryStore, Dictionary};
 
 pin_project! {
     /// The response future of [`Decompression`](super::Decompression).
@@ -17,12 +18,32 @@ pin_project! {
         inner: F,
         // `None`: the response has no body to decode (a HEAD request).
         settings: Option<Settings>,
+        // With a dictionary store: what the request offered, and where it went.
+        exchange: Option<Box<Exchange>>,
     }
 }
 
+/// One request's part in dictionary transport (RFC 9842).
+#[derive(Debug)]
+pub(super) struct Exchange {
+    pub(super) store: ClientDictionaryStore,
+    /// The dictionary named in `Available-Dictionary`, if any.
+    pub(super) offered: Option<Dictionary>,
+    /// The URI of a `GET` without `Range`: its response may become a dictionary.
+    pub(super) learn_from: Option<Uri>,
+}
+
 impl<F> ResponseFuture<F> {
-    pub(super) fn new(inner: F, settings: Option<Settings>) -> Self {
-        ResponseFuture { inner, settings }
+    pub(super) fn new(
+        inner: F,
+        settings: Option<Settings>,
+        exchange: Option<Box<Exchange>>,
+    ) -> Self {
+        ResponseFuture {
+            inner,
+            settings,
+            exchange,
+        }
     }
 }
 
@@ -30,6 +51,7 @@ impl<F> fmt::Debug for ResponseFuture<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ResponseFuture")
             .field("settings", &self.settings)
+            .field("exchange", &self.exchange)
             .finish_non_exhaustive()
     }
 }
@@ -56,16 +78,35 @@ where
             .settings
             .take()
             .filter(|_| decodable_status(parts.status));
-        let body = match settings {
-            Some(settings) => match parse(&parts.headers, settings.accept) {
-                Codings::Decode(chain) => {
-                    parts.headers.remove(CONTENT_ENCODING);
-                    parts.headers.remove(CONTENT_LENGTH);
-                    DecompressionBody::decode(body, chain, settings.limits, &settings.pool)
-                }
-                _ => DecompressionBody::identity(body),
-            },
-            None => DecompressionBody::identity(body),
+        let exchange = this.exchange.take();
+        let Some(settings) = settings else {
+            return Poll::Ready(Ok(Response::from_parts(
+                parts,
+                DecompressionBody::identity(body),
+            )));
+        };
+        let offered = exchange.as_ref().and_then(|e| e.offered.as_ref());
+        let (body, readable) = match parse(&parts.headers, settings.accept, exchange.is_some()) {
+            Codings::Decode(chain) => {
+                parts.headers.remove(CONTENT_ENCODING);
+                parts.headers.remove(CONTENT_LENGTH);
+                let body =
+                    DecompressionBody::decode(body, chain, settings.limits, &settings.pool, offered);
+                (body, true)
+            }
+            Codings::Identity => (DecompressionBody::identity(body), true),
+            Codings::Unsupported | Codings::TooMany => (DecompressionBody::identity(body), false),
+        };
+        // A dictionary is the decoded body of a 2xx to a GET: one left encoded cannot be.
+        let candidate = exchange
+            .filter(|_| readable && parts.status.is_success())
+            .and_then(|e| {
+                let candidate = e.store.candidate(e.learn_from.as_ref()?, &parts.headers)?;
+                Some((e.store, candidate))
+            });
+        let body = match candidate {
+            Some((store, candidate)) => body.learning(store, candidate),
+            None => body,
         };
         Poll::Ready(Ok(Response::from_parts(parts, body)))
     }

@@ -2,6 +2,7 @@ use tower_layer::Layer;
 
 use super::Decompression;
 use crate::decompression::coding::{Settings, settings_builders};
+use crate::dictionary::ClientDictionaryStore;
 
 /// Asks for compressed responses and decodes them: a [`Layer`] that wraps a client service
 /// in [`Decompression`].
@@ -28,6 +29,7 @@ use crate::decompression::coding::{Settings, settings_builders};
 #[derive(Clone, Debug, Default)]
 pub struct DecompressionLayer {
     pub(super) settings: Settings,
+    pub(super) dictionaries: Option<ClientDictionaryStore>,
 }
 
 impl DecompressionLayer {
@@ -37,6 +39,32 @@ impl DecompressionLayer {
     }
 
     settings_builders!();
+
+    /// Learns compression dictionaries into `store` and offers them (RFC 9842, as Chromium
+    /// does): a `2xx` response to a `GET` with `Use-As-Dictionary` and a freshness lifetime
+    /// is stored once its body has been read in full; a later request whose URL matches a
+    /// fresh dictionary of its origin offers `dcz` and `dcb` and names it in
+    /// `Available-Dictionary`; a `dcz`/`dcb` response is decoded with it, after its header's
+    /// hash is checked. A `dcz`/`dcb` response to a request that offered no dictionary fails
+    /// with [`DictionaryMismatch`](crate::codec::DecodeErrorKind::DictionaryMismatch).
+    ///
+    /// Requests need an absolute URI (as hyper-util's client sends): a dictionary belongs to
+    /// an origin. Requests with their own `Accept-Encoding` or `Available-Dictionary`, or a
+    /// `Range`, go out as they are. Clones of `store` share it, so clients can share what
+    /// they learn.
+    ///
+    /// ```
+    /// use tower_gzip::decompression::DecompressionLayer;
+    /// use tower_gzip::dictionary::ClientDictionaryStore;
+    ///
+    /// let store = ClientDictionaryStore::new();
+    /// let layer = DecompressionLayer::new().dictionaries(store.clone());
+    /// # let _ = layer;
+    /// ```
+    pub fn dictionaries(mut self, store: ClientDictionaryStore) -> Self {
+        self.dictionaries = Some(store);
+        self
+    }
 }
 
 impl<S> Layer<S> for DecompressionLayer {
@@ -46,6 +74,7 @@ impl<S> Layer<S> for DecompressionLayer {
         Decompression {
             inner,
             settings: self.settings.clone(),
+            dictionaries: self.dictionaries.clone(),
         }
     }
 }

@@ -5,8 +5,15 @@ use http::{Method, Request, Response};
 use http_body::Body;
 use tower_service::Service;
 
+use super::future::Exchange;
 use super::{DecompressionLayer, ResponseFuture};
-use crate::decompression::coding::{Settings, settings_builders};
+use crate::decompression::coding::{Accept, Settings, settings_builders};
+use crate::dictionary::{
+    AVAILABLE_DICTIONARY, ClientDictionaryStore, DICTIONARY_ID, DictCoding,
+};
+
+/// The request's fetch destination (Fetch Metadata), which `match-dest` is compared with.
+const SEC_FETCH_DEST: &str = "sec-fetch-dest";
 
 /// Decodes response bodies by their `Content-Encoding`; for HTTP clients.
 ///
@@ -25,6 +32,7 @@ use crate::decompression::coding::{Settings, settings_builders};
 pub struct Decompression<S> {
     pub(super) inner: S,
     pub(super) settings: Settings,
+    pub(super) dictionaries: Option<ClientDictionaryStore>,
 }
 
 impl<S> Decompression<S> {
@@ -33,7 +41,15 @@ impl<S> Decompression<S> {
         Decompression {
             inner,
             settings: Settings::default(),
+            dictionaries: None,
         }
+    }
+
+    /// Learns dictionaries into `store` and offers them (RFC 9842); see
+    /// [`DecompressionLayer::dictionaries`].
+    pub fn dictionaries(mut self, store: ClientDictionaryStore) -> Self {
+        self.dictionaries = Some(store);
+        self
     }
 
     /// A layer with the defaults.
@@ -61,15 +77,55 @@ where
 
     fn call(&mut self, mut req: Request<ReqBody>) -> Self::Future {
         let ranged = req.headers().contains_key(RANGE);
+        let exchange = self
+            .dictionaries
+            .as_ref()
+            .map(|store| offer(store, self.settings.accept, &mut req, ranged));
+        let offered = exchange.as_ref().is_some_and(|e| e.offered.is_some());
         if !ranged {
             if let Entry::Vacant(entry) = req.headers_mut().entry(ACCEPT_ENCODING) {
-                if let Some(value) = self.settings.accept.header_value() {
+                if let Some(value) = self.settings.accept.header_value(offered) {
                     entry.insert(value);
                 }
             }
         }
         // A response to HEAD has no body to decode.
         let settings = (req.method() != Method::HEAD).then(|| self.settings.clone());
-        ResponseFuture::new(self.inner.call(req), settings)
+        ResponseFuture::new(self.inner.call(req), settings, exchange)
     }
+}
+
+/// Names the dictionary that best matches the request, if any, in `Available-Dictionary`
+/// (and `Dictionary-ID`). Only for requests whose codings this layer chooses: one with its
+/// own `Accept-Encoding` or `Available-Dictionary`, or a `Range`, goes out as it is.
+fn offer<B>(
+    store: &ClientDictionaryStore,
+    accept: Accept,
+    req: &mut Request<B>,
+    ranged: bool,
+) -> Box<Exchange> {
+    let headers = req.headers();
+    let ours = !ranged
+        && !headers.contains_key(ACCEPT_ENCODING)
+        && !headers.contains_key(AVAILABLE_DICTIONARY)
+        && (accept.allows_dictionary(DictCoding::Dcz) || accept.allows_dictionary(DictCoding::Dcb));
+    // A browser's fetch destination; other clients may set it to use `match-dest`.
+    let dest = headers
+        .get(SEC_FETCH_DEST)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let found = ours.then(|| store.offer(req.uri(), dest)).flatten();
+    if let Some(found) = &found {
+        let headers = req.headers_mut();
+        headers.insert(AVAILABLE_DICTIONARY, found.dictionary.available_dictionary());
+        if let Some(id) = &found.id {
+            headers.insert(DICTIONARY_ID, id.clone());
+        }
+    }
+    let learn_from = (req.method() == Method::GET && !ranged).then(|| req.uri().clone());
+    Box::new(Exchange {
+        store: store.clone(),
+        offered: found.map(|f| f.dictionary),
+        learn_from,
+    })
 }

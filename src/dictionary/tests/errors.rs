@@ -29,7 +29,7 @@ fn typed_errors_for_wrong_dictionary_and_broken_bodies() {
     assert_eq!(decode_dcb(&other, &dcb, LIMIT).unwrap_err(), wrong);
     assert_eq!(
         wrong.to_decode_error().kind(),
-        DecodeErrorKind::CorruptHeader
+        DecodeErrorKind::DictionaryMismatch
     );
     // Truncated inside the header, at every length.
     for cut in 1..40 {

@@ -1,0 +1,466 @@
+//! [`ClientDictionaryStore`]: the dictionaries a client has learned, per origin, bounded
+//! in bytes and entries, least recently used out first.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime};
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Uri};
+use sfv::{ItemSerializer, StringRef};
+
+use super::freshness;
+use super::pattern::{MatchPattern, Origin, request_url};
+use crate::dictionary::{Dictionary, USE_AS_DICTIONARY, UseAsDictionary};
+
+/// Where "now" comes from: `Instant::now` unless a test moves time by hand.
+type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
+
+/// The dictionaries a client has learned from `Use-As-Dictionary` responses (RFC 9842),
+/// kept per origin, to offer on later requests that match them.
+///
+/// Give one to [`DecompressionLayer::dictionaries`](crate::decompression::DecompressionLayer::dictionaries);
+/// clones share one store, so several clients (or layers) can learn into and offer from the
+/// same dictionaries. It is bounded in total bytes, in entries, in entries per origin (so one
+/// origin cannot push every other out) and in bytes per dictionary; the least recently used
+/// go first. A dictionary is kept only while the response that carried it is fresh
+/// (`Cache-Control: max-age`, or `Expires`), and never past [`max_age`](ClientDictionaryStoreBuilder::max_age).
+///
+/// ```
+/// use std::time::Duration;
+/// use tower_gzip::dictionary::ClientDictionaryStore;
+///
+/// let store = ClientDictionaryStore::builder()
+///     .max_bytes(8 << 20)
+///     .max_entry_bytes(1 << 20)
+///     .max_age(Duration::from_secs(3600))
+///     .build();
+/// assert!(store.is_empty());
+/// ```
+#[derive(Clone)]
+pub struct ClientDictionaryStore {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    limits: Limits,
+    clock: Clock,
+    state: Mutex<State>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Limits {
+    max_bytes: usize,
+    max_entries: usize,
+    max_entries_per_origin: usize,
+    max_entry_bytes: usize,
+    max_age: Duration,
+}
+
+/// Builds a [`ClientDictionaryStore`] with limits other than the defaults.
+#[derive(Clone)]
+pub struct ClientDictionaryStoreBuilder {
+    limits: Limits,
+    clock: Option<Clock>,
+}
+
+impl fmt::Debug for ClientDictionaryStoreBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientDictionaryStoreBuilder")
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for ClientDictionaryStoreBuilder {
+    fn default() -> Self {
+        ClientDictionaryStoreBuilder {
+            limits: Limits {
+                max_bytes: 32 << 20,
+                max_entries: 256,
+                max_entries_per_origin: 32,
+                max_entry_bytes: 8 << 20,
+                max_age: Duration::from_secs(30 * 24 * 3600),
+            },
+            clock: None,
+        }
+    }
+}
+
+impl ClientDictionaryStoreBuilder {
+    /// The bound on all dictionaries' bytes together. Default: 32 MiB.
+    pub fn max_bytes(mut self, bytes: usize) -> Self {
+        self.limits.max_bytes = bytes;
+        self
+    }
+
+    /// The bound on how many dictionaries are kept. Default: 256.
+    pub fn max_entries(mut self, entries: usize) -> Self {
+        self.limits.max_entries = entries;
+        self
+    }
+
+    /// The bound on how many dictionaries one origin may have; its least recently used goes
+    /// first. Default: 32.
+    pub fn max_entries_per_origin(mut self, entries: usize) -> Self {
+        self.limits.max_entries_per_origin = entries;
+        self
+    }
+
+    /// The largest dictionary kept: a longer response is not kept, and is not buffered past
+    /// this size while it streams. Default: 8 MiB (capped by [`max_bytes`](Self::max_bytes)).
+    pub fn max_entry_bytes(mut self, bytes: usize) -> Self {
+        self.limits.max_entry_bytes = bytes;
+        self
+    }
+
+    /// The longest a dictionary is kept, whatever its freshness lifetime says. Default: 30
+    /// days.
+    pub fn max_age(mut self, age: Duration) -> Self {
+        self.limits.max_age = age;
+        self
+    }
+
+    /// Reads the time from `now` instead of [`Instant::now`], for tests that move time by
+    /// hand (for example `|| tokio::time::Instant::now().into_std()` under a paused clock).
+    pub fn clock(mut self, now: impl Fn() -> Instant + Send + Sync + 'static) -> Self {
+        self.clock = Some(Arc::new(now));
+        self
+    }
+
+    /// The store.
+    pub fn build(self) -> ClientDictionaryStore {
+        let mut limits = self.limits;
+        limits.max_entry_bytes = limits.max_entry_bytes.min(limits.max_bytes);
+        ClientDictionaryStore {
+            shared: Arc::new(Shared {
+                limits,
+                clock: self.clock.unwrap_or_else(|| Arc::new(Instant::now)),
+                state: Mutex::new(State::default()),
+            }),
+        }
+    }
+}
+
+/// What the store has done, counted since it was made.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ClientDictionaryStats {
+    /// Requests that offered a dictionary (`Available-Dictionary` sent).
+    pub offered: u64,
+    /// Dictionaries stored (a new one, or one replacing the same `match` and `match-dest`).
+    pub stored: u64,
+    /// Complete dictionary responses not stored: empty, or over the entry or store bound.
+    pub not_stored: u64,
+    /// Dictionaries dropped to make room (bytes, entries or the per-origin bound).
+    pub evicted: u64,
+    /// Dictionaries dropped because they were no longer fresh.
+    pub expired: u64,
+}
+
+#[derive(Default)]
+struct State {
+    entries: HashMap<u64, Entry>,
+    by_origin: HashMap<Origin, Vec<u64>>,
+    /// Last use (a tick) to entry id: the least recently used is the first key.
+    lru: BTreeMap<u64, u64>,
+    tick: u64,
+    next_id: u64,
+    bytes: usize,
+    stats: ClientDictionaryStats,
+}
+
+struct Entry {
+    origin: Origin,
+    pattern: MatchPattern,
+    metadata: UseAsDictionary,
+    dictionary: Dictionary,
+    /// `Dictionary-ID`, ready to send.
+    id: Option<HeaderValue>,
+    /// When it was stored (a tick): the most recent wins a tie.
+    fetched: u64,
+    used: u64,
+    expires: Instant,
+}
+
+/// A response that may become a dictionary once its body has been read in full.
+#[derive(Debug)]
+pub(crate) struct Candidate {
+    origin: Origin,
+    pattern: MatchPattern,
+    metadata: UseAsDictionary,
+    expires: Instant,
+}
+
+/// The dictionary to offer on a request, with its `Dictionary-ID` value.
+#[derive(Clone, Debug)]
+pub(crate) struct Offer {
+    pub(crate) dictionary: Dictionary,
+    pub(crate) id: Option<HeaderValue>,
+}
+
+impl Default for ClientDictionaryStore {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ClientDictionaryStore {
+    /// A store with the default limits: 32 MiB, 256 dictionaries, 32 per origin, 8 MiB per
+    /// dictionary, kept at most 30 days.
+    pub fn new() -> Self {
+        Self::builder().build()
+    }
+
+    /// A builder for other limits.
+    pub fn builder() -> ClientDictionaryStoreBuilder {
+        ClientDictionaryStoreBuilder::default()
+    }
+
+    /// How many dictionaries it holds (expired ones included until they are next looked at).
+    pub fn len(&self) -> usize {
+        self.lock().entries.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bytes of the dictionaries it holds.
+    pub fn bytes(&self) -> usize {
+        self.lock().bytes
+    }
+
+    /// Whether it holds a dictionary with this SHA-256.
+    pub fn contains(&self, hash: &[u8; 32]) -> bool {
+        self.lock()
+            .entries
+            .values()
+            .any(|e| &e.dictionary.hash() == hash)
+    }
+
+    /// Drops every dictionary.
+    pub fn clear(&self) {
+        let mut state = self.lock();
+        let stats = state.stats;
+        *state = State {
+            stats,
+            ..State::default()
+        };
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> ClientDictionaryStats {
+        self.lock().stats
+    }
+
+    /// Counts a dictionary response that was too large to keep.
+    pub(crate) fn refuse(&self) {
+        self.lock().stats.not_stored += 1;
+    }
+
+    /// The largest body that may become a dictionary.
+    pub(crate) fn max_entry_bytes(&self) -> usize {
+        self.shared.limits.max_entry_bytes
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // No user code runs under the lock and every update completes before it could
+        // panic, so a poisoned lock still holds consistent data.
+        self.shared
+            .state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn now(&self) -> Instant {
+        (self.shared.clock)()
+    }
+
+    /// Whether a response to a `GET` of `uri` may become a dictionary: it has a valid
+    /// `Use-As-Dictionary` whose `match` stays on `uri`'s origin, and a freshness lifetime.
+    /// (The caller checks the method and the status.)
+    pub(crate) fn candidate(&self, uri: &Uri, headers: &HeaderMap) -> Option<Candidate> {
+        let mut values = headers.get_all(USE_AS_DICTIONARY).iter();
+        let value = values.next()?;
+        if values.next().is_some() {
+            return None;
+        }
+        let metadata = UseAsDictionary::parse(value.as_bytes())?;
+        let lifetime = freshness::lifetime(headers, SystemTime::now())?;
+        let origin = Origin::of(uri)?;
+        let pattern = MatchPattern::new(metadata.match_pattern(), &request_url(uri)?)?;
+        let expires = self.now() + lifetime.min(self.shared.limits.max_age);
+        Some(Candidate {
+            origin,
+            pattern,
+            metadata,
+            expires,
+        })
+    }
+
+    /// Stores `body` as the dictionary `candidate` announced. Returns whether it was kept.
+    pub(crate) fn learn(&self, candidate: Candidate, body: Bytes) -> bool {
+        let limits = self.shared.limits;
+        let dictionary = (body.len() <= limits.max_entry_bytes)
+            .then(|| Dictionary::new(body, candidate.metadata.clone()).ok())
+            .flatten();
+        let mut state = self.lock();
+        let room = limits.max_entries > 0 && limits.max_entries_per_origin > 0;
+        let Some(dictionary) = dictionary.filter(|_| room) else {
+            state.stats.not_stored += 1;
+            return false;
+        };
+        // A dictionary with the same `match` and `match-dest` on the origin is replaced.
+        let same = state.by_origin.get(&candidate.origin).and_then(|ids| {
+            ids.iter().copied().find(|id| {
+                let old = &state.entries[id].metadata;
+                old.match_pattern() == candidate.metadata.match_pattern()
+                    && old.match_dest() == candidate.metadata.match_dest()
+            })
+        });
+        if let Some(id) = same {
+            state.remove(id);
+        }
+        let origin_full = |s: &State| {
+            s.by_origin
+                .get(&candidate.origin)
+                .map_or(0, Vec::len)
+                >= limits.max_entries_per_origin
+        };
+        while origin_full(&state) {
+            let oldest = state.by_origin[&candidate.origin]
+                .iter()
+                .copied()
+                .min_by_key(|id| state.entries[id].used);
+            match oldest {
+                Some(id) => state.evict(id),
+                None => break,
+            }
+        }
+        while state.bytes + dictionary.len() > limits.max_bytes
+            || state.entries.len() >= limits.max_entries
+        {
+            let Some((_, &id)) = state.lru.first_key_value() else {
+                break;
+            };
+            state.evict(id);
+        }
+        let id = state.next_id;
+        state.next_id += 1;
+        let now = state.bump();
+        state.bytes += dictionary.len();
+        state.lru.insert(now, id);
+        state
+            .by_origin
+            .entry(candidate.origin.clone())
+            .or_default()
+            .push(id);
+        state.entries.insert(
+            id,
+            Entry {
+                id: candidate.metadata.id().and_then(dictionary_id),
+                origin: candidate.origin,
+                pattern: candidate.pattern,
+                metadata: candidate.metadata,
+                dictionary,
+                fetched: now,
+                used: now,
+                expires: candidate.expires,
+            },
+        );
+        state.stats.stored += 1;
+        true
+    }
+
+    /// The dictionary to offer on a request to `uri` for the fetch destination `dest`
+    /// (empty when unknown): of the fresh dictionaries of its origin whose `match` it
+    /// matches (and whose `match-dest`, when not empty, lists `dest`), one whose `match-dest`
+    /// lists `dest`, then the longest `match`, then the most recently stored.
+    pub(crate) fn offer(&self, uri: &Uri, dest: &str) -> Option<Offer> {
+        let origin = Origin::of(uri)?;
+        let now = self.now();
+        let mut state = self.lock();
+        let ids = state.by_origin.get(&origin)?.clone();
+        let url = request_url(uri)?;
+        let mut best: Option<((bool, usize, u64), u64)> = None;
+        for id in ids {
+            let entry = &state.entries[&id];
+            if entry.expires <= now {
+                state.remove(id);
+                state.stats.expired += 1;
+                continue;
+            }
+            let dests = entry.metadata.match_dest();
+            if !dests.is_empty() && !dests.iter().any(|d| d == dest) {
+                continue;
+            }
+            if !entry.pattern.matches(&url) {
+                continue;
+            }
+            let rank = (!dests.is_empty(), entry.pattern.len(), entry.fetched);
+            if best.is_none_or(|(top, _)| rank > top) {
+                best = Some((rank, id));
+            }
+        }
+        let (_, id) = best?;
+        let now = state.bump();
+        let entry = state.entries.get_mut(&id)?;
+        let used = std::mem::replace(&mut entry.used, now);
+        let offer = Offer {
+            dictionary: entry.dictionary.clone(),
+            id: entry.id.clone(),
+        };
+        state.lru.remove(&used);
+        state.lru.insert(now, id);
+        state.stats.offered += 1;
+        Some(offer)
+    }
+}
+
+impl State {
+    fn bump(&mut self) -> u64 {
+        self.tick += 1;
+        self.tick
+    }
+
+    fn remove(&mut self, id: u64) {
+        let Some(entry) = self.entries.remove(&id) else {
+            return;
+        };
+        self.lru.remove(&entry.used);
+        self.bytes -= entry.dictionary.len();
+        if let Some(ids) = self.by_origin.get_mut(&entry.origin) {
+            ids.retain(|other| *other != id);
+            if ids.is_empty() {
+                self.by_origin.remove(&entry.origin);
+            }
+        }
+    }
+
+    fn evict(&mut self, id: u64) {
+        self.remove(id);
+        self.stats.evicted += 1;
+    }
+}
+
+/// `Dictionary-ID` is an SF string (RFC 9842 section 2.3).
+fn dictionary_id(id: &str) -> Option<HeaderValue> {
+    let value = ItemSerializer::new()
+        .bare_item(StringRef::from_str(id).ok()?)
+        .finish();
+    HeaderValue::from_str(&value).ok()
+}
+
+impl fmt::Debug for ClientDictionaryStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.lock();
+        f.debug_struct("ClientDictionaryStore")
+            .field("len", &state.entries.len())
+            .field("bytes", &state.bytes)
+            .field("limits", &self.shared.limits)
+            .finish_non_exhaustive()
+    }
+}
