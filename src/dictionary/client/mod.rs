@@ -17,6 +17,8 @@ mod freshness;
 mod link;
 mod pattern;
 mod store;
+#[cfg(test)]
+mod tests;
 
 pub use link::linked_dictionaries;
 pub(crate) use store::Candidate;

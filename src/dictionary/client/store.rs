@@ -420,6 +420,24 @@ impl ClientDictionaryStore {
     }
 }
 
+#[cfg(test)]
+impl ClientDictionaryStore {
+    /// Panics unless the indexes agree: bytes counted, one LRU slot and one origin slot per
+    /// entry, at most `per_origin` entries per origin.
+    pub(super) fn check_invariants(&self, per_origin: usize) {
+        let state = self.lock();
+        let counted: usize = state.entries.values().map(|e| e.dictionary.len()).sum();
+        assert_eq!(counted, state.bytes);
+        assert_eq!(state.lru.len(), state.entries.len());
+        let indexed: usize = state.by_origin.values().map(Vec::len).sum();
+        assert_eq!(indexed, state.entries.len());
+        assert!(state.by_origin.values().all(|ids| ids.len() <= per_origin));
+        for (tick, id) in &state.lru {
+            assert_eq!(state.entries[id].used, *tick);
+        }
+    }
+}
+
 impl State {
     fn bump(&mut self) -> u64 {
         self.tick += 1;
