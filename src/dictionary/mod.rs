@@ -105,8 +105,7 @@ pub(crate) use zstd_raw::{
 
 pub(crate) use client::Candidate;
 pub use client::{
-    ClientDictionaryStats, ClientDictionaryStore, ClientDictionaryStoreBuilder,
-    linked_dictionaries,
+    ClientDictionaryStats, ClientDictionaryStore, ClientDictionaryStoreBuilder, linked_dictionaries,
 };
 #[cfg(feature = "br")]
 pub use dcb::{DCB_MAX_WINDOW_LOG, DcbEncoder, encode_dcb};

@@ -5,6 +5,8 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+#[cfg(feature = "zstd")]
+mod dictionaries;
 mod loopback;
 mod tools;
 

@@ -90,8 +90,13 @@ where
             Codings::Decode(chain) => {
                 parts.headers.remove(CONTENT_ENCODING);
                 parts.headers.remove(CONTENT_LENGTH);
-                let body =
-                    DecompressionBody::decode(body, chain, settings.limits, &settings.pool, offered);
+                let body = DecompressionBody::decode(
+                    body,
+                    chain,
+                    settings.limits,
+                    &settings.pool,
+                    offered,
+                );
                 (body, true)
             }
             Codings::Identity => (DecompressionBody::identity(body), true),

@@ -8,9 +8,7 @@ use tower_service::Service;
 use super::future::Exchange;
 use super::{DecompressionLayer, ResponseFuture};
 use crate::decompression::coding::{Accept, Settings, settings_builders};
-use crate::dictionary::{
-    AVAILABLE_DICTIONARY, ClientDictionaryStore, DICTIONARY_ID, DictCoding,
-};
+use crate::dictionary::{AVAILABLE_DICTIONARY, ClientDictionaryStore, DICTIONARY_ID, DictCoding};
 
 /// The request's fetch destination (Fetch Metadata), which `match-dest` is compared with.
 const SEC_FETCH_DEST: &str = "sec-fetch-dest";
@@ -117,7 +115,10 @@ fn offer<B>(
     let found = ours.then(|| store.offer(req.uri(), dest)).flatten();
     if let Some(found) = &found {
         let headers = req.headers_mut();
-        headers.insert(AVAILABLE_DICTIONARY, found.dictionary.available_dictionary());
+        headers.insert(
+            AVAILABLE_DICTIONARY,
+            found.dictionary.available_dictionary(),
+        );
         if let Some(id) = &found.id {
             headers.insert(DICTIONARY_ID, id.clone());
         }

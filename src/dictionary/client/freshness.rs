@@ -80,7 +80,10 @@ mod tests {
 
     #[test]
     fn max_age_wins_over_expires_and_age_is_subtracted() {
-        assert_eq!(lifetime_of(&[("cache-control", "max-age=3600")]), Some(3600));
+        assert_eq!(
+            lifetime_of(&[("cache-control", "max-age=3600")]),
+            Some(3600)
+        );
         assert_eq!(
             lifetime_of(&[("cache-control", "public, MAX-AGE=\"60\"")]),
             Some(60)
@@ -129,7 +132,10 @@ mod tests {
         for pairs in [
             &[][..],
             &[("cache-control", "no-store, max-age=3600")][..],
-            &[("cache-control", "max-age=3600"), ("cache-control", "no-cache")][..],
+            &[
+                ("cache-control", "max-age=3600"),
+                ("cache-control", "no-cache"),
+            ][..],
             &[("cache-control", "max-age=0")][..],
             &[("cache-control", "max-age=soon")][..],
             &[("cache-control", "max-age")][..],

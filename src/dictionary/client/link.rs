@@ -84,10 +84,7 @@ mod tests {
 
     #[test]
     fn finds_dictionary_links_only() {
-        assert_eq!(
-            links(&[r#"</d1>; rel="compression-dictionary""#]),
-            ["/d1"]
-        );
+        assert_eq!(links(&[r#"</d1>; rel="compression-dictionary""#]), ["/d1"]);
         assert_eq!(
             links(&[
                 r#"</a,b>; rel=preload; title="x, y", </d2>; REL="prefetch compression-dictionary""#,
@@ -95,7 +92,14 @@ mod tests {
             ]),
             ["/d2", "/d3"]
         );
-        assert!(links(&["</x>; rel=preload", "garbage", "<unclosed; rel=compression-dictionary"]).is_empty());
+        assert!(
+            links(&[
+                "</x>; rel=preload",
+                "garbage",
+                "<unclosed; rel=compression-dictionary"
+            ])
+            .is_empty()
+        );
         assert!(links(&[]).is_empty());
     }
 }

@@ -325,10 +325,7 @@ impl ClientDictionaryStore {
             state.remove(id);
         }
         let origin_full = |s: &State| {
-            s.by_origin
-                .get(&candidate.origin)
-                .map_or(0, Vec::len)
-                >= limits.max_entries_per_origin
+            s.by_origin.get(&candidate.origin).map_or(0, Vec::len) >= limits.max_entries_per_origin
         };
         while origin_full(&state) {
             let oldest = state.by_origin[&candidate.origin]

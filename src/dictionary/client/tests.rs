@@ -22,7 +22,12 @@ fn headers(metadata: &UseAsDictionary, cache_control: &str) -> HeaderMap {
 }
 
 /// Learns `body` as if fetched from `url` with `metadata`. Returns whether it was kept.
-fn learn(store: &ClientDictionaryStore, url: &str, metadata: &UseAsDictionary, body: Bytes) -> bool {
+fn learn(
+    store: &ClientDictionaryStore,
+    url: &str,
+    metadata: &UseAsDictionary,
+    body: Bytes,
+) -> bool {
     let uri: Uri = url.parse().unwrap();
     match store.candidate(&uri, &headers(metadata, "max-age=3600")) {
         Some(candidate) => store.learn(candidate, body),
@@ -55,8 +60,7 @@ fn glob(pattern: &str, path: &str) -> bool {
         None => pattern == path,
         Some((head, tail)) => {
             path.starts_with(head)
-                && (0..=path.len() - head.len())
-                    .any(|skip| glob(tail, &path[head.len() + skip..]))
+                && (0..=path.len() - head.len()).any(|skip| glob(tail, &path[head.len() + skip..]))
         }
     }
 }
@@ -120,30 +124,57 @@ fn bounds_hold_under_churn() {
         let origin = format!("http://o{}.test", next() % 12);
         let pattern = format!("/p{}/*", next() % 10);
         let len = 1 + (next() % (10 << 10)) as usize;
-        let kept = learn(&store, &format!("{origin}/d"), &UseAsDictionary::new(&pattern), body(n, len));
+        let kept = learn(
+            &store,
+            &format!("{origin}/d"),
+            &UseAsDictionary::new(&pattern),
+            body(n, len),
+        );
         assert_eq!(kept, len <= 8 << 10, "{len}");
         assert!(store.bytes() <= 64 << 10);
         assert!(store.len() <= 40);
         store.check_invariants(6);
         if kept {
             // What was just stored is there, and offered for its pattern.
-            let hash = offered_hash(&store, &format!("{origin}{}", pattern.replace('*', "x")), "");
+            let hash = offered_hash(
+                &store,
+                &format!("{origin}{}", pattern.replace('*', "x")),
+                "",
+            );
             assert!(hash.is_some());
         }
     }
     let stats = store.stats();
-    assert!(stats.evicted > 0 && stats.not_stored > 0 && stats.offered > 0, "{stats:?}");
+    assert!(
+        stats.evicted > 0 && stats.not_stored > 0 && stats.offered > 0,
+        "{stats:?}"
+    );
 }
 
 #[test]
 fn the_least_recently_used_goes_first() {
     let store = ClientDictionaryStore::builder().max_entries(2).build();
     let meta = |p: &str| UseAsDictionary::new(p);
-    assert!(learn(&store, "http://h.test/d", &meta("/a/*"), body(1, 100)));
-    assert!(learn(&store, "http://h.test/d", &meta("/b/*"), body(2, 100)));
+    assert!(learn(
+        &store,
+        "http://h.test/d",
+        &meta("/a/*"),
+        body(1, 100)
+    ));
+    assert!(learn(
+        &store,
+        "http://h.test/d",
+        &meta("/b/*"),
+        body(2, 100)
+    ));
     // Using /a/* makes /b/* the least recently used.
     assert!(offered_hash(&store, "http://h.test/a/1", "").is_some());
-    assert!(learn(&store, "http://h.test/d", &meta("/c/*"), body(3, 100)));
+    assert!(learn(
+        &store,
+        "http://h.test/d",
+        &meta("/c/*"),
+        body(3, 100)
+    ));
     assert!(offered_hash(&store, "http://h.test/a/1", "").is_some());
     assert!(offered_hash(&store, "http://h.test/b/1", "").is_none());
     assert!(offered_hash(&store, "http://h.test/c/1", "").is_some());
@@ -154,21 +185,39 @@ fn responses_that_are_not_dictionaries() {
     let store = ClientDictionaryStore::new();
     let uri: Uri = "https://h.test/d".parse().unwrap();
     let meta = UseAsDictionary::new("/api/*");
-    assert!(store.candidate(&uri, &headers(&meta, "max-age=60")).is_some());
+    assert!(
+        store
+            .candidate(&uri, &headers(&meta, "max-age=60"))
+            .is_some()
+    );
     for cache_control in ["no-store", "max-age=0", "no-cache, max-age=60"] {
-        assert!(store.candidate(&uri, &headers(&meta, cache_control)).is_none());
+        assert!(
+            store
+                .candidate(&uri, &headers(&meta, cache_control))
+                .is_none()
+        );
     }
     let cross = UseAsDictionary::new("https://other.test/api/*");
-    assert!(store.candidate(&uri, &headers(&cross, "max-age=60")).is_none());
+    assert!(
+        store
+            .candidate(&uri, &headers(&cross, "max-age=60"))
+            .is_none()
+    );
     // A relative request URI has no origin.
     let relative: Uri = "/d".parse().unwrap();
-    assert!(store.candidate(&relative, &headers(&meta, "max-age=60")).is_none());
+    assert!(
+        store
+            .candidate(&relative, &headers(&meta, "max-age=60"))
+            .is_none()
+    );
     // Two Use-As-Dictionary lines are not one dictionary.
     let mut twice = headers(&meta, "max-age=60");
     twice.append("use-as-dictionary", meta.to_header_value().unwrap());
     assert!(store.candidate(&uri, &twice).is_none());
     // An empty body is no dictionary.
-    let candidate = store.candidate(&uri, &headers(&meta, "max-age=60")).unwrap();
+    let candidate = store
+        .candidate(&uri, &headers(&meta, "max-age=60"))
+        .unwrap();
     assert!(!store.learn(candidate, Bytes::new()));
     assert_eq!(store.stats().not_stored, 1);
 }
@@ -184,9 +233,13 @@ fn a_dictionary_is_offered_only_while_fresh_and_never_past_max_age() {
     let uri: Uri = "http://h.test/d".parse().unwrap();
     let short = UseAsDictionary::new("/short/*");
     let long = UseAsDictionary::new("/long/*");
-    let c = store.candidate(&uri, &headers(&short, "max-age=1")).unwrap();
+    let c = store
+        .candidate(&uri, &headers(&short, "max-age=1"))
+        .unwrap();
     assert!(store.learn(c, body(1, 10)));
-    let c = store.candidate(&uri, &headers(&long, "max-age=31536000")).unwrap();
+    let c = store
+        .candidate(&uri, &headers(&long, "max-age=31536000"))
+        .unwrap();
     assert!(store.learn(c, body(2, 10)));
     assert!(offered_hash(&store, "http://h.test/short/x", "").is_some());
     *now.lock().unwrap() += Duration::from_secs(2);
@@ -204,6 +257,8 @@ fn dictionary_id_is_sent_as_a_structured_string() {
     let store = ClientDictionaryStore::new();
     let meta = UseAsDictionary::new("/a/*").with_id("v\"1");
     assert!(learn(&store, "http://h.test/d", &meta, body(1, 10)));
-    let offer = store.offer(&"http://h.test/a/b".parse().unwrap(), "").unwrap();
+    let offer = store
+        .offer(&"http://h.test/a/b".parse().unwrap(), "")
+        .unwrap();
     assert_eq!(offer.id.unwrap(), r#""v\"1""#);
 }
