@@ -8,18 +8,26 @@
 //!
 //! It uploads a JSON document to `POST /api/echo` (sent gzip-compressed; the server echoes
 //! the decoded body) and checks the echo, then fetches `GET /api/items?n=200`. For each it
-//! prints the bytes on the wire and the bytes after decoding. Exits non-zero on a mismatch
-//! or an error.
+//! prints the bytes on the wire and the bytes after decoding.
+//!
+//! Then dictionary transport (RFC 9842), with a [`ClientDictionaryStore`]: it loads `/`,
+//! fetches the dictionary the page links (`Link: </dictionary>; rel="compression-dictionary"`),
+//! which the layer stores, and polls `GET /api/items?n=5&start=S` 100 times (starts the
+//! dictionary was not trained on), once with the store and once without, printing the bytes
+//! on the wire per request and per coding; then `/assets/app-v1.js` and `/assets/app-v2.js`
+//! (v2 comes as a delta against v1). Every body decoded with a dictionary is checked against
+//! the same body fetched without one. Exits non-zero on a mismatch or an error.
 
+use std::collections::BTreeMap;
 use std::pin::Pin;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http::header::{CONTENT_ENCODING, CONTENT_TYPE};
-use http::{Request, Response, Uri};
+use http::{HeaderMap, Request, Response, StatusCode, Uri};
 use http_body::{Body, Frame};
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
@@ -28,6 +36,8 @@ use tower::{ServiceBuilder, ServiceExt};
 use tower_gzip::BoxError;
 use tower_gzip::client::{DecompressionLayer, RequestCompressionLayer};
 use tower_gzip::compression::CompressionBody;
+use tower_gzip::decompression::DecompressionBody;
+use tower_gzip::dictionary::{ClientDictionaryStore, linked_dictionaries};
 
 /// Counts the bytes of a body as they pass: under `RequestCompressionLayer` that is the
 /// compressed upload, under `DecompressionLayer` the compressed response.
@@ -90,28 +100,80 @@ fn document() -> String {
     serde_json::json!({ "source": "examples/client.rs", "items": items }).to_string()
 }
 
-async fn run() -> Result<bool, BoxError> {
-    let base = base_url()?;
-    let sent = Arc::new(AtomicU64::new(0));
-    let received = Arc::new(AtomicU64::new(0));
-    let (sent_tap, received_tap) = (sent.clone(), received.clone());
+/// What the tap between the two layers saw of the last response: its coding on the wire
+/// and its bytes before decoding.
+#[derive(Clone, Default)]
+struct Wire {
+    bytes: Arc<AtomicU64>,
+    coding: Arc<Mutex<String>>,
+}
 
-    let client = Client::builder(TokioExecutor::new()).build_http();
-    let client = ServiceBuilder::new()
-        .layer(DecompressionLayer::new())
+impl Wire {
+    /// The last response's coding and wire bytes, resetting the count.
+    fn take(&self) -> (String, u64) {
+        let coding = std::mem::take(&mut *self.coding.lock().unwrap());
+        (coding, self.bytes.swap(0, Ordering::Relaxed))
+    }
+}
+
+type HttpClient = tower::util::BoxCloneService<
+    Request<Full<Bytes>>,
+    Response<DecompressionBody<Counted<hyper::body::Incoming>>>,
+    BoxError,
+>;
+
+/// A hyper-util client under `DecompressionLayer` (with `dictionaries` if given) and
+/// `RequestCompressionLayer`, tapped between the layers by `sent` and `received`.
+fn client(
+    dictionaries: Option<ClientDictionaryStore>,
+    sent: Arc<AtomicU64>,
+    received: Wire,
+) -> HttpClient {
+    let mut decompression = DecompressionLayer::new();
+    if let Some(store) = dictionaries {
+        decompression = decompression.dictionaries(store);
+    }
+    let http = Client::builder(TokioExecutor::new()).build_http();
+    let svc = ServiceBuilder::new()
+        .layer(decompression)
         // Between the two layers: the response before decoding...
         .map_response(move |response: Response<hyper::body::Incoming>| {
-            let count = received_tap.clone();
+            let coding = response
+                .headers()
+                .get(CONTENT_ENCODING)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("identity");
+            *received.coding.lock().unwrap() = coding.to_owned();
+            let count = received.bytes.clone();
             response.map(|inner| Counted { inner, count })
         })
         .layer(RequestCompressionLayer::new())
         // ...and the request after compression.
         .map_request(move |request: Request<CompressionBody<Full<Bytes>>>| {
-            let count = sent_tap.clone();
+            let count = sent.clone();
             request.map(|inner| Counted { inner, count })
         })
-        .service(client);
+        .service(http)
+        .map_err(BoxError::from);
+    tower::util::BoxCloneService::new(svc)
+}
 
+async fn get(client: &HttpClient, url: &str) -> Result<(StatusCode, HeaderMap, Bytes), BoxError> {
+    let request = Request::get(url).body(Full::new(Bytes::new()))?;
+    let response = client.clone().oneshot(request).await?;
+    let (parts, body) = response.into_parts();
+    Ok((
+        parts.status,
+        parts.headers,
+        body.collect().await?.to_bytes(),
+    ))
+}
+
+async fn run() -> Result<bool, BoxError> {
+    let base = base_url()?;
+    let sent = Arc::new(AtomicU64::new(0));
+    let received = Wire::default();
+    let client = client(None, sent.clone(), received.clone());
     let mut ok = true;
 
     // 1. Upload a JSON document, compressed, and check the echo.
@@ -132,7 +194,7 @@ async fn run() -> Result<bool, BoxError> {
          echo {} bytes on the wire, {} decoded{coding_note}",
         sent.swap(0, Ordering::Relaxed),
         doc.len(),
-        received.swap(0, Ordering::Relaxed),
+        received.take().1,
         echoed.len(),
     );
     if !status.is_success() || echoed != doc.as_bytes() {
@@ -141,13 +203,10 @@ async fn run() -> Result<bool, BoxError> {
     }
 
     // 2. Fetch a compressed listing.
-    let request = Request::get(format!("{base}/api/items?n=200")).body(Full::new(Bytes::new()))?;
-    let response = client.clone().oneshot(request).await?;
-    let status = response.status();
-    let items = response.into_body().collect().await?.to_bytes();
+    let (status, _, items) = get(&client, &format!("{base}/api/items?n=200")).await?;
+    let (coding, wire) = received.take();
     println!(
-        "GET /api/items  {status}: {} bytes on the wire, {} decoded",
-        received.swap(0, Ordering::Relaxed),
+        "GET /api/items  {status}: {wire} bytes on the wire ({coding}), {} decoded",
         items.len(),
     );
     match serde_json::from_slice::<serde_json::Value>(&items) {
@@ -161,6 +220,111 @@ async fn run() -> Result<bool, BoxError> {
             ok = false;
         }
     }
+
+    // 3. Dictionary transport.
+    ok &= dictionaries(&base, &client, &received).await?;
+    Ok(ok)
+}
+
+/// Polls of `/api/items?n=5&start=S`, with S from 10^8 up (the demo trained its dictionary
+/// on starts below 10^5).
+const POLLS: u64 = 100;
+
+/// Learns the demo's dictionaries and shows what they save. `plain` is a client without a
+/// store, for the same requests without dictionaries.
+async fn dictionaries(base: &str, plain: &HttpClient, plain_wire: &Wire) -> Result<bool, BoxError> {
+    let store = ClientDictionaryStore::new();
+    let wire = Wire::default();
+    let client = client(
+        Some(store.clone()),
+        Arc::new(AtomicU64::new(0)),
+        wire.clone(),
+    );
+    let mut ok = true;
+
+    println!();
+    println!("Dictionary transport (RFC 9842), with a ClientDictionaryStore:");
+    let (_, page_headers, _) = get(&client, &format!("{base}/")).await?;
+    wire.take();
+    let linked = linked_dictionaries(&page_headers);
+    if linked.is_empty() {
+        println!("  GET / links no dictionary: the server does not offer dictionary compression");
+        return Ok(true);
+    }
+    for path in &linked {
+        let (status, _, body) = get(&client, &format!("{base}{path}")).await?;
+        let (coding, bytes) = wire.take();
+        println!(
+            "  GET {path}  {status}: {bytes} bytes on the wire ({coding}), {} decoded; stored: {} dictionary ({} bytes)",
+            body.len(),
+            store.len(),
+            store.bytes()
+        );
+    }
+
+    let mut totals: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    let mut without: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    let (mut with_bytes, mut without_bytes) = (0, 0);
+    for poll in 0..POLLS {
+        let start = 100_000_000 + poll * 7_919_333;
+        let url = format!("{base}/api/items?n=5&start={start}");
+        let (_, _, body) = get(&client, &url).await?;
+        let (coding, bytes) = wire.take();
+        let (_, _, reference) = get(plain, &url).await?;
+        let (plain_coding, plain_bytes) = plain_wire.take();
+        if body != reference {
+            eprintln!("error: {url} decoded with the dictionary differs from the plain body");
+            ok = false;
+        }
+        if poll < 5 {
+            println!(
+                "  GET /api/items?n=5&start={start}: {bytes:>4} bytes ({coding}); without the store {plain_bytes:>4} bytes ({plain_coding}); {} decoded",
+                body.len()
+            );
+        }
+        let entry = totals.entry(coding).or_default();
+        *entry = (entry.0 + 1, entry.1 + bytes);
+        let entry = without.entry(plain_coding).or_default();
+        *entry = (entry.0 + 1, entry.1 + plain_bytes);
+        with_bytes += bytes;
+        without_bytes += plain_bytes;
+    }
+    println!("  ... {POLLS} polls in all, bytes on the wire per coding:");
+    for (label, map) in [("with the store", &totals), ("without", &without)] {
+        let list: Vec<String> = map
+            .iter()
+            .map(|(coding, (n, bytes))| format!("{coding}: {n} responses, {bytes} bytes"))
+            .collect();
+        println!("    {label:<15} {}", list.join("; "));
+    }
+    println!(
+        "    with the store: {with_bytes} bytes, {:.2}x of {without_bytes} without",
+        with_bytes as f64 / without_bytes.max(1) as f64
+    );
+
+    // A new version of a script, as a delta against the old one.
+    for path in ["/assets/app-v1.js", "/assets/app-v2.js"] {
+        let url = format!("{base}{path}");
+        let (status, _, body) = get(&client, &url).await?;
+        let (coding, bytes) = wire.take();
+        let (_, _, reference) = get(plain, &url).await?;
+        let (plain_coding, plain_bytes) = plain_wire.take();
+        println!(
+            "  GET {path}  {status}: {bytes} bytes on the wire ({coding}); without the store {plain_bytes} ({plain_coding}); {} decoded",
+            body.len()
+        );
+        if body != reference {
+            eprintln!("error: {path} decoded with the dictionary differs from the plain body");
+            ok = false;
+        }
+    }
+    let stats = store.stats();
+    println!(
+        "  store: {} dictionaries, {} bytes; {} requests offered one",
+        store.len(),
+        store.bytes(),
+        stats.offered
+    );
     Ok(ok)
 }
 
