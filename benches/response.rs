@@ -6,6 +6,7 @@
 //! Groups: `response/<size>` (gzip 6, plus `libdeflate_floor` up to 64 KiB), `response_l1`,
 //! `streaming`, `response_zstd` and `response_br` (each layer's default level: zstd 3, br 4),
 //! `response_dict` (`dcz`/`dcb` with a trained dictionary beside plain zstd/br),
+//! `client_dict` (decoding `dcz` on the client, learned dictionary offered, beside zstd),
 //! `request/<size>` (gzip), `request_zstd/16KiB`, `request_br/16KiB` and `contention`.
 
 mod support;
@@ -266,6 +267,117 @@ fn response_dict(c: &mut Criterion) {
 #[cfg(not(all(feature = "zstd", feature = "br")))]
 fn response_dict(_: &mut Criterion) {}
 
+/// Group `client_dict/1KiB`: what a client pays to decode a 1 KiB JSON response sent `dcz`
+/// (the layer offers the learned dictionary: pattern match, `Available-Dictionary`, then a
+/// pooled context with the prepared `DDict`) against the same response sent plain `zstd`,
+/// both through our `DecompressionLayer`; and the two decoders alone.
+#[cfg(feature = "zstd")]
+fn client_dict(c: &mut Criterion) {
+    use bytes::BytesMut;
+    use http::{Request, Response};
+    use http_body_util::{BodyExt, Empty, Full};
+    use tower::ServiceExt;
+    use tower_gzip::codec::{Decoder, Format};
+    use tower_gzip::decompression::DecompressionLayer;
+    use tower_gzip::dictionary::{ClientDictionaryStore, DictCoding, encode_dcz};
+
+    let rt = runtime();
+    let (dictionary, _) = support::trained_dictionary();
+    let payload = json(1024);
+    let pool = CodecPool::global();
+    let mut dcz = BytesMut::new();
+    encode_dcz(
+        &dictionary,
+        tower_gzip::CompressionLevel::Default,
+        &payload,
+        pool,
+        &mut dcz,
+    )
+    .unwrap();
+    let dcz = dcz.freeze();
+    let zstd = support::zstd_bytes(&payload, 3);
+    eprintln!(
+        "client_dict/1KiB: dcz {} bytes, zstd {} bytes (identity {})",
+        dcz.len(),
+        zstd.len(),
+        payload.len()
+    );
+
+    // The server: the dictionary at /dict, the payload at /api/* in the coding asked for.
+    let dict_bytes = dictionary.bytes().clone();
+    let (dcz_wire, zstd_wire) = (dcz.clone(), zstd.clone());
+    let server = service_fn(move |req: Request<Empty<Bytes>>| {
+        let response = if req.uri().path() == "/dict" {
+            Response::builder()
+                .header("use-as-dictionary", r#"match="/api/*""#)
+                .header("cache-control", "max-age=3600")
+                .body(Full::new(dict_bytes.clone()))
+        } else if req.headers().contains_key("available-dictionary") {
+            Response::builder()
+                .header("content-encoding", "dcz")
+                .body(Full::new(dcz_wire.clone()))
+        } else {
+            Response::builder()
+                .header("content-encoding", "zstd")
+                .body(Full::new(zstd_wire.clone()))
+        };
+        std::future::ready(Ok::<_, std::convert::Infallible>(response.unwrap()))
+    });
+    let store = ClientDictionaryStore::new();
+    let with_store = DecompressionLayer::new()
+        .dictionaries(store.clone())
+        .layer(server.clone());
+    let plain = DecompressionLayer::new().layer(server);
+    let fetch = |svc: &_, path: &str| {
+        let svc: &tower_gzip::decompression::Decompression<_> = svc;
+        let request = Request::get(format!("http://api.test{path}"))
+            .body(Empty::new())
+            .unwrap();
+        let svc = svc.clone();
+        async move {
+            let response = svc.oneshot(request).await.unwrap();
+            response.into_body().collect().await.unwrap().to_bytes()
+        }
+    };
+    rt.block_on(async {
+        assert_eq!(fetch(&with_store, "/dict").await, dictionary.bytes());
+        assert_eq!(store.len(), 1);
+        assert_eq!(fetch(&with_store, "/api/items").await, payload);
+        assert_eq!(fetch(&plain, "/api/items").await, payload);
+    });
+
+    let mut group = configure(c, "client_dict/1KiB", payload.len());
+    group.bench_function("dcz_layer", |b| {
+        b.iter(|| black_box(rt.block_on(fetch(&with_store, "/api/items"))))
+    });
+    group.bench_function("zstd_layer", |b| {
+        b.iter(|| black_box(rt.block_on(fetch(&plain, "/api/items"))))
+    });
+    let decode = |mut decoder: Decoder, wire: &[u8]| {
+        let mut out = BytesMut::with_capacity(2048);
+        let mut input = wire;
+        while !input.is_empty() || decoder.has_pending_output() {
+            let used = decoder.decode(input, &mut out, 64 << 10).unwrap();
+            input = &input[used..];
+        }
+        decoder.finish().unwrap();
+        out
+    };
+    group.bench_function("dcz_decoder", |b| {
+        b.iter(|| {
+            let decoder = Decoder::with_dictionary(DictCoding::Dcz, &dictionary, pool).unwrap();
+            black_box(decode(decoder, &dcz))
+        })
+    });
+    group.bench_function("zstd_decoder", |b| {
+        b.iter(|| black_box(decode(Decoder::new(Format::Zstd, pool), &zstd)))
+    });
+    group.finish();
+}
+
+#[cfg(not(feature = "zstd"))]
+fn client_dict(_: &mut Criterion) {}
+
 #[cfg(not(feature = "zstd"))]
 fn response_zstd(_: &mut Criterion) {}
 #[cfg(not(feature = "zstd"))]
@@ -352,6 +464,7 @@ criterion_group!(
     response_zstd,
     response_br,
     response_dict,
+    client_dict,
     request,
     request_zstd,
     request_br,

@@ -728,3 +728,83 @@ async fn baseline_tower_http_has_no_dictionaries() {
         serde_json::from_slice(&get(&server.url("/stats"), "identity").await.body).unwrap();
     assert!(stats["dictionaries"].is_null(), "{stats}");
 }
+
+/// Our own client against the demo, as `examples/client.rs` uses it: `DecompressionLayer`
+/// with a `ClientDictionaryStore` follows the page's `Link` to the dictionary, stores it,
+/// and gets the API as `dcz`, decoded to the identity bytes; the script's v2 after v1 comes
+/// as a delta against v1, which the layer learned from its `Use-As-Dictionary`.
+#[cfg(feature = "zstd")]
+#[tokio::test]
+async fn our_client_learns_and_uses_the_demo_dictionaries() {
+    use std::sync::{Arc, Mutex};
+    use tower::{ServiceBuilder, ServiceExt};
+    use tower_gzip::decompression::DecompressionLayer;
+    use tower_gzip::dictionary::{ClientDictionaryStore, linked_dictionaries};
+
+    let server = Server::start(&[]);
+    let store = ClientDictionaryStore::new();
+    let wire: Arc<Mutex<String>> = Arc::default();
+    let tap = wire.clone();
+    let client = ServiceBuilder::new()
+        .layer(DecompressionLayer::new().dictionaries(store.clone()))
+        .map_response(move |response: http::Response<hyper::body::Incoming>| {
+            *tap.lock().unwrap() = response
+                .headers()
+                .get(header::CONTENT_ENCODING)
+                .map_or("identity".into(), |v| v.to_str().unwrap().to_owned());
+            response
+        })
+        .service(
+            Client::builder(TokioExecutor::new()).build_http::<http_body_util::Empty<Bytes>>(),
+        );
+    let fetch = |path: String| {
+        let client = client.clone();
+        let wire = wire.clone();
+        async move {
+            let request = Request::get(path)
+                .body(http_body_util::Empty::new())
+                .unwrap();
+            let response = client.oneshot(request).await.unwrap();
+            let headers = response.headers().clone();
+            let body = response.into_body().collect().await.unwrap().to_bytes();
+            let coding = wire.lock().unwrap().clone();
+            (headers, coding, body)
+        }
+    };
+
+    let (page, _, _) = fetch(server.url("/")).await;
+    let linked = linked_dictionaries(&page);
+    assert_eq!(linked, ["/dictionary"]);
+    let (_, _, dictionary) = fetch(server.url(&linked[0])).await;
+    assert_eq!(store.len(), 1);
+    assert_eq!(store.bytes(), dictionary.len());
+
+    for start in [123_456_789u64, 987_654_321] {
+        let path = format!("/api/items?n=5&start={start}");
+        let (_, coding, body) = fetch(server.url(&path)).await;
+        assert_eq!(coding, "dcz", "{path}");
+        assert_eq!(body, get(&server.url(&path), "identity").await.body);
+    }
+
+    let (_, _, v1) = fetch(server.url("/assets/app-v1.js")).await;
+    assert_eq!(
+        v1,
+        get(&server.url("/assets/app-v1.js"), "identity").await.body
+    );
+    let v2_plain = get(&server.url("/assets/app-v2.js"), "identity").await.body;
+    // The server keeps v1 once it has sent all of it, which can be just after we read it.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (_, coding, v2) = fetch(server.url("/assets/app-v2.js")).await;
+        assert_eq!(v2, v2_plain);
+        if coding == "dcz" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "v2 never came as a delta ({coding})"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(store.stats().offered >= 3, "{:?}", store.stats());
+}

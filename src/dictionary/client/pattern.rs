@@ -4,7 +4,9 @@
 
 use http::Uri;
 use url::Url;
-use urlpattern::{UrlPattern, UrlPatternInit, UrlPatternMatchInput, UrlPatternOptions};
+#[cfg(test)]
+use urlpattern::UrlPatternMatchInput;
+use urlpattern::{UrlPattern, UrlPatternInit, UrlPatternOptions};
 
 /// Where a request goes: scheme, host and port. Dictionaries are kept and offered per
 /// origin, never across.
@@ -69,8 +71,27 @@ impl MatchPattern {
         })
     }
 
-    /// Whether `url` matches.
+    /// Whether `url`, a URL of the pattern's own origin, matches. The origin's components
+    /// (scheme, host, port) are not tested again: the store keeps dictionaries per origin and
+    /// the pattern was checked to name its own. The others are tested with the pattern's
+    /// component matchers directly: `UrlPattern::test` builds a full match result, group maps
+    /// included, which costs more than the match.
     pub(crate) fn matches(&self, url: &Url) -> bool {
+        let p = &self.pattern;
+        let matched = |component: &urlpattern::component::Component<regex::Regex>, input: &str| {
+            component.matcher.matches(input).is_some()
+        };
+        matched(&p.pathname, url.path())
+            && matched(&p.search, url.query().unwrap_or(""))
+            && matched(&p.hash, url.fragment().unwrap_or(""))
+            && matched(&p.username, url.username())
+            && matched(&p.password, url.password().unwrap_or(""))
+    }
+
+    /// [`matches`](Self::matches) through `UrlPattern::test`, all components: the reference
+    /// the shortcut is checked against.
+    #[cfg(test)]
+    fn matches_fully(&self, url: &Url) -> bool {
         self.pattern
             .test(UrlPatternMatchInput::Url(url.clone()))
             .unwrap_or(false)
@@ -110,12 +131,53 @@ mod tests {
         assert!(p.matches(&url("http://127.0.0.1:3000/api/items?n=5&start=3")));
         assert!(p.matches(&url("http://127.0.0.1:3000/api/items")));
         assert!(!p.matches(&url("http://127.0.0.1:3000/api/other")));
-        // Another port is another origin.
-        assert!(!p.matches(&url("http://127.0.0.1:3001/api/items")));
+        // Another port is another origin (which the store never asks `matches` about).
+        assert!(!p.matches_fully(&url("http://127.0.0.1:3001/api/items")));
         assert_eq!(p.len(), "/api/items*".len());
         let js = MatchPattern::new("/assets/app-v*.js", &base).unwrap();
         assert!(js.matches(&url("http://127.0.0.1:3000/assets/app-v2.js")));
         assert!(!js.matches(&url("http://127.0.0.1:3000/assets/app-v2.css")));
+    }
+
+    #[test]
+    fn the_shortcut_agrees_with_the_full_match() {
+        let base = url("https://example.com/dict");
+        let patterns = [
+            "/api/*",
+            "/api/items*",
+            "/api/items?*",
+            "/api/items\\?n=5*",
+            "/assets/app-v*.js",
+            "/a/:name/c",
+            "/a/*/c#frag",
+            "https://example.com/x/*",
+            "/*",
+            "/exact",
+            "/caf%C3%A9/*",
+        ];
+        let urls = [
+            "https://example.com/api/items?n=5&start=3",
+            "https://example.com/api/items",
+            "https://example.com/api/other?x",
+            "https://example.com/assets/app-v2.js",
+            "https://example.com/assets/app-v2.js?cache=1",
+            "https://example.com/a/b/c",
+            "https://example.com/a/b/c#frag",
+            "https://example.com/a/b/d/c",
+            "https://example.com/x/y",
+            "https://example.com/exact",
+            "https://example.com/exact?q",
+            "https://user:pw@example.com/api/items",
+            "https://example.com/caf%C3%A9/menu",
+            "https://example.com/café/menu",
+        ];
+        for pattern in patterns {
+            let p = MatchPattern::new(pattern, &base).unwrap_or_else(|| panic!("{pattern}"));
+            for u in urls {
+                let u = url(u);
+                assert_eq!(p.matches(&u), p.matches_fully(&u), "{pattern} {u}");
+            }
+        }
     }
 
     #[test]
