@@ -382,7 +382,7 @@ impl CodecPool {
     /// Checks out a state of kind `T` at `level`, reusing an idle one when there is one, else
     /// building one with `make`.
     pub(crate) fn take<T: PooledState>(&self, level: Level, make: impl FnOnce() -> T) -> Pooled<T> {
-        let state = match T::shelf(&self.inner).take(level) {
+        let state = match T::shelf(&self.inner).take(level, self.inner.max_idle) {
             Found::Clean(state) => state,
             // Reset outside the lock, as on a return; one that cannot be is replaced.
             Found::Taken(mut state) => {

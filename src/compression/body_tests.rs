@@ -133,7 +133,10 @@ fn a_pause_in_a_quiet_pool_draws_and_primes_nothing() {
             if taken && is_br(format) {
                 continue; // br keeps its state: nothing to take
             }
-            let pool = CodecPool::new();
+            // A draw takes a parked state only when parked states fill the shelf.
+            let pool = CodecPool::builder()
+                .max_idle(if taken { 1 } else { 8 })
+                .build();
             let encoder = Encoder::new(format, CompressionLevel::Default, &pool);
             let producer = Trickle::default();
             let mut body = Box::pin(CompressionBody::encode(producer.clone(), encoder));

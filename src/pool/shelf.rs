@@ -53,15 +53,25 @@ pub(super) enum Found<T> {
 }
 
 impl<T> Shelf<T> {
-    /// An idle state at `level`: a clean one, else the oldest state parked at that level;
-    /// counts the checkout either way.
-    pub(super) fn take(&self, level: Level) -> Found<T> {
+    /// An idle state at `level`: a clean one, else, when parked states fill the shelf,
+    /// the oldest one parked at that level; counts the checkout either way.
+    ///
+    /// With room on the shelf a parked state is left to its stream: a new state (~3 us for
+    /// deflate) is cheaper than the redraw and priming it would cost that stream, and it
+    /// can be parked in turn. Once the shelf is full, a new one could not be, and memory
+    /// would churn.
+    pub(super) fn take(&self, level: Level, max_idle: usize) -> Found<T> {
         self.stats.out.fetch_add(1, Ordering::Relaxed);
         let found = {
             let mut idle = lock(&self.idle);
             let found = if let Some(state) = idle.by_level[level.index()].pop() {
                 Found::Clean(state)
-            } else if let Some(i) = idle.parked.iter().position(|p| p.level == level) {
+            } else if let Some(i) = idle
+                .parked
+                .iter()
+                .position(|p| p.level == level)
+                .filter(|_| idle.count >= max_idle)
+            {
                 Found::Taken(idle.parked.remove(i).expect("found above").state)
             } else {
                 Found::Nothing
