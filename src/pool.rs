@@ -187,7 +187,13 @@ pub struct CodecPoolBuilder {
 
 impl CodecPoolBuilder {
     /// The most idle states kept per kind (compressors of all levels together, and
-    /// decompressors). A state returned past the cap is dropped. Zero disables pooling.
+    /// decompressors), states parked by paused streams included. A state returned past the
+    /// cap is dropped. Zero disables pooling (and parking: a paused stream then gives its
+    /// state back, and resumes with a fresh one).
+    ///
+    /// Up to this many paused streams (SSE) keep their gzip, deflate or zstd state across
+    /// pauses, parked on the shelf; past that, a stream that draws takes the oldest parked
+    /// state, and its owner draws another at its next event (see the README, "Pauses").
     pub fn max_idle(mut self, max_idle: usize) -> Self {
         self.max_idle = max_idle;
         self
@@ -199,15 +205,16 @@ impl CodecPoolBuilder {
     /// A streaming body compresses at most 64 KiB per poll and then yields, so hundreds of
     /// large responses progress together instead of one at a time. While more than
     /// `hold_limit` states of a kind are checked out, a gzip or deflate stream ends each
-    /// slice with a full flush and gives its ~190 KB state back (the next slice draws one
-    /// primed with the last 32 KiB of input, so the ratio holds within 0.3%). Below the limit
-    /// streams keep their state: no flush, no priming, the full speed of one uninterrupted
-    /// stream. Zero releases at every slice end. Whatever the limit, a stream whose producer
-    /// has nothing ready gives its state back.
+    /// slice with a sync flush and parks its ~190 KB state in the pool (the next slice takes
+    /// it back, or, if another stream took it, draws one primed with the last 32 KiB of
+    /// input, so the ratio holds within 0.3%). Below the limit streams keep their state: no
+    /// flush, no priming, the full speed of one uninterrupted stream. Zero parks at every
+    /// slice end. Whatever the limit, a stream whose producer has nothing ready parks its
+    /// state (see [`max_idle`](Self::max_idle)).
     ///
-    /// zstd streams follow the same limit: past it, a stream ends its frame at each slice
-    /// end and gives its context back (the next slice starts a new frame, RFC 8878 section
-    /// 3.1), at a few percent of ratio while crowded. br streams cannot be resumed and keep
+    /// zstd streams follow the same limit: past it, a stream flushes at each slice end and
+    /// parks its context; if another stream took it, the frame ends and the next slice
+    /// starts a new one (RFC 8878 section 3.1), at a few percent of ratio while crowded. br streams cannot be resumed and keep
     /// their state; how many hold one at once is [`br_stream_limit`](Self::br_stream_limit).
     pub fn hold_limit(mut self, hold_limit: usize) -> Self {
         self.hold_limit = hold_limit;

@@ -206,7 +206,7 @@ impl ZstdEncoder {
         // bodies are first polled, and none should hold a context for it.
         ZstdEncoder {
             stage: Stage::BetweenFrames,
-            ctx: Hold::None,
+            ctx: Hold::default(),
             pool: pool.clone(),
             level,
 
@@ -238,7 +238,7 @@ impl ZstdEncoder {
             if self.stage == Stage::InFrame {
                 self.end_frame_without_context(out);
             }
-            self.ctx = Hold::Held(draw_compressor(&self.pool, self.level)?);
+            self.ctx.hold(draw_compressor(&self.pool, self.level)?);
         }
         let before = out.len();
         let cctx = &mut self.ctx.held().expect("drawn above").0;
@@ -263,7 +263,7 @@ impl ZstdEncoder {
         if result.is_err() {
             self.stage = Stage::Failed;
             // The pool resets the interrupted context before anyone else gets it.
-            self.ctx = Hold::None;
+            self.ctx.release();
         }
         result
     }
@@ -314,7 +314,7 @@ impl Encode for ZstdEncoder {
         self.check()?;
         if self.stage == Stage::InFrame && !self.ctx.is_held() {
             // Paused since a flush: no need to take the context back to say "done".
-            self.ctx = Hold::None;
+            self.ctx.release();
             self.end_frame_without_context(out);
         }
         // A stream that was never started, or that ended its frame when it went idle,
@@ -323,7 +323,7 @@ impl Encode for ZstdEncoder {
             self.run(&[], out, EndDirective::ZSTD_e_end)?;
         }
         self.stage = Stage::Finished;
-        self.ctx = Hold::None;
+        self.ctx.release();
         Ok(Progress::since(0, before, out))
     }
 
@@ -342,13 +342,13 @@ impl Encode for ZstdEncoder {
                 Ok(()) => return Ok(Progress::since(0, before, out)),
                 Err(ctx) => {
                     // No room to park: end the frame and release the context.
-                    self.ctx = Hold::Held(ctx);
+                    self.ctx.hold(ctx);
                     self.run(&[], out, EndDirective::ZSTD_e_end)?;
                     self.stage = Stage::BetweenFrames;
                 }
             }
         }
-        self.ctx = Hold::None;
+        self.ctx.release();
         Ok(Progress::since(0, before, out))
     }
 

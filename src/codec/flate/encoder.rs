@@ -98,7 +98,7 @@ impl FlateEncoder {
         FlateEncoder {
             // Drawn at the first input: many responses may be built before their bodies
             // are first polled, and none should hold a state for it.
-            deflate: Hold::None,
+            deflate: Hold::default(),
             pool: pool.clone(),
             framing,
             level,
@@ -157,7 +157,7 @@ impl FlateEncoder {
                     .map_err(|e| EncodeError::new(format!("priming deflate: {e}")))?;
                 self.pool.note_primed::<Compress>(self.history.tail.len());
             }
-            self.deflate = Hold::Held(state);
+            self.deflate.hold(state);
         }
         Ok(self.deflate.held().expect("drawn above"))
     }
@@ -199,7 +199,7 @@ impl FlateEncoder {
         if result.is_err() {
             self.stage = Stage::Failed;
             // An interrupted state is reset by the pool before anyone else gets it.
-            self.deflate = Hold::None;
+            self.deflate.release();
         }
         result
     }
@@ -251,14 +251,14 @@ impl Encode for FlateEncoder {
         } else {
             // Idle since a flush: the stream is byte-aligned and only needs a last block, and
             // a parked state goes back to the shelf clean (dropping the lease).
-            self.deflate = Hold::None;
+            self.deflate.release();
             out.extend_from_slice(&EMPTY_FINAL_BLOCK);
             self.total_out += EMPTY_FINAL_BLOCK.len() as u64;
         }
         self.write_trailer(out);
         self.stage = Stage::Finished;
         // The state goes back to the pool as soon as the stream is done.
-        self.deflate = Hold::None;
+        self.deflate.release();
         Ok(Progress::since(0, before, out))
     }
 
