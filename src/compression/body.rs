@@ -248,6 +248,9 @@ pub(crate) struct Encoding<B> {
 
 /// Where the stream is. Each phase holds what only it needs, so "an encoder after the end"
 /// cannot be written.
+// Inline, not boxed: a box would cost an allocation per response for a phase that only
+// the end of the stream leaves.
+#[allow(clippy::large_enum_variant)]
 enum Phase<B> {
     /// Reading and compressing.
     Running(Running<B>),

@@ -12,8 +12,9 @@ use crate::support::{SLICE, full, private_pool, round, typed};
 
 /// Raw deflate of `data` at `level` by flate2 alone, as the streaming body writes it for a
 /// body that never goes pending: input fed 16 KiB at a time, one slice per poll.
-/// With `release` (a crowded pool) every slice ends with a sync flush and the state parked;
-/// alone in its pool, the stream takes it back for the next slice. Without, one state runs
+/// With `release` (a crowded pool) every slice ends with a sync flush; the first releases
+/// the state (the next slice primes a fresh one), the others park it, and alone in its
+/// pool the stream takes it back for the next slice. Without, one state runs
 /// to the end with no flush. The last slice finishes the stream.
 fn sliced_reference(data: &[u8], level: u32, release: bool) -> Vec<u8> {
     use flate2::{Compress, Compression, FlushCompress, Status};
@@ -45,6 +46,7 @@ fn sliced_reference(data: &[u8], level: u32, release: bool) -> Vec<u8> {
     // most one more slice of it is left (the body's "finish the chunk" rule; `data` is one
     // chunk here).
     let mut start = 0;
+    let mut first = true;
     while start < data.len() {
         let mut end = (start + SLICE).min(data.len());
         if data.len() - end <= SLICE {
@@ -60,10 +62,18 @@ fn sliced_reference(data: &[u8], level: u32, release: bool) -> Vec<u8> {
             break;
         }
         if release {
-            // Every slice that used up its budget ends with a sync flush and the state parked
-            // in the pool, output or not (also the last one: the end is only seen in the
-            // next poll). No other stream takes it here, so the next slice goes on with it.
+            // Every slice that used up its budget ends with a sync flush, output or not
+            // (also the last one: the end is only seen in the next poll). The first gives
+            // the state back (a stream's first pause does) and the next slice primes a
+            // fresh one with the last 32 KiB; later ones park it, and with no other stream
+            // to take it the next slice goes on with it.
             run(&mut state, &[], &mut out, FlushCompress::Sync);
+            if std::mem::take(&mut first) {
+                state = Compress::new(Compression::new(level), false);
+                state
+                    .set_dictionary(&data[end.saturating_sub(32 * 1024)..end])
+                    .unwrap();
+            }
         }
     }
     run(&mut state, &[], &mut out, FlushCompress::Finish);
