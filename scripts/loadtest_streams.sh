@@ -5,7 +5,7 @@
 # tower-http's (`--baseline tower-http`), over 127.0.0.1 only. Measurement only.
 #
 #   scripts/loadtest_streams.sh                        # all sections, ~4 min
-#   SECTIONS=concurrent scripts/loadtest_streams.sh    # one section (concurrent, slow, idle)
+#   SECTIONS=concurrent scripts/loadtest_streams.sh    # one section (concurrent, slow, idle, busy)
 #   ENCODINGS=zstd scripts/loadtest_streams.sh         # one coding only
 #
 # Every compressed case runs once per coding C in ENCODINGS (`Accept-Encoding: C`), ours and
@@ -20,11 +20,17 @@
 #   idle        IDLE_CONNS open SSE responses (/events?n=1000&interval_ms=5000,
 #               scripts/idle_streams.py) held for IDLE_SECONDS: ours with identity
 #               (reference), then ours and tower-http with each coding.
+#   busy        S SSE responses (S in BUSY_STREAMS) with an event every I ms (I in
+#               BUSY_INTERVALS), read to their end (scripts/event_streams.py): ours with
+#               identity, then ours with each coding; server CPU per event, and over
+#               identity's. Each stream sends BUSY_SECONDS worth of events, at most
+#               BUSY_EVENTS over all streams (at 1 ms, 256 streams ask more than 2 cores do).
 #
-# Env: SECTIONS (comma list, default concurrent,slow,idle), ENCODINGS (space or comma list
+# Env: SECTIONS (comma list, default concurrent,slow,idle,busy), ENCODINGS (space or comma list
 # of gzip, zstd, br, deflate; default "gzip zstd br"), REQUESTS (400),
 # CONCURRENCY ("64 256"), BIG_SIZE (1000000), SLOW_CONNS (256), SLOW_RATE (16384),
 # SLOW_SECONDS (10), IDLE_CONNS (1000), IDLE_SECONDS (15), IDLE_CHECKPOINT (5),
+# BUSY_STREAMS ("8 256"), BUSY_INTERVALS ("1 100"), BUSY_SECONDS (4), BUSY_EVENTS (100000),
 # POLL_MS (/stats sampling period, 200), OUT (markdown results file, default
 # target/loadtest/streams.md).
 #
@@ -38,7 +44,7 @@
 # processes it started (trap on EXIT).
 set -euo pipefail
 
-SECTIONS="${SECTIONS:-concurrent,slow,idle}"
+SECTIONS="${SECTIONS:-concurrent,slow,idle,busy}"
 ENCODINGS="${ENCODINGS:-gzip zstd br}"
 REQUESTS="${REQUESTS:-400}"
 CONCURRENCY="${CONCURRENCY:-64 256}"
@@ -50,6 +56,10 @@ IDLE_CONNS="${IDLE_CONNS:-1000}"
 IDLE_SECONDS="${IDLE_SECONDS:-15}"
 IDLE_CHECKPOINT="${IDLE_CHECKPOINT:-5}"
 POLL_MS="${POLL_MS:-200}"
+BUSY_STREAMS="${BUSY_STREAMS:-8 256}"
+BUSY_INTERVALS="${BUSY_INTERVALS:-1 100}"
+BUSY_SECONDS="${BUSY_SECONDS:-4}"
+BUSY_EVENTS="${BUSY_EVENTS:-100000}"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="${OUT:-$ROOT/target/loadtest/streams.md}"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/loadtest-streams.XXXXXX")"
@@ -88,6 +98,14 @@ knob IDLE_CONNS 1 10000
 knob IDLE_SECONDS 1 300
 knob IDLE_CHECKPOINT 0 300
 knob POLL_MS 50 10000
+knob BUSY_SECONDS 1 60
+knob BUSY_EVENTS 100 1000000
+for v in $BUSY_STREAMS; do
+    [[ "$v" =~ ^[0-9]+$ ]] && ((v >= 1 && v <= 4096)) || die "BUSY_STREAMS entries must be integers in 1..4096, got '$v'"
+done
+for v in $BUSY_INTERVALS; do
+    [[ "$v" =~ ^[0-9]+$ ]] && ((v >= 1 && v <= 1000)) || die "BUSY_INTERVALS entries must be integers in 1..1000, got '$v'"
+done
 for c in $CONCURRENCY; do
     if ! [[ "$c" =~ ^[0-9]+$ ]] || ((c < 1 || c > 4096 || c > REQUESTS)); then
         die "CONCURRENCY entries must be integers in 1..min(4096, REQUESTS), got '$c'"
@@ -112,10 +130,10 @@ IFS=',' read -r -a _sections <<<"$SECTIONS"
 for s in "${_sections[@]}"; do
     s="${s// /}"
     case "$s" in
-        concurrent | slow | idle) RUN[$s]=1 ;;
-        all) RUN[concurrent]=1 RUN[slow]=1 RUN[idle]=1 ;;
+        concurrent | slow | idle | busy) RUN[$s]=1 ;;
+        all) RUN[concurrent]=1 RUN[slow]=1 RUN[idle]=1 RUN[busy]=1 ;;
         "") ;;
-        *) die "unknown section '$s' in SECTIONS (concurrent, slow, idle)" ;;
+        *) die "unknown section '$s' in SECTIONS (concurrent, slow, idle, busy)" ;;
     esac
 done
 ((${#RUN[@]} > 0)) || die "SECTIONS selects nothing"
@@ -371,6 +389,29 @@ run_idle() { # $1: a case (see CASES)
     I_BYTES[$case]="$(json_field event_bytes_per_stream_mean "$out")"
 }
 
+# --- busy streams --------------------------------------------------------------------------
+declare -A B_N B_CPU B_BYTES B_DONE B_SECS
+run_busy() { # $1: streams, $2: ms between events, $3: identity or a coding
+    local conns=$1 ms=$2 enc=$3 key="$1/$2/$3" n out="$WORK/busy-$1-$2-$3.json"
+    n=$((BUSY_SECONDS * 1000 / ms))
+    ((n * conns <= BUSY_EVENTS)) || n=$((BUSY_EVENTS / conns))
+    ((n >= 1)) || n=1
+    start_server ours
+    log "== busy streams: $conns x /events?n=$n&interval_ms=$ms ($enc)"
+    "${CLIENT_PIN[@]}" timeout $((BUSY_SECONDS * 20 + 90)) python3 "$ROOT/scripts/event_streams.py" "$BASE" \
+        --pid "$SERVER_PID" --conns "$conns" --path "/events?n=$n&interval_ms=$ms" \
+        --encoding "$enc" --timeout $((BUSY_SECONDS * 20 + 60)) >"$out" ||
+        log "warning: event_streams.py exited with status $? ($key)"
+    stop_server
+    [[ -s "$out" ]] || echo '{}' >"$out"
+    cat "$out" >&2
+    B_N[$key]=$n
+    B_CPU[$key]="$(json_field cpu_us_per_event "$out")"
+    B_BYTES[$key]="$(json_field bytes_per_stream "$out")"
+    B_DONE[$key]="$(json_field complete "$out")/$(json_field encoded "$out")"
+    B_SECS[$key]="$(json_field seconds "$out")"
+}
+
 # --- runs ----------------------------------------------------------------------------------
 PROTOS=(h1 h2c)
 read -r -a CONCS <<<"$CONCURRENCY"
@@ -395,6 +436,18 @@ fi
 if [[ -n "${RUN[idle]:-}" ]]; then
     for case in "${CASES[@]}"; do
         run_idle "$case"
+    done
+fi
+
+read -r -a BUSY_S <<<"$BUSY_STREAMS"
+read -r -a BUSY_I <<<"$BUSY_INTERVALS"
+if [[ -n "${RUN[busy]:-}" ]]; then
+    for conns in "${BUSY_S[@]}"; do
+        for ms in "${BUSY_I[@]}"; do
+            for enc in identity "${ENCS[@]}"; do
+                run_busy "$conns" "$ms" "$enc"
+            done
+        done
     done
 fi
 
@@ -495,6 +548,35 @@ proto_name() { [[ "$1" == h1 ]] && echo "HTTP/1.1" || echo "$1"; }
                 'BEGIN { if (g ~ /^-?[0-9]+$/ && n + 0 > 0) printf "%.1f", g / n; else printf "n/a" }')"
             echo "| $enc | $(server_name "$server") | ${I_RSS0[$case]} | ${I_GROW5[$case]} | ${I_GROWEND[$case]} | $per | $r | $ri |" \
                 "${I_LIVE[$case]} | ${I_OPEN[$case]} / ${I_ENC[$case]} | ${I_END[$case]} | ${I_BYTES[$case]} |"
+        done
+    fi
+    if [[ -n "${RUN[busy]:-}" ]]; then
+        echo
+        echo "### Busy streams"
+        echo
+        echo "S SSE responses (\`scripts/event_streams.py\`, \`/events?n=N&interval_ms=I\`) with" \
+            "\`Accept-Encoding: CODING\` (identity: none), read to their end; ours only" \
+            "(tower-http does not compress \`text/event-stream\`). Server CPU: the server's" \
+            "threads' run time (schedstat) from the first request to the last response's end," \
+            "per event; over identity: minus identity's with the same S and I. Bytes: the body" \
+            "per stream on the wire (chunked framing excluded)."
+        echo
+        echo "| streams | interval (ms) | coding | events per stream | complete / encoded | wall (s) | server CPU per event (us) | over identity (us) | bytes per stream | bytes / identity |"
+        echo "|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|"
+        for conns in "${BUSY_S[@]}"; do
+            for ms in "${BUSY_I[@]}"; do
+                ref="$conns/$ms/identity"
+                for enc in identity "${ENCS[@]}"; do
+                    k="$conns/$ms/$enc" over="" rb=""
+                    if [[ "$enc" != identity ]]; then
+                        over="$(awk -v a="${B_CPU[$k]}" -v b="${B_CPU[$ref]}" 'BEGIN {
+                            if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/) printf "%+.1f", a - b; else printf "n/a" }')"
+                        rb="$(ratio "${B_BYTES[$k]}" "${B_BYTES[$ref]}")"
+                    fi
+                    echo "| $conns | $ms | $enc | ${B_N[$k]} | ${B_DONE[$k]} | ${B_SECS[$k]} |" \
+                        "${B_CPU[$k]} | $over | ${B_BYTES[$k]} | $rb |"
+                done
+            done
         done
     fi
 } | tee "$WORK/results.md"

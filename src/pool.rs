@@ -21,10 +21,17 @@
 
 use std::fmt;
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use crate::codec::Level;
+
+mod lease;
+mod shelf;
+
+pub(crate) use lease::Hold;
+pub(crate) use shelf::Shelf;
+use shelf::{Counters, Found};
 
 /// A shared, bounded pool of codec states.
 ///
@@ -73,98 +80,6 @@ pub(crate) struct Inner {
     pub(crate) br_compressors: Shelf<crate::codec::br::CompressorState>,
     #[cfg(feature = "br")]
     pub(crate) br_decompressors: Shelf<crate::codec::br::DecompressorState>,
-}
-
-/// Idle states of one kind, kept apart by level (decompressors all sit at level 0) so a
-/// state never serves another level, and their counters.
-pub(crate) struct Shelf<T> {
-    idle: Mutex<LevelVecs<T>>,
-    stats: Counters,
-}
-
-struct LevelVecs<T> {
-    by_level: [Vec<T>; Level::COUNT],
-    count: usize,
-}
-
-impl<T> Default for Shelf<T> {
-    fn default() -> Self {
-        Shelf {
-            idle: Mutex::new(LevelVecs {
-                by_level: std::array::from_fn(|_| Vec::new()),
-                count: 0,
-            }),
-            stats: Counters::default(),
-        }
-    }
-}
-
-impl<T> Shelf<T> {
-    /// An idle state at `level`, if there is one; counts the checkout either way.
-    fn take(&self, level: Level) -> Option<T> {
-        self.stats.out.fetch_add(1, Ordering::Relaxed);
-        let idle = {
-            let mut idle = lock(&self.idle);
-            let state = idle.by_level[level.index()].pop();
-            if state.is_some() {
-                idle.count -= 1;
-                self.stats.idle.store(idle.count, Ordering::Relaxed);
-            }
-            state
-        };
-        Counters::bump(match idle {
-            Some(_) => &self.stats.reused,
-            None => &self.stats.created,
-        });
-        idle
-    }
-
-    /// Shelves a clean state, or drops it past `max_idle`.
-    fn put(&self, state: T, level: Level, max_idle: usize) {
-        let mut idle = lock(&self.idle);
-        if idle.count < max_idle {
-            idle.by_level[level.index()].push(state);
-            idle.count += 1;
-            self.stats.idle.store(idle.count, Ordering::Relaxed);
-            drop(idle);
-            Counters::bump(&self.stats.returned);
-        } else {
-            drop(idle);
-            Counters::bump(&self.stats.discarded);
-        }
-    }
-}
-
-#[derive(Default)]
-struct Counters {
-    created: AtomicU64,
-    reused: AtomicU64,
-    returned: AtomicU64,
-    discarded: AtomicU64,
-    idle: AtomicUsize,
-    /// Checked out now: one counter, so the hot path's crowding check is one load.
-    out: AtomicUsize,
-}
-
-impl Counters {
-    fn snapshot(&self) -> KindStats {
-        KindStats {
-            created: self.created.load(Ordering::Relaxed),
-            reused: self.reused.load(Ordering::Relaxed),
-            returned: self.returned.load(Ordering::Relaxed),
-            discarded: self.discarded.load(Ordering::Relaxed),
-            idle: self.idle.load(Ordering::Relaxed),
-        }
-    }
-
-    fn bump(counter: &AtomicU64) {
-        counter.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// A guard gave its state back (returned or discarded).
-    fn checked_in(&self) {
-        self.out.fetch_sub(1, Ordering::Relaxed);
-    }
 }
 
 /// A snapshot of the pool's counters, from [`CodecPool::stats`]. Kinds whose cargo feature
@@ -238,7 +153,19 @@ pub struct KindStats {
     /// States dropped instead of returned: the shelf was full, the guard was dropped while
     /// panicking, or the state saw an error it cannot be reset from.
     pub discarded: u64,
-    /// States idle on the shelf now.
+    /// Of `returned`: states parked, unreset, by a stream whose producer paused (SSE), so
+    /// that the stream can go on with them at its next event; a draw that finds no clean
+    /// state takes the oldest parked one instead (and resets it).
+    pub parked: u64,
+    /// Of `reused`: parked states taken back by the stream that parked them. A paused
+    /// stream that resumes and finds its state gone draws another (`reused - reclaimed`
+    /// or `created`), primed with its history where the coding allows (`primed_bytes`).
+    pub reclaimed: u64,
+    /// Input history replayed into states drawn by resuming gzip and deflate streams
+    /// (a deflate dictionary of up to 32 KiB each time): the cost of a pause whose state
+    /// was given away.
+    pub primed_bytes: u64,
+    /// States idle on the shelf now, parked ones included.
     pub idle: usize,
 }
 
@@ -260,7 +187,13 @@ pub struct CodecPoolBuilder {
 
 impl CodecPoolBuilder {
     /// The most idle states kept per kind (compressors of all levels together, and
-    /// decompressors). A state returned past the cap is dropped. Zero disables pooling.
+    /// decompressors), states parked by paused streams included. A state returned past the
+    /// cap is dropped. Zero disables pooling (and parking: a paused stream then gives its
+    /// state back, and resumes with a fresh one).
+    ///
+    /// Up to this many paused streams (SSE) keep their gzip, deflate or zstd state across
+    /// pauses, parked on the shelf; past that, a stream that draws takes the oldest parked
+    /// state, and its owner draws another at its next event (see the README, "Pauses").
     pub fn max_idle(mut self, max_idle: usize) -> Self {
         self.max_idle = max_idle;
         self
@@ -272,15 +205,16 @@ impl CodecPoolBuilder {
     /// A streaming body compresses at most 64 KiB per poll and then yields, so hundreds of
     /// large responses progress together instead of one at a time. While more than
     /// `hold_limit` states of a kind are checked out, a gzip or deflate stream ends each
-    /// slice with a full flush and gives its ~190 KB state back (the next slice draws one
-    /// primed with the last 32 KiB of input, so the ratio holds within 0.3%). Below the limit
-    /// streams keep their state: no flush, no priming, the full speed of one uninterrupted
-    /// stream. Zero releases at every slice end. Whatever the limit, a stream whose producer
-    /// has nothing ready gives its state back.
+    /// slice with a sync flush and parks its ~190 KB state in the pool (the next slice takes
+    /// it back, or, if another stream took it, draws one primed with the last 32 KiB of
+    /// input, so the ratio holds within 0.3%). Below the limit streams keep their state: no
+    /// flush, no priming, the full speed of one uninterrupted stream. Zero parks at every
+    /// slice end. Whatever the limit, a stream whose producer has nothing ready parks its
+    /// state (see [`max_idle`](Self::max_idle)).
     ///
-    /// zstd streams follow the same limit: past it, a stream ends its frame at each slice
-    /// end and gives its context back (the next slice starts a new frame, RFC 8878 section
-    /// 3.1), at a few percent of ratio while crowded. br streams cannot be resumed and keep
+    /// zstd streams follow the same limit: past it, a stream flushes at each slice end and
+    /// parks its context; if another stream took it, the frame ends and the next slice
+    /// starts a new one (RFC 8878 section 3.1), at a few percent of ratio while crowded. br streams cannot be resumed and keep
     /// their state; how many hold one at once is [`br_stream_limit`](Self::br_stream_limit).
     pub fn hold_limit(mut self, hold_limit: usize) -> Self {
         self.hold_limit = hold_limit;
@@ -415,6 +349,13 @@ impl CodecPool {
         T::shelf(&self.inner).stats.out.load(Ordering::Relaxed) > self.inner.hold_limit
     }
 
+    /// Counts `bytes` of history replayed into a state of kind `T` (see
+    /// [`KindStats::primed_bytes`]).
+    pub(crate) fn note_primed<T: PooledState>(&self, bytes: usize) {
+        let primed = &T::shelf(&self.inner).stats.primed;
+        primed.fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
     /// A snapshot of the counters.
     pub fn stats(&self) -> PoolStats {
         let inner = &*self.inner;
@@ -448,7 +389,18 @@ impl CodecPool {
     /// Checks out a state of kind `T` at `level`, reusing an idle one when there is one, else
     /// building one with `make`.
     pub(crate) fn take<T: PooledState>(&self, level: Level, make: impl FnOnce() -> T) -> Pooled<T> {
-        let state = T::shelf(&self.inner).take(level).unwrap_or_else(make);
+        let state = match T::shelf(&self.inner).take(level, self.inner.max_idle) {
+            Found::Clean(state) => state,
+            // Reset outside the lock, as on a return; one that cannot be is replaced.
+            Found::Taken(mut state) => {
+                if state.reset() {
+                    state
+                } else {
+                    make()
+                }
+            }
+            Found::Nothing => make(),
+        };
         Pooled {
             state: Some(state),
             pool: self.clone(),
@@ -507,7 +459,7 @@ impl<T: PooledState> Pooled<T> {
     pub(crate) fn discard(mut self) {
         if self.state.take().is_some() {
             let stats = &T::shelf(&self.pool.inner).stats;
-            Counters::bump(&stats.discarded);
+            Counters::bump(stats.discarded());
             stats.checked_in();
         }
     }
@@ -535,7 +487,7 @@ impl<T: PooledState> Drop for Pooled<T> {
         let shelf = T::shelf(&self.pool.inner);
         // Reset outside the lock: it is the expensive part (~1 µs for a deflate compressor).
         if std::thread::panicking() || !state.reset() {
-            Counters::bump(&shelf.stats.discarded);
+            Counters::bump(shelf.stats.discarded());
         } else {
             shelf.put(state, self.level, self.pool.inner.max_idle);
         }

@@ -211,15 +211,17 @@ impl Encoder {
     }
 
     /// The producer has nothing for now: like [`flush`](Encoder::flush), and where the
-    /// coding allows it the codec state goes back to the pool until the next
-    /// [`encode`](Encoder::encode) (gzip and deflate end the block with a full flush and
-    /// prime the next state with the last 32 KiB; zstd ends the frame and starts another).
-    /// br keeps its state: a brotli stream cannot be restarted midway.
+    /// coding allows it the codec state is parked in the pool until the next
+    /// [`encode`](Encoder::encode), which takes it back as it was. If the pool gave it to
+    /// another stream meanwhile, gzip and deflate draw a state primed with the last 32 KiB
+    /// of input, and zstd ends the frame and starts another. With no room to park (the
+    /// pool's `max_idle` reached by parked states) the state goes back as before. br keeps
+    /// its state: a brotli stream cannot be restarted midway.
     pub fn idle(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
         Encode::idle(self, out).map(drop)
     }
 
-    /// Prepares the encoder for a streaming body, which gives its state back whenever the
+    /// Prepares the encoder for a streaming body, which parks its state whenever the
     /// producer waits and between slices when the pool is crowded: gzip and deflate keep the
     /// input history a released state needs to resume with the same ratio (the last 32 KiB,
     /// one buffer per stream); br waits for a turn before it draws a state and flushes at

@@ -13,7 +13,7 @@ use zstd_safe::{
 };
 
 use super::{Decode, DecodeError, DecodeErrorKind, Encode, EncodeError, Level, Progress, SliceEnd};
-use crate::pool::{CodecPool, Inner, Pooled, PooledState, Shelf};
+use crate::pool::{CodecPool, Hold, Inner, Pooled, PooledState, Shelf};
 
 /// RFC 9659 section 3: "the window size is limited to 8 MB", a window log of 23.
 pub(crate) const MAX_WINDOW_LOG: u32 = 23;
@@ -174,12 +174,13 @@ enum Stage {
 
 /// A streaming zstd encoder over a pooled context.
 ///
-/// [`idle`](Encode::idle) ends the current frame and gives the context back: the stream
-/// goes on as a new frame when data comes (RFC 8878 section 3.1: a zstd stream is frames
-/// back to back, and decoders must decode them all).
+/// [`idle`](Encode::idle) flushes and parks the context in the pool: the frame goes on
+/// when data comes. If another stream took the context meanwhile, the frame is ended with
+/// an empty last block and the stream goes on as a new frame (RFC 8878 section 3.1: a zstd
+/// stream is frames back to back, and decoders must decode them all).
 pub(crate) struct ZstdEncoder {
-    /// `None` before the first input, while idle, after the finish or after a failure.
-    ctx: Option<Pooled<CompressContext>>,
+    /// Not held before the first input, while idle, after the finish or after a failure.
+    ctx: Hold<CompressContext>,
     pool: CodecPool,
     level: Level,
     /// A frame has been started and not yet ended.
@@ -192,7 +193,7 @@ impl std::fmt::Debug for ZstdEncoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ZstdEncoder")
             .field("level", &self.level)
-            .field("holds_state", &self.ctx.is_some())
+            .field("ctx", &self.ctx)
             .field("total_in", &self.total_in)
             .field("total_out", &self.total_out)
             .finish_non_exhaustive()
@@ -205,7 +206,7 @@ impl ZstdEncoder {
         // bodies are first polled, and none should hold a context for it.
         ZstdEncoder {
             stage: Stage::BetweenFrames,
-            ctx: None,
+            ctx: Hold::default(),
             pool: pool.clone(),
             level,
 
@@ -233,11 +234,14 @@ impl ZstdEncoder {
         directive: EndDirective,
     ) -> Result<(), EncodeError> {
         self.check()?;
-        if self.ctx.is_none() {
-            self.ctx = Some(draw_compressor(&self.pool, self.level)?);
+        if !self.ctx.resume().is_held() {
+            if self.stage == Stage::InFrame {
+                self.end_frame_without_context(out);
+            }
+            self.ctx.hold(draw_compressor(&self.pool, self.level)?);
         }
         let before = out.len();
-        let cctx = &mut self.ctx.as_mut().expect("drawn above").0;
+        let cctx = &mut self.ctx.held().expect("drawn above").0;
         let mut input = InBuffer::around(input);
         let result = loop {
             let room =
@@ -259,11 +263,24 @@ impl ZstdEncoder {
         if result.is_err() {
             self.stage = Stage::Failed;
             // The pool resets the interrupted context before anyone else gets it.
-            self.ctx = None;
+            self.ctx.release();
         }
         result
     }
+
+    /// Ends a flushed frame whose context is gone (parked, then given to another stream)
+    /// with what libzstd itself writes at the end of a flushed frame: an empty raw block
+    /// marked last (RFC 8878 section 3.1.1.2: Last_Block 1, Block_Type 0, Block_Size 0).
+    /// Our frames carry no content checksum and no content size, so nothing else is owed.
+    fn end_frame_without_context(&mut self, out: &mut BytesMut) {
+        out.extend_from_slice(&LAST_EMPTY_BLOCK);
+        self.total_out += LAST_EMPTY_BLOCK.len() as u64;
+        self.stage = Stage::BetweenFrames;
+    }
 }
+
+/// An empty raw block with its Last_Block bit set: a 3-byte little-endian block header.
+const LAST_EMPTY_BLOCK: [u8; 3] = [1, 0, 0];
 
 impl Encode for ZstdEncoder {
     fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<Progress, EncodeError> {
@@ -281,7 +298,8 @@ impl Encode for ZstdEncoder {
     fn flush(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
         let before = out.len();
         self.check()?;
-        if self.stage == Stage::InFrame {
+        // A parked context was flushed when it was parked.
+        if self.stage == Stage::InFrame && self.ctx.is_held() {
             self.run(&[], out, EndDirective::ZSTD_e_flush)?;
         }
         Ok(Progress::since(0, before, out))
@@ -294,29 +312,48 @@ impl Encode for ZstdEncoder {
         }
         // A failed stream cannot be completed, even when it has no frame open.
         self.check()?;
+        if self.stage == Stage::InFrame && !self.ctx.is_held() {
+            // Paused since a flush: no need to take the context back to say "done".
+            self.ctx.release();
+            self.end_frame_without_context(out);
+        }
         // A stream that was never started, or that ended its frame when it went idle,
         // still needs one frame: an empty body is an empty frame, not zero bytes.
         if self.stage == Stage::InFrame || self.total_out == 0 {
             self.run(&[], out, EndDirective::ZSTD_e_end)?;
         }
         self.stage = Stage::Finished;
-        self.ctx = None;
+        self.ctx.release();
         Ok(Progress::since(0, before, out))
     }
 
     fn idle(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
         let before = out.len();
         self.check()?;
-        if self.stage == Stage::InFrame {
-            self.run(&[], out, EndDirective::ZSTD_e_end)?;
-            self.stage = Stage::BetweenFrames;
+        if !self.ctx.is_held() {
+            return Ok(Progress::default());
         }
-        self.ctx = None;
+        if self.stage == Stage::InFrame {
+            // Flush, not end: a context taken back goes on with the frame and its window,
+            // where a new frame would start cold (a fresh frame clears the match tables, the
+            // cost of each pause at high levels).
+            self.run(&[], out, EndDirective::ZSTD_e_flush)?;
+            match self.ctx.park() {
+                Ok(()) => return Ok(Progress::since(0, before, out)),
+                Err(ctx) => {
+                    // No room to park: end the frame and release the context.
+                    self.ctx.hold(ctx);
+                    self.run(&[], out, EndDirective::ZSTD_e_end)?;
+                    self.stage = Stage::BetweenFrames;
+                }
+            }
+        }
+        self.ctx.release();
         Ok(Progress::since(0, before, out))
     }
 
     fn holds_state(&self) -> bool {
-        self.ctx.is_some()
+        self.ctx.is_held()
     }
 
     /// Past the pool's hold limit, a stream ends its frame at each slice end and gives its
@@ -325,7 +362,10 @@ impl Encode for ZstdEncoder {
     /// one's history (frames are independent, RFC 8878 section 3.1): ~5% more bytes on text
     /// while crowded, and none when not.
     fn at_slice_end(&self) -> SliceEnd {
-        if self.stage == Stage::InFrame && self.pool.crowded::<CompressContext>() {
+        if self.stage == Stage::InFrame
+            && self.ctx.is_held()
+            && self.pool.crowded::<CompressContext>()
+        {
             SliceEnd::Release
         } else {
             SliceEnd::Keep

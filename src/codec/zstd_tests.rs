@@ -235,3 +235,74 @@ fn finish_refuses_a_stream_that_failed() {
     assert!(encoder.finish(&mut wire).is_err());
     assert!(!encoder.is_finished());
 }
+
+/// A stream that pauses after every event: alone in its pool it parks its context and
+/// takes it back (one frame after the first pause, which releases: its length is not
+/// known yet); when another stream takes the
+/// context at each pause, or there is no room to park it, each event is a frame of its own.
+/// Every variant decodes, finished while paused or not.
+#[test]
+fn paused_streams_park_their_context() {
+    let events: Vec<Vec<u8>> = (0..20)
+        .map(|i| format!("data: {{\"tick\":{i},\"msg\":\"hello hello\"}}\n\n").into_bytes())
+        .collect();
+    let plain = events.concat();
+    for (case, max_idle, taken, frames) in [
+        ("quiet", 8, false, 2),
+        // A draw takes a parked state only when parked states fill the shelf.
+        ("taken", 1, true, 20),
+        ("no room", 0, false, 20),
+    ] {
+        for finish_paused in [true, false] {
+            let pool = CodecPool::builder().max_idle(max_idle).build();
+            let mut encoder = ZstdEncoder::new(level(3), &pool);
+            let mut wire = BytesMut::new();
+            for event in &events {
+                encoder.encode(event, &mut wire).unwrap();
+                encoder.idle(&mut wire).unwrap();
+                assert!(!encoder.holds_state(), "{case}");
+                if taken {
+                    drop(draw_compressor(&pool, level(3)).unwrap());
+                }
+            }
+            if !finish_paused {
+                encoder.encode(b"", &mut wire).unwrap();
+                encoder.flush(&mut wire).unwrap();
+            }
+            encoder.finish(&mut wire).unwrap();
+            drop(encoder);
+            let mut decoder = Decoder::new(Format::Zstd, &pool);
+            let mut out = BytesMut::new();
+            assert_eq!(
+                decoder.decode(&wire, &mut out, usize::MAX).unwrap(),
+                wire.len()
+            );
+            decoder.finish().unwrap();
+            assert_eq!(out[..], plain[..], "{case}");
+            assert_eq!(
+                decoder.members(),
+                frames,
+                "{case}, finished while paused: {finish_paused}"
+            );
+            let stats = pool.stats().zstd_compressors;
+            assert_eq!(stats.in_use(), 0, "{case}: {stats:?}");
+            if case == "quiet" {
+                assert_eq!((stats.created, stats.reclaimed), (1, 18), "{stats:?}");
+            }
+        }
+    }
+}
+
+/// The 3-byte end a stream writes for a frame whose context was taken is what libzstd
+/// writes itself when a flushed frame ends.
+#[test]
+fn a_flushed_frame_ends_as_libzstd_ends_it() {
+    let pool = CodecPool::new();
+    let mut encoder = ZstdEncoder::new(level(3), &pool);
+    let mut wire = BytesMut::new();
+    encoder.encode(b"hello hello hello", &mut wire).unwrap();
+    encoder.flush(&mut wire).unwrap();
+    let flushed = wire.len();
+    encoder.finish(&mut wire).unwrap();
+    assert_eq!(wire[flushed..], LAST_EMPTY_BLOCK);
+}

@@ -82,11 +82,11 @@ impl<B> CompressionBody<B> {
             kind: Kind::Encoding {
                 state: Encoding {
                     coding: encoder.stats_coding(),
-                    phase: Phase::Running {
+                    phase: Phase::Running(Running {
                         inner,
                         encoder: encoder.for_stream(),
                         unflushed: false,
-                    },
+                    }),
                     queued,
                     current: Bytes::new(),
                     out: BytesMut::new(),
@@ -157,7 +157,7 @@ where
             } => data.is_none() && trailers.is_none() && error.is_none(),
             Kind::Encoding { state } => match &state.phase {
                 Phase::Ended(ended) => ended.is_end_stream(),
-                Phase::Running { .. } => false,
+                Phase::Running(_) => false,
             },
         }
     }
@@ -248,16 +248,22 @@ pub(crate) struct Encoding<B> {
 
 /// Where the stream is. Each phase holds what only it needs, so "an encoder after the end"
 /// cannot be written.
+// Inline, not boxed: a box would cost an allocation per response for a phase that only
+// the end of the stream leaves.
+#[allow(clippy::large_enum_variant)]
 enum Phase<B> {
-    /// Reading and compressing. `unflushed`: input was encoded since the last flush.
-    Running {
-        inner: Pin<Box<B>>,
-        encoder: Encoder,
-        unflushed: bool,
-    },
+    /// Reading and compressing.
+    Running(Running<B>),
     /// The stream is complete (or failed): the encoder is back in the pool and the inner
     /// body dropped.
     Ended(Ended),
+}
+
+struct Running<B> {
+    inner: Pin<Box<B>>,
+    encoder: Encoder,
+    /// Input was encoded since the last flush.
+    unflushed: bool,
 }
 
 /// What the inner body gave.
@@ -274,17 +280,9 @@ where
     B::Error: Into<BoxError>,
 {
     fn poll_frame(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        let Phase::Running {
-            inner,
-            encoder,
-            unflushed,
-        } = &mut self.phase
-        else {
-            let Phase::Ended(ended) = &mut self.phase else {
-                unreachable!()
-            };
+        if let Phase::Ended(ended) = &mut self.phase {
             return ended.poll_frame();
-        };
+        }
         // The frame of a full slice went out in the last call: the consumer (hyper) would
         // poll again at once, so one response could compress its whole body in one task
         // turn while every other stream waits. Yield here instead: every stream gets one
@@ -297,105 +295,135 @@ where
         loop {
             // A br stream may have to wait for its turn before it draws an encoder; it is
             // woken when one may be free. It keeps the input in hand meanwhile.
-            if (!self.current.is_empty() || self.queued.len() > 0)
-                && encoder.poll_ready(cx).is_pending()
-            {
+            if self.has_input() && self.running().encoder.poll_ready(cx).is_pending() {
                 return Poll::Pending;
             }
-            let before = budget;
-            if let Err(e) = encode_queued(
-                encoder,
-                &mut self.queued,
-                &mut self.current,
-                &mut self.out,
-                &mut budget,
-            ) {
+            if let Err(e) = self.encode_input(&mut budget) {
                 return self.fail(e);
             }
-            if budget < before {
-                *unflushed = true;
-                self.bytes_in += (before - budget) as u64;
-            }
             if budget == 0 {
-                // Finish the input in hand when it is at most one more slice (the rest of a
-                // producer's chunk, or the chunk the read-ahead took): a stream at rest then
-                // pins none of the producer's buffers, only what it has to say. The next pass
-                // takes all of it, so this happens once.
-                let in_hand = self.current.len() + self.queued.len();
-                if in_hand > 0 && in_hand <= MAX_INPUT_PER_POLL {
-                    budget = in_hand;
-                    continue;
-                }
-                // This poll's slice is used up. The peer may take its time before the next
-                // poll (a slow reader, a full socket, a busy runtime): when many streams
-                // hold states, give this one back now rather than pin it until then; br
-                // flushes, so its output keeps pace with its input.
-                let slice_end = encoder.at_slice_end();
-                let ended = match slice_end {
-                    SliceEnd::Keep => Ok(()),
-                    SliceEnd::Flush => encoder.flush(&mut self.out),
-                    SliceEnd::Release => encoder.idle(&mut self.out),
-                };
-                if let Err(e) = ended {
-                    return self.fail(e.into());
-                }
-                if slice_end != SliceEnd::Keep {
-                    *unflushed = false;
-                }
-                let crowded = slice_end == SliceEnd::Release;
-                // Hand over what is ready, unless it is only the header (sent with the first
-                // compressed bytes), or yield. Crowded, the output block goes too, so a
-                // stream between slices pins no buffer (a new block per slice costs nothing
-                // beside the state's redraw); otherwise the block is reused, no allocation.
-                if !self.out.is_empty() && encoder.has_payload() {
-                    self.yield_first = true;
-                    let frame = if crowded {
-                        self.emit_all()
-                    } else {
-                        self.emit()
-                    };
-                    return Poll::Ready(Some(Ok(frame)));
-                }
-                cx.waker().wake_by_ref();
-                return Poll::Pending;
+                return self.end_slice(cx);
             }
-            let input = match inner.as_mut().poll_frame(cx) {
-                Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
-                    Ok(mut data) => {
-                        self.current = data.copy_to_bytes(data.remaining());
-                        Input::Data
-                    }
-                    // Trailers end the body; an unknown kind of frame carries nothing.
-                    Err(frame) => match frame.into_trailers() {
-                        Ok(trailers) => Input::End(Some(trailers)),
-                        Err(_) => Input::Data,
-                    },
-                },
-                Poll::Ready(Some(Err(e))) => Input::Failed(e.into()),
-                Poll::Ready(None) => Input::End(None),
-                Poll::Pending => Input::Pending,
-            };
-            match input {
+            match self.poll_input(cx) {
                 Input::Data => {}
                 Input::End(trailers) => return self.finish(trailers),
                 Input::Failed(e) => return self.fail(e),
-                Input::Pending => {
-                    // The producer has nothing more for now: make what we have decodable,
-                    // and give the codec state back to the pool while we wait.
-                    if std::mem::take(unflushed) || encoder.holds_state() {
-                        if let Err(e) = encoder.idle(&mut self.out) {
-                            return self.fail(e.into());
-                        }
-                    }
-                    if !self.out.is_empty() {
-                        return Poll::Ready(Some(Ok(self.emit_all())));
-                    }
-                    // No buffer is kept while idle.
-                    self.out = BytesMut::new();
-                    return Poll::Pending;
-                }
+                Input::Pending => return self.pause(),
             }
         }
+    }
+
+    fn running(&mut self) -> &mut Running<B> {
+        match &mut self.phase {
+            Phase::Running(running) => running,
+            Phase::Ended(_) => unreachable!("only a running stream encodes"),
+        }
+    }
+
+    fn has_input(&self) -> bool {
+        !self.current.is_empty() || self.queued.len() > 0
+    }
+
+    /// Compresses the input in hand within `budget`. Where the budget runs out with at
+    /// most one more slice in hand (the rest of a producer's chunk, or the chunk the
+    /// read-ahead took), that is compressed too: a stream at rest then pins none of the
+    /// producer's buffers, only what it has to say.
+    fn encode_input(&mut self, budget: &mut usize) -> Result<(), BoxError> {
+        let before = *budget;
+        let Phase::Running(running) = &mut self.phase else {
+            unreachable!("only a running stream encodes")
+        };
+        let (encoder, queued, current) =
+            (&mut running.encoder, &mut self.queued, &mut self.current);
+        encode_queued(encoder, queued, current, &mut self.out, budget)?;
+        let in_hand = current.len() + queued.len();
+        let mut used = before - *budget;
+        if *budget == 0 && in_hand > 0 && in_hand <= MAX_INPUT_PER_POLL {
+            let mut rest = in_hand;
+            encode_queued(encoder, queued, current, &mut self.out, &mut rest)?;
+            used += in_hand - rest;
+        }
+        if used > 0 {
+            running.unflushed = true;
+            self.bytes_in += used as u64;
+        }
+        Ok(())
+    }
+
+    fn poll_input(&mut self, cx: &mut Context<'_>) -> Input {
+        match self.running().inner.as_mut().poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
+                Ok(mut data) => {
+                    self.current = data.copy_to_bytes(data.remaining());
+                    Input::Data
+                }
+                // Trailers end the body; an unknown kind of frame carries nothing.
+                Err(frame) => match frame.into_trailers() {
+                    Ok(trailers) => Input::End(Some(trailers)),
+                    Err(_) => Input::Data,
+                },
+            },
+            Poll::Ready(Some(Err(e))) => Input::Failed(e.into()),
+            Poll::Ready(None) => Input::End(None),
+            Poll::Pending => Input::Pending,
+        }
+    }
+
+    /// This poll's slice is used up. The peer may take its time before the next poll (a
+    /// slow reader, a full socket, a busy runtime): when many streams hold states, give
+    /// this one back now rather than pin it until then; br flushes, so its output keeps
+    /// pace with its input.
+    fn end_slice(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let Phase::Running(running) = &mut self.phase else {
+            unreachable!("only a running stream encodes")
+        };
+        let encoder = &mut running.encoder;
+        let slice_end = encoder.at_slice_end();
+        let ended = match slice_end {
+            SliceEnd::Keep => Ok(()),
+            SliceEnd::Flush => encoder.flush(&mut self.out),
+            SliceEnd::Release => encoder.idle(&mut self.out),
+        };
+        if let Err(e) = ended {
+            return self.fail(e.into());
+        }
+        if slice_end != SliceEnd::Keep {
+            running.unflushed = false;
+        }
+        // Hand over what is ready, unless it is only the header (sent with the first
+        // compressed bytes), or yield. Crowded, the output block goes too, so a stream
+        // between slices pins no buffer (a new block per slice costs nothing beside the
+        // state's redraw); otherwise the block is reused, no allocation.
+        if self.out.is_empty() || !running.encoder.has_payload() {
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
+        self.yield_first = true;
+        let frame = if slice_end == SliceEnd::Release {
+            self.emit_all()
+        } else {
+            self.emit()
+        };
+        Poll::Ready(Some(Ok(frame)))
+    }
+
+    /// The producer has nothing more for now: make what we have decodable, and give the
+    /// codec state to the pool while we wait (parked: see `pool::lease`).
+    fn pause(&mut self) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let Phase::Running(running) = &mut self.phase else {
+            unreachable!("only a running stream encodes")
+        };
+        if std::mem::take(&mut running.unflushed) || running.encoder.holds_state() {
+            if let Err(e) = running.encoder.idle(&mut self.out) {
+                return self.fail(e.into());
+            }
+        }
+        if !self.out.is_empty() {
+            return Poll::Ready(Some(Ok(self.emit_all())));
+        }
+        // No buffer is kept while idle.
+        self.out = BytesMut::new();
+        Poll::Pending
     }
 
     /// Hands over the output, keeping the block's spare room: once the consumer has written
@@ -418,7 +446,7 @@ where
         trailers: Option<HeaderMap>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         // Ending the phase drops the inner body and returns the encoder's state to the pool.
-        let Phase::Running { mut encoder, .. } = std::mem::replace(
+        let Phase::Running(Running { mut encoder, .. }) = std::mem::replace(
             &mut self.phase,
             Phase::Ended(Ended::with_trailers(trailers)),
         ) else {

@@ -119,6 +119,91 @@ fn idle_streams_hold_no_codec_state() {
     }
 }
 
+/// What a pause costs a stream that pauses after every event (an SSE feed) while the pool
+/// is quiet: no state drawn, reset or primed after the second event (gzip and deflate park
+/// their state and take it back; zstd goes on with its frame; br keeps its state), and
+/// while it is paused the state is the pool's (in use: 0, except br's). The first pause
+/// releases (its length is not known yet), so the second event draws and primes once.
+/// When another stream takes the parked state at each pause, every event draws a state and
+/// primes it with the stream's history (gzip, deflate) or starts a new frame (zstd).
+#[test]
+fn a_pause_in_a_quiet_pool_draws_and_primes_nothing() {
+    const EVENTS: u64 = 200;
+    for format in Format::ALL.iter().copied() {
+        for taken in [false, true] {
+            if taken && is_br(format) {
+                continue; // br keeps its state: nothing to take
+            }
+            // A draw takes a parked state only when parked states fill the shelf.
+            let pool = CodecPool::builder()
+                .max_idle(if taken { 1 } else { 8 })
+                .build();
+            let encoder = Encoder::new(format, CompressionLevel::Default, &pool);
+            let producer = Trickle::default();
+            let mut body = Box::pin(CompressionBody::encode(producer.clone(), encoder));
+            let (mut wire, mut plain) = (Vec::new(), Vec::new());
+            for i in 0..EVENTS {
+                let event = format!("data: {{\"tick\":{i},\"msg\":\"hello hello\"}}\n\n");
+                producer.push(Bytes::from(event.clone()));
+                plain.extend_from_slice(event.as_bytes());
+                wire.extend(drain(&mut body));
+                assert_eq!(decode_prefix(format, &wire), plain, "{format:?}");
+                let in_use = pool.stats().in_use();
+                assert_eq!(in_use, u64::from(is_br(format)), "{format:?} paused");
+                if taken {
+                    // Another stream draws (and so takes the parked state) and ends.
+                    let mut other = Encoder::new(format, CompressionLevel::Default, &pool);
+                    other.encode(b"x", &mut BytesMut::new()).unwrap();
+                }
+            }
+            producer.end();
+            wire.extend(drain(&mut body));
+            drop(body);
+            assert_eq!(decode_prefix(format, &wire), plain, "{format:?}");
+            let stats = pool.stats();
+            let kind = stats
+                .kinds()
+                .into_iter()
+                .map(|(_, kind)| kind)
+                .find(|kind| kind.created > 0)
+                .expect("one kind of compressor was drawn");
+            let draws = kind.created + kind.reused - kind.reclaimed;
+            if taken {
+                // The stream's draw per event, and the other stream's.
+                assert_eq!(draws, 2 * EVENTS, "{format:?}: {kind:?}");
+            } else if is_br(format) {
+                assert_eq!(
+                    (draws, kind.parked, kind.primed_bytes),
+                    (1, 0, 0),
+                    "{kind:?}"
+                );
+            } else {
+                let first = plain.len() as u64 / EVENTS; // about one event of history
+                assert_eq!(draws, 2, "{format:?}: {kind:?}");
+                assert!(kind.primed_bytes <= first, "{format:?}: {kind:?}");
+                assert_eq!(kind.parked, EVENTS - 1, "{format:?}: {kind:?}");
+                assert_eq!(kind.reclaimed, EVENTS - 2, "{format:?}: {kind:?}");
+            }
+            if matches!(format, Format::Gzip | Format::Deflate) && taken {
+                // Every event but the first primes a fresh state with the history so far.
+                assert!(
+                    kind.primed_bytes > (EVENTS - 1) * 30,
+                    "{format:?}: {kind:?}"
+                );
+            }
+            if format.as_str() == "zstd" {
+                let mut decoder = Decoder::new(format, &CodecPool::new());
+                decoder
+                    .decode(&wire, &mut BytesMut::new(), usize::MAX)
+                    .unwrap();
+                let frames = if taken { EVENTS } else { 2 };
+                assert_eq!(decoder.members(), frames, "zstd frames");
+            }
+            assert_eq!(stats.in_use(), 0, "{format:?} ended: {stats:?}");
+        }
+    }
+}
+
 fn is_br(format: Format) -> bool {
     format.as_str() == "br"
 }

@@ -12,13 +12,13 @@ use crate::support::{SLICE, full, private_pool, round, typed};
 
 /// Raw deflate of `data` at `level` by flate2 alone, as the streaming body writes it for a
 /// body that never goes pending: input fed 16 KiB at a time, one slice per poll.
-/// With `release` (a crowded pool) every slice ends with a full flush and the state given
-/// back; the next slice starts a fresh state primed with the last 32 KiB of input as its
-/// dictionary. Without, one state runs to the end. The last slice finishes the stream.
+/// With `release` (a crowded pool) every slice ends with a sync flush; the first releases
+/// the state (the next slice primes a fresh one), the others park it, and alone in its
+/// pool the stream takes it back for the next slice. Without, one state runs
+/// to the end with no flush. The last slice finishes the stream.
 fn sliced_reference(data: &[u8], level: u32, release: bool) -> Vec<u8> {
     use flate2::{Compress, Compression, FlushCompress, Status};
     const CHUNK: usize = 16 * 1024;
-    const DICTIONARY: usize = 32 * 1024;
 
     fn run(c: &mut Compress, mut input: &[u8], out: &mut Vec<u8>, flush: FlushCompress) {
         loop {
@@ -46,6 +46,7 @@ fn sliced_reference(data: &[u8], level: u32, release: bool) -> Vec<u8> {
     // most one more slice of it is left (the body's "finish the chunk" rule; `data` is one
     // chunk here).
     let mut start = 0;
+    let mut first = true;
     while start < data.len() {
         let mut end = (start + SLICE).min(data.len());
         if data.len() - end <= SLICE {
@@ -61,13 +62,18 @@ fn sliced_reference(data: &[u8], level: u32, release: bool) -> Vec<u8> {
             break;
         }
         if release {
-            // Every slice that used up its budget ends with a full flush and a release,
-            // output or not (also the last one: the end is only seen in the next poll).
-            run(&mut state, &[], &mut out, FlushCompress::Full);
-            state = Compress::new(Compression::new(level), false);
-            state
-                .set_dictionary(&data[end.saturating_sub(DICTIONARY)..end])
-                .unwrap();
+            // Every slice that used up its budget ends with a sync flush, output or not
+            // (also the last one: the end is only seen in the next poll). The first gives
+            // the state back (a stream's first pause does) and the next slice primes a
+            // fresh one with the last 32 KiB; later ones park it, and with no other stream
+            // to take it the next slice goes on with it.
+            run(&mut state, &[], &mut out, FlushCompress::Sync);
+            if std::mem::take(&mut first) {
+                state = Compress::new(Compression::new(level), false);
+                state
+                    .set_dictionary(&data[end.saturating_sub(32 * 1024)..end])
+                    .unwrap();
+            }
         }
     }
     run(&mut state, &[], &mut out, FlushCompress::Finish);
@@ -99,10 +105,9 @@ async fn quality_levels() {
     // The deflate stream is exactly what flate2 produces at that level (a body over 64 KiB
     // streams through zlib-rs). The layer feeds deflate 16 KiB at a time, and zlib-rs's
     // output depends on how input arrives, so the reference is fed the same way. In a pool
-    // crowded past its hold limit (0 here) streaming bodies release their gzip/deflate state
-    // between 64 KiB slices, so the reference also ends a slice with a full flush and primes
-    // the next state with the last 32 KiB (see `sliced_reference`); under the limit one
-    // state runs through. Each pool is private, so other tests cannot crowd it.
+    // crowded past its hold limit (0 here) streaming bodies park their gzip/deflate state
+    // between 64 KiB slices after a sync flush, so the reference also flushes there (see
+    // `sliced_reference`); under the limit one state runs through. Each pool is private, so other tests cannot crowd it.
     // Crowded: 300,000 bytes, slices of 64, 64, 64 and 101.4 KiB (the last takes the rest
     // in hand), each ending with a release. Under the limit: 100,000 bytes, one state.
     for (hold_limit, release, len) in [(0, true, 300_000), (usize::MAX, false, 100_000)] {

@@ -4,7 +4,7 @@ use flate2::{Compress, Compression, FlushCompress, Status};
 use super::checksum::Checksum;
 use super::{Framing, compress_into, deflate_bound};
 use crate::codec::{Encode, EncodeError, Level, Progress, SliceEnd};
-use crate::pool::{CodecPool, Pooled};
+use crate::pool::{CodecPool, Hold, Pooled};
 
 /// History kept to prime the next deflate state after an idle release: deflate's whole
 /// window, so the ratio after a pause is what an unbroken stream would get.
@@ -18,14 +18,16 @@ const EMPTY_FINAL_BLOCK: [u8; 2] = [0x03, 0x00];
 /// A streaming gzip or zlib encoder over a pooled raw deflate state.
 ///
 /// The framing (header, CRC-32 or Adler-32, trailer) and the byte counts live here, not in
-/// the deflate state, so [`idle`](Encode::idle) can end the current block with a full flush,
-/// give the ~190 KB state back to the pool, and draw one again (primed with the last 32 KiB
-/// of input as its dictionary) when data comes. The output is one valid deflate stream either
-/// way: after a full flush, a fresh state's blocks concatenate (as in pigz).
+/// the deflate state, so [`idle`](Encode::idle) can end the current block with a sync flush
+/// and park the ~190 KB state in the pool: the stream goes on with it when data comes, or,
+/// if another stream took it meanwhile, with a fresh state primed with the last 32 KiB of
+/// input as its dictionary. The output is one valid deflate stream either way: after a
+/// flush the stream is byte-aligned, and a state primed with the true history only refers
+/// to bytes the decoder has (as in pigz).
 #[derive(Debug)]
 pub(crate) struct FlateEncoder {
-    /// `None` before the first input, while idle and after the finish.
-    deflate: Option<Pooled<Compress>>,
+    /// Not held before the first input, while idle and after the finish.
+    deflate: Hold<Compress>,
     pool: CodecPool,
     framing: Framing,
     level: Level,
@@ -96,7 +98,7 @@ impl FlateEncoder {
         FlateEncoder {
             // Drawn at the first input: many responses may be built before their bodies
             // are first polled, and none should hold a state for it.
-            deflate: None,
+            deflate: Hold::default(),
             pool: pool.clone(),
             framing,
             level,
@@ -144,18 +146,20 @@ impl FlateEncoder {
         }
     }
 
-    /// The deflate state, drawn again (primed with the history) after an idle release.
+    /// The deflate state: the parked one taken back, or one drawn and primed with the
+    /// history when it was given away.
     fn state(&mut self) -> Result<&mut Compress, EncodeError> {
-        if self.deflate.is_none() {
+        if !self.deflate.resume().is_held() {
             let mut state = draw(&self.pool, self.level);
             if !self.history.tail.is_empty() {
                 state
                     .set_dictionary(&self.history.tail)
                     .map_err(|e| EncodeError::new(format!("priming deflate: {e}")))?;
+                self.pool.note_primed::<Compress>(self.history.tail.len());
             }
-            self.deflate = Some(state);
+            self.deflate.hold(state);
         }
-        Ok(self.deflate.as_mut().expect("drawn above"))
+        Ok(self.deflate.held().expect("drawn above"))
     }
 
     /// Drives deflate over `input` with `flush`, growing `out` as needed.
@@ -195,7 +199,7 @@ impl FlateEncoder {
         if result.is_err() {
             self.stage = Stage::Failed;
             // An interrupted state is reset by the pool before anyone else gets it.
-            self.deflate = None;
+            self.deflate.release();
         }
         result
     }
@@ -229,7 +233,8 @@ impl Encode for FlateEncoder {
     fn flush(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
         let before = out.len();
         self.begin(out, 0)?;
-        if self.deflate.is_some() {
+        // A parked state was flushed when it was parked.
+        if self.deflate.is_held() {
             self.run(&[], out, FlushCompress::Sync)?;
         }
         Ok(Progress::since(0, before, out))
@@ -241,35 +246,39 @@ impl Encode for FlateEncoder {
             return Ok(Progress::default());
         }
         self.begin(out, 0)?;
-        if self.deflate.is_some() {
+        if self.deflate.is_held() {
             self.run(&[], out, FlushCompress::Finish)?;
         } else {
-            // Idle since a full flush: the stream is byte-aligned and only needs a last block.
+            // Idle since a flush: the stream is byte-aligned and only needs a last block, and
+            // a parked state goes back to the shelf clean (dropping the lease).
+            self.deflate.release();
             out.extend_from_slice(&EMPTY_FINAL_BLOCK);
             self.total_out += EMPTY_FINAL_BLOCK.len() as u64;
         }
         self.write_trailer(out);
         self.stage = Stage::Finished;
         // The state goes back to the pool as soon as the stream is done.
-        self.deflate = None;
+        self.deflate.release();
         Ok(Progress::since(0, before, out))
     }
 
     fn idle(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
         let before = out.len();
         self.begin(out, 0)?;
-        if self.deflate.is_some() {
-            // A full flush ends the block and forgets the history, so a fresh state can
-            // carry on where this one stopped.
-            self.run(&[], out, FlushCompress::Full)?;
-            self.deflate = None;
+        if self.deflate.is_held() {
+            // A sync flush, not a full one: the parked state keeps its window (a full flush
+            // clears the hash table, and the stream would lose its matches); one primed with
+            // the history carries on as well.
+            self.run(&[], out, FlushCompress::Sync)?;
             self.history.tracking = true;
+            // No room to park: released, as a crowded pool's slice end does.
+            drop(self.deflate.park());
         }
         Ok(Progress::since(0, before, out))
     }
 
     fn holds_state(&self) -> bool {
-        self.deflate.is_some()
+        self.deflate.is_held()
     }
 
     fn has_payload(&self) -> bool {
@@ -277,7 +286,7 @@ impl Encode for FlateEncoder {
     }
 
     fn at_slice_end(&self) -> SliceEnd {
-        if self.deflate.is_some() && self.history.tracking && self.pool.crowded::<Compress>() {
+        if self.deflate.is_held() && self.history.tracking && self.pool.crowded::<Compress>() {
             SliceEnd::Release
         } else {
             SliceEnd::Keep
@@ -399,10 +408,11 @@ mod tests {
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
 
-        /// Any mix of encode, flush and idle (release and re-prime) stays one valid stream.
+        /// Any mix of encode, flush and idle (the state parked and taken back, or taken by
+        /// another stream and a fresh one primed) stays one valid stream.
         #[test]
         fn idle_releases_round_trip(
-            ops in proptest::collection::vec((0u8..3, 0usize..40_000), 1..12),
+            ops in proptest::collection::vec((0u8..4, 0usize..40_000), 1..12),
             zlib in proptest::bool::ANY,
             level in 0i32..10,
         ) {
@@ -422,6 +432,11 @@ mod tests {
                     1 => {
                         encoder.idle(&mut wire).unwrap();
                         proptest::prop_assert!(!encoder.holds_state());
+                    }
+                    2 => {
+                        // Another stream draws the parked state: this one primes a fresh one.
+                        encoder.idle(&mut wire).unwrap();
+                        drop(draw(&pool, level));
                     }
                     _ => {}
                 }
