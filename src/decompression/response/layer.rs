@@ -1,7 +1,8 @@
 use tower_layer::Layer;
 
 use super::Decompression;
-use crate::decompression::coding::{Settings, settings_builders};
+use crate::builders::builder_methods;
+use crate::decompression::coding::Settings;
 
 /// Asks for compressed responses and decodes them: a [`Layer`] that wraps a client service
 /// in [`Decompression`].
@@ -36,7 +37,7 @@ impl DecompressionLayer {
         Self::default()
     }
 
-    settings_builders!();
+    builder_methods!(decompression);
 }
 
 impl<S> Layer<S> for DecompressionLayer {

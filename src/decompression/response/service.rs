@@ -6,7 +6,8 @@ use http_body::Body;
 use tower_service::Service;
 
 use super::{DecompressionLayer, ResponseFuture};
-use crate::decompression::coding::{Settings, settings_builders};
+use crate::builders::builder_methods;
+use crate::decompression::coding::Settings;
 
 /// Decodes response bodies by their `Content-Encoding`; for HTTP clients.
 ///
@@ -41,9 +42,9 @@ impl<S> Decompression<S> {
         DecompressionLayer::new()
     }
 
-    settings_builders!();
+    builder_methods!(decompression);
 
-    crate::builders::inner_service_accessors!();
+    builder_methods!(inner_service);
 }
 
 impl<S, ReqBody, ResBody> Service<Request<ReqBody>> for Decompression<S>
