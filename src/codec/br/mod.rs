@@ -14,7 +14,7 @@
 //! of quality 4 is a third of a 1 KiB body's time), so the encoder's hasher is also handed
 //! whole to the next stream, where brotli prepares it itself
 //! (see [`SpareHasher`](state::SpareHasher)).
-//! `examples/br_pool.rs`, quality 4, median per body on a shared, noisy 2-core VM (ranges
+//! `examples/measure/br_pool.rs`, quality 4, median per body on a shared, noisy 2-core VM (ranges
 //! over runs; the variants run interleaved, so noise hits them alike):
 //!
 //! | body | fresh encoder (tower-http) | pooled encoder | fresh decoder | pooled decoder |
