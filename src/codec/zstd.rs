@@ -2,9 +2,9 @@
 //! never uses a window over 8 MiB, and the decoder refuses frames that ask for one before
 //! allocating it.
 //!
-//! A fresh streaming context per response costs ~18 µs of table setup at 1 KiB; a context
-//! reset with `ZSTD_reset_session_only` keeps its parameters and tables (4.3 µs against
-//! 22.1 µs per 1 KiB response, `../shared/research/zstd-br-costs.md`).
+//! Contexts are pooled and reset with `ZSTD_reset_session_only`, which keeps their parameters
+//! and tables: a fresh context per response spends most of a small response's time setting
+//! them up (figures in BENCHMARKS.md, "Codec state, fresh against pooled").
 
 use bytes::BytesMut;
 use zstd_safe::zstd_sys::{self, ZSTD_EndDirective as EndDirective, ZSTD_ErrorCode};
