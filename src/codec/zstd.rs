@@ -380,17 +380,14 @@ pub(crate) struct ZstdDecoder {
     at_boundary: bool,
     pending: bool,
     frames: u64,
-    total_in: u64,
-    total_out: u64,
-    failed: Option<DecodeError>,
+    tally: super::Tally,
 }
 
 impl std::fmt::Debug for ZstdDecoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ZstdDecoder")
             .field("frames", &self.frames)
-            .field("total_in", &self.total_in)
-            .field("total_out", &self.total_out)
+            .field("tally", &self.tally)
             .finish_non_exhaustive()
     }
 }
@@ -402,9 +399,7 @@ impl ZstdDecoder {
             at_boundary: true,
             pending: false,
             frames: 0,
-            total_in: 0,
-            total_out: 0,
-            failed: None,
+            tally: super::Tally::default(),
         }
     }
 
@@ -454,9 +449,7 @@ impl Decode for ZstdDecoder {
         out: &mut BytesMut,
         max_out: usize,
     ) -> Result<Progress, DecodeError> {
-        if let Some(error) = &self.failed {
-            return Err(error.clone());
-        }
+        self.tally.replay()?;
         let before = out.len();
         self.pending = false;
         let mut budget = max_out;
@@ -501,15 +494,13 @@ impl Decode for ZstdDecoder {
                 }
             }
         };
-        self.total_in += src.pos as u64;
-        self.total_out += (out.len() - before) as u64;
-        if let Err(error) = &result {
+        let progress = self.tally.count(src.pos, before, out, result);
+        if progress.is_err() {
             self.pending = false;
-            self.failed = Some(error.clone());
             // A context that saw an error is reset by the pool before reuse.
             self.ctx = None;
         }
-        result.map(|()| Progress::since(src.pos, before, out))
+        progress
     }
 
     fn has_pending_output(&self) -> bool {
@@ -517,9 +508,7 @@ impl Decode for ZstdDecoder {
     }
 
     fn finish(&self) -> Result<(), DecodeError> {
-        if let Some(error) = &self.failed {
-            return Err(error.clone());
-        }
+        self.tally.replay()?;
         if self.at_boundary {
             Ok(())
         } else {
@@ -536,18 +525,18 @@ impl Decode for ZstdDecoder {
 
     fn announced_size(&self, input: &[u8]) -> Option<u64> {
         // Only a frame header says it, and only before the frame has begun.
-        if !self.at_boundary || self.failed.is_some() {
+        if !self.at_boundary || self.tally.replay().is_err() {
             return None;
         }
         zstd_safe::get_frame_content_size(input).ok().flatten()
     }
 
     fn total_in(&self) -> u64 {
-        self.total_in
+        self.tally.total_in()
     }
 
     fn total_out(&self) -> u64 {
-        self.total_out
+        self.tally.total_out()
     }
 
     fn members(&self) -> u64 {

@@ -223,16 +223,12 @@ impl Target {
 }
 
 /// Carries out `action`: the one place that writes headers and counts the response.
-fn apply<B>(
+fn apply<B: Body<Error: Into<BoxError>>>(
     action: Action,
     res: Response<B>,
     settings: &Settings,
     cx: &mut Context<'_>,
-) -> Response<CompressionBody<B>>
-where
-    B: Body,
-    B::Error: Into<BoxError>,
-{
+) -> Response<CompressionBody<B>> {
     let (vary, mut res) = match action {
         Action::Encode { target, start } => return encode(target, start, res, settings, cx),
         Action::Skip => (false, res.map(CompressionBody::identity)),
@@ -248,17 +244,13 @@ where
 
 /// The response encoded with `target`, or sent as it is when reading ahead finds it
 /// complete and under the floor, or failed before anything was compressed.
-fn encode<B>(
+fn encode<B: Body<Error: Into<BoxError>>>(
     target: Target,
     start: Start,
     res: Response<B>,
     settings: &Settings,
     cx: &mut Context<'_>,
-) -> Response<CompressionBody<B>>
-where
-    B: Body,
-    B::Error: Into<BoxError>,
-{
+) -> Response<CompressionBody<B>> {
     let stats = &settings.stats;
     let dictionary = matches!(target, Target::Dictionary(..));
     let (mut parts, body) = res.into_parts();
@@ -294,17 +286,13 @@ where
 
 /// `body` compressed as it streams, starting with `chunks`; an encoder that cannot be built
 /// (a dictionary coding not compiled in) becomes the body's error.
-fn streaming<B>(
+fn streaming<B: Body<Error: Into<BoxError>>>(
     settings: &Settings,
     target: &Target,
     size: Option<u64>,
     body: Pin<Box<B>>,
     chunks: Chunks,
-) -> CompressionBody<B>
-where
-    B: Body,
-    B::Error: Into<BoxError>,
-{
+) -> CompressionBody<B> {
     match encoder(settings, target, size) {
         Ok(encoder) => CompressionBody::encoding(body, encoder, chunks, settings.stats.clone()),
         Err(error) => CompressionBody::ready(Bytes::new(), None, Some(error)),
