@@ -23,8 +23,8 @@ point estimate, in ns), then:
   tower_gzip/raw_floor and tower_gzip/libdeflate_floor for every group found (response,
   response_l1, streaming, response_zstd, response_br, request, request_zstd, request_br,
   contention), then the issues' targets with PASS/FAIL;
-- with `--allocs` (the output of `examples/allocs.rs`, which ends with the bytes on the wire
-  per size and coding): a table of our time and output bytes per size and coding.
+- with `--allocs` (the output of `examples/measure/allocs.rs`, which ends with the bytes on
+  the wire per size and coding): a table of our time and output bytes per size and coding.
 
 Python 3 standard library only.
 """
@@ -268,7 +268,7 @@ def targets(results):
 
 
 def parse_wire_sizes(path):
-    """{(size_label, coding): our bytes} from the last table of `examples/allocs.rs`'s output
+    """{(size_label, coding): our bytes} from the last table of `examples/measure/allocs.rs`'s output
     (`| 1KiB (1024 B) | 323 / 326 | ...`, headed `| size | gzip | deflate | zstd | br |`)."""
     sizes, header = {}, None
     with open(path) as f:
@@ -446,7 +446,7 @@ def main():
         "--group", default=None, help="chart one group family (default: one panel per coding)"
     )
     parser.add_argument("--out", default=None, help="SVG path (default docs/<group>-time.svg)")
-    parser.add_argument("--allocs", default=None, help="output of examples/allocs.rs (wire sizes)")
+    parser.add_argument("--allocs", default=None, help="output of examples/measure/allocs.rs (wire sizes)")
     args = parser.parse_args()
 
     roots = args.criterion or [os.path.join(root, "target", "criterion")]

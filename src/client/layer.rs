@@ -4,7 +4,7 @@ use tower_layer::Layer;
 
 use super::RequestCompression;
 use crate::CodecPool;
-use crate::builders::coding_builders;
+use crate::builders::builder_methods;
 use crate::codec::{CompressionLevel, Format};
 use crate::negotiate::Offered;
 use crate::predicate::{DefaultPredicate, Predicate};
@@ -44,52 +44,6 @@ impl Settings {
         self.offered.in_order().next()
     }
 }
-
-/// The builder methods shared by the layer and the service; the type needs
-/// `settings: Arc<Settings>` and `predicate` fields.
-macro_rules! request_compression_builders {
-    () => {
-        coding_builders!("sent (the most preferred one enabled is used: zstd, br, gzip, deflate)");
-
-        fn set_coding(self, format: $crate::codec::Format, enable: bool) -> Self {
-            self.with(|s| s.offered.set(format, enable))
-        }
-
-        /// Sends `format` and nothing else (default: [`Format::Gzip`](crate::codec::Format::Gzip)).
-        pub fn coding(self, format: $crate::codec::Format) -> Self {
-            self.with(|s| {
-                for other in $crate::codec::Format::ALL {
-                    s.offered.set(*other, *other == format);
-                }
-            })
-        }
-
-        /// The compression level (default [`CompressionLevel::Default`](crate::CompressionLevel::Default)).
-        pub fn quality(self, level: $crate::CompressionLevel) -> Self {
-            self.with(|s| s.level = level)
-        }
-
-        /// Under [`DefaultPredicate`](crate::predicate::DefaultPredicate), bodies whose size
-        /// is known (exact size hint or `Content-Length`) and smaller than this are sent as
-        /// they are; bodies of unknown size are compressed. Default
-        /// [`DEFAULT_REQUEST_MIN_SIZE`](crate::client::DEFAULT_REQUEST_MIN_SIZE) (1 KiB).
-        pub fn min_size(self, min_size: u64) -> Self {
-            self.with(|s| s.min_size = min_size)
-        }
-
-        /// The pool encoders are drawn from (default [`CodecPool::global`](crate::CodecPool::global)).
-        pub fn pool(self, pool: $crate::CodecPool) -> Self {
-            self.with(|s| s.pool = pool)
-        }
-
-        fn with(mut self, f: impl FnOnce(&mut super::layer::Settings)) -> Self {
-            f(std::sync::Arc::make_mut(&mut self.settings));
-            self
-        }
-    };
-}
-
-pub(crate) use request_compression_builders;
 
 /// Compresses request bodies: a [`Layer`] that wraps client services in
 /// [`RequestCompression`].
@@ -133,7 +87,7 @@ impl RequestCompressionLayer {
 }
 
 impl<P> RequestCompressionLayer<P> {
-    request_compression_builders!();
+    builder_methods!(request_compression);
 
     /// Replaces the predicate that decides which requests to compress; it sees each request
     /// through [`Predicate::should_compress_request`].

@@ -7,8 +7,8 @@ use http_body::Body;
 use tower_service::Service;
 
 use super::RequestCompressionLayer;
-use super::layer::{Settings, request_compression_builders};
-use crate::builders::{coding_builders, inner_service_accessors};
+use super::layer::Settings;
+use crate::builders::builder_methods;
 use crate::codec::{Encoder, Format};
 use crate::compression::CompressionBody;
 use crate::headers::body_size;
@@ -52,8 +52,8 @@ impl<S> RequestCompression<S> {
 }
 
 impl<S, P> RequestCompression<S, P> {
-    request_compression_builders!();
-    inner_service_accessors!();
+    builder_methods!(request_compression);
+    builder_methods!(inner_service);
 
     /// Replaces the predicate that decides which requests to compress.
     pub fn compress_when<C: Predicate>(self, predicate: C) -> RequestCompression<S, C> {

@@ -150,6 +150,51 @@ impl Progress {
     }
 }
 
+/// What every decoder keeps besides its codec state: the bytes it consumed and produced, and
+/// the error that ended the stream, which every later call reports again ([`Decode`]'s
+/// contract).
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    total_in: u64,
+    total_out: u64,
+    failed: Option<DecodeError>,
+}
+
+impl Tally {
+    /// The error that ended the stream, again; `Ok` while there is none.
+    pub(crate) fn replay(&self) -> Result<(), DecodeError> {
+        self.failed.clone().map_or(Ok(()), Err)
+    }
+
+    /// Counts a call that took `consumed` bytes and grew `out` from `before`, keeps the
+    /// error of its `result` for later calls, and returns the call's progress or that error.
+    pub(crate) fn count(
+        &mut self,
+        consumed: usize,
+        before: usize,
+        out: &BytesMut,
+        result: Result<(), DecodeError>,
+    ) -> Result<Progress, DecodeError> {
+        self.total_in += consumed as u64;
+        self.total_out += (out.len() - before) as u64;
+        match result {
+            Ok(()) => Ok(Progress::since(consumed, before, out)),
+            Err(error) => {
+                self.failed = Some(error.clone());
+                Err(error)
+            }
+        }
+    }
+
+    pub(crate) fn total_in(&self) -> u64 {
+        self.total_in
+    }
+
+    pub(crate) fn total_out(&self) -> u64 {
+        self.total_out
+    }
+}
+
 /// A streaming compressor for one coding. Output is appended to the caller's buffer.
 pub(crate) trait Encode {
     /// Compresses all of `input`; the codec may hold output back until more input, a flush

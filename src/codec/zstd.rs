@@ -2,9 +2,9 @@
 //! never uses a window over 8 MiB, and the decoder refuses frames that ask for one before
 //! allocating it.
 //!
-//! A fresh streaming context per response costs ~18 µs of table setup at 1 KiB; a context
-//! reset with `ZSTD_reset_session_only` keeps its parameters and tables (4.3 µs against
-//! 22.1 µs per 1 KiB response, `../shared/research/zstd-br-costs.md`).
+//! Contexts are pooled and reset with `ZSTD_reset_session_only`, which keeps their parameters
+//! and tables: a fresh context per response spends most of a small response's time setting
+//! them up (figures in BENCHMARKS.md, "Codec state, fresh against pooled").
 
 use bytes::BytesMut;
 use zstd_safe::zstd_sys::{self, ZSTD_EndDirective as EndDirective, ZSTD_ErrorCode};
@@ -420,17 +420,14 @@ pub(crate) struct ZstdDecoder {
     at_boundary: bool,
     pending: bool,
     frames: u64,
-    total_in: u64,
-    total_out: u64,
-    failed: Option<DecodeError>,
+    tally: super::Tally,
 }
 
 impl std::fmt::Debug for ZstdDecoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ZstdDecoder")
             .field("frames", &self.frames)
-            .field("total_in", &self.total_in)
-            .field("total_out", &self.total_out)
+            .field("tally", &self.tally)
             .finish_non_exhaustive()
     }
 }
@@ -442,9 +439,7 @@ impl ZstdDecoder {
             at_boundary: true,
             pending: false,
             frames: 0,
-            total_in: 0,
-            total_out: 0,
-            failed: None,
+            tally: super::Tally::default(),
         }
     }
 
@@ -494,9 +489,7 @@ impl Decode for ZstdDecoder {
         out: &mut BytesMut,
         max_out: usize,
     ) -> Result<Progress, DecodeError> {
-        if let Some(error) = &self.failed {
-            return Err(error.clone());
-        }
+        self.tally.replay()?;
         let before = out.len();
         self.pending = false;
         let mut budget = max_out;
@@ -541,15 +534,13 @@ impl Decode for ZstdDecoder {
                 }
             }
         };
-        self.total_in += src.pos as u64;
-        self.total_out += (out.len() - before) as u64;
-        if let Err(error) = &result {
+        let progress = self.tally.count(src.pos, before, out, result);
+        if progress.is_err() {
             self.pending = false;
-            self.failed = Some(error.clone());
             // A context that saw an error is reset by the pool before reuse.
             self.ctx = None;
         }
-        result.map(|()| Progress::since(src.pos, before, out))
+        progress
     }
 
     fn has_pending_output(&self) -> bool {
@@ -557,9 +548,7 @@ impl Decode for ZstdDecoder {
     }
 
     fn finish(&self) -> Result<(), DecodeError> {
-        if let Some(error) = &self.failed {
-            return Err(error.clone());
-        }
+        self.tally.replay()?;
         if self.at_boundary {
             Ok(())
         } else {
@@ -576,18 +565,18 @@ impl Decode for ZstdDecoder {
 
     fn announced_size(&self, input: &[u8]) -> Option<u64> {
         // Only a frame header says it, and only before the frame has begun.
-        if !self.at_boundary || self.failed.is_some() {
+        if !self.at_boundary || self.tally.replay().is_err() {
             return None;
         }
         zstd_safe::get_frame_content_size(input).ok().flatten()
     }
 
     fn total_in(&self) -> u64 {
-        self.total_in
+        self.tally.total_in()
     }
 
     fn total_out(&self) -> u64 {
-        self.total_out
+        self.tally.total_out()
     }
 
     fn members(&self) -> u64 {

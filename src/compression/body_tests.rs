@@ -1,7 +1,7 @@
-//! Unit tests of the streaming compression body: when a stream holds pooled codec state
-//! (idle and stalled streams give it back, streams under the hold limit keep it).
+//! Unit tests of the streaming compression body: streams under the hold limit keep their
+//! pooled codec state, and a full slice yields. What idle and stalled streams hold is
+//! counted by an allocator, in `tests/held_memory.rs`.
 
-use std::collections::VecDeque;
 use std::convert::Infallible;
 
 use super::*;
@@ -63,60 +63,6 @@ fn decode_prefix(format: Format, wire: &[u8]) -> Vec<u8> {
         input = &input[n..];
     }
     out.to_vec()
-}
-
-/// An idle stream (producer `Pending`) holds no codec state, whatever the coding allows
-/// to give back, and no buffer beyond a history the size of its events; everything sent so
-/// far decodes. Held bytes are counted with a per-thread allocation counter: 1,000 idle SSE
-/// streams must cost about what they cost without compression.
-#[test]
-fn idle_streams_hold_no_codec_state() {
-    let events: Vec<Bytes> = (0..6)
-        .map(|i| {
-            Bytes::from(format!(
-                "event: tick\ndata: {{\"n\":{i},\"msg\":\"hello hello hello\"}}\n\n"
-            ))
-        })
-        .collect();
-    // Every coding but br, which cannot restart a stream and keeps its state.
-    let formats = Format::ALL.iter().copied().filter(|&f| !is_br(f));
-    for format in formats {
-        // No idle shelf: a state given back is freed, so live bytes show what the body holds.
-        let pool = CodecPool::builder().max_idle(0).build();
-        let encoder = Encoder::new(format, CompressionLevel::Default, &pool);
-        let producer = Trickle::default();
-        let mut body = Box::pin(CompressionBody::encode(producer.clone(), encoder));
-        let mut wire = Vec::new();
-        let mut plain = Vec::new();
-        let mut held = 0;
-        for event in &events {
-            producer.push(event.clone());
-            plain.extend_from_slice(event);
-            let before = live::bytes();
-            let sent = drain(&mut body);
-            // What the body kept: live bytes now, less the test's own copy of the frames.
-            held += live::bytes() - before - sent.capacity() as isize;
-            assert!(
-                held < 2048,
-                "{format:?}: an idle stream holds {held} bytes after {} B of events",
-                plain.len()
-            );
-            wire.extend(sent);
-            let stats = pool.stats();
-            assert_eq!(stats.in_use(), 0, "{format:?} idle: {stats:?}");
-            assert_eq!(decode_prefix(format, &wire), plain, "{format:?}");
-        }
-        producer.end();
-        wire.extend(drain(&mut body));
-        assert!(body.is_end_stream());
-        let pool = CodecPool::new();
-        let mut decoder = Decoder::new(format, &pool);
-        let mut out = BytesMut::new();
-        let n = decoder.decode(&wire, &mut out, usize::MAX).unwrap();
-        assert_eq!(n, wire.len());
-        decoder.finish().unwrap();
-        assert_eq!(&out[..], &plain[..], "{format:?}");
-    }
 }
 
 /// What a pause costs a stream that pauses after every event (an SSE feed) while the pool
@@ -278,45 +224,6 @@ fn decoded_len(format: Format, wire: &[u8]) -> usize {
     plain.len()
 }
 
-/// In a crowded pool (more streams than its hold limit; here the limit is 0), a slow
-/// reader takes one frame and stalls: what the body pins meanwhile is bounded by the
-/// history it keeps (32 KiB) and its output block, not a codec state (~190 KB for
-/// zlib-rs at level 6). Counted with a per-thread allocation counter, not RSS.
-#[test]
-fn a_stalled_reader_pins_no_codec_state_in_a_crowded_pool() {
-    for format in [Format::Gzip, Format::Deflate] {
-        // No idle shelf: a state given back is freed, so live bytes show what is held.
-        let pool = CodecPool::builder().max_idle(0).hold_limit(0).build();
-        let before = live::bytes();
-        let mut body = ready_body(format, &pool, 64);
-        let waker = std::task::Waker::noop();
-        let mut cx = Context::from_waker(waker);
-        let frame = loop {
-            match body.as_mut().poll_frame(&mut cx) {
-                Poll::Ready(Some(Ok(frame))) => break frame,
-                Poll::Pending => continue,
-                other => panic!("{format:?}: {:?}", other.map(|f| f.map(|r| r.is_ok()))),
-            }
-        };
-        let first = frame.into_data().unwrap_or_default();
-        assert!(!first.is_empty());
-        let pinned = live::bytes() - before;
-        assert_eq!(pool.stats().in_use(), 0, "{format:?}");
-        // The frame the reader holds (a 32 KiB output block) and the 32 KiB dictionary;
-        // none of the producer's chunks (an emptied view of one used to pin it whole:
-        // 82,632 bytes here, now 66,144).
-        assert!(
-            pinned < 72 * 1024,
-            "{format:?}: a stalled reader pins {pinned} bytes"
-        );
-        // Reading on still yields one valid stream.
-        let mut wire = first.to_vec();
-        while poll_into(&mut body, &mut cx, &mut wire) {}
-        assert!(body.is_end_stream());
-        assert_eq!(decoded_len(format, &wire), 64 * 16 * 1024);
-    }
-}
-
 /// Under the hold limit a stream keeps its state between slices: no full flush, no
 /// priming, the speed of one uninterrupted stream. The output is one deflate stream as
 /// flate2 writes it when fed the same pieces.
@@ -342,56 +249,6 @@ fn under_the_hold_limit_a_stream_keeps_its_state() {
         !wire.windows(4).any(|w| w == [0, 0, 0xff, 0xff]),
         "a slice end flushed"
     );
-}
-
-/// Live heap bytes allocated and not freed by this thread.
-mod live {
-    use std::alloc::{GlobalAlloc, Layout, System};
-    use std::cell::Cell;
-
-    thread_local! {
-        static LIVE: Cell<isize> = const { Cell::new(0) };
-    }
-
-    pub(super) fn bytes() -> isize {
-        LIVE.with(Cell::get)
-    }
-
-    fn add(n: isize) {
-        // `try_with`: the counter may be gone while a thread shuts down.
-        let _ = LIVE.try_with(|live| live.set(live.get() + n));
-    }
-
-    struct Counting;
-
-    // SAFETY: every call is forwarded to `System` with the same arguments; the counter
-    // neither allocates nor panics. A realloc counts as a free of the old size and an
-    // allocation of the new one.
-    #[allow(unsafe_code)]
-    unsafe impl GlobalAlloc for Counting {
-        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-            add(layout.size() as isize);
-            unsafe { System.alloc(layout) }
-        }
-
-        unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-            add(layout.size() as isize);
-            unsafe { System.alloc_zeroed(layout) }
-        }
-
-        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-            add(new_size as isize - layout.size() as isize);
-            unsafe { System.realloc(ptr, layout, new_size) }
-        }
-
-        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-            add(-(layout.size() as isize));
-            unsafe { System.dealloc(ptr, layout) }
-        }
-    }
-
-    #[global_allocator]
-    static GLOBAL: Counting = Counting;
 }
 
 /// After the frame of a full slice the body yields once (waking itself at once), so a

@@ -84,19 +84,19 @@ enum Action {
     VaryOnly,
     /// 406: the client accepts neither an offered coding nor identity.
     NotAcceptable,
-    /// Encode with this coding: read ahead, then compress in one shot or stream. `floor` is
-    /// the size under which a body found complete stays unencoded.
-    Encode { format: Format, floor: u64 },
-    /// Encode as a stream from the start: the body is known to exceed one poll's slice.
-    Stream { format: Format, size: u64 },
-    /// Compress against a dictionary (RFC 9842): like `Encode`, or `Stream` when `size` is
-    /// known to exceed one poll's slice.
-    Dictionary {
-        coding: DictCoding,
-        dictionary: Dictionary,
-        floor: u64,
-        size: Option<u64>,
-    },
+    /// Encode with `target`, a plain coding or one against a dictionary (RFC 9842).
+    Encode { target: Target, start: Start },
+}
+
+/// How an encoded body starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Start {
+    /// Read ahead what is ready, then compress in one shot or stream; a body found complete
+    /// and smaller than `floor` stays unencoded.
+    ReadAhead { floor: u64 },
+    /// Stream from the start: the body is known to be `size` bytes, more than one poll's
+    /// slice.
+    Stream { size: u64 },
 }
 
 /// The rules, in order. Hard rules come first and hold whatever the predicate says:
@@ -147,7 +147,10 @@ fn decide<B: Body, P: Predicate>(
     };
     let size = body_size(headers, res.body());
     let small = size.is_some_and(|size| size < floor);
-    let large = size.filter(|&size| size > MAX_INPUT_PER_POLL as u64);
+    let start = match size.filter(|&size| size > MAX_INPUT_PER_POLL as u64) {
+        Some(size) => Start::Stream { size },
+        None => Start::ReadAhead { floor },
+    };
     // A dictionary the client holds beats every other coding it offers.
     let chosen = request
         .dictionary
@@ -155,12 +158,8 @@ fn decide<B: Body, P: Predicate>(
         .filter(|_| !small)
         .and_then(|d| dictionary::choose(d, headers, settings));
     if let Some((coding, dictionary)) = chosen {
-        return Action::Dictionary {
-            coding,
-            dictionary,
-            floor,
-            size: large,
-        };
+        let target = Target::Dictionary(coding, dictionary);
+        return Action::Encode { target, start };
     }
     let format = match request.choice.negotiated {
         Negotiated::Encode(format) => format,
@@ -172,11 +171,11 @@ fn decide<B: Body, P: Predicate>(
         Some(other) if prefers_releasable(headers, size, settings) => other,
         _ => format,
     };
-    match (small, large) {
-        (true, _) => Action::VaryOnly,
-        (false, Some(size)) => Action::Stream { format, size },
-        (false, None) => Action::Encode { format, floor },
+    if small {
+        return Action::VaryOnly;
     }
+    let target = Target::Plain(format);
+    Action::Encode { target, start }
 }
 
 /// Whether a response that would be br goes with a coding that can give its state back:
@@ -201,7 +200,7 @@ fn prefers_releasable(headers: &HeaderMap, size: Option<u64>, settings: &Setting
 }
 
 /// What a compressed body is encoded with.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum Target {
     Plain(Format),
     Dictionary(DictCoding, Dictionary),
@@ -224,81 +223,80 @@ impl Target {
 }
 
 /// Carries out `action`: the one place that writes headers and counts the response.
-fn apply<B>(
+fn apply<B: Body<Error: Into<BoxError>>>(
     action: Action,
     res: Response<B>,
     settings: &Settings,
     cx: &mut Context<'_>,
-) -> Response<CompressionBody<B>>
-where
-    B: Body,
-    B::Error: Into<BoxError>,
-{
-    let stats = &settings.stats;
-    // `floor` for a body to read ahead, `size` for one known to stream.
-    let (target, floor, size) = match action {
-        Action::Skip => {
-            stats.record_skipped();
-            return res.map(CompressionBody::identity);
-        }
-        Action::VaryOnly => {
-            stats.record_skipped();
-            let mut res = res.map(CompressionBody::identity);
-            add_varies(settings, res.headers_mut());
-            return res;
-        }
-        Action::NotAcceptable => {
-            stats.record_skipped();
-            let mut res = not_acceptable(res);
-            add_varies(settings, res.headers_mut());
-            return res;
-        }
-        Action::Stream { format, size } => (Target::Plain(format), None, Some(size)),
-        Action::Encode { format, floor } => (Target::Plain(format), Some(floor), None),
-        Action::Dictionary {
-            coding,
-            dictionary,
-            floor,
-            size,
-        } => {
-            let floor = size.is_none().then_some(floor);
-            (Target::Dictionary(coding, dictionary), floor, size)
-        }
+) -> Response<CompressionBody<B>> {
+    let (vary, mut res) = match action {
+        Action::Encode { target, start } => return encode(target, start, res, settings, cx),
+        Action::Skip => (false, res.map(CompressionBody::identity)),
+        Action::VaryOnly => (true, res.map(CompressionBody::identity)),
+        Action::NotAcceptable => (true, not_acceptable(res)),
     };
+    settings.stats.record_skipped();
+    if vary {
+        add_varies(settings, res.headers_mut());
+    }
+    res
+}
+
+/// The response encoded with `target`, or sent as it is when reading ahead finds it
+/// complete and under the floor, or failed before anything was compressed.
+fn encode<B: Body<Error: Into<BoxError>>>(
+    target: Target,
+    start: Start,
+    res: Response<B>,
+    settings: &Settings,
+    cx: &mut Context<'_>,
+) -> Response<CompressionBody<B>> {
+    let stats = &settings.stats;
+    let dictionary = matches!(target, Target::Dictionary(..));
     let (mut parts, body) = res.into_parts();
     add_varies(settings, &mut parts.headers);
     let mut body = Box::pin(body);
-    let body = match floor.map(|floor| (floor, read_ahead(body.as_mut(), cx))) {
-        Some((floor, ahead)) => match encode_read_ahead(settings, &target, floor, body, ahead) {
-            Ahead::Encoded(body) => body,
-            Ahead::Unencoded {
-                body: unencoded,
-                failed,
-            } => {
-                stats.record_skipped();
-                if matches!(target, Target::Dictionary(..)) {
-                    stats.record_dictionary(DictionaryOutcome::NotOffered);
+    let body = match start {
+        Start::Stream { size } => streaming(settings, &target, Some(size), body, Chunks::default()),
+        Start::ReadAhead { floor } => {
+            let ahead = read_ahead(body.as_mut(), cx);
+            match encode_read_ahead(settings, &target, floor, body, ahead) {
+                Ahead::Encoded(body) => body,
+                Ahead::Unencoded { body, failed } => {
+                    stats.record_skipped();
+                    if dictionary {
+                        stats.record_dictionary(DictionaryOutcome::NotOffered);
+                    }
+                    // A body that failed does not have the length it announced.
+                    if failed {
+                        parts.headers.remove(CONTENT_LENGTH);
+                    }
+                    return Response::from_parts(parts, body);
                 }
-                // Sent as it is; a body that failed does not have the length it announced.
-                if failed {
-                    parts.headers.remove(CONTENT_LENGTH);
-                }
-                return Response::from_parts(parts, unencoded);
             }
-        },
-        None => match encoder(settings, &target, size) {
-            Ok(encoder) => {
-                CompressionBody::encoding(body, encoder, Chunks::default(), stats.clone())
-            }
-            Err(error) => CompressionBody::ready(Bytes::new(), None, Some(error)),
-        },
+        }
     };
-    if matches!(target, Target::Dictionary(..)) {
+    if dictionary {
         stats.record_dictionary(DictionaryOutcome::Hit);
     }
     stats.record_compressed(target.coding());
     set_encoded_headers(&mut parts.headers, target.token());
     Response::from_parts(parts, body)
+}
+
+/// `body` compressed as it streams, starting with `chunks`; an encoder that cannot be built
+/// (a dictionary coding not compiled in) becomes the body's error.
+fn streaming<B: Body<Error: Into<BoxError>>>(
+    settings: &Settings,
+    target: &Target,
+    size: Option<u64>,
+    body: Pin<Box<B>>,
+    chunks: Chunks,
+) -> CompressionBody<B> {
+    match encoder(settings, target, size) {
+        Ok(encoder) => CompressionBody::encoding(body, encoder, chunks, settings.stats.clone()),
+        Err(error) => CompressionBody::ready(Bytes::new(), None, Some(error)),
+    }
 }
 
 /// A body read ahead: encoded, or to send as it is.
@@ -343,10 +341,7 @@ where
         }),
         // More is coming (or the body went pending first): stream, starting with what was
         // read ahead.
-        End::Open => Ahead::Encoded(match encoder(settings, target, None) {
-            Ok(encoder) => CompressionBody::encoding(body, encoder, chunks, settings.stats.clone()),
-            Err(error) => CompressionBody::ready(Bytes::new(), None, Some(error)),
-        }),
+        End::Open => Ahead::Encoded(streaming(settings, target, None, body, chunks)),
     }
 }
 

@@ -4,7 +4,7 @@ use tower_layer::Layer;
 
 use super::service::{Compression, Settings};
 use super::stats::CompressionStats;
-use crate::builders::coding_builders;
+use crate::builders::builder_methods;
 use crate::codec::CompressionLevel;
 use crate::negotiate::Offered;
 use crate::pool::CodecPool;
@@ -67,96 +67,8 @@ impl Default for CompressionLayer {
     }
 }
 
-/// The builder methods [`CompressionLayer`] and [`Compression`] share; the type needs a
-/// `settings: Arc<Settings>` field.
-macro_rules! compression_builders {
-    () => {
-        fn with(mut self, change: impl FnOnce(&mut Settings)) -> Self {
-            change(Arc::make_mut(&mut self.settings));
-            self
-        }
-
-        fn set_coding(self, format: $crate::codec::Format, enable: bool) -> Self {
-            self.with(|s| s.offered.set(format, enable))
-        }
-
-        /// Which coding wins when the client's q-values tie: the codings listed, in that
-        /// order, then the others in the default order (zstd, br, gzip, deflate).
-        pub fn prefer(self, order: &[$crate::codec::Format]) -> Self {
-            self.with(|s| s.offered.prefer(order))
-        }
-
-        /// The compression level (default [`CompressionLevel::Default`]: gzip and deflate 6,
-        /// zstd 3, br 4), mapped per coding as [`CompressionLevel`] shows.
-        pub fn quality(self, level: CompressionLevel) -> Self {
-            self.with(|s| s.level = level)
-        }
-
-        /// The size floor (default [`DEFAULT_MIN_SIZE`](crate::compression::DEFAULT_MIN_SIZE)).
-        ///
-        /// [`DefaultPredicate`] refuses bodies known to be smaller. A body of unknown size
-        /// is read ahead while it has frames ready: under [`DefaultPredicate`], one that ends
-        /// below the floor is sent as it is; one that goes pending first is compressed, so
-        /// streaming is never delayed. A custom predicate decides alone, whatever the size.
-        pub fn min_size(self, bytes: u64) -> Self {
-            self.with(|s| s.min_size = bytes)
-        }
-
-        /// The pool to draw codec states from (default: [`CodecPool::global`]).
-        pub fn pool(self, pool: CodecPool) -> Self {
-            self.with(|s| s.pool = pool)
-        }
-
-        /// A BREACH mitigation, off by default (`0`): pads each gzip header with 1 to
-        /// `max_bytes` random bytes (a header comment), so that the response length no
-        /// longer reveals exactly how well secret and attacker-controlled content compressed
-        /// together.
-        ///
-        /// Padding raises the number of requests an attacker needs; it does not make
-        /// reflecting secrets next to attacker input safe. Only gzip has header room, so
-        /// with jitter on, gzip responses are padded and the other codings are not. Go's
-        /// gzhttp does the same with `RandomJitter`.
-        pub fn breach_jitter(self, max_bytes: u16) -> Self {
-            self.with(|s| s.jitter = max_bytes)
-        }
-
-        /// Serves dictionary-compressed responses (RFC 9842, `dcz` and `dcb`) with the
-        /// dictionaries in `store`: a request whose `Available-Dictionary` names one of them,
-        /// whose `Accept-Encoding` offers `dcz` or `dcb`, and that passes the readability
-        /// gate ([`gate`](crate::dictionary::gate)) gets its response compressed against
-        /// that dictionary, if the predicate and the size floor say compress. Every other
-        /// request is served as without it, and every response that varies with
-        /// `Accept-Encoding` also varies with `Available-Dictionary`.
-        ///
-        /// The store is shared: add and retire dictionaries while the server runs.
-        pub fn dictionaries(self, store: $crate::dictionary::DictionaryStore) -> Self {
-            self.with(|s| s.dictionaries = Some(store))
-        }
-
-        /// The dictionary codings this layer makes, most preferred first when the client's
-        /// q-values tie (default: `dcz`, then `dcb`, those compiled in). An empty list turns
-        /// dictionary compression off.
-        pub fn dictionary_codings(self, order: &[$crate::dictionary::DictCoding]) -> Self {
-            let order: Vec<_> = order
-                .iter()
-                .copied()
-                .filter(|c| $crate::compression::dictionary::COMPILED.contains(c))
-                .collect();
-            self.with(|s| s.dictionary_codings = order)
-        }
-
-        /// Counters for the responses handled with these settings.
-        pub fn stats(&self) -> CompressionStats {
-            self.settings.stats.clone()
-        }
-    };
-}
-
-pub(crate) use compression_builders;
-
 impl<P> CompressionLayer<P> {
-    coding_builders!("offered");
-    compression_builders!();
+    builder_methods!(compression);
 
     /// Replaces the predicate that decides which responses to compress.
     ///

@@ -8,9 +8,9 @@ use tower_service::Service;
 use super::body::CompressionBody;
 use super::dictionary::DictionaryRequest;
 use super::future::ResponseFuture;
-use super::layer::{CompressionLayer, compression_builders};
+use super::layer::CompressionLayer;
 use super::stats::CompressionStats;
-use crate::builders::{coding_builders, inner_service_accessors};
+use crate::builders::builder_methods;
 use crate::codec::CompressionLevel;
 use crate::codec::Format;
 use crate::dictionary::{DictCoding, DictionaryStore};
@@ -97,9 +97,8 @@ impl<S, P> Compression<S, P> {
         }
     }
 
-    inner_service_accessors!();
-    coding_builders!("offered");
-    compression_builders!();
+    builder_methods!(inner_service);
+    builder_methods!(compression);
 
     /// Replaces the predicate that decides which responses to compress (see
     /// [`CompressionLayer::compress_when`]).

@@ -186,54 +186,6 @@ impl Default for Settings {
     }
 }
 
-/// The builder methods every decompression layer and service shares; the type needs a
-/// `settings: Settings` field.
-macro_rules! settings_builders {
-    () => {
-        $crate::builders::coding_builders!("decoded");
-
-        fn set_coding(mut self, format: $crate::codec::Format, enable: bool) -> Self {
-            self.settings.accept.set(format, enable);
-            self
-        }
-
-        /// Replaces both limits (see [`DecompressionLimits`](crate::decompression::DecompressionLimits)).
-        pub fn limits(mut self, limits: $crate::decompression::DecompressionLimits) -> Self {
-            self.settings.limits = limits;
-            self
-        }
-
-        /// Sets the cap on decoded bytes per body; `None` removes it. Default: 20 MiB
-        /// ([`DEFAULT_MAX_DECOMPRESSED_SIZE`](crate::decompression::DEFAULT_MAX_DECOMPRESSED_SIZE)).
-        pub fn max_decompressed_size(mut self, max: Option<usize>) -> Self {
-            self.settings.limits.max_size = max;
-            self
-        }
-
-        /// Sets the ratio limit; `None` removes it. Default:
-        /// [`RatioLimit::DEFAULT`](crate::decompression::RatioLimit::DEFAULT) (200, burst 3,
-        /// past 1 MiB).
-        pub fn ratio_limit(mut self, ratio: Option<$crate::decompression::RatioLimit>) -> Self {
-            self.settings.limits.ratio = ratio;
-            self
-        }
-
-        /// Removes both limits. Only for trusted peers.
-        pub fn no_limits(mut self) -> Self {
-            self.settings.limits = $crate::decompression::DecompressionLimits::none();
-            self
-        }
-
-        /// Sets the pool decoders are drawn from. Default: [`CodecPool::global`](crate::CodecPool::global).
-        pub fn pool(mut self, pool: $crate::CodecPool) -> Self {
-            self.settings.pool = pool;
-            self
-        }
-    };
-}
-
-pub(crate) use settings_builders;
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,31 +19,18 @@
 //!
 //! # What it buys
 //!
-//! Generated API JSON (1-10 records, 1,034 bytes on average), 300 responses, dictionaries
-//! trained on 2,000 others (`tests/interop.rs`, `measure_dictionary_gains`, release build,
-//! shared 2-core VM; bytes include the 40/36-byte headers, which are 12-15% of these small
-//! bodies):
-//!
-//! | coding | % of identity | vs plain | µs per response |
-//! |---|---|---|---|
-//! | zstd 3 | 39.8% | 1.00x | 12.9 |
-//! | `dcz` 3, 4 / 16 / 32 KiB dictionary | 27.5% / 27.7% / 28.2% | 0.69x-0.71x | 12.0-12.3 |
-//! | br 5 | 35.4% | 1.00x | 92.5 |
-//! | `dcb` 5, 4 / 16 / 32 KiB dictionary | 22.8% / 22.6% / 22.7% | 0.64x | 371 / 467 / 524 |
-//!
-//! `dcz` costs no more than plain zstd: the digested dictionary is made once and each
-//! response only references it. `dcb` builds a brotli encoder per response and hashes the
-//! dictionary into it (the `brotli` crate has no shared prepared dictionary): list `dcz`
-//! first in the codings given to [`select`], which breaks q-value ties by that order.
+//! On small API JSON, `dcz` sends ~0.7x of plain zstd's bytes at zstd's speed, `dcb` ~0.64x
+//! of br's at 4-6x br's time (BENCHMARKS.md, "What dictionaries buy"): list `dcz` first in
+//! the codings given to [`select`], which breaks q-value ties by that order.
 //!
 //! # Checked against other implementations
 //!
-//! `tests/interop.rs` (each skipped, with a note, where the tool is missing): Python's
-//! `zstandard` with `DICT_TYPE_RAWCONTENT` decodes `dcz` payloads (one shot and streamed with
-//! flushes) and makes frames the `dcz` decoder reads; Google's C brotli 1.2 (in Python's
-//! `brotli` package), driven as Chromium drives it (`BrotliDecoderAttachDictionary`, raw),
-//! decodes `dcb` payloads at qualities 5, 9 (streamed) and 11, and encodes with a prepared
-//! raw dictionary for the `dcb` decoder. Every case uses a trained dictionary and a body
+//! `src/dictionary/tests/interop.rs` (each skipped, with a note, where the tool is
+//! missing): Python's `zstandard` with `DICT_TYPE_RAWCONTENT` decodes `dcz` payloads (one
+//! shot and streamed with flushes) and makes frames the `dcz` decoder reads; Google's C
+//! brotli 1.2 (in Python's `brotli` package), driven as Chromium drives it
+//! (`BrotliDecoderAttachDictionary`, raw), decodes `dcb` payloads at qualities 5, 9
+//! (streamed) and 11, and encodes with a prepared raw dictionary for the `dcb` decoder. Every case uses a trained dictionary and a body
 //! that repeats the dictionary's first bytes (zstd's magic and header), which only a
 //! raw-content reading can match.
 //!

@@ -2,7 +2,8 @@
 //!
 //! Including this module installs [`Counting`] as the binary's `#[global_allocator]`:
 //! `#[path = "../common/alloc.rs"] mod alloc;` from a test directory,
-//! `#[path = "../tests/common/alloc.rs"] mod alloc;` from `examples/` or `benches/`.
+//! `#[path = "../tests/common/alloc.rs"] mod alloc;` from `examples/` or `benches/`,
+//! `#[path = "../../tests/common/alloc.rs"] mod alloc;` from `examples/measure/`.
 //!
 //! It wraps `System` and keeps, for the whole process and for each thread apart (so tests
 //! running in parallel do not see each other's allocations):
@@ -15,7 +16,8 @@
 //! signed; differences of two snapshots of one thread are exact either way.
 //!
 //! C code that calls `malloc` itself (libzstd, libdeflate) is not seen here: `System` is
-//! the only way in. `examples/allocs.rs` adds its own `malloc` interposer for that share.
+//! the only way in. `examples/measure/allocs.rs` adds its own `malloc` interposer for that
+//! share.
 #![allow(dead_code)]
 
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -8,7 +8,7 @@ use brotli_decompressor::{
 use bytes::BytesMut;
 
 use super::state::{DecompressorState, draw_decompressor};
-use crate::codec::{Decode, DecodeError, DecodeErrorKind, Progress};
+use crate::codec::{Decode, DecodeError, DecodeErrorKind, Progress, Tally};
 use crate::pool::{CodecPool, Pooled};
 
 /// A streaming br decoder over pooled decoder memory: one stream (RFC 7932 has no framing
@@ -18,17 +18,14 @@ pub(crate) struct BrDecoder {
     state: Option<Pooled<DecompressorState>>,
     done: bool,
     pending: bool,
-    total_in: u64,
-    total_out: u64,
-    failed: Option<DecodeError>,
+    tally: Tally,
 }
 
 impl std::fmt::Debug for BrDecoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BrDecoder")
             .field("done", &self.done)
-            .field("total_in", &self.total_in)
-            .field("total_out", &self.total_out)
+            .field("tally", &self.tally)
             .finish_non_exhaustive()
     }
 }
@@ -39,9 +36,7 @@ impl BrDecoder {
             state: Some(draw_decompressor(pool)),
             done: false,
             pending: false,
-            total_in: 0,
-            total_out: 0,
-            failed: None,
+            tally: Tally::default(),
         }
     }
 }
@@ -141,9 +136,7 @@ impl Decode for BrDecoder {
         out: &mut BytesMut,
         max_out: usize,
     ) -> Result<Progress, DecodeError> {
-        if let Some(error) = &self.failed {
-            return Err(error.clone());
-        }
+        self.tally.replay()?;
         let before = out.len();
         self.pending = false;
         let mut budget = max_out;
@@ -151,8 +144,6 @@ impl Decode for BrDecoder {
             Some(state) => step(&mut state.core, input, out, &mut budget),
             None => (0, Ok(Step::End)),
         };
-        self.total_in += consumed as u64;
-        self.total_out += (out.len() - before) as u64;
         let result = match result {
             Ok(Step::End) => {
                 self.done = true;
@@ -174,17 +165,12 @@ impl Decode for BrDecoder {
             Ok(Step::Input) => Ok(()),
             Err(e) => Err(e),
         };
-        match result {
-            Ok(()) => Ok(Progress::since(consumed, before, out)),
-            Err(error) => {
-                self.failed = Some(error.clone());
-                // A state that saw an error is never shelved.
-                if let Some(state) = self.state.take() {
-                    state.discard();
-                }
-                Err(error)
-            }
+        let progress = self.tally.count(consumed, before, out, result);
+        // A state that saw an error is never shelved.
+        if let Some(state) = self.state.take_if(|_| progress.is_err()) {
+            state.discard();
         }
+        progress
     }
 
     fn has_pending_output(&self) -> bool {
@@ -192,10 +178,8 @@ impl Decode for BrDecoder {
     }
 
     fn finish(&self) -> Result<(), DecodeError> {
-        if let Some(error) = &self.failed {
-            return Err(error.clone());
-        }
-        if self.done || self.total_in == 0 {
+        self.tally.replay()?;
+        if self.done || self.tally.total_in() == 0 {
             Ok(())
         } else {
             Err(DecodeError::new(
@@ -210,11 +194,11 @@ impl Decode for BrDecoder {
     }
 
     fn total_in(&self) -> u64 {
-        self.total_in
+        self.tally.total_in()
     }
 
     fn total_out(&self) -> u64 {
-        self.total_out
+        self.tally.total_out()
     }
 
     fn members(&self) -> u64 {

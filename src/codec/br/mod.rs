@@ -14,18 +14,10 @@
 //! of quality 4 is a third of a 1 KiB body's time), so the encoder's hasher is also handed
 //! whole to the next stream, where brotli prepares it itself
 //! (see [`SpareHasher`](state::SpareHasher)).
-//! `examples/br_pool.rs`, quality 4, median per body on a shared, noisy 2-core VM (ranges
-//! over runs; the variants run interleaved, so noise hits them alike):
 //!
-//! | body | fresh encoder (tower-http) | pooled encoder | fresh decoder | pooled decoder |
-//! |---|---|---|---|---|
-//! | 1 KiB | 32-42 µs; 561 KB, 20 allocs | 22-32 µs; none | 3.4-5.8 µs; 10 KB, 10 | same; none |
-//! | 4 KiB | 53-80 µs; 607 KB, 20 | 47-72 µs (-9%); none | 6-10 µs; 13 KB, 10 | same; none |
-//! | 16 KiB | 130-245 µs; 796 KB, 20 | same (±2%); none | 16-41 µs; 26 KB, 10 | same; none |
-//! | 256 KiB | 2.5-3.6 ms; 11.2 MB, 23 | same (±2%); none | 250-430 µs; 291 KB, 13 | same; none |
-//!
-//! Past a few KiB the time is brotli's own work (and clearing what it asks for, as calloc
-//! does for a fresh one); pooling then saves the allocations and malloc's churn, not time.
+//! Pooling saves every allocation, and about a quarter of a 1 KiB body's time; past a few
+//! KiB, only the allocations (`cargo run --release --example br_pool`; figures in
+//! BENCHMARKS.md, "Codec state, fresh against pooled").
 
 mod alloc;
 mod decoder;

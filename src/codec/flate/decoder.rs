@@ -4,7 +4,7 @@ use flate2::{Decompress, Status};
 use super::checksum::Checksum;
 use super::gzip_header::HeaderParser;
 use super::{Framing, decompress_into};
-use crate::codec::{Decode, DecodeError, DecodeErrorKind, Level, Progress};
+use crate::codec::{Decode, DecodeError, DecodeErrorKind, Level, Progress, Tally};
 use crate::pool::{CodecPool, Pooled};
 
 /// A streaming gzip or zlib/raw-deflate decoder over a pooled raw inflate state.
@@ -25,12 +25,9 @@ pub(crate) struct FlateDecoder {
     /// `deflate` only: the input has no zlib wrapper.
     raw: bool,
     members: u64,
-    total_in: u64,
-    total_out: u64,
     /// The last call stopped at its budget.
     pending: bool,
-    /// The first error; once set, every call reports it again.
-    failed: Option<DecodeError>,
+    tally: Tally,
 }
 
 /// Where the stream is; each phase holds the bytes it collects.
@@ -89,10 +86,8 @@ impl FlateDecoder {
             member_out: 0,
             raw: false,
             members: 0,
-            total_in: 0,
-            total_out: 0,
             pending: false,
-            failed: None,
+            tally: Tally::default(),
         }
     }
 
@@ -213,7 +208,6 @@ impl FlateDecoder {
             let (n_in, n_out) = (step.consumed, step.produced);
             self.check.update(&out[start..]);
             self.member_out += n_out as u64;
-            self.total_out += n_out as u64;
             *budget -= n_out;
             consumed += n_in;
             produced += n_out;
@@ -279,9 +273,7 @@ impl Decode for FlateDecoder {
         out: &mut BytesMut,
         max_out: usize,
     ) -> Result<Progress, DecodeError> {
-        if let Some(error) = &self.failed {
-            return Err(error.clone());
-        }
+        self.tally.replay()?;
         let before = out.len();
         let mut pos = 0;
         let mut budget = max_out;
@@ -293,15 +285,11 @@ impl Decode for FlateDecoder {
                 Err(error) => break Err(error),
             }
         };
-        self.total_in += pos as u64;
-        match result {
-            Ok(()) => Ok(Progress::since(pos, before, out)),
-            Err(error) => {
-                self.pending = false;
-                self.failed = Some(error.clone());
-                Err(error)
-            }
+        let progress = self.tally.count(pos, before, out, result);
+        if progress.is_err() {
+            self.pending = false;
         }
+        progress
     }
 
     fn has_pending_output(&self) -> bool {
@@ -309,12 +297,10 @@ impl Decode for FlateDecoder {
     }
 
     fn finish(&self) -> Result<(), DecodeError> {
-        if let Some(error) = &self.failed {
-            return Err(error.clone());
-        }
+        self.tally.replay()?;
         // No byte at all is an empty body, not a truncated stream.
-        let empty =
-            self.total_in == 0 && matches!(self.phase, Phase::GzipHeader(_) | Phase::Sniff(None));
+        let empty = self.tally.total_in() == 0
+            && matches!(self.phase, Phase::GzipHeader(_) | Phase::Sniff(None));
         if self.is_stream_end() || empty {
             Ok(())
         } else {
@@ -330,11 +316,11 @@ impl Decode for FlateDecoder {
     }
 
     fn total_in(&self) -> u64 {
-        self.total_in
+        self.tally.total_in()
     }
 
     fn total_out(&self) -> u64 {
-        self.total_out
+        self.tally.total_out()
     }
 
     fn members(&self) -> u64 {

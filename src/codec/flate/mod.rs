@@ -41,7 +41,6 @@ pub(crate) struct Step<S, E> {
 
 /// One `compress` call writing into `room` bytes of `out`'s spare capacity (reserved here,
 /// never zero-filled); `out` grows by the bytes produced.
-#[allow(unsafe_code)]
 pub(crate) fn compress_into(
     deflate: &mut Compress,
     input: &[u8],
@@ -49,22 +48,9 @@ pub(crate) fn compress_into(
     room: usize,
     flush: FlushCompress,
 ) -> Step<Status, CompressError> {
-    out.reserve(room);
-    let (in_before, out_before) = (deflate.total_in(), deflate.total_out());
-    let spare = &mut out.spare_capacity_mut()[..room];
-    let status = deflate.compress_uninit(input, spare, flush);
-    let produced = (deflate.total_out() - out_before) as usize;
-    assert!(produced <= room, "deflate wrote past its output buffer");
-    // SAFETY: deflate writes its output from the start of `spare` and counts it in
-    // `total_out`, so the first `produced` bytes of the spare capacity are initialized; the
-    // assert above keeps `set_len` within the capacity reserved. Covered by the codec
-    // round-trip property tests, which compare every byte written this way.
-    unsafe { out.set_len(out.len() + produced) };
-    Step {
-        consumed: (deflate.total_in() - in_before) as usize,
-        produced,
-        status,
-    }
+    into_spare(deflate, out, room, |deflate, spare| {
+        deflate.compress_uninit(input, spare, flush)
+    })
 }
 
 /// One `decompress` call writing into `room` bytes of `out`'s spare capacity (reserved here,
@@ -72,24 +58,57 @@ pub(crate) fn compress_into(
 ///
 /// Not zero-filling matters: a body of many tiny gzip members would otherwise pay for
 /// clearing a whole output buffer per member, an amplification a peer could exploit.
-#[allow(unsafe_code)]
 pub(crate) fn decompress_into(
     inflate: &mut Decompress,
     input: &[u8],
     out: &mut BytesMut,
     room: usize,
 ) -> Step<Status, DecompressError> {
+    into_spare(inflate, out, room, |inflate, spare| {
+        inflate.decompress_uninit(input, spare, FlushDecompress::None)
+    })
+}
+
+/// A flate2 stream's byte counters: (input taken, output written) since its last reset.
+trait Totals {
+    fn totals(&self) -> (u64, u64);
+}
+
+impl Totals for Compress {
+    fn totals(&self) -> (u64, u64) {
+        (self.total_in(), self.total_out())
+    }
+}
+
+impl Totals for Decompress {
+    fn totals(&self) -> (u64, u64) {
+        (self.total_in(), self.total_out())
+    }
+}
+
+/// Runs `call`, one of flate2's `*_uninit` calls on `stream`, on `room` bytes of `out`'s
+/// spare capacity, and grows `out` by what it wrote.
+#[allow(unsafe_code)]
+fn into_spare<T: Totals, S, E>(
+    stream: &mut T,
+    out: &mut BytesMut,
+    room: usize,
+    call: impl FnOnce(&mut T, &mut [std::mem::MaybeUninit<u8>]) -> Result<S, E>,
+) -> Step<S, E> {
     out.reserve(room);
-    let (in_before, out_before) = (inflate.total_in(), inflate.total_out());
-    let spare = &mut out.spare_capacity_mut()[..room];
-    let status = inflate.decompress_uninit(input, spare, FlushDecompress::None);
-    let produced = (inflate.total_out() - out_before) as usize;
-    assert!(produced <= room, "inflate wrote past its output buffer");
-    // SAFETY: as in `compress_into`: inflate initializes the first `produced` bytes of
-    // `spare`, and `produced <= room <= spare capacity`.
+    let (in_before, out_before) = stream.totals();
+    let status = call(stream, &mut out.spare_capacity_mut()[..room]);
+    let (in_after, out_after) = stream.totals();
+    let produced = (out_after - out_before) as usize;
+    assert!(produced <= room, "flate2 wrote past its output buffer");
+    // SAFETY: flate2's `*_uninit` calls write their output from the start of the slice they
+    // are given and count it in `total_out`, so the first `produced` bytes of the spare
+    // capacity are initialized; the assert above keeps `set_len` within the capacity
+    // reserved. Covered by the codec round-trip property tests, which compare every byte
+    // written this way.
     unsafe { out.set_len(out.len() + produced) };
     Step {
-        consumed: (inflate.total_in() - in_before) as usize,
+        consumed: (in_after - in_before) as usize,
         produced,
         status,
     }

@@ -1,7 +1,8 @@
 use tower_layer::Layer;
 
 use super::RequestDecompression;
-use crate::decompression::coding::{Settings, settings_builders};
+use crate::builders::builder_methods;
+use crate::decompression::coding::Settings;
 
 /// Decodes request bodies by their `Content-Encoding`: a [`Layer`] that wraps services in
 /// [`RequestDecompression`].
@@ -47,7 +48,7 @@ impl RequestDecompressionLayer {
         self
     }
 
-    settings_builders!();
+    builder_methods!(decompression);
 }
 
 impl<S> Layer<S> for RequestDecompressionLayer {

@@ -7,8 +7,9 @@ use tower_service::Service;
 
 use super::future::Rejection;
 use super::{RequestDecompressionFuture, RequestDecompressionLayer};
+use crate::builders::builder_methods;
 use crate::decompression::DecompressionBody;
-use crate::decompression::coding::{Codings, Settings, parse, settings_builders};
+use crate::decompression::coding::{Codings, Settings, parse};
 
 /// Decodes request bodies by their `Content-Encoding` before calling the inner service.
 ///
@@ -55,9 +56,9 @@ impl<S> RequestDecompression<S> {
         self
     }
 
-    settings_builders!();
+    builder_methods!(decompression);
 
-    crate::builders::inner_service_accessors!();
+    builder_methods!(inner_service);
 }
 
 impl<S, ReqBody, ResBody> Service<Request<ReqBody>> for RequestDecompression<S>

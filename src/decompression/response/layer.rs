@@ -1,7 +1,8 @@
 use tower_layer::Layer;
 
 use super::Decompression;
-use crate::decompression::coding::{Settings, settings_builders};
+use crate::builders::builder_methods;
+use crate::decompression::coding::Settings;
 use crate::dictionary::ClientDictionaryStore;
 
 /// Asks for compressed responses and decodes them: a [`Layer`] that wraps a client service
@@ -38,7 +39,7 @@ impl DecompressionLayer {
         Self::default()
     }
 
-    settings_builders!();
+    builder_methods!(decompression);
 
     /// Learns compression dictionaries into `store` and offers them (RFC 9842, as Chromium
     /// does): a `2xx` response to a `GET` with `Use-As-Dictionary` and a freshness lifetime

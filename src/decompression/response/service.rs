@@ -7,7 +7,8 @@ use tower_service::Service;
 
 use super::future::Exchange;
 use super::{DecompressionLayer, ResponseFuture};
-use crate::decompression::coding::{Accept, Settings, settings_builders};
+use crate::builders::builder_methods;
+use crate::decompression::coding::{Accept, Settings};
 use crate::dictionary::{AVAILABLE_DICTIONARY, ClientDictionaryStore, DICTIONARY_ID, DictCoding};
 
 /// The request's fetch destination (Fetch Metadata), which `match-dest` is compared with.
@@ -55,9 +56,9 @@ impl<S> Decompression<S> {
         DecompressionLayer::new()
     }
 
-    settings_builders!();
+    builder_methods!(decompression);
 
-    crate::builders::inner_service_accessors!();
+    builder_methods!(inner_service);
 }
 
 impl<S, ReqBody, ResBody> Service<Request<ReqBody>> for Decompression<S>

@@ -18,7 +18,7 @@
 //! siblings, counting every call before forwarding it, and the tables include those
 //! allocations (the "C share" column shows them alone).
 
-#[path = "../benches/support/mod.rs"]
+#[path = "../../benches/support/mod.rs"]
 mod support;
 
 use std::hint::black_box;
@@ -38,7 +38,7 @@ use support::{
 };
 
 // The counting allocator: the tests' (`tests/common/alloc.rs`), process-wide counters.
-#[path = "../tests/common/alloc.rs"]
+#[path = "../../tests/common/alloc.rs"]
 mod alloc;
 
 /// Allocations made outside Rust's allocator: libzstd and libdeflate are C and call `malloc`

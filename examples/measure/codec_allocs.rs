@@ -10,7 +10,7 @@
 //! compress or decompress of the 50-byte message makes at most one allocation (the output
 //! buffer), and pooled is faster than fresh. Exits non-zero if the allocation goal fails.
 
-#[path = "../benches/support/mod.rs"]
+#[path = "../../benches/support/mod.rs"]
 mod support;
 
 use std::hint::black_box;
@@ -22,7 +22,7 @@ use tower_gzip::{CodecPool, CompressionLevel};
 
 use support::random_message;
 
-#[path = "../tests/common/alloc.rs"]
+#[path = "../../tests/common/alloc.rs"]
 mod alloc;
 
 fn json_payload(len: usize) -> Vec<u8> {

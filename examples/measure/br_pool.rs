@@ -19,7 +19,7 @@ use bytes::BytesMut;
 use tower_gzip::codec::{Decoder, Encoder, Format, OneShot};
 use tower_gzip::{CodecPool, CompressionLevel};
 
-#[path = "../tests/common/alloc.rs"]
+#[path = "../../tests/common/alloc.rs"]
 mod alloc;
 
 /// A JSON array of user records, like an API response.

@@ -12,14 +12,14 @@
 //!
 //! Each case runs 50 warm-up responses, then averages 200. Counted: Rust's allocator (the
 //! tests' counting allocator); libzstd's own `malloc` calls are not seen here
-//! (`examples/allocs.rs` counts those), and a pooled, warm zstd context makes none. Prints
-//! PASS/FAIL for the target "dcz allocates at most plain zstd's + 2 per 1 KiB response";
+//! (`examples/measure/allocs.rs` counts those), and a pooled, warm zstd context makes none.
+//! Prints PASS/FAIL for the target "dcz allocates at most plain zstd's + 2 per 1 KiB response";
 //! the exit status is 0 either way.
 
-#[path = "../benches/support/mod.rs"]
+#[path = "../../benches/support/mod.rs"]
 mod support;
 
-#[path = "../tests/common/alloc.rs"]
+#[path = "../../tests/common/alloc.rs"]
 mod alloc;
 
 use tower::{Layer, service_fn};
