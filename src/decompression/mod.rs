@@ -1,10 +1,12 @@
 //! Request and response decompression, bounded against decompression bombs.
 //!
-//! - [`RequestDecompressionLayer`] (servers) decodes request bodies sent with
-//!   `Content-Encoding: gzip`, `x-gzip` or `deflate`, and answers `415 Unsupported Media Type`
-//!   with `Accept-Encoding` for codings it does not decode.
+//! - [`RequestDecompressionLayer`] (servers) decodes request bodies sent with any coding
+//!   compiled in (`zstd`, `br`, `gzip` or `x-gzip`, `deflate`), and answers `415 Unsupported
+//!   Media Type` with `Accept-Encoding` for codings it does not decode.
 //! - [`DecompressionLayer`] (clients) asks for compressed responses with `Accept-Encoding`
-//!   and decodes them.
+//!   and decodes them; with a
+//!   [`ClientDictionaryStore`](crate::dictionary::ClientDictionaryStore) it also learns and
+//!   offers dictionaries and decodes `dcz` and `dcb` (RFC 9842).
 //!
 //! Both hand out a streaming [`DecompressionBody`] over pooled decoders: frames of at most
 //! 64 KiB, trailers forwarded, and [`DecompressionLimits`] on by default: at most 20 MiB

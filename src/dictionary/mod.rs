@@ -1,4 +1,4 @@
-//! Compression Dictionary Transport (RFC 9842), server side: `dcz` and `dcb`.
+//! Compression Dictionary Transport (RFC 9842): `dcz` and `dcb`, on servers and clients.
 //!
 //! A response served with `Use-As-Dictionary` becomes a dictionary in the browser; later
 //! requests that match it offer `dcb, dcz` in `Accept-Encoding` and name it by SHA-256 in
@@ -16,6 +16,10 @@
 //!   hash, bounded in bytes, least recently used out first.
 //! - [`DczEncoder`], [`encode_dcz`], [`DczDecoder`], [`decode_dcz`]; the `dcb` equivalents.
 //! - [`train`]: a dictionary from sample bodies, with zstd's trainer.
+//! - [`ClientDictionaryStore`]: the client side, for
+//!   [`DecompressionLayer::dictionaries`](crate::decompression::DecompressionLayer::dictionaries):
+//!   dictionaries learned from `Use-As-Dictionary` responses, per origin, offered on requests
+//!   their `match` pattern covers; [`linked_dictionaries`] reads a page's `Link` to one.
 //!
 //! # What it buys
 //!

@@ -7,9 +7,10 @@ use crate::decompression::coding::Settings;
 /// Decodes request bodies by their `Content-Encoding`: a [`Layer`] that wraps services in
 /// [`RequestDecompression`].
 ///
-/// Defaults: `gzip` (and `x-gzip`) and `deflate` decoded, other codings refused with
-/// `415 Unsupported Media Type`, [`DecompressionLimits::default`] (20 MiB, ratio 200 burst 3
-/// past 1 MiB), decoders from [`CodecPool::global`].
+/// Defaults: every coding compiled in decoded (`zstd`, `br`, `gzip` and `x-gzip`,
+/// `deflate`), others refused with `415 Unsupported Media Type`,
+/// [`DecompressionLimits::default`] (20 MiB, ratio 200 burst 3 past 1 MiB), decoders from
+/// [`CodecPool::global`].
 ///
 /// [`DecompressionLimits::default`]: crate::decompression::DecompressionLimits::default
 /// [`CodecPool::global`]: crate::CodecPool::global

@@ -8,9 +8,10 @@ use crate::dictionary::ClientDictionaryStore;
 /// Asks for compressed responses and decodes them: a [`Layer`] that wraps a client service
 /// in [`Decompression`].
 ///
-/// Defaults: `gzip` (and `x-gzip`) and `deflate` accepted and decoded,
-/// [`DecompressionLimits::default`] (20 MiB, ratio 200 burst 3 past 1 MiB; servers can send
-/// bombs too), decoders from [`CodecPool::global`].
+/// Defaults: every coding compiled in accepted and decoded (`zstd`, `br`, `gzip` and
+/// `x-gzip`, `deflate`), [`DecompressionLimits::default`] (20 MiB, ratio 200 burst 3 past
+/// 1 MiB; servers can send bombs too), decoders from [`CodecPool::global`]; no dictionaries
+/// unless [`dictionaries`](DecompressionLayer::dictionaries) is given a store.
 ///
 /// [`DecompressionLimits::default`]: crate::decompression::DecompressionLimits::default
 /// [`CodecPool::global`]: crate::CodecPool::global

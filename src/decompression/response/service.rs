@@ -16,9 +16,9 @@ const SEC_FETCH_DEST: &str = "sec-fetch-dest";
 
 /// Decodes response bodies by their `Content-Encoding`; for HTTP clients.
 ///
-/// Requests without `Accept-Encoding` get one listing the enabled codings
-/// (`gzip, deflate` by default); requests that have one, or that ask for a `Range` (a range
-/// of a compressed representation cannot be decoded alone), are left as they are.
+/// Requests without `Accept-Encoding` get one listing the enabled codings (`zstd, br, gzip,
+/// deflate` with the default features); requests that have one, or that ask for a `Range`
+/// (a range of a compressed representation cannot be decoded alone), are left as they are.
 ///
 /// Responses whose `Content-Encoding` lists only enabled codings (case-insensitive, `x-gzip`
 /// is gzip, up to [`MAX_CODINGS`](crate::decompression::MAX_CODINGS) stacked) are decoded:

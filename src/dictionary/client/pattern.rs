@@ -54,10 +54,17 @@ impl MatchPattern {
     /// pattern that does not parse, has a regexp group, or reaches another origin (a
     /// different scheme, host or port, or a wildcard in any of them).
     pub(crate) fn new(pattern: &str, base: &Url) -> Option<MatchPattern> {
-        let init =
-            UrlPatternInit::parse_constructor_string::<regex::Regex>(pattern, Some(base.clone()))
-                .ok()?;
-        let compiled: UrlPattern = UrlPattern::parse(init, UrlPatternOptions::default()).ok()?;
+        // The pattern is a server's text; a parser bug must cost the dictionary, not the
+        // client (the closure holds no state that a panic could leave half-written).
+        let compile = || {
+            let init = UrlPatternInit::parse_constructor_string::<regex::Regex>(
+                pattern,
+                Some(base.clone()),
+            )
+            .ok()?;
+            UrlPattern::<regex::Regex>::parse(init, UrlPatternOptions::default()).ok()
+        };
+        let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(compile)).ok()??;
         if compiled.has_regexp_groups() {
             return None;
         }
