@@ -4,7 +4,7 @@
 //! per coding we care about (zstd, br, gzip, deflate, identity, `*`): O(n) time, no
 //! allocation, and no assumption that the value is UTF-8.
 
-use crate::codec::{FORMATS, Format};
+use crate::codec::{FORMATS, Format, FormatSet};
 use crate::headers::trim;
 use http::HeaderMap;
 use http::header::ACCEPT_ENCODING;
@@ -25,7 +25,7 @@ pub(crate) enum Negotiated {
 /// The default order is tower-http's: zstd > br > gzip > deflate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Offered {
-    enabled: [bool; FORMATS],
+    enabled: FormatSet,
     /// Lower ranks win ties.
     rank: [u8; FORMATS],
 }
@@ -33,11 +33,10 @@ pub(crate) struct Offered {
 impl Default for Offered {
     fn default() -> Self {
         let mut offered = Offered {
-            enabled: [false; FORMATS],
+            enabled: FormatSet::all(),
             rank: [u8::MAX; FORMATS],
         };
         for (rank, format) in Format::ALL.iter().enumerate() {
-            offered.enabled[format.index()] = true;
             offered.rank[format.index()] = rank as u8;
         }
         offered
@@ -56,11 +55,7 @@ impl Offered {
     }
 
     pub(crate) fn set(&mut self, format: Format, on: bool) {
-        self.enabled[format.index()] = on;
-    }
-
-    pub(crate) fn is_enabled(&self, format: Format) -> bool {
-        self.enabled[format.index()]
+        self.enabled.set(format, on);
     }
 
     /// Puts `order` first when q-values tie; codings not named keep their default order
@@ -76,8 +71,8 @@ impl Offered {
     pub(crate) fn in_order(&self) -> impl Iterator<Item = Format> + '_ {
         let mut formats: [Format; FORMATS] = [Format::Gzip; FORMATS];
         let mut len = 0;
-        for format in Format::ALL.iter().filter(|f| self.is_enabled(**f)) {
-            formats[len] = *format;
+        for format in self.enabled.iter() {
+            formats[len] = format;
             len += 1;
         }
         formats[..len].sort_by_key(|f| self.rank[f.index()]);

@@ -133,6 +133,49 @@ impl Format {
 /// The number of [`Format::index`] values.
 pub(crate) const FORMATS: usize = 4;
 
+/// A set of codings: which a layer offers, sends or decodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FormatSet(u8);
+
+impl FormatSet {
+    /// No coding.
+    pub(crate) const EMPTY: FormatSet = FormatSet(0);
+
+    /// Every coding compiled in.
+    pub(crate) fn all() -> Self {
+        let mut set = FormatSet::EMPTY;
+        for format in Format::ALL {
+            set.set(*format, true);
+        }
+        set
+    }
+
+    pub(crate) fn contains(self, format: Format) -> bool {
+        self.0 & 1 << format.index() != 0
+    }
+
+    pub(crate) fn set(&mut self, format: Format, on: bool) {
+        if on {
+            self.0 |= 1 << format.index();
+        } else {
+            self.0 &= !(1 << format.index());
+        }
+    }
+
+    /// The codings in the set, in [`Format::ALL`] order.
+    pub(crate) fn iter(self) -> impl Iterator<Item = Format> {
+        Format::ALL
+            .iter()
+            .copied()
+            .filter(move |f| self.contains(*f))
+    }
+
+    /// A number below `1 << FORMATS`, distinct per set, for per-set tables.
+    pub(crate) fn bits(self) -> usize {
+        usize::from(self.0)
+    }
+}
+
 /// Bytes consumed from the input and appended to the output by one codec call.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Progress {

@@ -5,7 +5,7 @@ use http::header::{CONTENT_ENCODING, HeaderMap, HeaderValue};
 use super::limits::DecompressionLimits;
 use std::sync::OnceLock;
 
-use crate::codec::{FORMATS, Format};
+use crate::codec::{FORMATS, Format, FormatSet};
 use crate::dictionary::DictCoding;
 use crate::pool::CodecPool;
 
@@ -15,84 +15,52 @@ use crate::pool::CodecPool;
 /// subject of urllib3 CVE-2025-66418 and undici CVE-2026-22036.
 pub const MAX_CODINGS: usize = 3;
 
-/// Which codings a layer decodes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Accept {
-    enabled: [bool; FORMATS],
-}
-
-impl Default for Accept {
-    fn default() -> Self {
-        let mut enabled = [false; FORMATS];
-        for format in Format::ALL {
-            enabled[format.index()] = true;
-        }
-        Accept { enabled }
+/// Whether a layer decoding `formats` decodes a dictionary coding: compiled in, and the
+/// coding underneath (zstd for `dcz`, br for `dcb`) in the set.
+#[cfg_attr(not(any(feature = "zstd", feature = "br")), allow(unused_variables))]
+pub(crate) fn decodes_dictionary(formats: FormatSet, coding: DictCoding) -> bool {
+    match coding {
+        #[cfg(feature = "zstd")]
+        DictCoding::Dcz => formats.contains(Format::Zstd),
+        #[cfg(feature = "br")]
+        DictCoding::Dcb => formats.contains(Format::Br),
+        #[allow(unreachable_patterns)]
+        _ => false,
     }
 }
 
-impl Accept {
-    pub(crate) fn allows(self, format: Format) -> bool {
-        self.enabled[format.index()]
-    }
-
-    pub(crate) fn set(&mut self, format: Format, on: bool) {
-        self.enabled[format.index()] = on;
-    }
-
-    /// Whether a dictionary coding is decoded: compiled in, and the coding underneath
-    /// (zstd for `dcz`, br for `dcb`) enabled.
-    pub(crate) fn allows_dictionary(self, coding: DictCoding) -> bool {
-        match coding {
-            #[cfg(feature = "zstd")]
-            DictCoding::Dcz => self.allows(Format::Zstd),
-            #[cfg(feature = "br")]
-            DictCoding::Dcb => self.allows(Format::Br),
-            #[allow(unreachable_patterns)]
-            _ => false,
+/// The `Accept-Encoding` value listing `formats` (zstd, br, gzip, deflate order), then,
+/// `with_dictionaries`, `dcz` and `dcb` where decoded; `None` if it lists nothing. Built once
+/// per combination for the process.
+pub(crate) fn accept_encoding(formats: FormatSet, with_dictionaries: bool) -> Option<HeaderValue> {
+    const DICT_CODINGS: [DictCoding; 2] = [DictCoding::Dcz, DictCoding::Dcb];
+    const SETS: usize = 1 << FORMATS;
+    static VALUES: OnceLock<Vec<Option<HeaderValue>>> = OnceLock::new();
+    let values = VALUES.get_or_init(|| {
+        let mut values = vec![None; 2 * SETS];
+        for set in (0..SETS).map(|bits| {
+            let mut set = FormatSet::EMPTY;
+            for format in Format::ALL.iter().filter(|f| bits & 1 << f.index() != 0) {
+                set.set(*format, true);
+            }
+            set
+        }) {
+            let plain: Vec<&str> = set.iter().map(Format::as_str).collect();
+            let dict = DICT_CODINGS
+                .iter()
+                .filter(|c| decodes_dictionary(set, **c))
+                .map(|c| c.as_str());
+            let with_dict: Vec<&str> = plain.iter().copied().chain(dict).collect();
+            let value = |tokens: &[&str]| {
+                (!tokens.is_empty())
+                    .then(|| HeaderValue::from_str(&tokens.join(", ")).expect("tokens are ASCII"))
+            };
+            values[set.bits()] = value(&plain);
+            values[SETS + set.bits()] = value(&with_dict);
         }
-    }
-
-    /// The `Accept-Encoding` value listing the enabled codings (zstd, br, gzip, deflate
-    /// order), then, `with_dictionaries`, `dcz` and `dcb` where allowed; `None` if it lists
-    /// nothing. Built once per combination for the process.
-    pub(crate) fn header_value(self, with_dictionaries: bool) -> Option<HeaderValue> {
-        const DICT_CODINGS: [DictCoding; 2] = [DictCoding::Dcz, DictCoding::Dcb];
-        static VALUES: OnceLock<Vec<Option<HeaderValue>>> = OnceLock::new();
-        let values = VALUES.get_or_init(|| {
-            (0..2usize << Format::ALL.len())
-                .map(|mask| {
-                    let mut accept = Accept {
-                        enabled: [false; FORMATS],
-                    };
-                    let mut tokens = Vec::new();
-                    for (bit, format) in Format::ALL.iter().enumerate() {
-                        if mask & (1 << bit) != 0 {
-                            accept.set(*format, true);
-                            tokens.push(format.as_str());
-                        }
-                    }
-                    if mask >> Format::ALL.len() != 0 {
-                        tokens.extend(
-                            DICT_CODINGS
-                                .iter()
-                                .filter(|c| accept.allows_dictionary(**c))
-                                .map(|c| c.as_str()),
-                        );
-                    }
-                    (!tokens.is_empty()).then(|| {
-                        HeaderValue::from_str(&tokens.join(", ")).expect("tokens are ASCII")
-                    })
-                })
-                .collect()
-        });
-        let mask = Format::ALL
-            .iter()
-            .enumerate()
-            .filter(|(_, format)| self.allows(**format))
-            .fold(0, |mask, (bit, _)| mask | 1 << bit);
-        values[mask | usize::from(with_dictionaries) << Format::ALL.len()].clone()
-    }
+        values
+    });
+    values[usize::from(with_dictionaries) * SETS + formats.bits()].clone()
 }
 
 /// One content coding of a message: a plain one, or a dictionary coding (RFC 9842) that
@@ -134,7 +102,7 @@ pub(crate) enum Codings {
 /// RFC 9110 section 5.3). Tokens are case-insensitive; `x-gzip` is gzip; `identity` and
 /// empty list elements are ignored. `dcz` and `dcb` are read only `with_dictionaries`
 /// (a client that keeps dictionaries); otherwise they are unsupported codings.
-pub(crate) fn parse(headers: &HeaderMap, accept: Accept, with_dictionaries: bool) -> Codings {
+pub(crate) fn parse(headers: &HeaderMap, accept: FormatSet, with_dictionaries: bool) -> Codings {
     let mut codings = [Coding::Plain(Format::Gzip); MAX_CODINGS];
     let mut count = 0;
     for value in headers.get_all(CONTENT_ENCODING) {
@@ -146,10 +114,10 @@ pub(crate) fn parse(headers: &HeaderMap, accept: Accept, with_dictionaries: bool
                 continue;
             }
             let coding = match Format::from_token(token) {
-                Some(format) if accept.allows(format) => Coding::Plain(format),
+                Some(format) if accept.contains(format) => Coding::Plain(format),
                 Some(_) => return Codings::Unsupported,
                 None => match DictCoding::from_token(token) {
-                    Some(dict) if with_dictionaries && accept.allows_dictionary(dict) => {
+                    Some(dict) if with_dictionaries && decodes_dictionary(accept, dict) => {
                         Coding::Dictionary(dict)
                     }
                     _ => return Codings::Unsupported,
@@ -171,7 +139,8 @@ pub(crate) fn parse(headers: &HeaderMap, accept: Accept, with_dictionaries: bool
 /// What both decompression layers are configured with.
 #[derive(Clone, Debug)]
 pub(crate) struct Settings {
-    pub(crate) accept: Accept,
+    /// The codings decoded (and, on a client, accepted).
+    pub(crate) accept: FormatSet,
     pub(crate) limits: DecompressionLimits,
     pub(crate) pool: CodecPool,
 }
@@ -179,7 +148,7 @@ pub(crate) struct Settings {
 impl Default for Settings {
     fn default() -> Self {
         Settings {
-            accept: Accept::default(),
+            accept: FormatSet::all(),
             limits: DecompressionLimits::default(),
             pool: CodecPool::global().clone(),
         }
@@ -190,7 +159,7 @@ impl Default for Settings {
 mod tests {
     use super::*;
 
-    fn parse_one(value: &str, accept: Accept) -> Codings {
+    fn parse_one(value: &str, accept: FormatSet) -> Codings {
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_ENCODING, HeaderValue::from_str(value).unwrap());
         parse(&headers, accept, false)
@@ -211,7 +180,7 @@ mod tests {
 
     #[test]
     fn tokens() {
-        let all = Accept::default();
+        let all = FormatSet::all();
         assert_eq!(parse(&HeaderMap::new(), all, false), Codings::Identity);
         assert_eq!(parse_one("identity", all), Codings::Identity);
         assert_eq!(parse_one(" , IDENTITY ,", all), Codings::Identity);
@@ -232,7 +201,7 @@ mod tests {
             parse_one("gzip, gzip, gzip, lzw", all),
             Codings::Unsupported
         );
-        let mut no_deflate = Accept::default();
+        let mut no_deflate = FormatSet::all();
         no_deflate.set(Format::Deflate, false);
         assert_eq!(parse_one("deflate", no_deflate), Codings::Unsupported);
     }
@@ -243,7 +212,7 @@ mod tests {
         headers.append(CONTENT_ENCODING, HeaderValue::from_static("deflate"));
         headers.append(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
         assert_eq!(
-            order(parse(&headers, Accept::default(), false)),
+            order(parse(&headers, FormatSet::all(), false)),
             [Format::Gzip, Format::Deflate]
         );
     }
@@ -253,50 +222,50 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_ENCODING, HeaderValue::from_static("DCZ"));
         assert_eq!(
-            parse(&headers, Accept::default(), false),
+            parse(&headers, FormatSet::all(), false),
             Codings::Unsupported
         );
         #[cfg(feature = "zstd")]
         {
-            let Codings::Decode(chain) = parse(&headers, Accept::default(), true) else {
+            let Codings::Decode(chain) = parse(&headers, FormatSet::all(), true) else {
                 panic!("dcz is decoded with dictionaries");
             };
             assert_eq!(
                 chain.decode_order().collect::<Vec<_>>(),
                 [Coding::Dictionary(DictCoding::Dcz)]
             );
-            let mut no_zstd = Accept::default();
+            let mut no_zstd = FormatSet::all();
             no_zstd.set(Format::Zstd, false);
             assert_eq!(parse(&headers, no_zstd, true), Codings::Unsupported);
         }
         #[cfg(not(feature = "zstd"))]
         assert_eq!(
-            parse(&headers, Accept::default(), true),
+            parse(&headers, FormatSet::all(), true),
             Codings::Unsupported
         );
     }
 
     #[test]
     fn accept_value() {
-        let mut accept = Accept::default();
+        let mut accept = FormatSet::all();
         for format in Format::ALL {
             accept.set(*format, false);
         }
-        assert!(accept.header_value(false).is_none());
-        assert!(accept.header_value(true).is_none());
+        assert!(accept_encoding(accept, false).is_none());
+        assert!(accept_encoding(accept, true).is_none());
         accept.set(Format::Deflate, true);
         accept.set(Format::Gzip, true);
-        assert_eq!(accept.header_value(false).unwrap(), "gzip, deflate");
+        assert_eq!(accept_encoding(accept, false).unwrap(), "gzip, deflate");
         // No dictionary coding without its coding underneath.
-        assert_eq!(accept.header_value(true).unwrap(), "gzip, deflate");
+        assert_eq!(accept_encoding(accept, true).unwrap(), "gzip, deflate");
         #[cfg(all(feature = "zstd", feature = "br"))]
         {
             assert_eq!(
-                Accept::default().header_value(false).unwrap(),
+                accept_encoding(FormatSet::all(), false).unwrap(),
                 "zstd, br, gzip, deflate"
             );
             assert_eq!(
-                Accept::default().header_value(true).unwrap(),
+                accept_encoding(FormatSet::all(), true).unwrap(),
                 "zstd, br, gzip, deflate, dcz, dcb"
             );
         }

@@ -8,8 +8,9 @@ use http::{Response, StatusCode};
 use pin_project_lite::pin_project;
 
 use super::RequestDecompressionResponseBody;
+use crate::codec::FormatSet;
 use crate::decompression::MAX_CODINGS;
-use crate::decompression::coding::Accept;
+use crate::decompression::coding::accept_encoding;
 
 /// Why a request was refused before reaching the inner service.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,7 +34,7 @@ pin_project! {
     #[project = KindProj]
     enum Kind<F> {
         Inner { #[pin] future: F },
-        Rejected { rejection: Rejection, accept: Accept },
+        Rejected { rejection: Rejection, accept: FormatSet },
     }
 }
 
@@ -44,7 +45,7 @@ impl<F> RequestDecompressionFuture<F> {
         }
     }
 
-    pub(super) fn rejected(rejection: Rejection, accept: Accept) -> Self {
+    pub(super) fn rejected(rejection: Rejection, accept: FormatSet) -> Self {
         RequestDecompressionFuture {
             kind: Kind::Rejected { rejection, accept },
         }
@@ -84,7 +85,7 @@ where
 
 fn unsupported_media_type<B>(
     rejection: Rejection,
-    accept: Accept,
+    accept: FormatSet,
 ) -> Response<RequestDecompressionResponseBody<B>> {
     let text: &'static str = match rejection {
         Rejection::Unsupported => "Unsupported Content-Encoding\n",
@@ -99,9 +100,7 @@ fn unsupported_media_type<B>(
     );
     headers.insert(
         ACCEPT_ENCODING,
-        accept
-            .header_value(false)
-            .unwrap_or_else(|| HeaderValue::from_static("identity")),
+        accept_encoding(accept, false).unwrap_or_else(|| HeaderValue::from_static("identity")),
     );
     response
 }
