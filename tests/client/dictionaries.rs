@@ -57,9 +57,14 @@ fn items_body(start: u64) -> Bytes {
     Bytes::from(serde_json::to_vec(&items).unwrap())
 }
 
-fn dcz(dictionary: &Dictionary, body: &[u8]) -> Bytes {
+/// `body` compressed against `dictionary` by `encode` (`encode_dcz` or `encode_dcb`).
+fn dict_encoded<E: std::fmt::Debug>(
+    encode: impl Fn(&Dictionary, CompressionLevel, &[u8], &CodecPool, &mut BytesMut) -> Result<(), E>,
+    dictionary: &Dictionary,
+    body: &[u8],
+) -> Bytes {
     let mut wire = BytesMut::new();
-    tower_gzip::dictionary::encode_dcz(
+    encode(
         dictionary,
         CompressionLevel::Default,
         body,
@@ -70,18 +75,13 @@ fn dcz(dictionary: &Dictionary, body: &[u8]) -> Bytes {
     wire.freeze()
 }
 
+fn dcz(dictionary: &Dictionary, body: &[u8]) -> Bytes {
+    dict_encoded(tower_gzip::dictionary::encode_dcz, dictionary, body)
+}
+
 #[cfg(feature = "br")]
 fn dcb(dictionary: &Dictionary, body: &[u8]) -> Bytes {
-    let mut wire = BytesMut::new();
-    tower_gzip::dictionary::encode_dcb(
-        dictionary,
-        CompressionLevel::Default,
-        body,
-        CodecPool::global(),
-        &mut wire,
-    )
-    .unwrap();
-    wire.freeze()
+    dict_encoded(tower_gzip::dictionary::encode_dcb, dictionary, body)
 }
 
 fn dictionary_response(use_as: &str, cache_control: &str, body: Bytes) -> AxumResponse {
