@@ -239,3 +239,26 @@ fn shelves_are_per_level_and_capped_across_levels() {
     assert_eq!(pool.stats().compressors.reused, 2);
     balanced(pool.stats().compressors);
 }
+
+/// A stream whose park was refused and that finishes up while still holding its state (zstd
+/// ends its frame) has ended no pause: its next pause must not count as a short one. (It
+/// did, and every SSE stream with 5 s between events parked a ~1 MB zstd context.)
+#[test]
+fn a_refused_park_does_not_make_the_next_pause_short() {
+    let pool = CodecPool::new();
+    let mut hold: Hold<Compress> = Hold::default();
+    hold.hold(compressor(&pool, 6));
+    // The first pause never parks: its length is unknown.
+    assert!(!hold.would_park());
+    let state = hold.park().expect_err("a first pause releases");
+    hold.hold(state);
+    // Finishing up calls `resume` while the state is held: no pause ended.
+    assert!(hold.resume().is_held());
+    assert!(!hold.would_park(), "no pause was measured");
+    hold.release_paused();
+    // The next event comes at once: that pause was short, so the one after parks.
+    assert!(!hold.resume().is_held());
+    hold.hold(compressor(&pool, 6));
+    assert!(hold.would_park());
+    assert!(hold.park().is_ok());
+}

@@ -334,21 +334,23 @@ impl Encode for ZstdEncoder {
             return Ok(Progress::default());
         }
         if self.stage == Stage::InFrame {
-            // Flush, not end: a context taken back goes on with the frame and its window,
-            // where a new frame would start cold (a fresh frame clears the match tables, the
-            // cost of each pause at high levels).
-            self.run(&[], out, EndDirective::ZSTD_e_flush)?;
-            match self.ctx.park() {
-                Ok(()) => return Ok(Progress::since(0, before, out)),
-                Err(ctx) => {
-                    // No room to park: end the frame and release the context.
-                    self.ctx.hold(ctx);
-                    self.run(&[], out, EndDirective::ZSTD_e_end)?;
-                    self.stage = Stage::BetweenFrames;
+            if self.ctx.would_park() {
+                // Flush, not end: a context taken back goes on with the frame and its
+                // window, where a new frame would start cold (a fresh frame clears the match
+                // tables, the cost of each pause at high levels).
+                self.run(&[], out, EndDirective::ZSTD_e_flush)?;
+                match self.ctx.park() {
+                    Ok(()) => return Ok(Progress::since(0, before, out)),
+                    // No room to park: end the frame (3 bytes after the flush) and let go.
+                    Err(ctx) => self.ctx.hold(ctx),
                 }
             }
+            // Ending the frame at once makes it decodable as a flush would, without the
+            // flush's empty block.
+            self.run(&[], out, EndDirective::ZSTD_e_end)?;
+            self.stage = Stage::BetweenFrames;
         }
-        self.ctx.release();
+        self.ctx.release_paused();
         Ok(Progress::since(0, before, out))
     }
 

@@ -122,6 +122,11 @@ impl<T: PooledState> Hold<T> {
     /// Takes the parked state back if it is still there: then held, else (given away, or
     /// never drawn) not, for the caller to draw. Measures the pause that ends here.
     pub(crate) fn resume(&mut self) -> &mut Self {
+        // Still held: no pause ended here (a stream whose park was refused finishing up
+        // before it lets go), and timing one would call it short.
+        if self.is_held() {
+            return self;
+        }
         if let Some(at) = self.parked_at.take() {
             self.short_pauses = at.elapsed() <= PARK_BOUND;
         }
@@ -134,6 +139,18 @@ impl<T: PooledState> Hold<T> {
             }
         }
         self
+    }
+
+    /// Whether [`park`](Self::park) would try to park (a state is held and the last pause
+    /// was short), so the caller can skip work that only parking needs.
+    pub(crate) fn would_park(&self) -> bool {
+        self.is_held() && self.short_pauses
+    }
+
+    /// Lets go of the state at a pause that does not park, timing the pause all the same.
+    pub(crate) fn release_paused(&mut self) {
+        self.parked_at = Some(Instant::now());
+        self.slot = Slot::None;
     }
 
     /// Parks a held state for a stream whose last pause was short; `Err` with the state
