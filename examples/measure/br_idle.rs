@@ -50,7 +50,10 @@ impl<T> SliceWrapperMut<T> for Block<T> {
 }
 
 fn record<T>(len: usize, sign: isize) {
-    let name = std::any::type_name::<T>().rsplit("::").next().unwrap_or("?");
+    let name = std::any::type_name::<T>()
+        .rsplit("::")
+        .next()
+        .unwrap_or("?");
     let bytes = len * size_of::<T>();
     BLOCKS.with(|b| {
         let mut b = b.borrow_mut();
@@ -136,8 +139,18 @@ fn measure(quality: u32, lgwin: u32) -> Measured {
     for i in 0..50 {
         let e = event(i);
         plain += e.len();
-        run(&mut core, BrotliEncoderOperation::BROTLI_OPERATION_PROCESS, &e, &mut out);
-        run(&mut core, BrotliEncoderOperation::BROTLI_OPERATION_FLUSH, &[], &mut out);
+        run(
+            &mut core,
+            BrotliEncoderOperation::BROTLI_OPERATION_PROCESS,
+            &e,
+            &mut out,
+        );
+        run(
+            &mut core,
+            BrotliEncoderOperation::BROTLI_OPERATION_FLUSH,
+            &[],
+            &mut out,
+        );
         if i == 2 {
             held3 = alloc::this_thread().live - before - out.capacity() as i64;
             blocks = BLOCKS.with(|b| {
@@ -169,7 +182,9 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let qualities = list(args.next(), &[0, 1, 2, 3, 4, 5]);
     let lgwins = list(args.next(), &[10, 12, 14, 16, 18]);
-    println!("| quality | lgwin | held after 3 events | after 50 | bytes for 50 events (plain) | largest blocks after 3 |");
+    println!(
+        "| quality | lgwin | held after 3 events | after 50 | bytes for 50 events (plain) | largest blocks after 3 |"
+    );
     println!("|---|---|---|---|---|---|");
     for &q in &qualities {
         for &w in &lgwins {
