@@ -156,7 +156,7 @@ fn measure(quality: u32, lgwin: u32) -> Measured {
             blocks = BLOCKS.with(|b| {
                 let mut v: Vec<_> = b.borrow().iter().map(|(k, v)| (*k, *v)).collect();
                 v.retain(|(_, (n, _))| *n > 0);
-                v.sort_by(|a, b| b.1.1.cmp(&a.1.1));
+                v.sort_by_key(|b| std::cmp::Reverse(b.1.1));
                 v
             });
         }

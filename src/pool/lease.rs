@@ -121,6 +121,7 @@ impl<T: PooledState> Hold<T> {
 
     /// Lets go of the state without resetting it (a held one is freed: a failed call may
     /// have left it unfit to reuse).
+    #[cfg(feature = "br")]
     pub(crate) fn discard(&mut self) {
         if let Slot::Held(state) = std::mem::replace(&mut self.slot, Slot::None) {
             state.discard();
