@@ -367,3 +367,101 @@ fn brotli_cli_and_python_decode_our_br_and_we_decode_theirs() {
         }
     }
 }
+
+/// An event stream that pauses (returns `Pending`, waking itself) after every event.
+#[cfg(feature = "br")]
+struct PausingEvents {
+    events: std::collections::VecDeque<bytes::Bytes>,
+    paused: bool,
+}
+
+#[cfg(feature = "br")]
+impl http_body::Body for PausingEvents {
+    type Data = bytes::Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<bytes::Bytes>, Self::Error>>> {
+        if !std::mem::replace(&mut self.paused, true) {
+            cx.waker().wake_by_ref();
+            return std::task::Poll::Pending;
+        }
+        self.paused = false;
+        std::task::Poll::Ready(
+            self.events
+                .pop_front()
+                .map(|e| Ok(http_body::Frame::data(e))),
+        )
+    }
+}
+
+/// A br event stream through `CompressionLayer` that gives its state back at every pause
+/// and resumes on a fresh encoder primed with its history (the pool has no room to park:
+/// `max_idle(0)`), or takes its parked state back: one valid brotli stream for Google's C
+/// decoder (the `brotli` CLI and Python's `brotli`), at several qualities.
+#[cfg(feature = "br")]
+#[tokio::test]
+async fn c_brotli_decodes_our_br_event_streams_resumed_after_pauses() {
+    use http_body_util::BodyExt;
+    use tower::{Layer, ServiceExt};
+    let events: Vec<bytes::Bytes> = (0..300)
+        .map(|i| {
+            bytes::Bytes::from(format!(
+                "event: tick\ndata: {{\"n\":{i},\"user\":\"user-{}\",\"msg\":\"hello hello\"}}\n\n",
+                i % 37
+            ))
+        })
+        .collect();
+    let data: Vec<u8> = events.concat();
+    for max_idle in [0, 8] {
+        for quality in [2, 4, 6, 9] {
+            let pool = CodecPool::builder().max_idle(max_idle).build();
+            let events = events.clone();
+            let svc = tower_gzip::compression::CompressionLayer::new()
+                .pool(pool.clone())
+                .quality(CompressionLevel::Precise(quality))
+                .layer(tower::service_fn(move |_req: http::Request<()>| {
+                    let body = PausingEvents {
+                        events: events.clone().into(),
+                        paused: false,
+                    };
+                    let response = http::Response::builder()
+                        .header("content-type", "text/event-stream")
+                        .body(body)
+                        .unwrap();
+                    async move { Ok::<_, std::convert::Infallible>(response) }
+                }));
+            let request = http::Request::builder()
+                .header("accept-encoding", "br")
+                .body(())
+                .unwrap();
+            let response = svc.oneshot(request).await.unwrap();
+            assert_eq!(response.headers()["content-encoding"], "br");
+            let wire = response.into_body().collect().await.unwrap().to_bytes();
+            let case = format!("quality {quality}, max_idle {max_idle}");
+            // Without room to park, every resume drew a fresh encoder primed with history;
+            // with room, only the first (whose pause length was unknown) did.
+            let primed: u64 = pool
+                .stats()
+                .kinds()
+                .iter()
+                .map(|(_, k)| k.primed_bytes)
+                .sum();
+            let one_event = data.len() as u64 / 300 + 2;
+            if max_idle == 0 {
+                assert!(primed > 100 * one_event, "{case}: primed {primed}");
+            } else {
+                assert!(primed <= one_event, "{case}: primed {primed}");
+            }
+            assert!(run("brotli", &["-dc"], &wire) == data, "brotli -dc: {case}");
+            let py = python(
+                "import brotli\ndef f(op, data):\n    return brotli.decompress(data)",
+                &[(0, &wire)],
+            );
+            assert!(py[0] == data, "python brotli: {case}");
+            assert!(our_decode(Format::Br, &wire) == data, "ours: {case}");
+        }
+    }
+}
