@@ -46,7 +46,6 @@ mod any;
 pub(crate) mod br;
 mod error;
 pub(crate) mod flate;
-mod history;
 mod level;
 #[cfg(feature = "zstd")]
 pub(crate) mod zstd;
