@@ -143,11 +143,13 @@ impl<T: PooledState> Hold<T> {
 
     /// Whether [`park`](Self::park) would try to park (a state is held and the last pause
     /// was short), so the caller can skip work that only parking needs.
+    #[cfg_attr(not(feature = "zstd"), allow(dead_code))] // zstd's idle uses it
     pub(crate) fn would_park(&self) -> bool {
         self.is_held() && self.short_pauses
     }
 
     /// Lets go of the state at a pause that does not park, timing the pause all the same.
+    #[cfg_attr(not(feature = "zstd"), allow(dead_code))] // zstd's idle uses it
     pub(crate) fn release_paused(&mut self) {
         self.parked_at = Some(Instant::now());
         self.slot = Slot::None;
