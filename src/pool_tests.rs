@@ -262,3 +262,26 @@ fn a_refused_park_does_not_make_the_next_pause_short() {
     assert!(hold.would_park());
     assert!(hold.park().is_ok());
 }
+
+/// `would_park` says no when every idle place holds a parked state, so a zstd stream ends
+/// its frame at once instead of flushing for a park that would be refused (3 bytes a
+/// pause at 256 SSE streams).
+#[test]
+fn would_park_needs_a_place() {
+    let pool = CodecPool::builder().max_idle(1).build();
+    // A stream whose pauses are short: its first pause releases, the next event comes at once.
+    let short_paused = || {
+        let mut hold: Hold<Compress> = Hold::default();
+        hold.hold(compressor(&pool, 6));
+        drop(hold.park().expect_err("a first pause releases"));
+        assert!(!hold.resume().is_held());
+        hold.hold(compressor(&pool, 6));
+        hold
+    };
+    let mut first = short_paused();
+    let mut second = short_paused();
+    assert!(first.would_park() && second.would_park());
+    first.park().expect("the one place is free");
+    assert!(!second.would_park(), "the one place holds a parked state");
+    assert!(second.park().is_err());
+}

@@ -341,7 +341,8 @@ impl Encode for ZstdEncoder {
                 self.run(&[], out, EndDirective::ZSTD_e_flush)?;
                 match self.ctx.park() {
                     Ok(()) => return Ok(Progress::since(0, before, out)),
-                    // No room to park: end the frame (3 bytes after the flush) and let go.
+                    // The place went to another stream meanwhile: end the frame (3 bytes
+                    // after the flush) and let go.
                     Err(ctx) => self.ctx.hold(ctx),
                 }
             }

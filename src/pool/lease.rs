@@ -40,6 +40,14 @@ impl<T: PooledState> Pooled<T> {
     }
 }
 
+impl<T: PooledState> Pooled<T> {
+    /// Whether [`park`](Self::park) would find a place now (a hint).
+    #[cfg_attr(not(feature = "zstd"), allow(dead_code))] // zstd's idle uses it
+    fn has_room_to_park(&self) -> bool {
+        T::shelf(&self.pool.inner).has_room_to_park(self.pool.inner.max_idle)
+    }
+}
+
 impl<T: PooledState> Lease<T> {
     /// The parked state, as it was left, unless a draw has taken it.
     pub(crate) fn reclaim(self) -> Option<Pooled<T>> {
@@ -141,11 +149,12 @@ impl<T: PooledState> Hold<T> {
         self
     }
 
-    /// Whether [`park`](Self::park) would try to park (a state is held and the last pause
-    /// was short), so the caller can skip work that only parking needs.
+    /// Whether [`park`](Self::park) would park (a state is held, the last pause was short
+    /// and the pool has a place for it), so the caller can skip work that only parking
+    /// needs. A hint: the place may be gone by the time `park` is called.
     #[cfg_attr(not(feature = "zstd"), allow(dead_code))] // zstd's idle uses it
     pub(crate) fn would_park(&self) -> bool {
-        self.is_held() && self.short_pauses
+        matches!(&self.slot, Slot::Held(state) if self.short_pauses && state.has_room_to_park())
     }
 
     /// Lets go of the state at a pause that does not park, timing the pause all the same.

@@ -104,6 +104,13 @@ impl<T> Shelf<T> {
         }
     }
 
+    /// Whether [`park`](Self::park) would find a place now: a free one, or a clean idle
+    /// state to make room. A hint: another stream may take the place first.
+    pub(super) fn has_room_to_park(&self, max_idle: usize) -> bool {
+        let idle = lock(&self.idle);
+        idle.count < max_idle || idle.by_level.iter().any(|states| !states.is_empty())
+    }
+
     /// Parks a paused stream's state, unreset, and returns its ticket; a clean idle state
     /// makes room for it if need be (a parked state has a stream coming back for it). `Err`
     /// gives the state back when every place is parked.
