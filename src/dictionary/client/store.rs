@@ -380,14 +380,15 @@ impl ClientDictionaryStore {
         let origin = Origin::of(uri)?;
         let now = self.now();
         let mut state = self.lock();
-        let ids = state.by_origin.get(&origin)?.clone();
+        let ids = state.by_origin.get(&origin)?;
         let url = request_url(uri)?;
         let mut best: Option<((bool, usize, u64), u64)> = None;
-        for id in ids {
+        // Allocates only when a dictionary has expired.
+        let mut expired = Vec::new();
+        for &id in ids {
             let entry = &state.entries[&id];
             if entry.expires <= now {
-                state.remove(id);
-                state.stats.expired += 1;
+                expired.push(id);
                 continue;
             }
             let dests = entry.metadata.match_dest();
@@ -401,6 +402,10 @@ impl ClientDictionaryStore {
             if best.is_none_or(|(top, _)| rank > top) {
                 best = Some((rank, id));
             }
+        }
+        for id in expired {
+            state.remove(id);
+            state.stats.expired += 1;
         }
         let (_, id) = best?;
         let now = state.bump();
