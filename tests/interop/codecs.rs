@@ -397,12 +397,13 @@ impl http_body::Body for PausingEvents {
     }
 }
 
-/// A br event stream through `CompressionLayer`, flushed at every pause, with and without
-/// room in the pool: one valid brotli stream for Google's C decoder (the `brotli` CLI and
-/// Python's `brotli`), at several qualities.
+/// A br event stream through `CompressionLayer` that gives its state back at every pause
+/// and resumes on a fresh encoder primed with its history (the pool has no room to park:
+/// `max_idle(0)`), or takes its parked state back: one valid brotli stream for Google's C
+/// decoder (the `brotli` CLI and Python's `brotli`), at several qualities.
 #[cfg(feature = "br")]
 #[tokio::test]
-async fn c_brotli_decodes_our_br_event_streams_with_pauses() {
+async fn c_brotli_decodes_our_br_event_streams_resumed_after_pauses() {
     use http_body_util::BodyExt;
     use tower::{Layer, ServiceExt};
     let events: Vec<bytes::Bytes> = (0..300)
@@ -440,6 +441,20 @@ async fn c_brotli_decodes_our_br_event_streams_with_pauses() {
             assert_eq!(response.headers()["content-encoding"], "br");
             let wire = response.into_body().collect().await.unwrap().to_bytes();
             let case = format!("quality {quality}, max_idle {max_idle}");
+            // Without room to park, every resume drew a fresh encoder primed with history;
+            // with room, only the first (whose pause length was unknown) did.
+            let primed: u64 = pool
+                .stats()
+                .kinds()
+                .iter()
+                .map(|(_, k)| k.primed_bytes)
+                .sum();
+            let one_event = data.len() as u64 / 300 + 2;
+            if max_idle == 0 {
+                assert!(primed > 100 * one_event, "{case}: primed {primed}");
+            } else {
+                assert!(primed <= one_event, "{case}: primed {primed}");
+            }
             assert!(run("brotli", &["-dc"], &wire) == data, "brotli -dc: {case}");
             let py = python(
                 "import brotli\ndef f(op, data):\n    return brotli.decompress(data)",

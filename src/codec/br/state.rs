@@ -42,6 +42,14 @@ pub(super) struct SpareHasher {
     lgwin: i32,
 }
 
+/// The last distances of a flushed stream: the decoder keeps them across meta-blocks, and
+/// a command may refer to them.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Carry {
+    dist_cache: [i32; 16],
+    saved_dist_cache: [i32; 4],
+}
+
 /// Qualities whose hasher re-prepares itself fully on reuse. Below 2 brotli uses no hasher;
 /// quality 10-11's binary-tree hasher (H10) has no prepare step.
 const RECYCLED_QUALITIES: std::ops::RangeInclusive<u32> = 2..=9;
@@ -79,6 +87,45 @@ impl CompressorState {
         self.adopt_spare(dictionary.len());
         self.core
             .set_custom_dictionary(dictionary.len(), dictionary);
+    }
+
+    /// What the stream carries past its last flush besides its bytes.
+    pub(super) fn carry(&self) -> Carry {
+        Carry {
+            dist_cache: self.core.dist_cache_,
+            saved_dist_cache: self.core.saved_dist_cache_,
+        }
+    }
+
+    /// Makes this fresh encoder go on with a stream another encoder flushed and gave back:
+    /// window `lgwin` (the stream's), `history` (its last input, at most the window) as the
+    /// prefix, the distances the decoder remembers, and no stream header. The decoder sees
+    /// one stream: after a flush it is byte-aligned, every distance refers to bytes it has,
+    /// and brotli turns its static dictionary off with a custom one (a static reference is
+    /// coded past the encoder's position, which is short of the decoder's).
+    pub(super) fn resume(&mut self, lgwin: u32, history: &[u8], carry: &Carry) {
+        self.set_window(lgwin);
+        self.adopt_spare(history.len());
+        // `true`: the last two bytes of the history are the context of the first literals,
+        // as they are for the decoder.
+        self.core
+            .set_custom_dictionary_with_optional_precomputed_hasher(
+                history.len(),
+                history,
+                UnionHasher::Uninit,
+                true,
+            );
+        let core = &mut *self.core;
+        // brotli ignores a history of 0-1 bytes and marks the stream concatenable instead
+        // (a different framing); this stream is not.
+        core.params.catable = false;
+        core.params.appendable = false;
+        core.params.use_dictionary = false;
+        core.dist_cache_ = carry.dist_cache;
+        core.saved_dist_cache_ = carry.saved_dist_cache;
+        // The window bits the stream began with are already sent.
+        core.last_bytes_ = 0;
+        core.last_bytes_bits_ = 0;
     }
 
     /// Sets brotli's size hint only (it picks the match finder from it).

@@ -1,0 +1,144 @@
+//! A br stream that gives its state back at a pause and goes on with another encoder.
+
+use bytes::BytesMut;
+
+use super::BrEncoder;
+use super::state::draw_compressor;
+use crate::CompressionLevel;
+use crate::codec::{Encode, Format, Level};
+use crate::pool::CodecPool;
+
+fn level(n: u8) -> Level {
+    CompressionLevel::Precise(i32::from(n)).resolve(Format::Br)
+}
+
+fn decode(wire: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    brotli::BrotliDecompress(&mut &wire[..], &mut out).expect("one valid br stream");
+    out
+}
+
+/// An SSE-like event: repeats earlier events (distances into the history) and varies.
+fn event(i: usize) -> Vec<u8> {
+    format!(
+        "event: tick\ndata: {{\"n\":{i},\"msg\":\"hello hello\",\"sq\":{}}}\n\n",
+        i * i
+    )
+    .into_bytes()
+}
+
+/// Events with an idle after each: the stream holds no state while idle, and whether the
+/// next event takes the parked state back, or a fresh one primed with the history (the
+/// parked one taken by another stream), the output is one valid stream.
+#[test]
+fn idle_gives_the_state_back_and_the_stream_stays_valid() {
+    for quality in [2u8, 3, 4, 5, 6, 9, 10] {
+        for steal in [false, true] {
+            let pool = CodecPool::builder().max_idle(2).build();
+            let mut encoder = BrEncoder::new(level(quality), &pool);
+            encoder.streaming();
+            let (mut wire, mut plain) = (BytesMut::new(), Vec::new());
+            for i in 0..12 {
+                let e = event(i);
+                encoder.encode(&e, &mut wire).unwrap();
+                plain.extend_from_slice(&e);
+                encoder.idle(&mut wire).unwrap();
+                assert!(!encoder.holds_state(), "q{quality}");
+                assert_eq!(decode_prefix(&wire), plain, "q{quality} steal {steal}");
+                if steal {
+                    drop(draw_compressor(&pool, level(quality)));
+                }
+            }
+            encoder.finish(&mut wire).unwrap();
+            assert_eq!(decode(&wire), plain, "q{quality} steal {steal}");
+            assert_eq!(pool.stats().in_use(), 0);
+        }
+    }
+}
+
+/// Decodes a stream cut after a flush.
+fn decode_prefix(wire: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut decoder = brotli::Decompressor::new(wire, 4096);
+    let _ = std::io::Read::read_to_end(&mut decoder, &mut out);
+    out
+}
+
+/// What resuming costs in bytes: the demo's events, each followed by an idle, against
+/// the same stream keeping its encoder (flushed after each event).
+#[test]
+fn resumed_streams_cost_few_bytes() {
+    let events: Vec<Vec<u8>> = (0..50)
+        .map(|i| format!("data: {{\"tick\":{i}}}\n\n").into_bytes())
+        .collect();
+    let plain: Vec<u8> = events.concat();
+    let pool = CodecPool::builder().max_idle(0).build();
+    let mut sizes = Vec::new();
+    for give_back in [false, true] {
+        let mut encoder = BrEncoder::new(level(4), &pool);
+        encoder.streaming();
+        let mut wire = BytesMut::new();
+        for e in &events {
+            encoder.encode(e, &mut wire).unwrap();
+            if give_back {
+                encoder.idle(&mut wire).unwrap();
+            } else {
+                encoder.flush(&mut wire).unwrap();
+            }
+        }
+        encoder.finish(&mut wire).unwrap();
+        assert_eq!(decode(&wire), plain);
+        sizes.push(wire.len());
+    }
+    eprintln!(
+        "50 demo events ({} B): kept {} B, given back {} B",
+        plain.len(),
+        sizes[0],
+        sizes[1]
+    );
+    assert!(sizes[1] <= sizes[0] * 3 / 2, "{sizes:?}");
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    /// Any mix of encode, flush and idle (parked and taken back, or taken by another
+    /// stream and a fresh one primed) stays one valid stream.
+    #[test]
+    fn idle_releases_round_trip(
+        ops in proptest::collection::vec((0u8..4, 0usize..40_000), 1..10),
+        quality in 2u8..10,
+        known in proptest::option::of(1u64..200_000),
+    ) {
+        let pool = CodecPool::builder().max_idle(2).build();
+        let mut encoder = BrEncoder::new(level(quality), &pool);
+        encoder.streaming();
+        if let Some(len) = known {
+            encoder.set_size_hint(len);
+        }
+        let mut wire = BytesMut::new();
+        let mut plain = Vec::new();
+        for (i, (op, len)) in ops.iter().enumerate() {
+            let chunk: Vec<u8> = (0..*len)
+                .map(|j| b"abcabd\n{}"[(j * 7 + i) % 9] ^ (j / 5000) as u8)
+                .collect();
+            encoder.encode(&chunk, &mut wire).unwrap();
+            plain.extend_from_slice(&chunk);
+            match op {
+                0 => { encoder.flush(&mut wire).unwrap(); }
+                1 => {
+                    encoder.idle(&mut wire).unwrap();
+                    proptest::prop_assert!(!encoder.holds_state());
+                }
+                2 => {
+                    encoder.idle(&mut wire).unwrap();
+                    drop(draw_compressor(&pool, level(quality)));
+                }
+                _ => {}
+            }
+        }
+        encoder.finish(&mut wire).unwrap();
+        proptest::prop_assert!(decode(&wire) == plain);
+        proptest::prop_assert_eq!(pool.stats().in_use(), 0);
+    }
+}
