@@ -327,7 +327,10 @@ impl Encode for BrEncoder {
         // starting. So does the state, parked for a short pause or given back for a long
         // one, once what the next encoder needs to go on is noted.
         self.turn = None;
-        if self.gives_back() && self.stage == Stage::Running {
+        if self.gives_back() && self.stage == Stage::Running && self.history.tail.len() >= 2 {
+            // A history of 0-1 bytes is not a custom dictionary brotli takes: the encoder
+            // that resumed would not know the byte before the next flush's literals (their
+            // context), which the decoder does. Such a stream keeps its state this pause.
             if let Some(state) = self.state.held() {
                 self.carry = Some(state.carry());
                 self.history.tracking = true;

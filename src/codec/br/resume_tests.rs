@@ -142,3 +142,38 @@ proptest::proptest! {
         proptest::prop_assert_eq!(pool.stats().in_use(), 0);
     }
 }
+
+/// The fuzz finding: a stream whose first pause comes after one byte. A fresh encoder
+/// cannot resume from a one-byte history (brotli takes no custom dictionary that short, and
+/// would code the literals after the next flush against a context byte the decoder does not
+/// have: qualities 7-9 decoded to other bytes), so that stream keeps its state over the
+/// pause; from two bytes on it gives it back.
+#[test]
+fn a_one_byte_history_keeps_the_state() {
+    let plain: Vec<u8> = [0xffu8, 0x17, 0x5a].repeat(64);
+    for quality in 2u8..=11 {
+        for steal in [false, true] {
+            for max_idle in [0usize, 2] {
+                let pool = CodecPool::builder().max_idle(max_idle).build();
+                let mut encoder = BrEncoder::new(level(quality), &pool);
+                encoder.streaming();
+                let (mut wire, mut held) = (BytesMut::new(), Vec::new());
+                let chunks = [&plain[..1], &plain[1..2], &plain[2..3], &plain[3..]];
+                for (i, chunk) in chunks.into_iter().enumerate() {
+                    encoder.encode(chunk, &mut wire).unwrap();
+                    if i < 2 {
+                        encoder.idle(&mut wire).unwrap();
+                        held.push(encoder.holds_state());
+                        if steal {
+                            drop(draw_compressor(&pool, level(quality)));
+                        }
+                    }
+                }
+                encoder.finish(&mut wire).unwrap();
+                let case = format!("q{quality} steal {steal} max_idle {max_idle}");
+                assert_eq!(decode(&wire), plain, "{case}");
+                assert_eq!(held, [true, false], "{case}");
+            }
+        }
+    }
+}

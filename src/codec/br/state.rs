@@ -104,6 +104,7 @@ impl CompressorState {
     /// and brotli turns its static dictionary off with a custom one (a static reference is
     /// coded past the encoder's position, which is short of the decoder's).
     pub(super) fn resume(&mut self, lgwin: u32, history: &[u8], carry: &Carry) {
+        debug_assert!(history.len() >= 2, "brotli ignores a shorter dictionary");
         self.set_window(lgwin);
         self.adopt_spare(history.len());
         // `true`: the last two bytes of the history are the context of the first literals,
@@ -116,8 +117,8 @@ impl CompressorState {
                 true,
             );
         let core = &mut *self.core;
-        // brotli ignores a history of 0-1 bytes and marks the stream concatenable instead
-        // (a different framing); this stream is not.
+        // Only a dictionary of 0-1 bytes makes brotli mark the stream concatenable (a
+        // different framing); set again, as this stream is not.
         core.params.catable = false;
         core.params.appendable = false;
         core.params.use_dictionary = false;
