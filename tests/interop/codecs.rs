@@ -453,7 +453,10 @@ async fn c_brotli_decodes_our_br_event_streams_resumed_after_pauses() {
                 .sum();
             let one_event = data.len() as u64 / count as u64 + 2;
             if max_idle == 0 {
-                assert!(primed > count as u64 / 3 * one_event, "{case}: primed {primed}");
+                assert!(
+                    primed > count as u64 / 3 * one_event,
+                    "{case}: primed {primed}"
+                );
             } else {
                 assert!(primed <= one_event, "{case}: primed {primed}");
             }

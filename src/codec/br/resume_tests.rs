@@ -177,3 +177,40 @@ fn a_one_byte_history_keeps_the_state() {
         }
     }
 }
+
+/// The second fuzz finding: a stream resumed from a two-byte history whose later input
+/// matches from the history's last byte on. brotli cut such a match at the end of its
+/// custom dictionary to a one-byte copy and panicked coding it (quality 5 here); the
+/// encoder is now primed with no dictionary boundary (`CompressorState::load_prefix`).
+#[test]
+fn a_match_from_the_last_history_byte_is_coded() {
+    let events: [&[&[u8]]; 3] = [
+        &[&[0xff], &[0xff]],
+        &[&[0xff], &[0xba]],
+        &[
+            &[0x00, 0xff, 0xff, 0xff, 0xba, 0x00, 0xff, 0xff, 0xff],
+            &[0xba],
+        ],
+    ];
+    for quality in 2u8..=11 {
+        for (max_idle, steal) in [(0usize, false), (2, false), (2, true)] {
+            let pool = CodecPool::builder().max_idle(max_idle).build();
+            let mut encoder = BrEncoder::new(level(quality), &pool);
+            encoder.streaming();
+            let (mut wire, mut plain) = (BytesMut::new(), Vec::new());
+            for chunks in events {
+                for chunk in chunks {
+                    encoder.encode(chunk, &mut wire).unwrap();
+                    plain.extend_from_slice(chunk);
+                }
+                encoder.idle(&mut wire).unwrap();
+                if steal {
+                    drop(draw_compressor(&pool, level(quality)));
+                }
+            }
+            encoder.finish(&mut wire).unwrap();
+            let case = format!("q{quality} max_idle {max_idle} steal {steal}");
+            assert_eq!(decode(&wire), plain, "{case}");
+        }
+    }
+}
