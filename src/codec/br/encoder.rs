@@ -91,7 +91,9 @@ pub(crate) fn compress(
 /// stream goes on with a fresh encoder primed with the last 32 KiB of input and the
 /// distances the decoder remembers (see `CompressorState::resume`). An idle event stream
 /// then holds its history (the size of its events) instead of an encoder (145 KB at
-/// quality 4). Qualities 0-1 keep theirs: it is ~7 KB with no window to prime.
+/// quality 4). A stream with short pauses in a pool with no place to park keeps its encoder
+/// instead: priming one costs ~80 us. Qualities 0-1 keep theirs: it is ~7 KB with no window
+/// to prime.
 pub(crate) struct BrEncoder {
     /// Not held before the first draw, while idle, after the finish and after a failure.
     state: Hold<CompressorState>,
@@ -331,7 +333,12 @@ impl Encode for BrEncoder {
             // A history of 0-1 bytes is not a custom dictionary brotli takes: the encoder
             // that resumed would not know the byte before the next flush's literals (their
             // context), which the decoder does. Such a stream keeps its state this pause.
-            if let Some(state) = self.state.held() {
+            if self.state.pauses_are_short() && !self.state.would_park() {
+                // Short pauses in a crowded pool (no place to park): a state given back
+                // would be primed again at nearly every event (~80 us at quality 4 against
+                // ~5 for a kept one), so the stream keeps it, as before it could give back.
+                self.state.keep();
+            } else if let Some(state) = self.state.held() {
                 self.carry = Some(state.carry());
                 self.history.tracking = true;
                 // No room to park, or a long pause: released.
