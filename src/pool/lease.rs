@@ -186,8 +186,8 @@ impl<T: PooledState> Hold<T> {
         self.short_pauses
     }
 
-    /// Keeps a held state over a pause, timing the pause: for a stream with short pauses
-    /// when the pool has no place to park (br, whose priming costs more than its state).
+    /// Keeps a held state over a pause, timing the pause (br's short pauses: its priming
+    /// costs more than a park saves).
     #[cfg_attr(not(feature = "br"), allow(dead_code))] // br's idle uses it
     pub(crate) fn keep(&mut self) {
         if self.is_held() {
@@ -197,7 +197,7 @@ impl<T: PooledState> Hold<T> {
     }
 
     /// Lets go of the state at a pause that does not park, timing the pause all the same.
-    #[cfg_attr(not(feature = "zstd"), allow(dead_code))] // zstd's idle uses it
+    #[cfg_attr(not(any(feature = "zstd", feature = "br")), allow(dead_code))] // their idle
     pub(crate) fn release_paused(&mut self) {
         self.parked_at = Some(Instant::now());
         self.slot = Slot::None;
