@@ -13,10 +13,10 @@ use super::Dictionary;
 use super::error::DictDecodeError;
 use super::frame::{DCZ_MAGIC, write_header};
 use super::shelf::draw_compressor;
-use super::zstd_raw::{CompressContext, RawCDict, RawDDict, ZstdError};
 use crate::codec::{
     CompressionLevel, DecodeError, DecodeErrorKind, Encode, EncodeError, Format, Level, Progress,
 };
+use crate::ffi::zstd_raw::{CompressContext, RawCDict, RawDDict, ZstdError};
 use crate::pool::{CodecPool, Pooled};
 
 /// The smallest window a `dcz` client must accept: 8 MiB.
@@ -43,7 +43,7 @@ pub fn dcz_window_limit(dictionary_len: usize) -> u64 {
 /// fit the input.
 fn window_log(level: Level, dictionary_len: usize) -> u32 {
     let limit = dcz_window_limit(dictionary_len).ilog2();
-    super::zstd_raw::natural_window_log(i32::from(level.get())).min(limit)
+    crate::ffi::zstd_raw::natural_window_log(i32::from(level.get())).min(limit)
 }
 
 /// The zstd state of one dictionary: a raw-content `CDict` per level, made on first use,

@@ -29,35 +29,29 @@ fn default_mem() -> ZSTD_customMem {
 }
 
 /// The window log zstd picks at `level` for input of unknown size, without a dictionary.
-pub(super) fn natural_window_log(level: i32) -> u32 {
+pub(crate) fn natural_window_log(level: i32) -> u32 {
     // SAFETY: ZSTD_getCParams is a pure function of its integer arguments (0: unknown size).
-    #[allow(unsafe_code)]
     let params = unsafe { zstd_sys::ZSTD_getCParams(level, 0, 0) };
     params.windowLog
 }
 
 /// A libzstd error code, kept for its name and kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct ZstdError(usize);
+pub(crate) struct ZstdError(usize);
 
 impl ZstdError {
-    pub(super) fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         zstd_safe::get_error_name(self.0)
     }
 
-    pub(super) fn code(self) -> ZSTD_ErrorCode {
-        // SAFETY: ZSTD_getErrorCode only reads the integer it is given.
-        #[allow(unsafe_code)]
-        unsafe {
-            zstd_sys::ZSTD_getErrorCode(self.0)
-        }
+    pub(crate) fn code(self) -> ZSTD_ErrorCode {
+        super::error_code(self.0)
     }
 }
 
 /// A libzstd return value: an error code, or a size.
 fn check(code: usize) -> Result<usize, ZstdError> {
     // SAFETY: ZSTD_isError only reads the integer it is given.
-    #[allow(unsafe_code)]
     let is_error = unsafe { zstd_sys::ZSTD_isError(code) } != 0;
     if is_error {
         Err(ZstdError(code))
@@ -68,7 +62,7 @@ fn check(code: usize) -> Result<usize, ZstdError> {
 
 /// A digested compression dictionary at one level, loaded as raw content. It references
 /// (does not copy) the dictionary's bytes and owns a handle to them.
-pub(super) struct RawCDict {
+pub(crate) struct RawCDict {
     ptr: NonNull<ZSTD_CDict>,
     _content: Bytes,
 }
@@ -76,17 +70,14 @@ pub(super) struct RawCDict {
 // SAFETY: a CDict is immutable once built; zstd.h: "ZSTD_CDict can be created once and
 // shared by multiple threads concurrently, since its usage is read-only". The bytes it
 // references are a `Bytes`, immutable and owned by the same value.
-#[allow(unsafe_code)]
 unsafe impl Send for RawCDict {}
 // SAFETY: as above: every use through `&RawCDict` is a read.
-#[allow(unsafe_code)]
 unsafe impl Sync for RawCDict {}
 
 impl RawCDict {
     /// Digests `content` as raw content for compression at `level`. `None` when libzstd
     /// fails (out of memory, or an invalid level).
-    #[allow(unsafe_code)]
-    pub(super) fn new(content: &Bytes, level: i32) -> Option<RawCDict> {
+    pub(crate) fn new(content: &Bytes, level: i32) -> Option<RawCDict> {
         // SAFETY: plain FFI; the params object is freed below on every path.
         let params = NonNull::new(unsafe { zstd_sys::ZSTD_createCCtxParams() })?;
         // SAFETY: `params` is a live CCtx_params; setting a parameter only writes into it.
@@ -121,12 +112,9 @@ impl RawCDict {
     }
 
     /// The memory libzstd holds for it.
-    pub(super) fn sizeof(&self) -> usize {
+    pub(crate) fn sizeof(&self) -> usize {
         // SAFETY: `ptr` is a live CDict; sizeof only reads it.
-        #[allow(unsafe_code)]
-        unsafe {
-            zstd_sys::ZSTD_sizeof_CDict(self.ptr.as_ptr())
-        }
+        unsafe { zstd_sys::ZSTD_sizeof_CDict(self.ptr.as_ptr()) }
     }
 }
 
@@ -135,7 +123,6 @@ impl Drop for RawCDict {
         // SAFETY: `ptr` came from ZSTD_createCDict_advanced2 and is freed once. No context
         // references it any more: a `CompressContext` holds an `Arc<RawCDict>` for as long
         // as it references the CDict, so the last Arc cannot drop while one does.
-        #[allow(unsafe_code)]
         unsafe {
             zstd_sys::ZSTD_freeCDict(self.ptr.as_ptr());
         }
@@ -143,23 +130,20 @@ impl Drop for RawCDict {
 }
 
 /// A digested decompression dictionary, loaded as raw content, referencing the bytes.
-pub(super) struct RawDDict {
+pub(crate) struct RawDDict {
     ptr: NonNull<ZSTD_DDict>,
     _content: Bytes,
 }
 
 // SAFETY: like a CDict, a DDict is only read once built (zstd.h: "ZSTD_DDict can be created
 // once and shared by multiple threads concurrently").
-#[allow(unsafe_code)]
 unsafe impl Send for RawDDict {}
 // SAFETY: as above.
-#[allow(unsafe_code)]
 unsafe impl Sync for RawDDict {}
 
 impl RawDDict {
     /// Digests `content` as raw content for decompression.
-    #[allow(unsafe_code)]
-    pub(super) fn new(content: &Bytes) -> Option<RawDDict> {
+    pub(crate) fn new(content: &Bytes) -> Option<RawDDict> {
         // SAFETY: as for `RawCDict::new`: the bytes outlive the DDict, which owns a clone.
         let ptr = NonNull::new(unsafe {
             zstd_sys::ZSTD_createDDict_advanced(
@@ -181,7 +165,6 @@ impl Drop for RawDDict {
     fn drop(&mut self) {
         // SAFETY: created by ZSTD_createDDict_advanced, freed once; contexts referencing it
         // hold an `Arc<RawDDict>` (see `DecompressContext`).
-        #[allow(unsafe_code)]
         unsafe {
             zstd_sys::ZSTD_freeDDict(self.ptr.as_ptr());
         }
@@ -206,10 +189,7 @@ fn commit(out: &mut BytesMut, buffer: &ZSTD_outBuffer) {
     // SAFETY: zstd initialized the first `buffer.pos` bytes of the spare capacity it was
     // given (ZSTD_outBuffer contract: `pos` is where writing stopped, `pos <= size`), and
     // that region starts at `out.len()`; the assert keeps the new length in the allocation.
-    #[allow(unsafe_code)]
-    unsafe {
-        out.set_len(len)
-    };
+    unsafe { out.set_len(len) };
 }
 
 /// A zstd compression context that references at most one [`RawCDict`], and owns a handle to
@@ -221,22 +201,19 @@ pub(crate) struct CompressContext {
 
 // SAFETY: a CCtx is a heap object with no thread affinity, used only through `&mut self`;
 // the CDict it may reference is Send + Sync and kept alive by the Arc it holds.
-#[allow(unsafe_code)]
 unsafe impl Send for CompressContext {}
 
 impl CompressContext {
     /// A new context, or `None` when out of memory.
-    pub(super) fn new() -> Option<CompressContext> {
+    pub(crate) fn new() -> Option<CompressContext> {
         // SAFETY: plain FFI.
-        #[allow(unsafe_code)]
         let ptr = NonNull::new(unsafe { zstd_sys::ZSTD_createCCtx() })?;
         Some(CompressContext { ptr, cdict: None })
     }
 
     /// Starts a frame: references `cdict` (its level rules), sets the window log, and pledges
     /// the input size when it is known.
-    #[allow(unsafe_code)]
-    pub(super) fn begin(
+    pub(crate) fn begin(
         &mut self,
         cdict: Arc<RawCDict>,
         window_log: u32,
@@ -263,7 +240,7 @@ impl CompressContext {
 
     /// One `ZSTD_compressStream2` call: compresses from `input[*pos..]` (advancing `pos`)
     /// into at most `room` more bytes of `out`. Returns zstd's "left to flush" hint.
-    pub(super) fn compress(
+    pub(crate) fn compress(
         &mut self,
         input: &[u8],
         pos: &mut usize,
@@ -279,7 +256,6 @@ impl CompressContext {
         let mut dst = spare(out, room);
         // SAFETY: `ptr` is live; `src` covers `input`, readable for the call; `dst` covers
         // spare capacity of `out`, writable for the call (zstd writes, never reads it).
-        #[allow(unsafe_code)]
         let code = unsafe {
             zstd_sys::ZSTD_compressStream2(self.ptr.as_ptr(), &mut dst, &mut src, directive)
         };
@@ -291,9 +267,8 @@ impl CompressContext {
     /// Back to a neutral context: session and parameters reset, which also drops the
     /// dictionary reference (zstd.h: resetting parameters "removes any reference to any
     /// dictionary"), then the Arc. `false` if it grew past `max_size` (or the reset failed).
-    pub(super) fn clear(&mut self, max_size: usize) -> bool {
+    pub(crate) fn clear(&mut self, max_size: usize) -> bool {
         // SAFETY: `ptr` is live; a session-and-parameters reset never touches the CDict.
-        #[allow(unsafe_code)]
         let reset = unsafe {
             zstd_sys::ZSTD_CCtx_reset(
                 self.ptr.as_ptr(),
@@ -306,7 +281,6 @@ impl CompressContext {
         }
         self.cdict = None;
         // SAFETY: `ptr` is live; sizeof only reads it.
-        #[allow(unsafe_code)]
         let size = unsafe { zstd_sys::ZSTD_sizeof_CCtx(self.ptr.as_ptr()) };
         size <= max_size
     }
@@ -316,7 +290,6 @@ impl Drop for CompressContext {
     fn drop(&mut self) {
         // SAFETY: created by ZSTD_createCCtx and freed once. Freeing does not read a
         // referenced CDict, and `self.cdict` (dropped after this) keeps it alive anyway.
-        #[allow(unsafe_code)]
         unsafe {
             zstd_sys::ZSTD_freeCCtx(self.ptr.as_ptr());
         }
@@ -331,22 +304,19 @@ pub(crate) struct DecompressContext {
 }
 
 // SAFETY: as for `CompressContext`.
-#[allow(unsafe_code)]
 unsafe impl Send for DecompressContext {}
 
 impl DecompressContext {
     /// A new context, or `None` when out of memory.
-    pub(super) fn new() -> Option<DecompressContext> {
+    pub(crate) fn new() -> Option<DecompressContext> {
         // SAFETY: plain FFI.
-        #[allow(unsafe_code)]
         let ptr = NonNull::new(unsafe { zstd_sys::ZSTD_createDCtx() })?;
         Some(DecompressContext { ptr, ddict: None })
     }
 
     /// Prepares for a stream: references `ddict` and refuses frames whose window is over
     /// `max_window` bytes (before allocating it).
-    #[allow(unsafe_code)]
-    pub(super) fn begin(
+    pub(crate) fn begin(
         &mut self,
         ddict: Arc<RawDDict>,
         max_window: usize,
@@ -361,7 +331,7 @@ impl DecompressContext {
 
     /// One `ZSTD_decompressStream` call from `input[*pos..]` into at most `room` more bytes
     /// of `out`. Returns zstd's hint (0 at the end of a frame).
-    pub(super) fn decompress(
+    pub(crate) fn decompress(
         &mut self,
         input: &[u8],
         pos: &mut usize,
@@ -375,7 +345,6 @@ impl DecompressContext {
         };
         let mut dst = spare(out, room);
         // SAFETY: as in `CompressContext::compress`.
-        #[allow(unsafe_code)]
         let code =
             unsafe { zstd_sys::ZSTD_decompressStream(self.ptr.as_ptr(), &mut dst, &mut src) };
         commit(out, &dst);
@@ -385,9 +354,8 @@ impl DecompressContext {
 
     /// Back to a neutral context (drops the DDict reference, then the Arc); `false` past
     /// `max_size`.
-    pub(super) fn clear(&mut self, max_size: usize) -> bool {
+    pub(crate) fn clear(&mut self, max_size: usize) -> bool {
         // SAFETY: `ptr` is live; the reset never touches the DDict.
-        #[allow(unsafe_code)]
         let reset = unsafe {
             zstd_sys::ZSTD_DCtx_reset(
                 self.ptr.as_ptr(),
@@ -399,7 +367,6 @@ impl DecompressContext {
         }
         self.ddict = None;
         // SAFETY: `ptr` is live; sizeof only reads it.
-        #[allow(unsafe_code)]
         let size = unsafe { zstd_sys::ZSTD_sizeof_DCtx(self.ptr.as_ptr()) };
         size <= max_size
     }
@@ -408,7 +375,6 @@ impl DecompressContext {
 impl Drop for DecompressContext {
     fn drop(&mut self) {
         // SAFETY: created by ZSTD_createDCtx and freed once; see `CompressContext`'s drop.
-        #[allow(unsafe_code)]
         unsafe {
             zstd_sys::ZSTD_freeDCtx(self.ptr.as_ptr());
         }
