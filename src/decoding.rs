@@ -3,8 +3,12 @@
 //! reports again ([`Decode`]'s contract). Generic, so each decoder is its own monomorphized
 //! type: no boxing, no dynamic dispatch per chunk.
 
+#[cfg(feature = "br")]
+use brotli_decompressor::{Allocator, BrotliState, HuffmanCode};
 use bytes::BytesMut;
 
+#[cfg(feature = "br")]
+use crate::codec::br::{DecodeStep, decode_step};
 use crate::codec::{Decode, DecodeError, DecodeErrorKind, Progress, Tally};
 
 /// What a coding supplies: one bounded decode step over its state, and where its stream is.
@@ -128,50 +132,37 @@ impl<C: DecodeCore> Decode for Driven<C> {
     }
 }
 
+/// A br decoder state (the pool's, or `dcb`'s primed with a dictionary), as [`BrStream`]
+/// runs it.
 #[cfg(feature = "br")]
-/// Where one step over a single-stream coding's state (br, `dcb`) stopped.
-pub(crate) enum Stop {
-    /// All input consumed, the stream goes on.
-    Input,
-    /// The budget ran out with output (or input) left.
-    Budget,
-    /// The stream ended and all its output was written.
-    End,
-}
-
-#[cfg(feature = "br")]
-/// The state of a coding that is one stream with nothing after it.
-pub(crate) trait StreamState {
+pub(crate) trait BrState {
+    /// The allocator of its brotli state.
+    type Alloc: Allocator<u8> + Allocator<u32> + Allocator<HuffmanCode>;
     /// What `decode` says about bytes after the end of the stream.
     const TRAILING: &'static str;
     /// What `finish` says when the body ends inside the stream.
     const TRUNCATED: &'static str;
 
-    /// Decodes from `input` within `budget`; returns the bytes consumed and where it stopped.
-    fn step(
-        &mut self,
-        input: &[u8],
-        out: &mut BytesMut,
-        budget: &mut usize,
-    ) -> (usize, Result<Stop, DecodeError>);
+    /// Its brotli state.
+    fn core(&mut self) -> &mut BrotliState<Self::Alloc, Self::Alloc, Self::Alloc>;
 
     /// Lets go of a state that saw an error.
     fn discard(self);
 }
 
 #[cfg(feature = "br")]
-/// A [`DecodeCore`] for one stream: the state is let go as soon as the stream ends, and
-/// any byte after it is an error.
-pub(crate) struct OneStream<S> {
+/// The [`DecodeCore`] of br and `dcb`: one stream (RFC 7932 has no framing around it), its
+/// state let go as soon as it ends, and any byte after it an error.
+pub(crate) struct BrStream<S> {
     /// `None` after the end of the stream or a failure.
     state: Option<S>,
     done: bool,
 }
 
 #[cfg(feature = "br")]
-impl<S> OneStream<S> {
+impl<S> BrStream<S> {
     pub(crate) fn new(state: S) -> Self {
-        OneStream {
+        BrStream {
             state: Some(state),
             done: false,
         }
@@ -184,16 +175,16 @@ impl<S> OneStream<S> {
 }
 
 #[cfg(feature = "br")]
-impl<S> std::fmt::Debug for OneStream<S> {
+impl<S> std::fmt::Debug for BrStream<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OneStream")
+        f.debug_struct("BrStream")
             .field("done", &self.done)
             .finish_non_exhaustive()
     }
 }
 
 #[cfg(feature = "br")]
-impl<S: StreamState> DecodeCore for OneStream<S> {
+impl<S: BrState> DecodeCore for BrStream<S> {
     const TRUNCATED: &'static str = S::TRUNCATED;
 
     fn step(
@@ -203,11 +194,11 @@ impl<S: StreamState> DecodeCore for OneStream<S> {
         budget: &mut usize,
     ) -> (usize, Result<bool, DecodeError>) {
         let (consumed, stop) = match self.state.as_mut() {
-            Some(state) => state.step(input, out, budget),
-            None => (0, Ok(Stop::End)),
+            Some(state) => decode_step(state.core(), input, out, budget),
+            None => (0, Ok(DecodeStep::End)),
         };
         let stopped = match stop {
-            Ok(Stop::End) => {
+            Ok(DecodeStep::End) => {
                 self.done = true;
                 if consumed < input.len() {
                     Err(DecodeError::new(DecodeErrorKind::TrailingData, S::TRAILING))
@@ -217,8 +208,8 @@ impl<S: StreamState> DecodeCore for OneStream<S> {
                     Ok(false)
                 }
             }
-            Ok(Stop::Budget) => Ok(true),
-            Ok(Stop::Input) => Ok(false),
+            Ok(DecodeStep::Budget) => Ok(true),
+            Ok(DecodeStep::Input) => Ok(false),
             Err(e) => Err(e),
         };
         (consumed, stopped)

@@ -10,25 +10,19 @@ use super::Dictionary;
 use super::dict_decoder::{Headed, dict_decoder};
 use super::error::DictDecodeError;
 use super::frame::{DCB_MAGIC, HeaderReader};
-use crate::codec::DecodeError;
-use crate::codec::br::{DecodeStep, decode_step};
-use crate::decoding::{OneStream, StreamState};
+use crate::decoding::{BrState, BrStream};
 
 /// A brotli decoder state primed with a dictionary (boxed: it is a few KB inline).
 struct DcbState(Box<BrotliState<DecAlloc, DecAlloc, DecAlloc>>);
 
-impl StreamState for DcbState {
+// The br decoder's own loop, over this decoder's dictionary-primed state.
+impl BrState for DcbState {
+    type Alloc = DecAlloc;
     const TRAILING: &'static str = "bytes after the end of the dcb stream";
     const TRUNCATED: &'static str = "the body ended inside the brotli stream";
 
-    fn step(
-        &mut self,
-        input: &[u8],
-        out: &mut BytesMut,
-        budget: &mut usize,
-    ) -> (usize, Result<DecodeStep, DecodeError>) {
-        // The br decoder's own loop, over this decoder's dictionary-primed state.
-        decode_step(&mut self.0, input, out, budget)
+    fn core(&mut self) -> &mut BrotliState<DecAlloc, DecAlloc, DecAlloc> {
+        &mut self.0
     }
 
     fn discard(self) {}
@@ -39,7 +33,7 @@ dict_decoder!(
     /// with the dictionary as its prefix, refusing windows over 16 MiB (no large-window
     /// streams). Output is bounded per call.
     DcbDecoder,
-    OneStream<DcbState>
+    BrStream<DcbState>
 );
 
 impl DcbDecoder {
@@ -59,7 +53,7 @@ impl DcbDecoder {
         core.set_parameter(BrotliDecoderParameter::BROTLI_DECODER_PARAM_LARGE_WINDOW, 0);
         DcbDecoder(Headed::new(
             HeaderReader::new(&DCB_MAGIC, dictionary.hash()),
-            OneStream::new(DcbState(core)),
+            BrStream::new(DcbState(core)),
         ))
     }
 }

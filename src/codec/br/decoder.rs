@@ -7,33 +7,29 @@ use brotli_decompressor::{
 };
 use bytes::BytesMut;
 
+use super::alloc::DecAlloc;
 use super::state::{DecompressorState, draw_decompressor};
 use crate::codec::{DecodeError, DecodeErrorKind};
-pub(crate) use crate::decoding::Stop as Step;
-use crate::decoding::{Driven, OneStream, StreamState};
+use crate::decoding::{BrState, BrStream, Driven};
 use crate::pool::{CodecPool, Pooled};
 
 /// A streaming br decoder over pooled decoder memory: one stream (RFC 7932 has no framing
 /// around it and nothing may follow its last meta-block), output bounded per call.
-pub(crate) type BrDecoder = Driven<OneStream<Pooled<DecompressorState>>>;
+pub(crate) type BrDecoder = Driven<BrStream<Pooled<DecompressorState>>>;
 
 impl BrDecoder {
     pub(crate) fn new(pool: &CodecPool) -> Self {
-        Driven::with_core(OneStream::new(draw_decompressor(pool)))
+        Driven::with_core(BrStream::new(draw_decompressor(pool)))
     }
 }
 
-impl StreamState for Pooled<DecompressorState> {
+impl BrState for Pooled<DecompressorState> {
+    type Alloc = DecAlloc;
     const TRAILING: &'static str = "bytes after the end of the br stream";
     const TRUNCATED: &'static str = "the body ended inside the br stream";
 
-    fn step(
-        &mut self,
-        input: &[u8],
-        out: &mut BytesMut,
-        budget: &mut usize,
-    ) -> (usize, Result<Step, DecodeError>) {
-        step(&mut self.core, input, out, budget)
+    fn core(&mut self) -> &mut BrotliState<DecAlloc, DecAlloc, DecAlloc> {
+        &mut self.core
     }
 
     fn discard(self) {
@@ -111,6 +107,16 @@ where
             BrotliResult::ResultSuccess => {}
         }
     }
+}
+
+/// Where one decode call stopped.
+pub(crate) enum Step {
+    /// All input consumed, the stream goes on.
+    Input,
+    /// The budget ran out with output (or input) left.
+    Budget,
+    /// The stream ended and all its output was written.
+    End,
 }
 
 #[cfg(test)]
