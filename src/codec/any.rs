@@ -31,48 +31,82 @@ pub struct Encoder {
     codec: AnyEncoder,
 }
 
-#[derive(Debug)]
-enum AnyEncoder {
-    Flate(FlateEncoder),
+/// The codec types of one direction, so that one enum (and one dispatch) serves both.
+trait Side {
+    type Flate;
     #[cfg(feature = "zstd")]
-    Zstd(zstd::ZstdEncoder),
+    type Zstd;
     #[cfg(feature = "br")]
-    Br(br::BrEncoder),
+    type Br;
     #[cfg(feature = "zstd")]
-    Dcz(DczEncoder),
+    type Dcz;
     #[cfg(feature = "br")]
-    Dcb(DcbEncoder),
+    type Dcb;
 }
 
-/// Calls `$method` on whichever codec `$codec` holds.
+#[derive(Debug)]
+enum Encoding {}
+
+impl Side for Encoding {
+    type Flate = FlateEncoder;
+    #[cfg(feature = "zstd")]
+    type Zstd = zstd::ZstdEncoder;
+    #[cfg(feature = "br")]
+    type Br = br::BrEncoder;
+    #[cfg(feature = "zstd")]
+    type Dcz = DczEncoder;
+    #[cfg(feature = "br")]
+    type Dcb = DcbEncoder;
+}
+
+#[derive(Debug)]
+enum Decoding {}
+
+impl Side for Decoding {
+    type Flate = FlateDecoder;
+    #[cfg(feature = "zstd")]
+    type Zstd = zstd::ZstdDecoder;
+    #[cfg(feature = "br")]
+    type Br = br::BrDecoder;
+    #[cfg(feature = "zstd")]
+    type Dcz = DczDecoder;
+    #[cfg(feature = "br")]
+    type Dcb = DcbDecoder;
+}
+
+/// One codec of either direction. Inline, not boxed: gzip/deflate is the common case, and a
+/// box would cost an allocation per body. (With only `br` enabled, the flate decoder is the
+/// variant far larger than the rest.)
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+enum AnyCodec<S: Side> {
+    Flate(S::Flate),
+    #[cfg(feature = "zstd")]
+    Zstd(S::Zstd),
+    #[cfg(feature = "br")]
+    Br(S::Br),
+    #[cfg(feature = "zstd")]
+    Dcz(S::Dcz),
+    #[cfg(feature = "br")]
+    Dcb(S::Dcb),
+}
+
+type AnyEncoder = AnyCodec<Encoding>;
+type AnyDecoder = AnyCodec<Decoding>;
+
+/// Evaluates `$call` with `$name` bound to whichever codec `$codec` holds.
 macro_rules! dispatch {
     ($codec:expr, $name:ident => $call:expr) => {
         match $codec {
-            AnyEncoder::Flate($name) => $call,
+            AnyCodec::Flate($name) => $call,
             #[cfg(feature = "zstd")]
-            AnyEncoder::Zstd($name) => $call,
+            AnyCodec::Zstd($name) => $call,
             #[cfg(feature = "br")]
-            AnyEncoder::Br($name) => $call,
+            AnyCodec::Br($name) => $call,
             #[cfg(feature = "zstd")]
-            AnyEncoder::Dcz($name) => $call,
+            AnyCodec::Dcz($name) => $call,
             #[cfg(feature = "br")]
-            AnyEncoder::Dcb($name) => $call,
-        }
-    };
-}
-
-macro_rules! dispatch_decoder {
-    ($codec:expr, $name:ident => $call:expr) => {
-        match $codec {
-            AnyDecoder::Flate($name) => $call,
-            #[cfg(feature = "zstd")]
-            AnyDecoder::Zstd($name) => $call,
-            #[cfg(feature = "br")]
-            AnyDecoder::Br($name) => $call,
-            #[cfg(feature = "zstd")]
-            AnyDecoder::Dcz($name) => $call,
-            #[cfg(feature = "br")]
-            AnyDecoder::Dcb($name) => $call,
+            AnyCodec::Dcb($name) => $call,
         }
     };
 }
@@ -329,22 +363,6 @@ pub struct Decoder {
     codec: AnyDecoder,
 }
 
-// Inline, not boxed: gzip/deflate is the common case, and a box would cost an allocation
-// per body. (With only `br` enabled, the flate variant is the one far larger than the rest.)
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug)]
-enum AnyDecoder {
-    Flate(FlateDecoder),
-    #[cfg(feature = "zstd")]
-    Zstd(zstd::ZstdDecoder),
-    #[cfg(feature = "br")]
-    Br(br::BrDecoder),
-    #[cfg(feature = "zstd")]
-    Dcz(DczDecoder),
-    #[cfg(feature = "br")]
-    Dcb(DcbDecoder),
-}
-
 impl Decoder {
     /// A decoder for `format`, with its state from `pool`.
     pub fn new(format: Format, pool: &CodecPool) -> Self {
@@ -463,35 +481,35 @@ impl Decode for Decoder {
         out: &mut BytesMut,
         max_out: usize,
     ) -> Result<Progress, DecodeError> {
-        dispatch_decoder!(&mut self.codec, c => Decode::decode(c, input, out, max_out))
+        dispatch!(&mut self.codec, c => Decode::decode(c, input, out, max_out))
     }
 
     fn has_pending_output(&self) -> bool {
-        dispatch_decoder!(&self.codec, c => Decode::has_pending_output(c))
+        dispatch!(&self.codec, c => Decode::has_pending_output(c))
     }
 
     fn finish(&self) -> Result<(), DecodeError> {
-        dispatch_decoder!(&self.codec, c => Decode::finish(c))
+        dispatch!(&self.codec, c => Decode::finish(c))
     }
 
     fn is_stream_end(&self) -> bool {
-        dispatch_decoder!(&self.codec, c => Decode::is_stream_end(c))
+        dispatch!(&self.codec, c => Decode::is_stream_end(c))
     }
 
     fn announced_size(&self, input: &[u8]) -> Option<u64> {
-        dispatch_decoder!(&self.codec, c => Decode::announced_size(c, input))
+        dispatch!(&self.codec, c => Decode::announced_size(c, input))
     }
 
     fn total_in(&self) -> u64 {
-        dispatch_decoder!(&self.codec, c => Decode::total_in(c))
+        dispatch!(&self.codec, c => Decode::total_in(c))
     }
 
     fn total_out(&self) -> u64 {
-        dispatch_decoder!(&self.codec, c => Decode::total_out(c))
+        dispatch!(&self.codec, c => Decode::total_out(c))
     }
 
     fn members(&self) -> u64 {
-        dispatch_decoder!(&self.codec, c => Decode::members(c))
+        dispatch!(&self.codec, c => Decode::members(c))
     }
 }
 
