@@ -171,46 +171,136 @@ impl Drop for RawDDict {
     }
 }
 
-/// `out`'s spare capacity, `room` bytes of it, as a zstd output buffer.
-fn spare(out: &mut BytesMut, room: usize) -> ZSTD_outBuffer {
+/// One streaming call, `call(output, input)`, from `input[*pos..]` (advancing `pos`) into at
+/// most `room` more bytes of `out`'s spare capacity, which grows by what zstd wrote.
+fn stream(
+    input: &[u8],
+    pos: &mut usize,
+    out: &mut BytesMut,
+    room: usize,
+    call: impl FnOnce(&mut ZSTD_outBuffer, &mut ZSTD_inBuffer) -> usize,
+) -> Result<usize, ZstdError> {
     out.reserve(room);
     let spare = out.spare_capacity_mut();
-    ZSTD_outBuffer {
+    let mut dst = ZSTD_outBuffer {
         dst: spare.as_mut_ptr().cast::<c_void>(),
         size: room.min(spare.len()),
         pos: 0,
+    };
+    let mut src = ZSTD_inBuffer {
+        src: input.as_ptr().cast::<c_void>(),
+        size: input.len(),
+        pos: *pos,
+    };
+    let code = call(&mut dst, &mut src);
+    let len = out.len() + dst.pos;
+    assert!(dst.pos <= dst.size && len <= out.capacity() && src.pos <= input.len());
+    // SAFETY: zstd initialized the first `dst.pos` bytes of the spare capacity it was given
+    // (ZSTD_outBuffer contract: `pos` is where writing stopped, `pos <= size`), and that
+    // region starts at `out.len()`; the assert keeps the new length in the allocation.
+    unsafe { out.set_len(len) };
+    *pos = src.pos;
+    check(code)
+}
+
+/// What a [`Context`] of one direction calls: libzstd's functions for its context type.
+pub(crate) trait Direction {
+    /// `ZSTD_CCtx` or `ZSTD_DCtx`.
+    type Raw;
+    /// The digested dictionary a context references: [`RawCDict`] or [`RawDDict`].
+    type Dict: Send + Sync;
+    const CREATE: unsafe extern "C" fn() -> *mut Self::Raw;
+    const FREE: unsafe extern "C" fn(*mut Self::Raw) -> usize;
+    const RESET: unsafe extern "C" fn(*mut Self::Raw, ZSTD_ResetDirective) -> usize;
+    const SIZEOF: unsafe extern "C" fn(*const Self::Raw) -> usize;
+}
+
+/// Compression: `ZSTD_CCtx` with a [`RawCDict`].
+#[derive(Debug)]
+pub(crate) enum Compress {}
+
+impl Direction for Compress {
+    type Raw = ZSTD_CCtx;
+    type Dict = RawCDict;
+    const CREATE: unsafe extern "C" fn() -> *mut ZSTD_CCtx = zstd_sys::ZSTD_createCCtx;
+    const FREE: unsafe extern "C" fn(*mut ZSTD_CCtx) -> usize = zstd_sys::ZSTD_freeCCtx;
+    const RESET: unsafe extern "C" fn(*mut ZSTD_CCtx, ZSTD_ResetDirective) -> usize =
+        zstd_sys::ZSTD_CCtx_reset;
+    const SIZEOF: unsafe extern "C" fn(*const ZSTD_CCtx) -> usize = zstd_sys::ZSTD_sizeof_CCtx;
+}
+
+/// Decompression: `ZSTD_DCtx` with a [`RawDDict`].
+#[derive(Debug)]
+pub(crate) enum Decompress {}
+
+impl Direction for Decompress {
+    type Raw = ZSTD_DCtx;
+    type Dict = RawDDict;
+    const CREATE: unsafe extern "C" fn() -> *mut ZSTD_DCtx = zstd_sys::ZSTD_createDCtx;
+    const FREE: unsafe extern "C" fn(*mut ZSTD_DCtx) -> usize = zstd_sys::ZSTD_freeDCtx;
+    const RESET: unsafe extern "C" fn(*mut ZSTD_DCtx, ZSTD_ResetDirective) -> usize =
+        zstd_sys::ZSTD_DCtx_reset;
+    const SIZEOF: unsafe extern "C" fn(*const ZSTD_DCtx) -> usize = zstd_sys::ZSTD_sizeof_DCtx;
+}
+
+/// A zstd context that references at most one dictionary, and owns a handle to it while it
+/// does. `D`'s functions are libzstd's own for `D::Raw` (the two impls above), which is
+/// what the `SAFETY` comments below rely on.
+pub(crate) struct Context<D: Direction> {
+    ptr: NonNull<D::Raw>,
+    dict: Option<Arc<D::Dict>>,
+}
+
+/// A compression context for raw-content dictionaries.
+pub(crate) type CompressContext = Context<Compress>;
+/// A decompression context for raw-content dictionaries.
+pub(crate) type DecompressContext = Context<Decompress>;
+
+// SAFETY: a context is a heap object with no thread affinity, used only through `&mut self`;
+// the dictionary it may reference is Send + Sync (bound above) and kept alive by its Arc.
+unsafe impl<D: Direction> Send for Context<D> {}
+
+impl<D: Direction> Context<D> {
+    /// A new context, or `None` when out of memory.
+    pub(crate) fn new() -> Option<Self> {
+        // SAFETY: plain FFI (ZSTD_createCCtx / ZSTD_createDCtx).
+        let ptr = NonNull::new(unsafe { (D::CREATE)() })?;
+        Some(Context { ptr, dict: None })
+    }
+
+    /// Back to a neutral context: session and parameters reset, which also drops the
+    /// dictionary reference (zstd.h: resetting parameters "removes any reference to any
+    /// dictionary"), then the Arc. `false` if it grew past `max_size` (or the reset failed).
+    pub(crate) fn clear(&mut self, max_size: usize) -> bool {
+        // SAFETY: `ptr` is live; a session-and-parameters reset never touches the dictionary.
+        let reset = unsafe {
+            (D::RESET)(
+                self.ptr.as_ptr(),
+                ZSTD_ResetDirective::ZSTD_reset_session_and_parameters,
+            )
+        };
+        if check(reset).is_err() {
+            // Still referencing the dictionary: keep the Arc, and let the context be freed.
+            return false;
+        }
+        self.dict = None;
+        // SAFETY: `ptr` is live; sizeof only reads it.
+        let size = unsafe { (D::SIZEOF)(self.ptr.as_ptr()) };
+        size <= max_size
     }
 }
 
-/// Makes the bytes zstd wrote into `spare(out, ..)` part of `out`.
-fn commit(out: &mut BytesMut, buffer: &ZSTD_outBuffer) {
-    let len = out.len() + buffer.pos;
-    assert!(buffer.pos <= buffer.size && len <= out.capacity());
-    // SAFETY: zstd initialized the first `buffer.pos` bytes of the spare capacity it was
-    // given (ZSTD_outBuffer contract: `pos` is where writing stopped, `pos <= size`), and
-    // that region starts at `out.len()`; the assert keeps the new length in the allocation.
-    unsafe { out.set_len(len) };
+impl<D: Direction> Drop for Context<D> {
+    fn drop(&mut self) {
+        // SAFETY: created by `D::CREATE` and freed once. Freeing does not read a referenced
+        // dictionary, and `self.dict` (dropped after this) keeps it alive anyway.
+        unsafe {
+            (D::FREE)(self.ptr.as_ptr());
+        }
+    }
 }
-
-/// A zstd compression context that references at most one [`RawCDict`], and owns a handle to
-/// it while it does.
-pub(crate) struct CompressContext {
-    ptr: NonNull<ZSTD_CCtx>,
-    cdict: Option<Arc<RawCDict>>,
-}
-
-// SAFETY: a CCtx is a heap object with no thread affinity, used only through `&mut self`;
-// the CDict it may reference is Send + Sync and kept alive by the Arc it holds.
-unsafe impl Send for CompressContext {}
 
 impl CompressContext {
-    /// A new context, or `None` when out of memory.
-    pub(crate) fn new() -> Option<CompressContext> {
-        // SAFETY: plain FFI.
-        let ptr = NonNull::new(unsafe { zstd_sys::ZSTD_createCCtx() })?;
-        Some(CompressContext { ptr, cdict: None })
-    }
-
     /// Starts a frame: references `cdict` (its level rules), sets the window log, and pledges
     /// the input size when it is known.
     pub(crate) fn begin(
@@ -227,10 +317,10 @@ impl CompressContext {
                 window_log as i32,
             )
         })?;
-        // SAFETY: as above; the CDict stays alive while referenced because `self.cdict`
+        // SAFETY: as above; the CDict stays alive while referenced because `self.dict`
         // holds its Arc until `clear` unreferences it (or the context is freed).
         check(unsafe { zstd_sys::ZSTD_CCtx_refCDict(self.ptr.as_ptr(), cdict.ptr.as_ptr()) })?;
-        self.cdict = Some(cdict);
+        self.dict = Some(cdict);
         if let Some(len) = pledged {
             // SAFETY: as above.
             check(unsafe { zstd_sys::ZSTD_CCtx_setPledgedSrcSize(self.ptr.as_ptr(), len) })?;
@@ -248,72 +338,17 @@ impl CompressContext {
         room: usize,
         directive: ZSTD_EndDirective,
     ) -> Result<usize, ZstdError> {
-        let mut src = ZSTD_inBuffer {
-            src: input.as_ptr().cast::<c_void>(),
-            size: input.len(),
-            pos: *pos,
-        };
-        let mut dst = spare(out, room);
-        // SAFETY: `ptr` is live; `src` covers `input`, readable for the call; `dst` covers
-        // spare capacity of `out`, writable for the call (zstd writes, never reads it).
-        let code = unsafe {
-            zstd_sys::ZSTD_compressStream2(self.ptr.as_ptr(), &mut dst, &mut src, directive)
-        };
-        commit(out, &dst);
-        *pos = src.pos;
-        check(code)
-    }
-
-    /// Back to a neutral context: session and parameters reset, which also drops the
-    /// dictionary reference (zstd.h: resetting parameters "removes any reference to any
-    /// dictionary"), then the Arc. `false` if it grew past `max_size` (or the reset failed).
-    pub(crate) fn clear(&mut self, max_size: usize) -> bool {
-        // SAFETY: `ptr` is live; a session-and-parameters reset never touches the CDict.
-        let reset = unsafe {
-            zstd_sys::ZSTD_CCtx_reset(
-                self.ptr.as_ptr(),
-                ZSTD_ResetDirective::ZSTD_reset_session_and_parameters,
-            )
-        };
-        if check(reset).is_err() {
-            // Still referencing the CDict: keep the Arc, and let the context be freed.
-            return false;
-        }
-        self.cdict = None;
-        // SAFETY: `ptr` is live; sizeof only reads it.
-        let size = unsafe { zstd_sys::ZSTD_sizeof_CCtx(self.ptr.as_ptr()) };
-        size <= max_size
+        let cctx = self.ptr.as_ptr();
+        stream(input, pos, out, room, |dst, src| {
+            // SAFETY: `cctx` is live; `src` covers `input`, readable for the call; `dst`
+            // covers spare capacity of `out`, writable for the call (zstd writes, never
+            // reads it).
+            unsafe { zstd_sys::ZSTD_compressStream2(cctx, dst, src, directive) }
+        })
     }
 }
-
-impl Drop for CompressContext {
-    fn drop(&mut self) {
-        // SAFETY: created by ZSTD_createCCtx and freed once. Freeing does not read a
-        // referenced CDict, and `self.cdict` (dropped after this) keeps it alive anyway.
-        unsafe {
-            zstd_sys::ZSTD_freeCCtx(self.ptr.as_ptr());
-        }
-    }
-}
-
-/// A zstd decompression context that references at most one [`RawDDict`], and owns a handle
-/// to it while it does.
-pub(crate) struct DecompressContext {
-    ptr: NonNull<ZSTD_DCtx>,
-    ddict: Option<Arc<RawDDict>>,
-}
-
-// SAFETY: as for `CompressContext`.
-unsafe impl Send for DecompressContext {}
 
 impl DecompressContext {
-    /// A new context, or `None` when out of memory.
-    pub(crate) fn new() -> Option<DecompressContext> {
-        // SAFETY: plain FFI.
-        let ptr = NonNull::new(unsafe { zstd_sys::ZSTD_createDCtx() })?;
-        Some(DecompressContext { ptr, ddict: None })
-    }
-
     /// Prepares for a stream: references `ddict` and refuses frames whose window is over
     /// `max_window` bytes (before allocating it).
     pub(crate) fn begin(
@@ -323,9 +358,9 @@ impl DecompressContext {
     ) -> Result<(), ZstdError> {
         // SAFETY: `ptr` is a live DCtx owned by `self`, between frames.
         check(unsafe { zstd_sys::ZSTD_DCtx_setMaxWindowSize(self.ptr.as_ptr(), max_window) })?;
-        // SAFETY: as above; the DDict stays alive while referenced (`self.ddict`).
+        // SAFETY: as above; the DDict stays alive while referenced (`self.dict`).
         check(unsafe { zstd_sys::ZSTD_DCtx_refDDict(self.ptr.as_ptr(), ddict.ptr.as_ptr()) })?;
-        self.ddict = Some(ddict);
+        self.dict = Some(ddict);
         Ok(())
     }
 
@@ -338,45 +373,10 @@ impl DecompressContext {
         out: &mut BytesMut,
         room: usize,
     ) -> Result<usize, ZstdError> {
-        let mut src = ZSTD_inBuffer {
-            src: input.as_ptr().cast::<c_void>(),
-            size: input.len(),
-            pos: *pos,
-        };
-        let mut dst = spare(out, room);
-        // SAFETY: as in `CompressContext::compress`.
-        let code =
-            unsafe { zstd_sys::ZSTD_decompressStream(self.ptr.as_ptr(), &mut dst, &mut src) };
-        commit(out, &dst);
-        *pos = src.pos;
-        check(code)
-    }
-
-    /// Back to a neutral context (drops the DDict reference, then the Arc); `false` past
-    /// `max_size`.
-    pub(crate) fn clear(&mut self, max_size: usize) -> bool {
-        // SAFETY: `ptr` is live; the reset never touches the DDict.
-        let reset = unsafe {
-            zstd_sys::ZSTD_DCtx_reset(
-                self.ptr.as_ptr(),
-                ZSTD_ResetDirective::ZSTD_reset_session_and_parameters,
-            )
-        };
-        if check(reset).is_err() {
-            return false;
-        }
-        self.ddict = None;
-        // SAFETY: `ptr` is live; sizeof only reads it.
-        let size = unsafe { zstd_sys::ZSTD_sizeof_DCtx(self.ptr.as_ptr()) };
-        size <= max_size
-    }
-}
-
-impl Drop for DecompressContext {
-    fn drop(&mut self) {
-        // SAFETY: created by ZSTD_createDCtx and freed once; see `CompressContext`'s drop.
-        unsafe {
-            zstd_sys::ZSTD_freeDCtx(self.ptr.as_ptr());
-        }
+        let dctx = self.ptr.as_ptr();
+        stream(input, pos, out, room, |dst, src| {
+            // SAFETY: as in `CompressContext::compress`.
+            unsafe { zstd_sys::ZSTD_decompressStream(dctx, dst, src) }
+        })
     }
 }
