@@ -74,6 +74,8 @@ mod dcz_decoder;
 mod dict;
 #[cfg(any(feature = "zstd", feature = "br"))]
 mod dict_decoder;
+#[cfg(any(feature = "zstd", feature = "br"))]
+mod dict_encoder;
 mod error;
 // Without a codec only the magic bytes and `DictCoding::peek` are used.
 #[cfg_attr(not(any(feature = "zstd", feature = "br")), allow(dead_code))]
