@@ -11,20 +11,17 @@ use bytes::BytesMut;
 use crate::codec::br::{DecodeStep, decode_step};
 use crate::codec::{Decode, DecodeError, DecodeErrorKind, Progress, Tally};
 
+/// What one [`DecodeCore::step`] did: the bytes it consumed, and `Ok(true)` when it stopped
+/// at the budget with output (or input) left, `Ok(false)` when it needs more input.
+pub(crate) type Stepped = (usize, Result<bool, DecodeError>);
+
 /// What a coding supplies: one bounded decode step over its state, and where its stream is.
 pub(crate) trait DecodeCore {
     /// What `finish` says when the body ends inside the stream.
     const TRUNCATED: &'static str;
 
     /// Decodes from `input`, appending to `out` and taking what it writes from `budget`.
-    /// Returns the bytes consumed and `Ok(true)` when it stopped at the budget with output
-    /// (or input) left.
-    fn step(
-        &mut self,
-        input: &[u8],
-        out: &mut BytesMut,
-        budget: &mut usize,
-    ) -> (usize, Result<bool, DecodeError>);
+    fn step(&mut self, input: &[u8], out: &mut BytesMut, budget: &mut usize) -> Stepped;
 
     /// The step failed: let go of the codec state, which is never reused after an error.
     fn fail(&mut self);
@@ -187,12 +184,7 @@ impl<S> std::fmt::Debug for BrStream<S> {
 impl<S: BrState> DecodeCore for BrStream<S> {
     const TRUNCATED: &'static str = S::TRUNCATED;
 
-    fn step(
-        &mut self,
-        input: &[u8],
-        out: &mut BytesMut,
-        budget: &mut usize,
-    ) -> (usize, Result<bool, DecodeError>) {
+    fn step(&mut self, input: &[u8], out: &mut BytesMut, budget: &mut usize) -> Stepped {
         let (consumed, stop) = match self.state.as_mut() {
             Some(state) => decode_step(state.core(), input, out, budget),
             None => (0, Ok(DecodeStep::End)),

@@ -11,7 +11,7 @@ use zstd_safe::zstd_sys::{ZSTD_EndDirective as EndDirective, ZSTD_ErrorCode};
 use zstd_safe::{CCtx, CParameter, DCtx, DParameter, InBuffer, OutBuffer, ResetDirective};
 
 use super::{DecodeError, DecodeErrorKind, Encode, EncodeError, Level, Progress, SliceEnd};
-use crate::decoding::{DecodeCore, Driven};
+use crate::decoding::{DecodeCore, Driven, Stepped};
 use crate::ffi::{Spare, error_code};
 use crate::pool::{CodecPool, Hold, Inner, Pooled, PooledState, Shelf};
 
@@ -388,38 +388,25 @@ pub(crate) trait FrameContext {
     /// What a refused window says, with the bound it broke.
     const WINDOW_TOO_LARGE: &'static str;
 
-    /// One `ZSTD_decompressStream` call from `input[*pos..]` (advancing `pos`) into at most
-    /// `room` more bytes of `out`. Returns zstd's hint (0 at the end of a frame) or its
-    /// error code.
-    fn decompress(
-        &mut self,
-        input: &[u8],
-        pos: &mut usize,
-        out: &mut BytesMut,
-        room: usize,
-    ) -> Result<usize, ZSTD_ErrorCode>;
+    /// One `ZSTD_decompressStream` call from `input` (advancing its position) into at most
+    /// `room` more bytes of `out`.
+    fn decompress(&mut self, input: &mut InBuffer<'_>, out: &mut BytesMut, room: usize) -> Hint;
 }
+
+/// What a `ZSTD_decompressStream` call returns: its hint (0 at the end of a frame), or the
+/// kind of its error.
+pub(crate) type Hint = Result<usize, ZSTD_ErrorCode>;
 
 impl FrameContext for Pooled<DecompressContext> {
     const WINDOW_TOO_LARGE: &'static str = "the frame needs a window over 8 MiB (RFC 9659)";
 
-    fn decompress(
-        &mut self,
-        input: &[u8],
-        pos: &mut usize,
-        out: &mut BytesMut,
-        room: usize,
-    ) -> Result<usize, ZSTD_ErrorCode> {
-        let mut src = InBuffer {
-            src: input,
-            pos: *pos,
-        };
+    fn decompress(&mut self, input: &mut InBuffer<'_>, out: &mut BytesMut, room: usize) -> Hint {
         let mut spare = Spare::new(out, room);
         let start = spare.start();
         let mut buffer = OutBuffer::around_pos(&mut spare, start);
-        let hint = self.0.decompress_stream(&mut buffer, &mut src);
-        *pos = src.pos;
-        hint.map_err(error_code)
+        self.0
+            .decompress_stream(&mut buffer, input)
+            .map_err(error_code)
     }
 }
 
@@ -488,13 +475,8 @@ fn output_room(input_len: usize, spare: usize, budget: usize) -> usize {
 impl<X: FrameContext> DecodeCore for Frames<X> {
     const TRUNCATED: &'static str = "the body ended inside a zstd frame";
 
-    fn step(
-        &mut self,
-        input: &[u8],
-        out: &mut BytesMut,
-        budget: &mut usize,
-    ) -> (usize, Result<bool, DecodeError>) {
-        let mut pos = 0;
+    fn step(&mut self, input: &[u8], out: &mut BytesMut, budget: &mut usize) -> Stepped {
+        let mut input = InBuffer::around(input);
         let stopped = loop {
             if *budget == 0 {
                 // Stopped at the budget: libzstd may hold more output for this input.
@@ -503,10 +485,11 @@ impl<X: FrameContext> DecodeCore for Frames<X> {
             let Some(ctx) = self.ctx.as_mut() else {
                 break Ok(false);
             };
-            let room = output_room(input.len() - pos, out.capacity() - out.len(), *budget);
-            let (in_before, out_before) = (pos, out.len());
-            let hint = ctx.decompress(input, &mut pos, out, room);
-            let (consumed, produced) = (pos - in_before, out.len() - out_before);
+            let left = input.src.len() - input.pos;
+            let room = output_room(left, out.capacity() - out.len(), *budget);
+            let (in_before, out_before) = (input.pos, out.len());
+            let hint = ctx.decompress(&mut input, out, room);
+            let (consumed, produced) = (input.pos - in_before, out.len() - out_before);
             *budget -= produced;
             match hint {
                 Err(kind) => break Err(self.error(kind)),
@@ -522,13 +505,13 @@ impl<X: FrameContext> DecodeCore for Frames<X> {
                     if produced == room {
                         continue;
                     }
-                    if pos == input.len() || (consumed == 0 && produced == 0) {
+                    if input.pos == input.src.len() || (consumed == 0 && produced == 0) {
                         break Ok(false);
                     }
                 }
             }
         };
-        (pos, stopped)
+        (input.pos, stopped)
     }
 
     fn fail(&mut self) {

@@ -9,7 +9,7 @@ use brotli::enc::encode::BrotliEncoderOperation as BrOp;
 use bytes::BytesMut;
 
 use super::Dictionary;
-use super::dict_encoder::{EncodeCore, Headed, Op, dict_encoder};
+use super::dict_encoder::{EncodeCore, Headed, Op, Stream, dict_encoder};
 use super::frame::DCB_MAGIC;
 use crate::codec::br::{CompressorState, compress, draw_compressor};
 use crate::codec::{CompressionLevel, EncodeError, Format, Level};
@@ -75,12 +75,14 @@ impl EncodeCore for DcbCore {
     const MAGIC: &'static [u8] = &DCB_MAGIC;
     const RELEASES_WHEN_IDLE: bool = false;
 
-    fn run(
-        state: &mut Self::State,
-        op: Op,
-        input: &[u8],
-        out: &mut BytesMut,
-    ) -> Result<(), EncodeError> {
+    fn redraw(&self) -> Result<Self::State, EncodeError> {
+        // Never called (`RELEASES_WHEN_IDLE` is false): a brotli stream cannot restart.
+        Err(EncodeError::new("a dcb stream cannot restart"))
+    }
+}
+
+impl Stream for Pooled<CompressorState> {
+    fn run(&mut self, op: Op, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
         let op = match op {
             Op::Process => BrOp::BROTLI_OPERATION_PROCESS,
             Op::Flush => BrOp::BROTLI_OPERATION_FLUSH,
@@ -91,7 +93,7 @@ impl EncodeCore for DcbCore {
         // `StoreCommandExtra`, found by the round-trip property test). A panic must not
         // reach the server: it becomes this stream's error, and the state is discarded.
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            compress(state, op, input, out)
+            compress(self, op, input, out)
         }))
         .unwrap_or_else(|_| {
             Err(EncodeError::new(
@@ -100,13 +102,8 @@ impl EncodeCore for DcbCore {
         })
     }
 
-    fn redraw(&self) -> Result<Self::State, EncodeError> {
-        // Never called (`RELEASES_WHEN_IDLE` is false): a brotli stream cannot restart.
-        Err(EncodeError::new("a dcb stream cannot restart"))
-    }
-
-    fn discard(state: Self::State) {
-        state.discard();
+    fn discard(self) {
+        Pooled::discard(self);
     }
 }
 

@@ -10,7 +10,7 @@ use bytes::{Bytes, BytesMut};
 use zstd_safe::zstd_sys::ZSTD_EndDirective as End;
 
 use super::Dictionary;
-use super::dict_encoder::{EncodeCore, Headed, Op, dict_encoder};
+use super::dict_encoder::{EncodeCore, Headed, Op, Stream, dict_encoder};
 use super::error::DictDecodeError;
 use super::frame::DCZ_MAGIC;
 use super::shelf::draw_compressor;
@@ -137,26 +137,23 @@ impl EncodeCore for DczCore {
     // A new frame sees the whole dictionary again.
     const RELEASES_WHEN_IDLE: bool = true;
 
-    fn run(
-        state: &mut Self::State,
-        op: Op,
-        input: &[u8],
-        out: &mut BytesMut,
-    ) -> Result<(), EncodeError> {
+    fn redraw(&self) -> Result<Self::State, EncodeError> {
+        self.draw(None)
+    }
+}
+
+impl Stream for Pooled<CompressContext> {
+    fn run(&mut self, op: Op, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
         let directive = match op {
             Op::Process => End::ZSTD_e_continue,
             Op::Flush => End::ZSTD_e_flush,
             Op::Finish => End::ZSTD_e_end,
         };
-        drive(state, input, out, directive)
+        drive(self, input, out, directive)
     }
 
-    fn redraw(&self) -> Result<Self::State, EncodeError> {
-        self.draw(None)
-    }
-
-    fn discard(state: Self::State) {
-        state.discard();
+    fn discard(self) {
+        Pooled::discard(self);
     }
 }
 

@@ -3,7 +3,7 @@
 //! [`dcz_window_limit`].
 
 use bytes::BytesMut;
-use zstd_safe::zstd_sys::ZSTD_ErrorCode;
+use zstd_safe::InBuffer;
 
 use super::Dictionary;
 use super::dcz::dcz_window_limit;
@@ -11,7 +11,7 @@ use super::dict_decoder::{Headed, dict_decoder};
 use super::error::DictDecodeError;
 use super::frame::{DCZ_MAGIC, HeaderReader};
 use super::shelf::draw_decompressor;
-use crate::codec::zstd::{FrameContext, Frames};
+use crate::codec::zstd::{FrameContext, Frames, Hint};
 use crate::codec::{DecodeError, DecodeErrorKind};
 use crate::ffi::zstd_raw::DecompressContext;
 use crate::pool::{CodecPool, Pooled};
@@ -20,14 +20,9 @@ impl FrameContext for Pooled<DecompressContext> {
     const WINDOW_TOO_LARGE: &'static str =
         "the frame needs a window over max(8 MiB, 1.25 x the dictionary)";
 
-    fn decompress(
-        &mut self,
-        input: &[u8],
-        pos: &mut usize,
-        out: &mut BytesMut,
-        room: usize,
-    ) -> Result<usize, ZSTD_ErrorCode> {
-        DecompressContext::decompress(self, input, pos, out, room).map_err(|e| e.code())
+    fn decompress(&mut self, input: &mut InBuffer<'_>, out: &mut BytesMut, room: usize) -> Hint {
+        let (src, pos) = (input.src, &mut input.pos);
+        DecompressContext::decompress(self, src, pos, out, room).map_err(|e| e.code())
     }
 }
 

@@ -17,10 +17,19 @@ pub(super) enum Op {
     Finish,
 }
 
+/// A dictionary coding's pooled codec state, as [`Headed`] runs it.
+pub(super) trait Stream {
+    /// Runs `op` over all of `input`, appending to `out`.
+    fn run(&mut self, op: Op, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError>;
+
+    /// Lets go of a state that saw an error: it is not shelved again.
+    fn discard(self);
+}
+
 /// A dictionary coding's codec under [`Headed`].
 pub(super) trait EncodeCore {
     /// The pooled codec state a stream holds while it compresses.
-    type State;
+    type State: Stream;
     /// The magic bytes its header starts with.
     const MAGIC: &'static [u8];
     /// Whether `idle` ends the current part (a zstd frame) and gives the state back, the
@@ -28,19 +37,8 @@ pub(super) trait EncodeCore {
     /// flushes and keeps the state (a brotli stream cannot restart).
     const RELEASES_WHEN_IDLE: bool;
 
-    /// Runs `op` over all of `input`, appending to `out`.
-    fn run(
-        state: &mut Self::State,
-        op: Op,
-        input: &[u8],
-        out: &mut BytesMut,
-    ) -> Result<(), EncodeError>;
-
     /// A state for a new part after an idle.
     fn redraw(&self) -> Result<Self::State, EncodeError>;
-
-    /// Lets go of a state that saw an error: it is not shelved again.
-    fn discard(state: Self::State);
 }
 
 /// Where an encoder is in its stream; the phases that compress hold the codec state.
@@ -194,7 +192,7 @@ impl<C: EncodeCore> Headed<C> {
             Phase::Finished => return Err(finished()),
             Phase::Start(_) | Phase::Idle { .. } | Phase::Failed => return Err(unusable()),
         };
-        let result = C::run(state, op, input, out);
+        let result = state.run(op, input, out);
         self.total_out += (out.len() - before) as u64;
         match result {
             Ok(()) => {
@@ -203,7 +201,7 @@ impl<C: EncodeCore> Headed<C> {
             }
             Err(e) => {
                 if let Phase::Open(state) = std::mem::replace(&mut self.phase, Phase::Failed) {
-                    C::discard(state);
+                    state.discard();
                 }
                 Err(e)
             }

@@ -5,7 +5,7 @@ use super::checksum::Checksum;
 use super::gzip_header::HeaderParser;
 use super::{Framing, decompress_into};
 use crate::codec::{DecodeError, DecodeErrorKind, Level};
-use crate::decoding::{DecodeCore, Driven};
+use crate::decoding::{self, DecodeCore, Driven};
 use crate::pool::{CodecPool, Pooled};
 
 /// A streaming gzip or zlib/raw-deflate decoder over a pooled raw inflate state.
@@ -69,7 +69,7 @@ fn is_zlib_header(cmf: u8, flg: u8) -> bool {
 }
 
 /// What one phase's step did.
-enum Stepped {
+enum PhaseStep {
     /// Took this many input bytes; go on.
     Took(usize),
     /// Needs more input, or output room.
@@ -107,33 +107,33 @@ impl FlateStream {
         input: &[u8],
         out: &mut BytesMut,
         budget: &mut usize,
-    ) -> Result<Stepped, DecodeError> {
+    ) -> Result<PhaseStep, DecodeError> {
         match &mut self.phase {
-            Phase::Body if *budget == 0 => Ok(Stepped::Budget),
+            Phase::Body if *budget == 0 => Ok(PhaseStep::Budget),
             Phase::Body => {
                 let (consumed, produced) = self.inflate_step(input, out, budget)?;
                 let ended = !matches!(self.phase, Phase::Body);
                 Ok(if consumed == 0 && produced == 0 && !ended {
-                    Stepped::Wait
+                    PhaseStep::Wait
                 } else {
-                    Stepped::Took(consumed)
+                    PhaseStep::Took(consumed)
                 })
             }
-            _ if input.is_empty() => Ok(Stepped::Wait),
+            _ if input.is_empty() => Ok(PhaseStep::Wait),
             Phase::GzipHeader(header) => {
                 let (n, done) = header.parse(input, self.members == 0)?;
                 if done {
                     self.start_member();
                 }
-                Ok(Stepped::Took(n))
+                Ok(PhaseStep::Took(n))
             }
             Phase::MemberEnd => {
                 self.phase = Self::first_phase(Framing::Gzip);
-                Ok(Stepped::Took(0))
+                Ok(PhaseStep::Took(0))
             }
             Phase::Sniff(None) => {
                 self.phase = Phase::Sniff(Some(input[0]));
-                Ok(Stepped::Took(1))
+                Ok(PhaseStep::Took(1))
             }
             Phase::Sniff(Some(first)) => {
                 let first = *first;
@@ -151,7 +151,7 @@ impl FlateStream {
                     let bytes = *bytes;
                     self.check_trailer(bytes)?;
                 }
-                Ok(Stepped::Took(n))
+                Ok(PhaseStep::Took(n))
             }
             Phase::Done => Err(DecodeError::new(
                 DecodeErrorKind::TrailingData,
@@ -167,7 +167,7 @@ impl FlateStream {
         second: u8,
         out: &mut BytesMut,
         budget: &mut usize,
-    ) -> Result<Stepped, DecodeError> {
+    ) -> Result<PhaseStep, DecodeError> {
         if is_zlib_header(first, second) {
             if second & 0x20 != 0 {
                 return Err(DecodeError::new(
@@ -176,14 +176,14 @@ impl FlateStream {
                 ));
             }
             self.start_member();
-            return Ok(Stepped::Took(1));
+            return Ok(PhaseStep::Took(1));
         }
         // Raw deflate: the held byte is deflate data. One byte cannot end a stream or
         // produce output, so inflate takes it whole.
         self.raw = true;
         self.start_member();
         self.inflate_step(&[first], out, &mut (*budget).max(1))?;
-        Ok(Stepped::Took(0))
+        Ok(PhaseStep::Took(0))
     }
 
     fn start_member(&mut self) {
@@ -269,18 +269,13 @@ impl FlateStream {
 impl DecodeCore for FlateStream {
     const TRUNCATED: &'static str = "the body ended before the compressed stream did";
 
-    fn step(
-        &mut self,
-        input: &[u8],
-        out: &mut BytesMut,
-        budget: &mut usize,
-    ) -> (usize, Result<bool, DecodeError>) {
+    fn step(&mut self, input: &[u8], out: &mut BytesMut, budget: &mut usize) -> decoding::Stepped {
         let mut pos = 0;
         loop {
             match self.phase_step(&input[pos..], out, budget) {
-                Ok(Stepped::Took(n)) => pos += n,
-                Ok(Stepped::Wait) => return (pos, Ok(false)),
-                Ok(Stepped::Budget) => return (pos, Ok(true)),
+                Ok(PhaseStep::Took(n)) => pos += n,
+                Ok(PhaseStep::Wait) => return (pos, Ok(false)),
+                Ok(PhaseStep::Budget) => return (pos, Ok(true)),
                 Err(error) => return (pos, Err(error)),
             }
         }
