@@ -247,8 +247,10 @@ impl Encoder {
     /// [`encode`](Encoder::encode), which takes it back as it was. If the pool gave it to
     /// another stream meanwhile, gzip and deflate draw a state primed with the last 32 KiB
     /// of input, and zstd ends the frame and starts another. With no room to park (the
-    /// pool's `max_idle` reached by parked states) the state goes back as before. br keeps
-    /// its state: a brotli stream cannot be restarted midway.
+    /// pool's `max_idle` reached by parked states) the state goes back as before. A
+    /// streaming br encoder at quality 2 and up does the same, and is primed with the last
+    /// 32 KiB of input and its last distances once it has two bytes of history (brotli takes
+    /// no shorter custom dictionary); other br encoders keep their state.
     pub fn idle(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
         dispatch!(&mut self.codec, c => Encode::idle(c, out)).map(drop)
     }

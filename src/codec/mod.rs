@@ -46,6 +46,7 @@ mod any;
 pub(crate) mod br;
 mod error;
 pub(crate) mod flate;
+mod history;
 mod level;
 #[cfg(feature = "zstd")]
 pub(crate) mod zstd;

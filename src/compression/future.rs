@@ -178,10 +178,11 @@ fn decide<B: Body, P: Predicate>(
     Action::Encode { target, start }
 }
 
-/// Whether a response that would be br goes with a coding that can give its state back:
-/// an event stream always (an idle br stream keeps its encoder, ~70 KB, for as long as it
-/// is open), and a body of unknown size while every br stream turn is taken (it would
-/// wait for one before sending a byte).
+/// Whether a response that would be br goes with another coding the client accepts: an
+/// event stream always (a br stream gives its encoder back at a pause too, but each event
+/// after a long pause primes a fresh one with up to 32 KiB, dearer than deflate's), and a
+/// body of unknown size while every br stream turn is taken (it would wait for one before
+/// sending a byte).
 #[cfg_attr(not(feature = "br"), allow(unused_variables))]
 fn prefers_releasable(headers: &HeaderMap, size: Option<u64>, settings: &Settings) -> bool {
     let event_stream = headers.get(CONTENT_TYPE).is_some_and(|v| {

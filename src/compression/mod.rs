@@ -53,7 +53,8 @@
 //!   nothing more ready (it returns `Pending`), everything sent so far is made decodable and
 //!   the codec state goes back to the pool until data comes (gzip and deflate end the block
 //!   with a full flush and prime the next state with the last 32 KiB; zstd ends the frame;
-//!   br, which cannot restart, flushes and keeps its state). Server-sent events are
+//!   br flushes and primes the next encoder with the last 32 KiB and its last distances,
+//!   except at quality 0-1, which keeps its small encoder). Server-sent events are
 //!   compressed and arrive event by event, and an idle stream holds no codec state. One poll
 //!   compresses at most 64 KiB of input, so a huge frame cannot hold an executor thread for
 //!   long and many large responses progress together. While more gzip/deflate (or zstd)

@@ -127,6 +127,15 @@ impl<T: PooledState> Hold<T> {
         self.slot = Slot::None;
     }
 
+    /// Lets go of the state without resetting it (a held one is freed: a failed call may
+    /// have left it unfit to reuse).
+    #[cfg(feature = "br")]
+    pub(crate) fn discard(&mut self) {
+        if let Slot::Held(state) = std::mem::replace(&mut self.slot, Slot::None) {
+            state.discard();
+        }
+    }
+
     /// Takes the parked state back if it is still there: then held, else (given away, or
     /// never drawn) not, for the caller to draw. Measures the pause that ends here.
     pub(crate) fn resume(&mut self) -> &mut Self {

@@ -397,15 +397,16 @@ impl http_body::Body for PausingEvents {
     }
 }
 
-/// A br event stream through `CompressionLayer`, flushed at every pause, with and without
-/// room in the pool: one valid brotli stream for Google's C decoder (the `brotli` CLI and
-/// Python's `brotli`), at several qualities.
+/// A br event stream through `CompressionLayer` that gives its state back at every pause
+/// and resumes on a fresh encoder primed with its history (the pool has no room to park:
+/// `max_idle(0)`), or takes its parked state back: one valid brotli stream for Google's C
+/// decoder (the `brotli` CLI and Python's `brotli`), at every quality that gives back (2-11).
 #[cfg(feature = "br")]
 #[tokio::test]
-async fn c_brotli_decodes_our_br_event_streams_with_pauses() {
+async fn c_brotli_decodes_our_br_event_streams_resumed_after_pauses() {
     use http_body_util::BodyExt;
     use tower::{Layer, ServiceExt};
-    let events: Vec<bytes::Bytes> = (0..300)
+    let all_events: Vec<bytes::Bytes> = (0..300)
         .map(|i| {
             bytes::Bytes::from(format!(
                 "event: tick\ndata: {{\"n\":{i},\"user\":\"user-{}\",\"msg\":\"hello hello\"}}\n\n",
@@ -413,11 +414,13 @@ async fn c_brotli_decodes_our_br_event_streams_with_pauses() {
             ))
         })
         .collect();
-    let data: Vec<u8> = events.concat();
     for max_idle in [0, 8] {
-        for quality in [2, 4, 6, 9] {
+        for quality in 2..=11 {
+            // Qualities 10-11 spend tens of milliseconds a flush: fewer events.
+            let count = if quality >= 10 { 30 } else { 300 };
+            let events = all_events[..count].to_vec();
+            let data: Vec<u8> = events.concat();
             let pool = CodecPool::builder().max_idle(max_idle).build();
-            let events = events.clone();
             let svc = tower_gzip::compression::CompressionLayer::new()
                 .pool(pool.clone())
                 .quality(CompressionLevel::Precise(quality))
@@ -440,6 +443,23 @@ async fn c_brotli_decodes_our_br_event_streams_with_pauses() {
             assert_eq!(response.headers()["content-encoding"], "br");
             let wire = response.into_body().collect().await.unwrap().to_bytes();
             let case = format!("quality {quality}, max_idle {max_idle}");
+            // Without room to park, every resume drew a fresh encoder primed with history;
+            // with room, only the first (whose pause length was unknown) did.
+            let primed: u64 = pool
+                .stats()
+                .kinds()
+                .iter()
+                .map(|(_, k)| k.primed_bytes)
+                .sum();
+            let one_event = data.len() as u64 / count as u64 + 2;
+            if max_idle == 0 {
+                assert!(
+                    primed > count as u64 / 3 * one_event,
+                    "{case}: primed {primed}"
+                );
+            } else {
+                assert!(primed <= one_event, "{case}: primed {primed}");
+            }
             assert!(run("brotli", &["-dc"], &wire) == data, "brotli -dc: {case}");
             let py = python(
                 "import brotli\ndef f(op, data):\n    return brotli.decompress(data)",

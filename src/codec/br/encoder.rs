@@ -5,9 +5,10 @@ use std::task::{Context, Poll, ready};
 use brotli::enc::encode::BrotliEncoderOperation;
 use bytes::BytesMut;
 
-use super::state::{CompressorState, draw_compressor};
+use super::state::{Carry, CompressorState, draw_compressor};
+use crate::codec::history::History;
 use crate::codec::{Encode, EncodeError, Level, Progress, SliceEnd};
-use crate::pool::{CodecPool, Pooled};
+use crate::pool::{CodecPool, Hold};
 use crate::turns::{Ticket, Turn};
 
 /// Runs `op` over all of `input`, appending the output to `out`, until brotli has taken all
@@ -81,19 +82,29 @@ pub(crate) fn compress(
 /// A streaming br encoder over a pooled brotli encoder, drawn at the first call that needs
 /// one.
 ///
-/// [`idle`](Encode::idle) keeps the state (a flush): a brotli stream cannot be restarted
-/// midway, unlike a zstd stream of frames. A streaming body's encoder
-/// ([`BrEncoder::streaming`]) also waits for a turn before it draws a state (see
+/// A streaming body's encoder ([`BrEncoder::streaming`]) waits for a turn before it draws a
+/// state (see
 /// [`CodecPoolBuilder::br_stream_limit`](crate::CodecPoolBuilder::br_stream_limit)), flushes
 /// at every slice end so its output keeps pace with its input, and gives its turn back
-/// while its producer is idle.
+/// while its producer is idle. At quality 2 and up it gives its state back too
+/// ([`idle`](Encode::idle) parks it, or releases it after a long pause, as gzip does): the
+/// stream goes on with a fresh encoder primed with the last 32 KiB of input and the
+/// distances the decoder remembers (see `CompressorState::resume`). An idle event stream
+/// then holds its history (the size of its events) instead of an encoder (145 KB at
+/// quality 4). Qualities 0-1 keep theirs: it is ~7 KB with no window to prime.
 pub(crate) struct BrEncoder {
-    /// `None` before the first draw, after the finish and after a failure.
-    state: Option<Pooled<CompressorState>>,
+    /// Not held before the first draw, while idle, after the finish and after a failure.
+    state: Hold<CompressorState>,
     pool: CodecPool,
     level: Level,
     size_hint: Option<u64>,
     streaming: bool,
+    /// The stream's window, once its first encoder is drawn.
+    lgwin: Option<u32>,
+    /// The input's tail, kept by streams that give their state back.
+    history: History,
+    /// Set when the state was given back mid-stream: what the next one resumes with.
+    carry: Option<Carry>,
     turn: Option<Turn>,
     ticket: Ticket,
     stage: Stage,
@@ -113,7 +124,7 @@ impl std::fmt::Debug for BrEncoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BrEncoder")
             .field("level", &self.level)
-            .field("holds_state", &self.state.is_some())
+            .field("state", &self.state)
             .field("has_turn", &self.turn.is_some())
             .field("stage", &self.stage)
             .field("total_in", &self.total_in)
@@ -147,11 +158,14 @@ const STREAM_LGWIN_UNKNOWN: u32 = 18;
 impl BrEncoder {
     pub(crate) fn new(level: Level, pool: &CodecPool) -> Self {
         BrEncoder {
-            state: None,
+            state: Hold::default(),
             pool: pool.clone(),
             level,
             size_hint: None,
             streaming: false,
+            lgwin: None,
+            history: History::default(),
+            carry: None,
             turn: None,
             ticket: Ticket::default(),
             stage: Stage::Running,
@@ -163,21 +177,28 @@ impl BrEncoder {
     /// Marks this encoder as a streaming body's (see the type's docs).
     pub(crate) fn streaming(&mut self) {
         self.streaming = true;
+        self.history.tracking = self.gives_back();
+    }
+
+    /// Whether idle gives the state back: streaming bodies from quality 2 (below it brotli
+    /// takes no custom dictionary, and its state is small).
+    fn gives_back(&self) -> bool {
+        self.streaming && self.level.get() >= 2
     }
 
     /// The stream's total input size, when known before it starts: brotli picks its match
     /// finder from it (at quality 4, a 1 MiB body gets the larger H54 hasher), as it does
     /// when a whole body arrives in one call, and the window is sized to it.
     pub(crate) fn set_size_hint(&mut self, len: u64) {
-        if self.total_in == 0 && self.state.is_none() {
+        if self.total_in == 0 && self.lgwin.is_none() {
             self.size_hint = Some(len);
         }
     }
 
     /// Bytes its state has live in brotli's allocator (for tests).
     #[cfg(test)]
-    pub(super) fn live_bytes(&self) -> usize {
-        self.state.as_ref().map_or(0, |s| s.core.m8.0.live())
+    pub(super) fn live_bytes(&mut self) -> usize {
+        self.state.held().map_or(0, |s| s.core.m8.0.live())
     }
 
     /// Ready when this encoder may compress: always, except for a streaming encoder
@@ -191,22 +212,39 @@ impl BrEncoder {
         Poll::Ready(())
     }
 
+    /// The state: held, the parked one taken back, or one drawn (and, mid-stream, primed
+    /// to go on with the stream).
     fn state(&mut self) -> &mut CompressorState {
-        let (pool, level, hint, streaming) =
-            (&self.pool, self.level, self.size_hint, self.streaming);
-        self.state.get_or_insert_with(|| {
-            let mut state = draw_compressor(pool, level);
-            if let Some(len) = hint {
-                state.hint(len);
+        if !self.state.resume().is_held() {
+            let mut state = draw_compressor(&self.pool, self.level);
+            match self.carry {
+                Some(carry) => {
+                    let lgwin = self
+                        .lgwin
+                        .expect("a stream that gave its state back had one");
+                    state.resume(lgwin, &self.history.tail, &carry);
+                    self.pool
+                        .note_primed::<CompressorState>(self.history.tail.len());
+                }
+                None => {
+                    if let Some(len) = self.size_hint {
+                        state.hint(len);
+                    }
+                    let lgwin = match (self.streaming, self.size_hint) {
+                        (true, Some(len)) => window_for(len),
+                        (true, None) => STREAM_LGWIN_UNKNOWN,
+                        // The public encoder keeps brotli's defaults, as its one-shot calls do.
+                        (false, _) => super::LGWIN,
+                    };
+                    if self.streaming {
+                        state.set_window(lgwin);
+                    }
+                    self.lgwin = Some(lgwin);
+                }
             }
-            match (streaming, hint) {
-                (true, Some(len)) => state.set_window(window_for(len)),
-                (true, None) => state.set_window(STREAM_LGWIN_UNKNOWN),
-                // The public encoder keeps brotli's defaults, as its one-shot calls do.
-                (false, _) => {}
-            }
-            state
-        })
+            self.state.hold(state);
+        }
+        self.state.held().expect("drawn above")
     }
 
     fn run(
@@ -230,13 +268,13 @@ impl BrEncoder {
         match result {
             Ok(()) => {
                 self.total_in += input.len() as u64;
+                // A state drawn now is primed with the history *before* this input.
+                self.history.record(input);
                 Ok(Progress::since(input.len(), before, out))
             }
             Err(e) => {
                 self.stage = Stage::Failed;
-                if let Some(state) = self.state.take() {
-                    state.discard();
-                }
+                self.state.discard();
                 self.turn = None;
                 Err(e)
             }
@@ -253,8 +291,9 @@ impl Encode for BrEncoder {
     }
 
     fn flush(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        if self.state.is_none() && self.stage == Stage::Running {
-            // Nothing was ever encoded: nothing to flush, and no state to draw for it.
+        if !self.state.is_held() && self.stage == Stage::Running {
+            // Nothing was encoded since the state was given back (flushed), or ever: nothing
+            // to flush, and no state to draw for it.
             return Ok(Progress::default());
         }
         self.run(BrotliEncoderOperation::BROTLI_OPERATION_FLUSH, &[], out)
@@ -264,19 +303,41 @@ impl Encode for BrEncoder {
         if self.stage == Stage::Finished {
             return Ok(Progress::default());
         }
-        let progress = self.run(BrotliEncoderOperation::BROTLI_OPERATION_FINISH, &[], out)?;
+        let progress =
+            if self.carry.is_some() && !self.state.is_held() && self.stage == Stage::Running {
+                // Given back after a flush (byte-aligned): the end is one last, empty meta-block
+                // (ISLAST, ISLASTEMPTY), with no state drawn to say it.
+                let before = out.len();
+                out.extend_from_slice(&[0x03]);
+                self.total_out += 1;
+                Progress::since(0, before, out)
+            } else {
+                self.run(BrotliEncoderOperation::BROTLI_OPERATION_FINISH, &[], out)?
+            };
         self.stage = Stage::Finished;
         // Back to the pool now, not when the encoder is dropped; then the turn.
-        self.state = None;
+        self.state.release();
         self.turn = None;
         Ok(progress)
     }
 
     fn idle(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
         let progress = self.flush(out)?;
-        // The state stays (brotli cannot resume without it), the turn goes: a stream whose
-        // producer waits must not keep busy streams from starting.
+        // The turn goes: a stream whose producer waits must not keep busy streams from
+        // starting. So does the state, parked for a short pause or given back for a long
+        // one, once what the next encoder needs to go on is noted.
         self.turn = None;
+        if self.gives_back() && self.stage == Stage::Running && self.history.tail.len() >= 2 {
+            // A history of 0-1 bytes is not a custom dictionary brotli takes: the encoder
+            // that resumed would not know the byte before the next flush's literals (their
+            // context), which the decoder does. Such a stream keeps its state this pause.
+            if let Some(state) = self.state.held() {
+                self.carry = Some(state.carry());
+                self.history.tracking = true;
+                // No room to park, or a long pause: released.
+                drop(self.state.park());
+            }
+        }
         Ok(progress)
     }
 
@@ -289,7 +350,7 @@ impl Encode for BrEncoder {
     }
 
     fn holds_state(&self) -> bool {
-        self.state.is_some()
+        self.state.is_held()
     }
 
     fn total_in(&self) -> u64 {

@@ -22,6 +22,8 @@
 mod alloc;
 mod decoder;
 mod encoder;
+#[cfg(test)]
+mod resume_tests;
 mod state;
 #[cfg(test)]
 mod tests;

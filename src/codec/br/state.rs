@@ -42,6 +42,14 @@ pub(super) struct SpareHasher {
     lgwin: i32,
 }
 
+/// The last distances of a flushed stream: the decoder keeps them across meta-blocks, and
+/// a command may refer to them.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Carry {
+    dist_cache: [i32; 16],
+    saved_dist_cache: [i32; 4],
+}
+
 /// Qualities whose hasher re-prepares itself fully on reuse. Below 2 brotli uses no hasher;
 /// quality 10-11's binary-tree hasher (H10) has no prepare step.
 const RECYCLED_QUALITIES: std::ops::RangeInclusive<u32> = 2..=9;
@@ -77,8 +85,83 @@ impl CompressorState {
     pub(crate) fn set_dictionary(&mut self, lgwin: u32, dictionary: &[u8]) {
         self.set_window(lgwin);
         self.adopt_spare(dictionary.len());
+        self.load_prefix(dictionary, false);
+    }
+
+    /// Has brotli load `prefix` as a custom dictionary (ring buffer, match finder, positions;
+    /// with `continues`, its last two bytes as the context of the first literals), then
+    /// moves what it loaded into a fresh encoder.
+    ///
+    /// The move is the point: an encoder that knows it has a custom dictionary cuts every
+    /// match that starts in the dictionary and runs past its end at that end (`brotli`
+    /// 9.1.1, `fix_unbroken_len`), and a match starting on the dictionary's last byte is
+    /// cut to one byte, a copy brotli cannot code: it panics (`StoreCommandExtra`) or, in
+    /// release builds, indexes out of range. For the decoder the dictionary and the data are
+    /// one window, so no cut is needed; the fresh encoder has no dictionary boundary.
+    fn load_prefix(&mut self, prefix: &[u8], continues: bool) {
         self.core
-            .set_custom_dictionary(dictionary.len(), dictionary);
+            .set_custom_dictionary_with_optional_precomputed_hasher(
+                prefix.len(),
+                prefix,
+                UnionHasher::Uninit,
+                continues,
+            );
+        if prefix.len() < 2 || self.quality < 2 {
+            // brotli took no dictionary (it marked the stream concatenable instead).
+            return;
+        }
+        let mut primed = std::mem::replace(&mut *self.core, EncoderCore::new(EncAlloc::default()));
+        let core = &mut *self.core;
+        core.params = primed.params.clone();
+        std::mem::swap(&mut core.ringbuffer_, &mut primed.ringbuffer_);
+        std::mem::swap(&mut core.hasher_, &mut primed.hasher_);
+        if let UnionHasher::H10(hasher) = &mut core.hasher_ {
+            // Quality 10-11's match finder keeps its own copy of the boundary.
+            hasher.ringbuffer_break = None;
+        }
+        core.input_pos_ = primed.input_pos_;
+        core.last_flush_pos_ = primed.last_flush_pos_;
+        core.last_processed_pos_ = primed.last_processed_pos_;
+        core.prev_byte_ = primed.prev_byte_;
+        core.prev_byte2_ = primed.prev_byte2_;
+        core.last_bytes_ = primed.last_bytes_;
+        core.last_bytes_bits_ = primed.last_bytes_bits_;
+        core.remaining_metadata_bytes_ = primed.remaining_metadata_bytes_;
+        core.dist_cache_ = primed.dist_cache_;
+        core.saved_dist_cache_ = primed.saved_dist_cache_;
+        core.is_initialized_ = primed.is_initialized_;
+        // The blocks moved over came from this allocator, and go back to it.
+        core.m8 = std::mem::take(&mut primed.m8);
+        BrotliEncoderDestroyInstance(&mut primed);
+    }
+
+    /// What the stream carries past its last flush besides its bytes.
+    pub(super) fn carry(&self) -> Carry {
+        Carry {
+            dist_cache: self.core.dist_cache_,
+            saved_dist_cache: self.core.saved_dist_cache_,
+        }
+    }
+
+    /// Makes this fresh encoder go on with a stream another encoder flushed and gave back:
+    /// window `lgwin` (the stream's), `history` (its last input, at most the window) as the
+    /// prefix, the distances the decoder remembers, and no stream header. The decoder sees
+    /// one stream: after a flush it is byte-aligned, every distance refers to bytes it has,
+    /// and brotli turns its static dictionary off with a custom one (a static reference is
+    /// coded past the encoder's position, which is short of the decoder's).
+    pub(super) fn resume(&mut self, lgwin: u32, history: &[u8], carry: &Carry) {
+        debug_assert!(history.len() >= 2, "brotli ignores a shorter dictionary");
+        self.set_window(lgwin);
+        self.adopt_spare(history.len());
+        // `true`: the last two bytes of the history are the context of the first literals,
+        // as they are for the decoder.
+        self.load_prefix(history, true);
+        let core = &mut *self.core;
+        core.dist_cache_ = carry.dist_cache;
+        core.saved_dist_cache_ = carry.saved_dist_cache;
+        // The window bits the stream began with are already sent.
+        core.last_bytes_ = 0;
+        core.last_bytes_bits_ = 0;
     }
 
     /// Sets brotli's size hint only (it picks the match finder from it).

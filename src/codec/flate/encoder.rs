@@ -3,12 +3,9 @@ use flate2::{Compress, Compression, FlushCompress, Status};
 
 use super::checksum::Checksum;
 use super::{Framing, compress_into, deflate_bound};
+use crate::codec::history::History;
 use crate::codec::{Encode, EncodeError, Level, Progress, SliceEnd};
 use crate::pool::{CodecPool, Hold, Pooled};
-
-/// History kept to prime the next deflate state after an idle release: deflate's whole
-/// window, so the ratio after a pause is what an unbroken stream would get.
-const DICTIONARY: usize = 32 * 1024;
 
 /// A complete, empty, final fixed-Huffman block (BFINAL=1, BTYPE=01, end-of-block), valid
 /// at a byte boundary. Ends a stream whose last block was a full flush without drawing a
@@ -49,48 +46,6 @@ enum Stage {
     Finished,
     /// A deflate call failed; the stream cannot be completed.
     Failed,
-}
-
-/// The tail of the input, kept by streaming bodies from the start (see
-/// [`FlateEncoder::keep_history`]) and by any other stream from its first idle release on, so
-/// one-shot bodies never pay for it. The copy costs ~1% of the deflate work; the buffer is at
-/// most 32 KiB.
-#[derive(Debug, Default)]
-struct History {
-    tracking: bool,
-    tail: Vec<u8>,
-}
-
-impl History {
-    fn record(&mut self, input: &[u8]) {
-        if !self.tracking {
-            return;
-        }
-        // Grown to what the stream has given, doubling up to the dictionary size, so that an
-        // idle SSE stream of small events keeps a tail the size of its events, not 32 KiB
-        // each; a bulk stream (its first input is half the dictionary or more) gets the
-        // whole dictionary at once.
-        let want = (self.tail.len() + input.len()).min(DICTIONARY);
-        if want > self.tail.capacity() {
-            let target = if want >= DICTIONARY / 2 {
-                DICTIONARY
-            } else {
-                want.max(self.tail.capacity() * 2).min(DICTIONARY)
-            };
-            self.tail.reserve_exact(target - self.tail.len());
-        }
-        if input.len() >= DICTIONARY {
-            self.tail.clear();
-            self.tail
-                .extend_from_slice(&input[input.len() - DICTIONARY..]);
-        } else {
-            let keep = DICTIONARY - input.len();
-            if self.tail.len() > keep {
-                self.tail.drain(..self.tail.len() - keep);
-            }
-            self.tail.extend_from_slice(input);
-        }
-    }
 }
 
 impl FlateEncoder {
