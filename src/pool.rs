@@ -62,6 +62,7 @@ pub struct CodecPool {
 pub(crate) struct Inner {
     max_idle: usize,
     hold_limit: usize,
+    pub(crate) park_bound: std::time::Duration,
     #[cfg(feature = "br")]
     br_turns: crate::turns::Turns,
     pub(crate) compressors: Shelf<flate2::Compress>,
@@ -181,6 +182,7 @@ impl KindStats {
 pub struct CodecPoolBuilder {
     max_idle: usize,
     hold_limit: usize,
+    park_bound: std::time::Duration,
     #[cfg_attr(not(feature = "br"), allow(dead_code))]
     br_stream_limit: usize,
 }
@@ -232,12 +234,27 @@ impl CodecPoolBuilder {
         self
     }
 
+    /// The longest pause a stream keeps its state over (default 1 s): parked on the shelf
+    /// for it to take back, or, for a br stream in a pool with no place to park, kept.
+    /// After a longer pause (and at a stream's first, whose length is not known) the state
+    /// goes back to the pool, and the stream's next event draws one primed with its
+    /// history. Zero gives the state back at every pause.
+    ///
+    /// Keeping saves an event the draw and the priming (~10 us for gzip, ~80 us for br at
+    /// quality 4); giving back lets 1,000 SSE streams with an event every few seconds hold no
+    /// codec state between events (see the README, "Pauses").
+    pub fn park_bound(mut self, bound: std::time::Duration) -> Self {
+        self.park_bound = bound;
+        self
+    }
+
     /// Builds the pool.
     pub fn build(self) -> CodecPool {
         CodecPool {
             inner: Arc::new(Inner {
                 max_idle: self.max_idle,
                 hold_limit: self.hold_limit,
+                park_bound: self.park_bound,
                 #[cfg(feature = "br")]
                 br_turns: crate::turns::Turns::new(self.br_stream_limit),
                 compressors: Shelf::default(),
@@ -266,6 +283,7 @@ impl Default for CodecPoolBuilder {
         CodecPoolBuilder {
             max_idle: CodecPool::default_max_idle(),
             hold_limit: CodecPool::default_hold_limit(),
+            park_bound: crate::pool::lease::PARK_BOUND,
             br_stream_limit: CodecPool::default_br_stream_limit(),
         }
     }
@@ -336,6 +354,12 @@ impl CodecPool {
     /// The cap on idle states per kind.
     pub fn max_idle(&self) -> usize {
         self.inner.max_idle
+    }
+
+    /// The longest pause a stream keeps its state over (see
+    /// [`CodecPoolBuilder::park_bound`]).
+    pub fn park_bound(&self) -> std::time::Duration {
+        self.inner.park_bound
     }
 
     /// The hold limit (see [`CodecPoolBuilder::hold_limit`]).
@@ -420,6 +444,7 @@ impl fmt::Debug for CodecPool {
         f.debug_struct("CodecPool")
             .field("max_idle", &self.inner.max_idle)
             .field("hold_limit", &self.inner.hold_limit)
+            .field("park_bound", &self.inner.park_bound)
             .field("stats", &self.stats())
             .finish()
     }

@@ -285,3 +285,21 @@ fn would_park_needs_a_place() {
     assert!(!second.would_park(), "the one place holds a parked state");
     assert!(second.park().is_err());
 }
+
+/// A park bound of zero makes every pause long: a stream never parks, and each event
+/// draws (what 1,000 streams with events seconds apart do with the default bound).
+#[test]
+fn a_zero_park_bound_never_parks() {
+    let pool = CodecPool::builder()
+        .park_bound(std::time::Duration::ZERO)
+        .build();
+    assert_eq!(pool.park_bound(), std::time::Duration::ZERO);
+    let mut hold: Hold<Compress> = Hold::default();
+    for _ in 0..3 {
+        assert!(!hold.resume().is_held());
+        hold.hold(compressor(&pool, 6));
+        assert!(!hold.would_park());
+        drop(hold.park().expect_err("every pause is long"));
+    }
+    assert_eq!(pool.stats().compressors.parked, 0);
+}

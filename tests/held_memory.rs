@@ -92,7 +92,11 @@ fn idle_streams_hold_no_codec_state() {
     // and the last distances goes on with it.
     for format in Format::ALL.iter().copied() {
         // No idle shelf: a state given back is freed, so live bytes show what the body holds.
-        let pool = CodecPool::builder().max_idle(0).build();
+        // A park bound of zero: every pause counts as long (events seconds apart).
+        let pool = CodecPool::builder()
+            .max_idle(0)
+            .park_bound(std::time::Duration::ZERO)
+            .build();
         let (producer, body): (BodySender, ChannelBody) = channel_body();
         let mut body = compressed(format, &pool, body);
         let mut wire = Vec::new();

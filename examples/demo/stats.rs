@@ -16,6 +16,7 @@ fn kind(k: KindStats) -> Value {
     json!({
         "created": k.created, "reused": k.reused, "returned": k.returned,
         "discarded": k.discarded, "idle": k.idle, "in_use": k.in_use(),
+        "parked": k.parked, "reclaimed": k.reclaimed, "primed_bytes": k.primed_bytes,
     })
 }
 

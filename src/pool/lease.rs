@@ -86,8 +86,12 @@ pub(crate) struct Hold<T: PooledState> {
     slot: Slot<T>,
     /// When the state was last parked.
     parked_at: Option<Instant>,
-    /// The last pause was measured and no longer than [`PARK_BOUND`].
+    /// The last pause was measured and shorter than the pool's park bound.
     short_pauses: bool,
+    /// The pool's park bound, once a state was held.
+    bound: Duration,
+    /// The state is held over the pause that began at `parked_at` (see [`keep`](Self::keep)).
+    kept: bool,
 }
 
 /// None yet (or given away), checked out, or parked.
@@ -97,7 +101,8 @@ enum Slot<T: PooledState> {
     Parked(Lease<T>),
 }
 
-/// The longest pause worth parking for. Parking saves a gzip event ~50 us and a zstd event
+/// The longest pause worth parking for, unless the pool sets another
+/// ([`CodecPoolBuilder::park_bound`](crate::CodecPoolBuilder::park_bound)). Parking saves a gzip event ~50 us and a zstd event
 /// its frame; a stream whose events come a second or more apart saves under 0.005% of a
 /// core by it, while the state it keeps (190 KB for deflate, ~1 MB for zstd) could not be
 /// shared: 1,000 SSE streams with an event every 5 s made 8 zstd contexts where 2 served
@@ -119,6 +124,7 @@ impl<T: PooledState> Hold<T> {
 
     /// Holds `state`, drawn by the caller.
     pub(crate) fn hold(&mut self, state: Pooled<T>) {
+        self.bound = state.pool.inner.park_bound;
         self.slot = Slot::Held(state);
     }
 
@@ -140,12 +146,19 @@ impl<T: PooledState> Hold<T> {
     /// never drawn) not, for the caller to draw. Measures the pause that ends here.
     pub(crate) fn resume(&mut self) -> &mut Self {
         // Still held: no pause ended here (a stream whose park was refused finishing up
-        // before it lets go), and timing one would call it short.
+        // before it lets go), and timing one would call it short; unless it was kept over
+        // the pause on purpose.
         if self.is_held() {
+            if std::mem::take(&mut self.kept) {
+                self.short_pauses = self
+                    .parked_at
+                    .take()
+                    .is_some_and(|at| at.elapsed() < self.bound);
+            }
             return self;
         }
         if let Some(at) = self.parked_at.take() {
-            self.short_pauses = at.elapsed() <= PARK_BOUND;
+            self.short_pauses = at.elapsed() < self.bound;
         }
         if let Slot::Parked(_) = self.slot {
             let Slot::Parked(lease) = std::mem::replace(&mut self.slot, Slot::None) else {
@@ -166,8 +179,25 @@ impl<T: PooledState> Hold<T> {
         matches!(&self.slot, Slot::Held(state) if self.short_pauses && state.has_room_to_park())
     }
 
+    /// Whether the stream's last pause was short enough to park for (its first pause is
+    /// not: its length is not known).
+    #[cfg_attr(not(feature = "br"), allow(dead_code))] // br's idle uses it
+    pub(crate) fn pauses_are_short(&self) -> bool {
+        self.short_pauses
+    }
+
+    /// Keeps a held state over a pause, timing the pause (br's short pauses: its priming
+    /// costs more than a park saves).
+    #[cfg_attr(not(feature = "br"), allow(dead_code))] // br's idle uses it
+    pub(crate) fn keep(&mut self) {
+        if self.is_held() {
+            self.parked_at = Some(Instant::now());
+            self.kept = true;
+        }
+    }
+
     /// Lets go of the state at a pause that does not park, timing the pause all the same.
-    #[cfg_attr(not(feature = "zstd"), allow(dead_code))] // zstd's idle uses it
+    #[cfg_attr(not(any(feature = "zstd", feature = "br")), allow(dead_code))] // their idle
     pub(crate) fn release_paused(&mut self) {
         self.parked_at = Some(Instant::now());
         self.slot = Slot::None;
@@ -208,6 +238,8 @@ impl<T: PooledState> Default for Hold<T> {
             slot: Slot::None,
             parked_at: None,
             short_pauses: false,
+            bound: PARK_BOUND,
+            kept: false,
         }
     }
 }
