@@ -44,9 +44,13 @@ mod builders;
 pub mod client;
 pub mod codec;
 pub mod compression;
+mod decoding;
 pub mod decompression;
 pub mod dictionary;
 mod ended;
+// The one module allowed `unsafe` code.
+#[allow(unsafe_code)]
+mod ffi;
 mod headers;
 mod negotiate;
 mod pool;

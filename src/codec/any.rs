@@ -9,9 +9,7 @@ use super::br;
 use super::flate::{self, FlateDecoder, FlateEncoder, Framing};
 #[cfg(feature = "zstd")]
 use super::zstd;
-use super::{
-    CompressionLevel, Decode, DecodeError, Encode, EncodeError, Format, Progress, SliceEnd,
-};
+use super::{CompressionLevel, Decode, DecodeError, Encode, EncodeError, Format, SliceEnd};
 #[cfg(feature = "br")]
 use crate::dictionary::{DcbDecoder, DcbEncoder};
 #[cfg(feature = "zstd")]
@@ -31,48 +29,82 @@ pub struct Encoder {
     codec: AnyEncoder,
 }
 
-#[derive(Debug)]
-enum AnyEncoder {
-    Flate(FlateEncoder),
+/// The codec types of one direction, so that one enum (and one dispatch) serves both.
+trait Side {
+    type Flate;
     #[cfg(feature = "zstd")]
-    Zstd(zstd::ZstdEncoder),
+    type Zstd;
     #[cfg(feature = "br")]
-    Br(br::BrEncoder),
+    type Br;
     #[cfg(feature = "zstd")]
-    Dcz(DczEncoder),
+    type Dcz;
     #[cfg(feature = "br")]
-    Dcb(DcbEncoder),
+    type Dcb;
 }
 
-/// Calls `$method` on whichever codec `$codec` holds.
+#[derive(Debug)]
+enum Encoding {}
+
+impl Side for Encoding {
+    type Flate = FlateEncoder;
+    #[cfg(feature = "zstd")]
+    type Zstd = zstd::ZstdEncoder;
+    #[cfg(feature = "br")]
+    type Br = br::BrEncoder;
+    #[cfg(feature = "zstd")]
+    type Dcz = DczEncoder;
+    #[cfg(feature = "br")]
+    type Dcb = DcbEncoder;
+}
+
+#[derive(Debug)]
+enum Decoding {}
+
+impl Side for Decoding {
+    type Flate = FlateDecoder;
+    #[cfg(feature = "zstd")]
+    type Zstd = zstd::ZstdDecoder;
+    #[cfg(feature = "br")]
+    type Br = br::BrDecoder;
+    #[cfg(feature = "zstd")]
+    type Dcz = DczDecoder;
+    #[cfg(feature = "br")]
+    type Dcb = DcbDecoder;
+}
+
+/// One codec of either direction. Inline, not boxed: gzip/deflate is the common case, and a
+/// box would cost an allocation per body. (With only `br` enabled, the flate decoder is the
+/// variant far larger than the rest.)
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+enum AnyCodec<S: Side> {
+    Flate(S::Flate),
+    #[cfg(feature = "zstd")]
+    Zstd(S::Zstd),
+    #[cfg(feature = "br")]
+    Br(S::Br),
+    #[cfg(feature = "zstd")]
+    Dcz(S::Dcz),
+    #[cfg(feature = "br")]
+    Dcb(S::Dcb),
+}
+
+type AnyEncoder = AnyCodec<Encoding>;
+type AnyDecoder = AnyCodec<Decoding>;
+
+/// Evaluates `$call` with `$name` bound to whichever codec `$codec` holds.
 macro_rules! dispatch {
     ($codec:expr, $name:ident => $call:expr) => {
         match $codec {
-            AnyEncoder::Flate($name) => $call,
+            AnyCodec::Flate($name) => $call,
             #[cfg(feature = "zstd")]
-            AnyEncoder::Zstd($name) => $call,
+            AnyCodec::Zstd($name) => $call,
             #[cfg(feature = "br")]
-            AnyEncoder::Br($name) => $call,
+            AnyCodec::Br($name) => $call,
             #[cfg(feature = "zstd")]
-            AnyEncoder::Dcz($name) => $call,
+            AnyCodec::Dcz($name) => $call,
             #[cfg(feature = "br")]
-            AnyEncoder::Dcb($name) => $call,
-        }
-    };
-}
-
-macro_rules! dispatch_decoder {
-    ($codec:expr, $name:ident => $call:expr) => {
-        match $codec {
-            AnyDecoder::Flate($name) => $call,
-            #[cfg(feature = "zstd")]
-            AnyDecoder::Zstd($name) => $call,
-            #[cfg(feature = "br")]
-            AnyDecoder::Br($name) => $call,
-            #[cfg(feature = "zstd")]
-            AnyDecoder::Dcz($name) => $call,
-            #[cfg(feature = "br")]
-            AnyDecoder::Dcb($name) => $call,
+            AnyCodec::Dcb($name) => $call,
         }
     };
 }
@@ -180,34 +212,34 @@ impl Encoder {
 
     /// Whether [`finish`](Encoder::finish) has completed the stream.
     pub fn is_finished(&self) -> bool {
-        Encode::is_finished(self)
+        dispatch!(&self.codec, c => Encode::is_finished(c))
     }
 
     /// Bytes of input consumed so far.
     pub fn total_in(&self) -> u64 {
-        Encode::total_in(self)
+        dispatch!(&self.codec, c => Encode::total_in(c))
     }
 
     /// Bytes of output produced so far, framing included.
     pub fn total_out(&self) -> u64 {
-        Encode::total_out(self)
+        dispatch!(&self.codec, c => Encode::total_out(c))
     }
 
     /// Compresses all of `input`, appending whatever output is ready to `out`. The codec
     /// may hold back some output until more input, a flush or the finish.
     pub fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
-        Encode::encode(self, input, out).map(drop)
+        dispatch!(&mut self.codec, c => Encode::encode(c, input, out)).map(drop)
     }
 
     /// A sync flush: everything encoded so far becomes decodable from `out`.
     pub fn flush(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
-        Encode::flush(self, out).map(drop)
+        dispatch!(&mut self.codec, c => Encode::flush(c, out)).map(drop)
     }
 
     /// Ends the stream: the last block and any trailer go to `out`. Calling it again does
     /// nothing.
     pub fn finish(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
-        Encode::finish(self, out).map(drop)
+        dispatch!(&mut self.codec, c => Encode::finish(c, out)).map(drop)
     }
 
     /// The producer has nothing for now: like [`flush`](Encoder::flush), and where the
@@ -220,7 +252,7 @@ impl Encoder {
     /// 32 KiB of input and its last distances once it has two bytes of history (brotli takes
     /// no shorter custom dictionary); other br encoders keep their state.
     pub fn idle(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
-        Encode::idle(self, out).map(drop)
+        dispatch!(&mut self.codec, c => Encode::idle(c, out)).map(drop)
     }
 
     /// Prepares the encoder for a streaming body, which parks its state whenever the
@@ -256,60 +288,18 @@ impl Encoder {
 
     /// What a streaming body does at a slice end (see [`Encode::at_slice_end`]).
     pub(crate) fn at_slice_end(&self) -> SliceEnd {
-        Encode::at_slice_end(self)
+        dispatch!(&self.codec, c => Encode::at_slice_end(c))
     }
 
     /// Whether compressed data beyond the header has been written.
     pub(crate) fn has_payload(&self) -> bool {
-        Encode::has_payload(self)
+        dispatch!(&self.codec, c => Encode::has_payload(c))
     }
 
     /// Whether the encoder holds pooled codec state now: drawn at the first input, so false
     /// before it, after [`idle`](Encoder::idle) released it, and after the finish.
     pub fn holds_state(&self) -> bool {
-        Encode::holds_state(self)
-    }
-}
-
-impl Encode for Encoder {
-    fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        dispatch!(&mut self.codec, c => Encode::encode(c, input, out))
-    }
-
-    fn flush(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        dispatch!(&mut self.codec, c => Encode::flush(c, out))
-    }
-
-    fn finish(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        dispatch!(&mut self.codec, c => Encode::finish(c, out))
-    }
-
-    fn idle(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        dispatch!(&mut self.codec, c => Encode::idle(c, out))
-    }
-
-    fn holds_state(&self) -> bool {
         dispatch!(&self.codec, c => Encode::holds_state(c))
-    }
-
-    fn has_payload(&self) -> bool {
-        dispatch!(&self.codec, c => Encode::has_payload(c))
-    }
-
-    fn at_slice_end(&self) -> SliceEnd {
-        dispatch!(&self.codec, c => Encode::at_slice_end(c))
-    }
-
-    fn total_in(&self) -> u64 {
-        dispatch!(&self.codec, c => Encode::total_in(c))
-    }
-
-    fn total_out(&self) -> u64 {
-        dispatch!(&self.codec, c => Encode::total_out(c))
-    }
-
-    fn is_finished(&self) -> bool {
-        dispatch!(&self.codec, c => Encode::is_finished(c))
     }
 }
 
@@ -329,22 +319,6 @@ impl Encode for Encoder {
 pub struct Decoder {
     format: Format,
     codec: AnyDecoder,
-}
-
-// Inline, not boxed: gzip/deflate is the common case, and a box would cost an allocation
-// per body. (With only `br` enabled, the flate variant is the one far larger than the rest.)
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug)]
-enum AnyDecoder {
-    Flate(FlateDecoder),
-    #[cfg(feature = "zstd")]
-    Zstd(zstd::ZstdDecoder),
-    #[cfg(feature = "br")]
-    Br(br::BrDecoder),
-    #[cfg(feature = "zstd")]
-    Dcz(DczDecoder),
-    #[cfg(feature = "br")]
-    Dcb(DcbDecoder),
 }
 
 impl Decoder {
@@ -406,35 +380,35 @@ impl Decoder {
 
     /// Compressed bytes consumed so far, headers and trailers included.
     pub fn total_in(&self) -> u64 {
-        Decode::total_in(self)
+        dispatch!(&self.codec, c => Decode::total_in(c))
     }
 
     /// Decoded bytes produced so far.
     pub fn total_out(&self) -> u64 {
-        Decode::total_out(self)
+        dispatch!(&self.codec, c => Decode::total_out(c))
     }
 
     /// Complete gzip members, zstd frames or zlib/raw/br streams decoded so far.
     pub fn members(&self) -> u64 {
-        Decode::members(self)
+        dispatch!(&self.codec, c => Decode::members(c))
     }
 
     /// Whether the stream is complete: no further input is accepted, except another gzip
     /// member or zstd frame.
     pub fn is_stream_end(&self) -> bool {
-        Decode::is_stream_end(self)
+        dispatch!(&self.codec, c => Decode::is_stream_end(c))
     }
 
     /// The decoded size `input` announces, if any (see [`Decode::announced_size`]).
     pub(crate) fn announced_size(&self, input: &[u8]) -> Option<u64> {
-        Decode::announced_size(self, input)
+        dispatch!(&self.codec, c => Decode::announced_size(c, input))
     }
 
     /// Whether the last [`decode`](Decoder::decode) filled its output budget, so that more
     /// output may be ready without more input. Call `decode` again (with the remaining input,
     /// possibly empty) before feeding more or calling [`finish`](Decoder::finish).
     pub fn has_pending_output(&self) -> bool {
-        Decode::has_pending_output(self)
+        dispatch!(&self.codec, c => Decode::has_pending_output(c))
     }
 
     /// Decodes from `input`, appending at most `max_out` bytes to `out`. Returns how many
@@ -447,53 +421,15 @@ impl Decoder {
         out: &mut BytesMut,
         max_out: usize,
     ) -> Result<usize, DecodeError> {
-        Decode::decode(self, input, out, max_out).map(|progress| progress.consumed)
+        dispatch!(&mut self.codec, c => Decode::decode(c, input, out, max_out))
+            .map(|progress| progress.consumed)
     }
 
     /// Declares the end of input: `Ok` if the stream was complete (or no byte came at all, an
     /// empty body), else a [`Truncated`](super::DecodeErrorKind::Truncated) error, or the
     /// error an earlier [`decode`](Decoder::decode) reported.
     pub fn finish(&self) -> Result<(), DecodeError> {
-        Decode::finish(self)
-    }
-}
-
-impl Decode for Decoder {
-    fn decode(
-        &mut self,
-        input: &[u8],
-        out: &mut BytesMut,
-        max_out: usize,
-    ) -> Result<Progress, DecodeError> {
-        dispatch_decoder!(&mut self.codec, c => Decode::decode(c, input, out, max_out))
-    }
-
-    fn has_pending_output(&self) -> bool {
-        dispatch_decoder!(&self.codec, c => Decode::has_pending_output(c))
-    }
-
-    fn finish(&self) -> Result<(), DecodeError> {
-        dispatch_decoder!(&self.codec, c => Decode::finish(c))
-    }
-
-    fn is_stream_end(&self) -> bool {
-        dispatch_decoder!(&self.codec, c => Decode::is_stream_end(c))
-    }
-
-    fn announced_size(&self, input: &[u8]) -> Option<u64> {
-        dispatch_decoder!(&self.codec, c => Decode::announced_size(c, input))
-    }
-
-    fn total_in(&self) -> u64 {
-        dispatch_decoder!(&self.codec, c => Decode::total_in(c))
-    }
-
-    fn total_out(&self) -> u64 {
-        dispatch_decoder!(&self.codec, c => Decode::total_out(c))
-    }
-
-    fn members(&self) -> u64 {
-        dispatch_decoder!(&self.codec, c => Decode::members(c))
+        dispatch!(&self.codec, c => Decode::finish(c))
     }
 }
 

@@ -7,12 +7,12 @@
 //! them up (figures in BENCHMARKS.md, "Codec state, fresh against pooled").
 
 use bytes::BytesMut;
-use zstd_safe::zstd_sys::{self, ZSTD_EndDirective as EndDirective, ZSTD_ErrorCode};
-use zstd_safe::{
-    CCtx, CParameter, DCtx, DParameter, InBuffer, OutBuffer, ResetDirective, WriteBuf,
-};
+use zstd_safe::zstd_sys::{ZSTD_EndDirective as EndDirective, ZSTD_ErrorCode};
+use zstd_safe::{CCtx, CParameter, DCtx, DParameter, InBuffer, OutBuffer, ResetDirective};
 
-use super::{Decode, DecodeError, DecodeErrorKind, Encode, EncodeError, Level, Progress, SliceEnd};
+use super::{DecodeError, DecodeErrorKind, Encode, EncodeError, Level, Progress, SliceEnd};
+use crate::decoding::{DecodeCore, Driven, Stepped};
+use crate::ffi::{Spare, error_code};
 use crate::pool::{CodecPool, Hold, Inner, Pooled, PooledState, Shelf};
 
 /// RFC 9659 section 3: "the window size is limited to 8 MB", a window log of 23.
@@ -100,49 +100,6 @@ fn draw_decompressor(pool: &CodecPool) -> Pooled<DecompressContext> {
     })
 }
 
-/// `out`'s spare capacity as a zstd output buffer: zstd writes after `out.len()` without the
-/// capacity being zero-filled first, and at most `limit` bytes.
-struct Spare<'a> {
-    out: &'a mut BytesMut,
-    /// `out.len()` plus the room this call may fill.
-    end: usize,
-}
-
-// SAFETY: `as_slice` covers exactly the initialized bytes (`out[..len]`); `capacity` (`end`)
-// never exceeds the BytesMut's allocated capacity (checked in `Spare::new`), so every byte
-// zstd may write through `as_mut_ptr` lies inside the allocation; and `filled_until(n)` is
-// only called by zstd-safe after zstd reports writing up to `n`, so `set_len(n)` exposes only
-// initialized bytes. The round-trip tests compare every byte written this way.
-#[allow(unsafe_code)]
-unsafe impl WriteBuf for Spare<'_> {
-    fn as_slice(&self) -> &[u8] {
-        &self.out[..]
-    }
-
-    fn capacity(&self) -> usize {
-        self.end
-    }
-
-    fn as_mut_ptr(&mut self) -> *mut u8 {
-        self.out.as_mut_ptr()
-    }
-
-    unsafe fn filled_until(&mut self, n: usize) {
-        // SAFETY: see the impl's comment: zstd initialized the first `n` bytes.
-        unsafe { self.out.set_len(n) };
-    }
-}
-
-impl<'a> Spare<'a> {
-    /// Room for `room` more bytes in `out`, reserved (never zero-filled).
-    fn new(out: &'a mut BytesMut, room: usize) -> Self {
-        out.reserve(room);
-        let end = out.len() + room;
-        assert!(end <= out.capacity());
-        Spare { out, end }
-    }
-}
-
 /// One streaming call: compresses from `input` (advancing it) with `directive`, writing at
 /// most `room` bytes to `out`. Returns libzstd's "bytes left to flush" hint.
 fn compress_step(
@@ -153,8 +110,8 @@ fn compress_step(
     directive: EndDirective,
 ) -> Result<usize, EncodeError> {
     let mut spare = Spare::new(out, room);
-    let pos = spare.out.len();
-    let mut buffer = OutBuffer::around_pos(&mut spare, pos);
+    let start = spare.start();
+    let mut buffer = OutBuffer::around_pos(&mut spare, start);
     cctx.compress_stream2(&mut buffer, input, directive)
         .map_err(|code| EncodeError::new(format!("zstd: {}", zstd_safe::get_error_name(code))))
 }
@@ -417,53 +374,83 @@ pub(crate) fn encode_all(
 
 /// A streaming zstd decoder over a pooled context: frames and skippable frames back to back
 /// (RFC 8878 section 3.1), output bounded per call.
-pub(crate) struct ZstdDecoder {
-    ctx: Option<Pooled<DecompressContext>>,
-    /// Between frames (or before the first): the input may end here.
-    at_boundary: bool,
-    pending: bool,
-    frames: u64,
-    tally: super::Tally,
+pub(crate) type ZstdDecoder = Driven<Frames<Pooled<DecompressContext>>>;
+
+impl ZstdDecoder {
+    pub(crate) fn new(pool: &CodecPool) -> Self {
+        Driven::with_core(Frames::new(draw_decompressor(pool)))
+    }
 }
 
-impl std::fmt::Debug for ZstdDecoder {
+/// A zstd decompression context as [`Frames`] drives it: the crate's own (zstd-safe), or
+/// `dcz`'s with a raw-content dictionary.
+pub(crate) trait FrameContext {
+    /// What a refused window says, with the bound it broke.
+    const WINDOW_TOO_LARGE: &'static str;
+
+    /// One `ZSTD_decompressStream` call from `input` (advancing its position) into at most
+    /// `room` more bytes of `out`.
+    fn decompress(&mut self, input: &mut InBuffer<'_>, out: &mut BytesMut, room: usize) -> Hint;
+}
+
+/// What a `ZSTD_decompressStream` call returns: its hint (0 at the end of a frame), or the
+/// kind of its error.
+pub(crate) type Hint = Result<usize, ZSTD_ErrorCode>;
+
+impl FrameContext for Pooled<DecompressContext> {
+    const WINDOW_TOO_LARGE: &'static str = "the frame needs a window over 8 MiB (RFC 9659)";
+
+    fn decompress(&mut self, input: &mut InBuffer<'_>, out: &mut BytesMut, room: usize) -> Hint {
+        let mut spare = Spare::new(out, room);
+        let start = spare.start();
+        let mut buffer = OutBuffer::around_pos(&mut spare, start);
+        self.0
+            .decompress_stream(&mut buffer, input)
+            .map_err(error_code)
+    }
+}
+
+/// The [`DecodeCore`] of zstd and `dcz`: any number of frames back to back, through `X`.
+pub(crate) struct Frames<X> {
+    /// `None` after a failure: the pool resets the context before reuse.
+    ctx: Option<X>,
+    /// Between frames (or before the first): the input may end here.
+    at_boundary: bool,
+    frames: u64,
+}
+
+impl<X> Frames<X> {
+    pub(crate) fn new(ctx: X) -> Self {
+        Frames {
+            ctx: Some(ctx),
+            at_boundary: true,
+            frames: 0,
+        }
+    }
+}
+
+impl<X> std::fmt::Debug for Frames<X> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ZstdDecoder")
+        f.debug_struct("Frames")
             .field("frames", &self.frames)
-            .field("tally", &self.tally)
+            .field("at_boundary", &self.at_boundary)
             .finish_non_exhaustive()
     }
 }
 
-impl ZstdDecoder {
-    pub(crate) fn new(pool: &CodecPool) -> Self {
-        ZstdDecoder {
-            ctx: Some(draw_decompressor(pool)),
-            at_boundary: true,
-            pending: false,
-            frames: 0,
-            tally: super::Tally::default(),
-        }
-    }
-
-    fn error(&self, code: usize) -> DecodeError {
-        // SAFETY-free FFI: ZSTD_getErrorCode only reads the integer it is given.
-        #[allow(unsafe_code)]
-        let kind = unsafe { zstd_sys::ZSTD_getErrorCode(code) };
+impl<X: FrameContext> Frames<X> {
+    fn error(&self, kind: ZSTD_ErrorCode) -> DecodeError {
         match kind {
-            ZSTD_ErrorCode::ZSTD_error_frameParameter_windowTooLarge => DecodeError::new(
-                DecodeErrorKind::WindowTooLarge,
-                "the frame needs a window over 8 MiB (RFC 9659)",
-            ),
+            ZSTD_ErrorCode::ZSTD_error_frameParameter_windowTooLarge => {
+                DecodeError::new(DecodeErrorKind::WindowTooLarge, X::WINDOW_TOO_LARGE)
+            }
             ZSTD_ErrorCode::ZSTD_error_checksum_wrong => {
                 DecodeError::new(DecodeErrorKind::Checksum, "zstd content checksum mismatch")
             }
-            ZSTD_ErrorCode::ZSTD_error_prefix_unknown if self.frames > 0 && self.at_boundary => {
-                DecodeError::new(
-                    DecodeErrorKind::TrailingData,
-                    "bytes after the last zstd frame",
-                )
-            }
+            ZSTD_ErrorCode::ZSTD_error_prefix_unknown if self.is_stream_end() => DecodeError::new(
+                DecodeErrorKind::TrailingData,
+                "bytes after the last zstd frame",
+            ),
             ZSTD_ErrorCode::ZSTD_error_prefix_unknown
             | ZSTD_ErrorCode::ZSTD_error_frameParameter_unsupported
             | ZSTD_ErrorCode::ZSTD_error_version_unsupported => {
@@ -485,39 +472,27 @@ fn output_room(input_len: usize, spare: usize, budget: usize) -> usize {
     room.min(256 * 1024).min(budget)
 }
 
-impl Decode for ZstdDecoder {
-    fn decode(
-        &mut self,
-        input: &[u8],
-        out: &mut BytesMut,
-        max_out: usize,
-    ) -> Result<Progress, DecodeError> {
-        self.tally.replay()?;
-        let before = out.len();
-        self.pending = false;
-        let mut budget = max_out;
-        let mut src = InBuffer::around(input);
-        let result = loop {
-            if budget == 0 {
+impl<X: FrameContext> DecodeCore for Frames<X> {
+    const TRUNCATED: &'static str = "the body ended inside a zstd frame";
+
+    fn step(&mut self, input: &[u8], out: &mut BytesMut, budget: &mut usize) -> Stepped {
+        let mut input = InBuffer::around(input);
+        let stopped = loop {
+            if *budget == 0 {
                 // Stopped at the budget: libzstd may hold more output for this input.
-                self.pending = true;
-                break Ok(());
+                break Ok(true);
             }
             let Some(ctx) = self.ctx.as_mut() else {
-                break Ok(());
+                break Ok(false);
             };
-            let room = output_room(src.src.len() - src.pos, out.capacity() - out.len(), budget);
-            let (in_before, out_before) = (src.pos, out.len());
-            let hint = {
-                let mut spare = Spare::new(out, room);
-                let pos = spare.out.len();
-                let mut buffer = OutBuffer::around_pos(&mut spare, pos);
-                ctx.0.decompress_stream(&mut buffer, &mut src)
-            };
-            let (consumed, produced) = (src.pos - in_before, out.len() - out_before);
-            budget -= produced;
+            let left = input.src.len() - input.pos;
+            let room = output_room(left, out.capacity() - out.len(), *budget);
+            let (in_before, out_before) = (input.pos, out.len());
+            let hint = ctx.decompress(&mut input, out, room);
+            let (consumed, produced) = (input.pos - in_before, out.len() - out_before);
+            *budget -= produced;
             match hint {
-                Err(code) => break Err(self.error(code)),
+                Err(kind) => break Err(self.error(kind)),
                 Ok(hint) => {
                     if consumed > 0 || produced > 0 {
                         self.at_boundary = hint == 0;
@@ -525,65 +500,39 @@ impl Decode for ZstdDecoder {
                             self.frames += 1;
                         }
                     }
-                    let input_left = src.pos < src.src.len();
                     // The room was filled: more may be ready. Otherwise zstd stopped for
                     // want of input.
                     if produced == room {
                         continue;
                     }
-                    if !input_left || (consumed == 0 && produced == 0) {
-                        break Ok(());
+                    if input.pos == input.src.len() || (consumed == 0 && produced == 0) {
+                        break Ok(false);
                     }
                 }
             }
         };
-        let progress = self.tally.count(src.pos, before, out, result);
-        if progress.is_err() {
-            self.pending = false;
-            // A context that saw an error is reset by the pool before reuse.
-            self.ctx = None;
-        }
-        progress
+        (input.pos, stopped)
     }
 
-    fn has_pending_output(&self) -> bool {
-        self.pending
+    fn fail(&mut self) {
+        self.ctx = None;
     }
 
-    fn finish(&self) -> Result<(), DecodeError> {
-        self.tally.replay()?;
-        if self.at_boundary {
-            Ok(())
-        } else {
-            Err(DecodeError::new(
-                DecodeErrorKind::Truncated,
-                "the body ended inside a zstd frame",
-            ))
-        }
-    }
-
+    /// A complete frame has been decoded and the input may end here.
     fn is_stream_end(&self) -> bool {
         self.frames > 0 && self.at_boundary
     }
 
+    fn members(&self) -> u64 {
+        self.frames
+    }
+
     fn announced_size(&self, input: &[u8]) -> Option<u64> {
         // Only a frame header says it, and only before the frame has begun.
-        if !self.at_boundary || self.tally.replay().is_err() {
+        if !self.at_boundary {
             return None;
         }
         zstd_safe::get_frame_content_size(input).ok().flatten()
-    }
-
-    fn total_in(&self) -> u64 {
-        self.tally.total_in()
-    }
-
-    fn total_out(&self) -> u64 {
-        self.tally.total_out()
-    }
-
-    fn members(&self) -> u64 {
-        self.frames
     }
 }
 

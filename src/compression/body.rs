@@ -9,6 +9,7 @@ use pin_project_lite::pin_project;
 
 use super::stats::{Coding, CompressionStats};
 use crate::BoxError;
+use crate::buf::poll_bytes;
 use crate::codec::{Encoder, SliceEnd};
 use crate::ended::Ended;
 
@@ -124,14 +125,7 @@ where
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         match self.project().kind.project() {
-            KindProj::Identity { inner } => match inner.poll_frame(cx) {
-                Poll::Ready(Some(Ok(frame))) => Poll::Ready(Some(Ok(
-                    frame.map_data(|mut data| data.copy_to_bytes(data.remaining()))
-                ))),
-                Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(e.into()))),
-                Poll::Ready(None) => Poll::Ready(None),
-                Poll::Pending => Poll::Pending,
-            },
+            KindProj::Identity { inner } => poll_bytes(inner, cx).map_err(Into::into),
             KindProj::Ready {
                 data,
                 trailers,

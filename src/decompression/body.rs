@@ -13,6 +13,7 @@ use super::coding::{Chain, Coding};
 use super::learn::Learner;
 use super::limits::{DecompressionLimits, length_limit_error};
 use crate::BoxError;
+use crate::buf::poll_bytes;
 use crate::codec::{DecodeError, DecodeErrorKind, Decoder};
 use crate::dictionary::{Candidate, ClientDictionaryStore, Dictionary};
 use crate::ended::Ended;
@@ -303,15 +304,7 @@ where
     B::Error: Into<BoxError>,
 {
     let step = match mode {
-        Mode::Identity => {
-            return match ready!(inner.poll_frame(cx)) {
-                Some(Ok(frame)) => Poll::Ready(Some(Ok(
-                    frame.map_data(|mut data| data.copy_to_bytes(data.remaining()))
-                ))),
-                Some(Err(err)) => Poll::Ready(Some(Err(err.into()))),
-                None => Poll::Ready(None),
-            };
-        }
+        Mode::Identity => return poll_bytes(inner, cx).map_err(Into::into),
         Mode::Finished(ended) => return ended.poll_frame(),
         Mode::Refused(error) => return Poll::Ready(error.take().map(|e| Err(e.into()))),
         Mode::Decode(decoding) => ready!(decoding.poll_step(inner, cx)),

@@ -5,13 +5,14 @@
 //! decode (`../shared/research/dictionary-transport.md`). Quality is at least 5: below,
 //! brotli gives a dictionary little or no use.
 
-use brotli::enc::encode::BrotliEncoderOperation as Op;
+use brotli::enc::encode::BrotliEncoderOperation as BrOp;
 use bytes::BytesMut;
 
 use super::Dictionary;
-use super::frame::{DCB_MAGIC, write_header};
+use super::dict_encoder::{EncodeCore, Headed, Op, Stream, dict_encoder};
+use super::frame::DCB_MAGIC;
 use crate::codec::br::{CompressorState, compress, draw_compressor};
-use crate::codec::{CompressionLevel, Encode, EncodeError, Format, Level, Progress};
+use crate::codec::{CompressionLevel, EncodeError, Format, Level};
 use crate::pool::{CodecPool, Pooled};
 
 /// The largest window log a `dcb` stream may use: 24, brotli's 16 MiB (RFC 7932 without the
@@ -65,45 +66,56 @@ fn new_state(
     state
 }
 
-/// A streaming `dcb` encoder. Output is appended to the caller's buffer; the header goes
-/// out with the first call that writes.
-///
-/// Its brotli encoder comes from the pool's br shelf, and hashes the dictionary in at the
-/// start of each stream (the `brotli` crate has no shared prepared dictionary).
-pub struct DcbEncoder {
-    state: State,
-    hash: [u8; 32],
-    total_in: u64,
-    total_out: u64,
-}
+/// `dcb`'s codec: a pooled brotli encoder with the dictionary as its prefix.
+#[derive(Debug)]
+pub(super) struct DcbCore;
 
-/// Where an encoder is in its stream; the phases that compress hold the brotli encoder.
-enum State {
-    /// Nothing written yet: the header is still owed.
-    Start(Pooled<CompressorState>),
-    /// The header is out; the brotli stream is open.
-    Stream(Pooled<CompressorState>),
-    /// The stream is complete.
-    Finished,
-    /// A call failed; the encoder was dropped.
-    Failed,
-}
+impl EncodeCore for DcbCore {
+    type State = Pooled<CompressorState>;
+    const MAGIC: &'static [u8] = &DCB_MAGIC;
+    const RELEASES_WHEN_IDLE: bool = false;
 
-impl std::fmt::Debug for DcbEncoder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let state = match self.state {
-            State::Start(_) => "start",
-            State::Stream(_) => "stream",
-            State::Finished => "finished",
-            State::Failed => "failed",
-        };
-        f.debug_struct("DcbEncoder")
-            .field("state", &state)
-            .field("total_in", &self.total_in)
-            .field("total_out", &self.total_out)
-            .finish_non_exhaustive()
+    fn redraw(&self) -> Result<Self::State, EncodeError> {
+        // Never called (`RELEASES_WHEN_IDLE` is false): a brotli stream cannot restart.
+        Err(EncodeError::new("a dcb stream cannot restart"))
     }
 }
+
+impl Stream for Pooled<CompressorState> {
+    fn run(&mut self, op: Op, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
+        let op = match op {
+            Op::Process => BrOp::BROTLI_OPERATION_PROCESS,
+            Op::Flush => BrOp::BROTLI_OPERATION_FLUSH,
+            Op::Finish => BrOp::BROTLI_OPERATION_FINISH,
+        };
+        // The `brotli` crate's encoder panicked on some inputs with a custom dictionary
+        // (worked around where the dictionary is loaded: `CompressorState::load_prefix`).
+        // Should a third-party panic remain, it must not reach the server: it becomes this
+        // stream's error, and the state is discarded.
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            compress(self, op, input, out)
+        }))
+        .unwrap_or_else(|_| {
+            Err(EncodeError::new(
+                "brotli: the dictionary encoder failed on this input (a brotli crate defect)",
+            ))
+        })
+    }
+
+    fn discard(self) {
+        Pooled::discard(self);
+    }
+}
+
+dict_encoder!(
+    /// A streaming `dcb` encoder. Output is appended to the caller's buffer; the header goes
+    /// out with the first call that writes.
+    ///
+    /// Its brotli encoder comes from the pool's br shelf, and hashes the dictionary in at the
+    /// start of each stream (the `brotli` crate has no shared prepared dictionary).
+    DcbEncoder,
+    DcbCore
+);
 
 impl DcbEncoder {
     /// An encoder at `level` (see the module notes: quality 5 by default, never below), its
@@ -118,137 +130,8 @@ impl DcbEncoder {
         pool: &CodecPool,
         size_hint: Option<usize>,
     ) -> Self {
-        DcbEncoder {
-            state: State::Start(new_state(dictionary, level, pool, size_hint)),
-            hash: dictionary.hash(),
-            total_in: 0,
-            total_out: 0,
-        }
-    }
-
-    /// Compresses `input`; brotli may hold output back until more input, a flush or the
-    /// finish.
-    pub fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
-        self.run(Op::BROTLI_OPERATION_PROCESS, input, out)
-    }
-
-    /// Makes everything encoded so far decodable from `out`.
-    pub fn flush(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
-        self.run(Op::BROTLI_OPERATION_FLUSH, &[], out)
-    }
-
-    /// Ends the stream. Calling it again does nothing.
-    pub fn finish(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
-        if let State::Finished = self.state {
-            return Ok(());
-        }
-        self.run(Op::BROTLI_OPERATION_FINISH, &[], out)?;
-        // Back to the pool now, not when the encoder is dropped.
-        self.state = State::Finished;
-        Ok(())
-    }
-
-    /// Input bytes taken so far.
-    pub fn total_in(&self) -> u64 {
-        self.total_in
-    }
-
-    /// Output bytes written so far, header included.
-    pub fn total_out(&self) -> u64 {
-        self.total_out
-    }
-
-    /// Whether [`finish`](DcbEncoder::finish) has completed the stream.
-    pub fn is_finished(&self) -> bool {
-        matches!(self.state, State::Finished)
-    }
-
-    fn run(&mut self, op: Op, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
-        let before = out.len();
-        if let State::Start(_) = self.state {
-            if input.is_empty() && op == Op::BROTLI_OPERATION_PROCESS {
-                return Ok(());
-            }
-            write_header(&DCB_MAGIC, &self.hash, out);
-            if let State::Start(core) = std::mem::replace(&mut self.state, State::Failed) {
-                self.state = State::Stream(core);
-            }
-        }
-        let core = match &mut self.state {
-            State::Stream(core) => core,
-            State::Finished => return Err(EncodeError::new("the stream is already finished")),
-            State::Start(_) | State::Failed => {
-                return Err(EncodeError::new(
-                    "an earlier call failed; the stream is unusable",
-                ));
-            }
-        };
-        // The `brotli` crate's encoder panicked on some inputs with a custom dictionary
-        // (worked around where the dictionary is loaded: `CompressorState::load_prefix`).
-        // Should a third-party panic remain, it must not reach the server: it becomes this
-        // stream's error, and the state is discarded.
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            compress(core, op, input, out)
-        }))
-        .unwrap_or_else(|_| {
-            Err(EncodeError::new(
-                "brotli: the dictionary encoder failed on this input (a brotli crate defect)",
-            ))
-        });
-        self.total_out += (out.len() - before) as u64;
-        match result {
-            Ok(()) => {
-                self.total_in += input.len() as u64;
-                Ok(())
-            }
-            Err(e) => {
-                // A state that saw an error is not shelved again.
-                if let State::Stream(state) = std::mem::replace(&mut self.state, State::Failed) {
-                    state.discard();
-                }
-                Err(e)
-            }
-        }
-    }
-}
-
-impl Encode for DcbEncoder {
-    fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        let before = out.len();
-        DcbEncoder::encode(self, input, out)?;
-        Ok(Progress::since(input.len(), before, out))
-    }
-
-    fn flush(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        let before = out.len();
-        DcbEncoder::flush(self, out)?;
-        Ok(Progress::since(0, before, out))
-    }
-
-    fn finish(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        let before = out.len();
-        DcbEncoder::finish(self, out)?;
-        Ok(Progress::since(0, before, out))
-    }
-
-    fn holds_state(&self) -> bool {
-        matches!(self.state, State::Start(_) | State::Stream(_))
-    }
-
-    fn has_payload(&self) -> bool {
-        !matches!(self.state, State::Start(_))
-    }
-
-    fn total_in(&self) -> u64 {
-        self.total_in
-    }
-
-    fn total_out(&self) -> u64 {
-        self.total_out
-    }
-
-    fn is_finished(&self) -> bool {
-        DcbEncoder::is_finished(self)
+        let state = new_state(dictionary, level, pool, size_hint);
+        DcbEncoder(Headed::new(DcbCore, state, dictionary.hash()))
     }
 }
 
@@ -263,5 +146,5 @@ pub fn encode_dcb(
 ) -> Result<(), EncodeError> {
     out.reserve(36 + input.len() / 4 + 64);
     let mut encoder = DcbEncoder::start(dictionary, level, pool, Some(input.len()));
-    encoder.run(Op::BROTLI_OPERATION_FINISH, input, out)
+    encoder.0.run(Op::Finish, input, out)
 }

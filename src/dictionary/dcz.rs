@@ -10,13 +10,12 @@ use bytes::{Bytes, BytesMut};
 use zstd_safe::zstd_sys::ZSTD_EndDirective as End;
 
 use super::Dictionary;
+use super::dict_encoder::{EncodeCore, Headed, Op, Stream, dict_encoder};
 use super::error::DictDecodeError;
-use super::frame::{DCZ_MAGIC, write_header};
+use super::frame::DCZ_MAGIC;
 use super::shelf::draw_compressor;
-use super::zstd_raw::{CompressContext, RawCDict, RawDDict, ZstdError};
-use crate::codec::{
-    CompressionLevel, DecodeError, DecodeErrorKind, Encode, EncodeError, Format, Level, Progress,
-};
+use crate::codec::{CompressionLevel, DecodeError, DecodeErrorKind, EncodeError, Format, Level};
+use crate::ffi::zstd_raw::{CompressContext, RawCDict, RawDDict, ZstdError};
 use crate::pool::{CodecPool, Pooled};
 
 /// The smallest window a `dcz` client must accept: 8 MiB.
@@ -43,7 +42,7 @@ pub fn dcz_window_limit(dictionary_len: usize) -> u64 {
 /// fit the input.
 fn window_log(level: Level, dictionary_len: usize) -> u32 {
     let limit = dcz_window_limit(dictionary_len).ilog2();
-    super::zstd_raw::natural_window_log(i32::from(level.get())).min(limit)
+    crate::ffi::zstd_raw::natural_window_log(i32::from(level.get())).min(limit)
 }
 
 /// The zstd state of one dictionary: a raw-content `CDict` per level, made on first use,
@@ -103,30 +102,15 @@ fn encode_error(e: ZstdError) -> EncodeError {
     EncodeError::new(format!("zstd: {}", e.name()))
 }
 
-/// A streaming `dcz` encoder: a pooled zstd context referencing the dictionary's `CDict`
-/// (no dictionary is loaded per response). Output is appended to the caller's buffer;
-/// the header goes out with the first call that writes.
-///
-/// Through the crate's `Encode` trait, `idle` (the producer has nothing for now) ends the
-/// current frame and gives the context back, as the plain zstd encoder does: the stream
-/// goes on as a new frame, which sees the whole dictionary again, when data comes.
-pub struct DczEncoder {
-    state: State,
-    /// What a new frame after an idle needs: the pool, the `CDict`, the window log.
-    restart: Restart,
-    hash: [u8; 32],
-    total_in: u64,
-    total_out: u64,
-}
-
-/// What drawing and preparing a context for a new frame takes.
-struct Restart {
+/// `dcz`'s codec: a pooled zstd context referencing the dictionary's `CDict`, and what a
+/// new frame after an idle needs: the pool, the `CDict`, the window log.
+pub(super) struct DczCore {
     pool: CodecPool,
     cdict: Arc<RawCDict>,
     window_log: u32,
 }
 
-impl Restart {
+impl DczCore {
     fn draw(&self, pledged: Option<u64>) -> Result<Pooled<CompressContext>, EncodeError> {
         let mut ctx = draw_compressor(&self.pool);
         match ctx.begin(self.cdict.clone(), self.window_log, pledged) {
@@ -139,42 +123,51 @@ impl Restart {
     }
 }
 
-/// Where an encoder is in its stream; the phases that compress hold the context.
-enum State {
-    /// Nothing written yet: the header is still owed.
-    Start(Pooled<CompressContext>),
-    /// The header is out; the frame is open.
-    Frame(Pooled<CompressContext>),
-    /// Between frames after an idle: the context is back in the pool. `header` tells
-    /// whether the header is out (an encoder idle before any input has written nothing).
-    Idle { header: bool },
-    /// The stream is complete; the context is back in the pool, neutral again.
-    Finished,
-    /// A call failed; the context was discarded.
-    Failed,
-}
-
-impl State {
-    fn name(&self) -> &'static str {
-        match self {
-            State::Start(_) => "start",
-            State::Frame(_) => "frame",
-            State::Idle { .. } => "idle",
-            State::Finished => "finished",
-            State::Failed => "failed",
-        }
-    }
-}
-
-impl std::fmt::Debug for DczEncoder {
+impl std::fmt::Debug for DczCore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DczEncoder")
-            .field("state", &self.state.name())
-            .field("total_in", &self.total_in)
-            .field("total_out", &self.total_out)
+        f.debug_struct("DczCore")
+            .field("window_log", &self.window_log)
             .finish_non_exhaustive()
     }
 }
+
+impl EncodeCore for DczCore {
+    type State = Pooled<CompressContext>;
+    const MAGIC: &'static [u8] = &DCZ_MAGIC;
+    // A new frame sees the whole dictionary again.
+    const RELEASES_WHEN_IDLE: bool = true;
+
+    fn redraw(&self) -> Result<Self::State, EncodeError> {
+        self.draw(None)
+    }
+}
+
+impl Stream for Pooled<CompressContext> {
+    fn run(&mut self, op: Op, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
+        let directive = match op {
+            Op::Process => End::ZSTD_e_continue,
+            Op::Flush => End::ZSTD_e_flush,
+            Op::Finish => End::ZSTD_e_end,
+        };
+        drive(self, input, out, directive)
+    }
+
+    fn discard(self) {
+        Pooled::discard(self);
+    }
+}
+
+dict_encoder!(
+    /// A streaming `dcz` encoder: a pooled zstd context referencing the dictionary's `CDict`
+    /// (no dictionary is loaded per response). Output is appended to the caller's buffer;
+    /// the header goes out with the first call that writes.
+    ///
+    /// Through the crate's `Encode` trait, `idle` (the producer has nothing for now) ends the
+    /// current frame and gives the context back, as the plain zstd encoder does: the stream
+    /// goes on as a new frame, which sees the whole dictionary again, when data comes.
+    DczEncoder,
+    DczCore
+);
 
 impl DczEncoder {
     /// An encoder at `level` (zstd's levels; `Default` is 3) with a context from `pool`.
@@ -194,109 +187,13 @@ impl DczEncoder {
         pledged: Option<u64>,
     ) -> Result<DczEncoder, EncodeError> {
         let level = level.resolve(Format::Zstd);
-        let restart = Restart {
+        let core = DczCore {
             pool: pool.clone(),
             cdict: dictionary.zstd().cdict(level)?,
             window_log: window_log(level, dictionary.len()),
         };
-        Ok(DczEncoder {
-            state: State::Start(restart.draw(pledged)?),
-            restart,
-            hash: dictionary.hash(),
-            total_in: 0,
-            total_out: 0,
-        })
-    }
-
-    /// Compresses `input`; zstd may hold output back until more input, a flush or the finish.
-    pub fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
-        self.run(input, out, End::ZSTD_e_continue)
-    }
-
-    /// Makes everything encoded so far decodable from `out`.
-    pub fn flush(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
-        self.run(&[], out, End::ZSTD_e_flush)
-    }
-
-    /// Ends the frame and the stream; the context goes back to the pool. Calling it again
-    /// does nothing.
-    pub fn finish(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
-        if let State::Finished = self.state {
-            return Ok(());
-        }
-        self.run(&[], out, End::ZSTD_e_end)?;
-        self.state = State::Finished;
-        Ok(())
-    }
-
-    /// Input bytes taken so far.
-    pub fn total_in(&self) -> u64 {
-        self.total_in
-    }
-
-    /// Output bytes written so far, header included.
-    pub fn total_out(&self) -> u64 {
-        self.total_out
-    }
-
-    /// Whether [`finish`](DczEncoder::finish) has completed the stream.
-    pub fn is_finished(&self) -> bool {
-        matches!(self.state, State::Finished)
-    }
-
-    fn run(&mut self, input: &[u8], out: &mut BytesMut, directive: End) -> Result<(), EncodeError> {
-        let before = out.len();
-        if let State::Idle { header } = self.state {
-            match directive {
-                // Nothing is owed between frames, except the header and one frame at the
-                // end of a stream that never wrote any.
-                End::ZSTD_e_continue if input.is_empty() => return Ok(()),
-                End::ZSTD_e_flush => return Ok(()),
-                End::ZSTD_e_end if header => return Ok(()),
-                _ => {}
-            }
-            let ctx = self
-                .restart
-                .draw(None)
-                .inspect_err(|_| self.state = State::Failed)?;
-            self.state = if header {
-                State::Frame(ctx)
-            } else {
-                State::Start(ctx)
-            };
-        }
-        if let State::Start(_) = self.state {
-            if input.is_empty() && directive == End::ZSTD_e_continue {
-                return Ok(());
-            }
-            write_header(&DCZ_MAGIC, &self.hash, out);
-            if let State::Start(ctx) = std::mem::replace(&mut self.state, State::Failed) {
-                self.state = State::Frame(ctx);
-            }
-        }
-        let ctx = match &mut self.state {
-            State::Frame(ctx) => ctx,
-            State::Finished => return Err(EncodeError::new("the stream is already finished")),
-            State::Start(_) | State::Idle { .. } | State::Failed => {
-                return Err(EncodeError::new(
-                    "an earlier call failed; the stream is unusable",
-                ));
-            }
-        };
-        let result = drive(ctx, input, out, directive);
-        self.total_out += (out.len() - before) as u64;
-        match result {
-            Ok(()) => {
-                self.total_in += input.len() as u64;
-                Ok(())
-            }
-            Err(e) => {
-                if let State::Frame(ctx) = std::mem::replace(&mut self.state, State::Failed) {
-                    ctx.discard();
-                }
-                Err(e)
-            }
-        }
+        let ctx = core.draw(pledged)?;
+        Ok(DczEncoder(Headed::new(core, ctx, dictionary.hash())))
     }
 }
 
@@ -324,66 +221,6 @@ fn drive(
     }
 }
 
-impl Encode for DczEncoder {
-    fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        let before = out.len();
-        DczEncoder::encode(self, input, out)?;
-        Ok(Progress::since(input.len(), before, out))
-    }
-
-    fn flush(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        let before = out.len();
-        DczEncoder::flush(self, out)?;
-        Ok(Progress::since(0, before, out))
-    }
-
-    fn finish(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        let before = out.len();
-        DczEncoder::finish(self, out)?;
-        Ok(Progress::since(0, before, out))
-    }
-
-    fn idle(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        let before = out.len();
-        match self.state {
-            State::Start(_) => self.state = State::Idle { header: false },
-            State::Frame(_) => {
-                self.run(&[], out, End::ZSTD_e_end)?;
-                // Back to the pool now; the next input draws a context for a new frame.
-                self.state = State::Idle { header: true };
-            }
-            State::Idle { .. } => {}
-            State::Finished => return Err(EncodeError::new("the stream is already finished")),
-            State::Failed => {
-                return Err(EncodeError::new(
-                    "an earlier call failed; the stream is unusable",
-                ));
-            }
-        }
-        Ok(Progress::since(0, before, out))
-    }
-
-    fn holds_state(&self) -> bool {
-        matches!(self.state, State::Start(_) | State::Frame(_))
-    }
-
-    fn has_payload(&self) -> bool {
-        !matches!(self.state, State::Start(_) | State::Idle { header: false })
-    }
-
-    fn total_in(&self) -> u64 {
-        self.total_in
-    }
-
-    fn total_out(&self) -> u64 {
-        self.total_out
-    }
-
-    fn is_finished(&self) -> bool {
-        DczEncoder::is_finished(self)
-    }
-}
-
 /// Compresses all of `input` as a `dcz` body (header and one zstd frame whose header
 /// records the content size) appended to `out`.
 pub fn encode_dcz(
@@ -396,5 +233,5 @@ pub fn encode_dcz(
     out.reserve(40 + zstd_safe::compress_bound(input.len()));
     let mut encoder = DczEncoder::start(dictionary, level, pool, Some(input.len() as u64))?;
     // One call: the header, then the whole frame. The context goes back when `encoder` drops.
-    encoder.run(input, out, End::ZSTD_e_end)
+    encoder.0.run(Op::Finish, input, out)
 }

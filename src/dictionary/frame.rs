@@ -51,6 +51,11 @@ impl HeaderReader {
         self.filled == self.len()
     }
 
+    /// Header bytes read so far.
+    pub(super) fn taken(&self) -> usize {
+        self.filled
+    }
+
     /// Whether no header byte has been read yet.
     pub(super) fn is_untouched(&self) -> bool {
         self.filled == 0

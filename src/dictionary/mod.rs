@@ -72,6 +72,10 @@ mod dcz;
 #[cfg(feature = "zstd")]
 mod dcz_decoder;
 mod dict;
+#[cfg(any(feature = "zstd", feature = "br"))]
+mod dict_decoder;
+#[cfg(any(feature = "zstd", feature = "br"))]
+mod dict_encoder;
 mod error;
 // Without a codec only the magic bytes and `DictCoding::peek` are used.
 #[cfg_attr(not(any(feature = "zstd", feature = "br")), allow(dead_code))]
@@ -88,9 +92,7 @@ mod tests;
 #[cfg(feature = "zstd")]
 mod train;
 #[cfg(feature = "zstd")]
-mod zstd_raw;
-#[cfg(feature = "zstd")]
-pub(crate) use zstd_raw::{
+pub(crate) use crate::ffi::zstd_raw::{
     CompressContext as DictCompressContext, DecompressContext as DictDecompressContext,
 };
 

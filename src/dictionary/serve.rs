@@ -10,7 +10,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use bytes::{Buf, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
 use http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
 use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode};
 use http_body::{Body, Frame, SizeHint};
@@ -21,6 +21,7 @@ use tower_service::Service;
 
 use super::headers::USE_AS_DICTIONARY;
 use super::{Dictionary, DictionaryStore, UseAsDictionary};
+use crate::buf::poll_bytes;
 
 /// One year: a dictionary is named by its hash, so its bytes never change under its URL
 /// unless the URL itself is retired. Chromium keeps a dictionary only while it is fresh.
@@ -330,8 +331,8 @@ impl<B: Body> Body for Remembered<B> {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
         let mut this = self.project();
-        let frame = match std::task::ready!(this.inner.as_mut().poll_frame(cx)) {
-            Some(Ok(frame)) => frame.map_data(|mut data| data.copy_to_bytes(data.remaining())),
+        let frame = match std::task::ready!(poll_bytes(this.inner.as_mut(), cx)) {
+            Some(Ok(frame)) => frame,
             Some(Err(e)) => {
                 *this.keep = None;
                 return Poll::Ready(Some(Err(e)));

@@ -7,8 +7,8 @@
 //! are neutral: no dictionary, default parameters (see `CompressContext::clear`), so any
 //! dictionary's response can use any.
 
-use super::zstd_raw::{CompressContext, DecompressContext};
 use crate::codec::Level;
+use crate::ffi::zstd_raw::{CompressContext, DecompressContext};
 use crate::pool::{CodecPool, Inner, Pooled, PooledState, Shelf};
 
 /// A context grown past this (a large window, a big one-shot body) is freed rather than

@@ -105,6 +105,62 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// What both stores offer over their shared `Lru`, written once: `$name` holds an
+/// `inner: Arc<Mutex<Lru<$value>>>` of `$plural`.
+macro_rules! lru_store {
+    ($name:ident, $value:ty, $one:literal, $plural:literal) => {
+        impl $name {
+            #[doc = concat!("An empty store holding at most `max_bytes` of ", $plural, ".")]
+            pub fn new(max_bytes: usize) -> Self {
+                $name {
+                    inner: Arc::new(Mutex::new(Lru::new(max_bytes))),
+                }
+            }
+
+            #[doc = concat!("The ", $one, " with this SHA-256, marked as just used.")]
+            pub fn get(&self, hash: &[u8; 32]) -> Option<$value> {
+                lock(&self.inner).get(hash)
+            }
+
+            #[doc = concat!("Removes the ", $one, " with this hash, returning it.")]
+            pub fn remove(&self, hash: &[u8; 32]) -> Option<$value> {
+                lock(&self.inner).remove(hash)
+            }
+
+            #[doc = concat!("How many ", $plural, " it holds.")]
+            pub fn len(&self) -> usize {
+                lock(&self.inner).entries.len()
+            }
+
+            /// Whether it holds none.
+            pub fn is_empty(&self) -> bool {
+                self.len() == 0
+            }
+
+            #[doc = concat!("The bytes of the ", $plural, " it holds (at most [`max_bytes`](Self::max_bytes)).")]
+            pub fn bytes(&self) -> usize {
+                lock(&self.inner).bytes
+            }
+
+            /// The bound on [`bytes`](Self::bytes).
+            pub fn max_bytes(&self) -> usize {
+                lock(&self.inner).max_bytes
+            }
+        }
+
+        impl std::fmt::Debug for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                let lru = lock(&self.inner);
+                f.debug_struct(stringify!($name))
+                    .field("len", &lru.entries.len())
+                    .field("bytes", &lru.bytes)
+                    .field("max_bytes", &lru.max_bytes)
+                    .finish()
+            }
+        }
+    };
+}
+
 /// The dictionaries a server offers, by hash, bounded in total dictionary bytes; the least
 /// recently used go first when a new one would pass the bound.
 ///
@@ -127,13 +183,6 @@ pub struct DictionaryStore {
 }
 
 impl DictionaryStore {
-    /// An empty store holding at most `max_bytes` of dictionaries.
-    pub fn new(max_bytes: usize) -> Self {
-        DictionaryStore {
-            inner: Arc::new(Mutex::new(Lru::new(max_bytes))),
-        }
-    }
-
     /// Adds `dictionary` (or marks it used, if present), evicting the least recently used
     /// ones until it fits. Returns `false`, storing nothing, for a dictionary larger than
     /// the whole bound.
@@ -141,52 +190,13 @@ impl DictionaryStore {
         lock(&self.inner).insert(dictionary.hash(), dictionary)
     }
 
-    /// The dictionary with this SHA-256, marked as just used.
-    pub fn get(&self, hash: &[u8; 32]) -> Option<Dictionary> {
-        lock(&self.inner).get(hash)
-    }
-
     /// The dictionary a request names in `Available-Dictionary`, if this store has it.
     pub fn for_request(&self, request: &HeaderMap) -> Option<Dictionary> {
         self.get(&available_dictionary(request)?)
     }
-
-    /// Removes the dictionary with this hash, returning it.
-    pub fn remove(&self, hash: &[u8; 32]) -> Option<Dictionary> {
-        lock(&self.inner).remove(hash)
-    }
-
-    /// How many dictionaries it holds.
-    pub fn len(&self) -> usize {
-        lock(&self.inner).entries.len()
-    }
-
-    /// Whether it holds none.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The bytes of the dictionaries it holds (at most [`max_bytes`](Self::max_bytes)).
-    pub fn bytes(&self) -> usize {
-        lock(&self.inner).bytes
-    }
-
-    /// The bound on [`bytes`](Self::bytes).
-    pub fn max_bytes(&self) -> usize {
-        lock(&self.inner).max_bytes
-    }
 }
 
-impl std::fmt::Debug for DictionaryStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let lru = lock(&self.inner);
-        f.debug_struct("DictionaryStore")
-            .field("len", &lru.entries.len())
-            .field("bytes", &lru.bytes)
-            .field("max_bytes", &lru.max_bytes)
-            .finish()
-    }
-}
+lru_store!(DictionaryStore, Dictionary, "dictionary", "dictionaries");
 
 /// Earlier responses ("versioned resources"), remembered by the SHA-256 of their bodies
 /// and bounded in total bytes, least recently used out first.
@@ -201,13 +211,6 @@ pub struct ResponseStore {
 }
 
 impl ResponseStore {
-    /// An empty store holding at most `max_bytes` of bodies.
-    pub fn new(max_bytes: usize) -> Self {
-        ResponseStore {
-            inner: Arc::new(Mutex::new(Lru::new(max_bytes))),
-        }
-    }
-
     /// Remembers `body` and returns its SHA-256; `None` (nothing stored) for an empty body
     /// or one larger than the whole bound.
     pub fn remember(&self, body: Bytes) -> Option<[u8; 32]> {
@@ -217,48 +220,9 @@ impl ResponseStore {
         let hash: [u8; 32] = Sha256::digest(&body).into();
         lock(&self.inner).insert(hash, body).then_some(hash)
     }
-
-    /// The body with this hash, marked as just used.
-    pub fn get(&self, hash: &[u8; 32]) -> Option<Bytes> {
-        lock(&self.inner).get(hash)
-    }
-
-    /// Forgets the body with this hash, returning it.
-    pub fn remove(&self, hash: &[u8; 32]) -> Option<Bytes> {
-        lock(&self.inner).remove(hash)
-    }
-
-    /// How many bodies it holds.
-    pub fn len(&self) -> usize {
-        lock(&self.inner).entries.len()
-    }
-
-    /// Whether it holds none.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The bytes of the bodies it holds (at most [`max_bytes`](Self::max_bytes)).
-    pub fn bytes(&self) -> usize {
-        lock(&self.inner).bytes
-    }
-
-    /// The bound on [`bytes`](Self::bytes).
-    pub fn max_bytes(&self) -> usize {
-        lock(&self.inner).max_bytes
-    }
 }
 
-impl std::fmt::Debug for ResponseStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let lru = lock(&self.inner);
-        f.debug_struct("ResponseStore")
-            .field("len", &lru.entries.len())
-            .field("bytes", &lru.bytes)
-            .field("max_bytes", &lru.max_bytes)
-            .finish()
-    }
-}
+lru_store!(ResponseStore, Bytes, "body", "bodies");
 
 #[cfg(test)]
 mod tests {

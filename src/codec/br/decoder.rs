@@ -7,37 +7,34 @@ use brotli_decompressor::{
 };
 use bytes::BytesMut;
 
+use super::alloc::DecAlloc;
 use super::state::{DecompressorState, draw_decompressor};
-use crate::codec::{Decode, DecodeError, DecodeErrorKind, Progress, Tally};
+use crate::codec::{DecodeError, DecodeErrorKind};
+use crate::decoding::{BrState, BrStream, Driven};
 use crate::pool::{CodecPool, Pooled};
 
 /// A streaming br decoder over pooled decoder memory: one stream (RFC 7932 has no framing
 /// around it and nothing may follow its last meta-block), output bounded per call.
-pub(crate) struct BrDecoder {
-    /// `None` after a failure (the state is discarded, never reused).
-    state: Option<Pooled<DecompressorState>>,
-    done: bool,
-    pending: bool,
-    tally: Tally,
-}
-
-impl std::fmt::Debug for BrDecoder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BrDecoder")
-            .field("done", &self.done)
-            .field("tally", &self.tally)
-            .finish_non_exhaustive()
-    }
-}
+pub(crate) type BrDecoder = Driven<BrStream<Pooled<DecompressorState>>>;
 
 impl BrDecoder {
     pub(crate) fn new(pool: &CodecPool) -> Self {
-        BrDecoder {
-            state: Some(draw_decompressor(pool)),
-            done: false,
-            pending: false,
-            tally: Tally::default(),
-        }
+        Driven::with_core(BrStream::new(draw_decompressor(pool)))
+    }
+}
+
+impl BrState for Pooled<DecompressorState> {
+    type Alloc = DecAlloc;
+    const TRAILING: &'static str = "bytes after the end of the br stream";
+    const TRUNCATED: &'static str = "the body ended inside the br stream";
+
+    fn core(&mut self) -> &mut BrotliState<DecAlloc, DecAlloc, DecAlloc> {
+        &mut self.core
+    }
+
+    fn discard(self) {
+        // Never shelved: the pool would hand out a state mid-stream.
+        Pooled::discard(self);
     }
 }
 
@@ -125,83 +122,6 @@ pub(crate) enum Step {
 #[cfg(test)]
 impl BrDecoder {
     pub(super) fn holds_state(&self) -> bool {
-        self.state.is_some()
-    }
-}
-
-impl Decode for BrDecoder {
-    fn decode(
-        &mut self,
-        input: &[u8],
-        out: &mut BytesMut,
-        max_out: usize,
-    ) -> Result<Progress, DecodeError> {
-        self.tally.replay()?;
-        let before = out.len();
-        self.pending = false;
-        let mut budget = max_out;
-        let (consumed, result) = match self.state.as_mut() {
-            Some(state) => step(&mut state.core, input, out, &mut budget),
-            None => (0, Ok(Step::End)),
-        };
-        let result = match result {
-            Ok(Step::End) => {
-                self.done = true;
-                if consumed < input.len() {
-                    Err(DecodeError::new(
-                        DecodeErrorKind::TrailingData,
-                        "bytes after the end of the br stream",
-                    ))
-                } else {
-                    // Back to the pool now, not when the decoder is dropped.
-                    self.state = None;
-                    Ok(())
-                }
-            }
-            Ok(Step::Budget) => {
-                self.pending = true;
-                Ok(())
-            }
-            Ok(Step::Input) => Ok(()),
-            Err(e) => Err(e),
-        };
-        let progress = self.tally.count(consumed, before, out, result);
-        // A state that saw an error is never shelved.
-        if let Some(state) = self.state.take_if(|_| progress.is_err()) {
-            state.discard();
-        }
-        progress
-    }
-
-    fn has_pending_output(&self) -> bool {
-        self.pending
-    }
-
-    fn finish(&self) -> Result<(), DecodeError> {
-        self.tally.replay()?;
-        if self.done || self.tally.total_in() == 0 {
-            Ok(())
-        } else {
-            Err(DecodeError::new(
-                DecodeErrorKind::Truncated,
-                "the body ended inside the br stream",
-            ))
-        }
-    }
-
-    fn is_stream_end(&self) -> bool {
-        self.done
-    }
-
-    fn total_in(&self) -> u64 {
-        self.tally.total_in()
-    }
-
-    fn total_out(&self) -> u64 {
-        self.tally.total_out()
-    }
-
-    fn members(&self) -> u64 {
-        u64::from(self.done)
+        self.core().holds_state()
     }
 }

@@ -4,7 +4,8 @@ use flate2::{Decompress, Status};
 use super::checksum::Checksum;
 use super::gzip_header::HeaderParser;
 use super::{Framing, decompress_into};
-use crate::codec::{Decode, DecodeError, DecodeErrorKind, Level, Progress, Tally};
+use crate::codec::{DecodeError, DecodeErrorKind, Level};
+use crate::decoding::{self, DecodeCore, Driven};
 use crate::pool::{CodecPool, Pooled};
 
 /// A streaming gzip or zlib/raw-deflate decoder over a pooled raw inflate state.
@@ -14,8 +15,11 @@ use crate::pool::{CodecPool, Pooled};
 /// decompression bomb before it is inflated. gzip input may hold several members back to back
 /// (RFC 1952 section 2.2); `deflate` input may be zlib-wrapped (RFC 1950) or raw deflate
 /// (RFC 1951), which many clients send under that name.
+pub(crate) type FlateDecoder = Driven<FlateStream>;
+
+/// The gzip or zlib/raw-deflate stream under a [`FlateDecoder`].
 #[derive(Debug)]
-pub(crate) struct FlateDecoder {
+pub(crate) struct FlateStream {
     inflate: Pooled<Decompress>,
     framing: Framing,
     phase: Phase,
@@ -25,9 +29,6 @@ pub(crate) struct FlateDecoder {
     /// `deflate` only: the input has no zlib wrapper.
     raw: bool,
     members: u64,
-    /// The last call stopped at its budget.
-    pending: bool,
-    tally: Tally,
 }
 
 /// Where the stream is; each phase holds the bytes it collects.
@@ -68,29 +69,31 @@ fn is_zlib_header(cmf: u8, flg: u8) -> bool {
 }
 
 /// What one phase's step did.
-enum Stepped {
+enum PhaseStep {
     /// Took this many input bytes; go on.
     Took(usize),
     /// Needs more input, or output room.
     Wait,
+    /// Stopped at the budget with output (or input) left.
+    Budget,
 }
 
 impl FlateDecoder {
     /// A decoder for `framing`, with an inflate state from `pool`.
     pub(crate) fn new(framing: Framing, pool: &CodecPool) -> Self {
-        FlateDecoder {
+        Driven::with_core(FlateStream {
             inflate: pool.take(Level::NONE, || Decompress::new(false)),
             framing,
-            phase: Self::first_phase(framing),
+            phase: FlateStream::first_phase(framing),
             check: Checksum::new(framing),
             member_out: 0,
             raw: false,
             members: 0,
-            pending: false,
-            tally: Tally::default(),
-        }
+        })
     }
+}
 
+impl FlateStream {
     fn first_phase(framing: Framing) -> Phase {
         match framing {
             Framing::Gzip => Phase::GzipHeader(HeaderParser::new()),
@@ -99,41 +102,38 @@ impl FlateDecoder {
     }
 
     /// One step of the current phase over `input`.
-    fn step(
+    fn phase_step(
         &mut self,
         input: &[u8],
         out: &mut BytesMut,
         budget: &mut usize,
-    ) -> Result<Stepped, DecodeError> {
+    ) -> Result<PhaseStep, DecodeError> {
         match &mut self.phase {
-            Phase::Body if *budget == 0 => {
-                self.pending = true;
-                Ok(Stepped::Wait)
-            }
+            Phase::Body if *budget == 0 => Ok(PhaseStep::Budget),
             Phase::Body => {
                 let (consumed, produced) = self.inflate_step(input, out, budget)?;
                 let ended = !matches!(self.phase, Phase::Body);
                 Ok(if consumed == 0 && produced == 0 && !ended {
-                    Stepped::Wait
+                    PhaseStep::Wait
                 } else {
-                    Stepped::Took(consumed)
+                    PhaseStep::Took(consumed)
                 })
             }
-            _ if input.is_empty() => Ok(Stepped::Wait),
+            _ if input.is_empty() => Ok(PhaseStep::Wait),
             Phase::GzipHeader(header) => {
                 let (n, done) = header.parse(input, self.members == 0)?;
                 if done {
                     self.start_member();
                 }
-                Ok(Stepped::Took(n))
+                Ok(PhaseStep::Took(n))
             }
             Phase::MemberEnd => {
                 self.phase = Self::first_phase(Framing::Gzip);
-                Ok(Stepped::Took(0))
+                Ok(PhaseStep::Took(0))
             }
             Phase::Sniff(None) => {
                 self.phase = Phase::Sniff(Some(input[0]));
-                Ok(Stepped::Took(1))
+                Ok(PhaseStep::Took(1))
             }
             Phase::Sniff(Some(first)) => {
                 let first = *first;
@@ -151,7 +151,7 @@ impl FlateDecoder {
                     let bytes = *bytes;
                     self.check_trailer(bytes)?;
                 }
-                Ok(Stepped::Took(n))
+                Ok(PhaseStep::Took(n))
             }
             Phase::Done => Err(DecodeError::new(
                 DecodeErrorKind::TrailingData,
@@ -167,7 +167,7 @@ impl FlateDecoder {
         second: u8,
         out: &mut BytesMut,
         budget: &mut usize,
-    ) -> Result<Stepped, DecodeError> {
+    ) -> Result<PhaseStep, DecodeError> {
         if is_zlib_header(first, second) {
             if second & 0x20 != 0 {
                 return Err(DecodeError::new(
@@ -176,14 +176,14 @@ impl FlateDecoder {
                 ));
             }
             self.start_member();
-            return Ok(Stepped::Took(1));
+            return Ok(PhaseStep::Took(1));
         }
         // Raw deflate: the held byte is deflate data. One byte cannot end a stream or
         // produce output, so inflate takes it whole.
         self.raw = true;
         self.start_member();
         self.inflate_step(&[first], out, &mut (*budget).max(1))?;
-        Ok(Stepped::Took(0))
+        Ok(PhaseStep::Took(0))
     }
 
     fn start_member(&mut self) {
@@ -266,61 +266,26 @@ impl FlateDecoder {
     }
 }
 
-impl Decode for FlateDecoder {
-    fn decode(
-        &mut self,
-        input: &[u8],
-        out: &mut BytesMut,
-        max_out: usize,
-    ) -> Result<Progress, DecodeError> {
-        self.tally.replay()?;
-        let before = out.len();
+impl DecodeCore for FlateStream {
+    const TRUNCATED: &'static str = "the body ended before the compressed stream did";
+
+    fn step(&mut self, input: &[u8], out: &mut BytesMut, budget: &mut usize) -> decoding::Stepped {
         let mut pos = 0;
-        let mut budget = max_out;
-        self.pending = false;
-        let result = loop {
-            match self.step(&input[pos..], out, &mut budget) {
-                Ok(Stepped::Took(n)) => pos += n,
-                Ok(Stepped::Wait) => break Ok(()),
-                Err(error) => break Err(error),
+        loop {
+            match self.phase_step(&input[pos..], out, budget) {
+                Ok(PhaseStep::Took(n)) => pos += n,
+                Ok(PhaseStep::Wait) => return (pos, Ok(false)),
+                Ok(PhaseStep::Budget) => return (pos, Ok(true)),
+                Err(error) => return (pos, Err(error)),
             }
-        };
-        let progress = self.tally.count(pos, before, out, result);
-        if progress.is_err() {
-            self.pending = false;
-        }
-        progress
-    }
-
-    fn has_pending_output(&self) -> bool {
-        self.pending
-    }
-
-    fn finish(&self) -> Result<(), DecodeError> {
-        self.tally.replay()?;
-        // No byte at all is an empty body, not a truncated stream.
-        let empty = self.tally.total_in() == 0
-            && matches!(self.phase, Phase::GzipHeader(_) | Phase::Sniff(None));
-        if self.is_stream_end() || empty {
-            Ok(())
-        } else {
-            Err(DecodeError::new(
-                DecodeErrorKind::Truncated,
-                "the body ended before the compressed stream did",
-            ))
         }
     }
+
+    // The pool resets the inflate state before reuse.
+    fn fail(&mut self) {}
 
     fn is_stream_end(&self) -> bool {
         matches!(self.phase, Phase::MemberEnd | Phase::Done)
-    }
-
-    fn total_in(&self) -> u64 {
-        self.tally.total_in()
-    }
-
-    fn total_out(&self) -> u64 {
-        self.tally.total_out()
     }
 
     fn members(&self) -> u64 {

@@ -1,11 +1,6 @@
 //! gzip (RFC 1952) and zlib (RFC 1950) framing of our own around pooled raw deflate states
 //! (flate2 on zlib-rs), and the one-shot path (libdeflate with its feature).
 
-use bytes::BytesMut;
-use flate2::{
-    Compress, CompressError, Decompress, DecompressError, FlushCompress, FlushDecompress, Status,
-};
-
 mod checksum;
 mod decoder;
 mod encoder;
@@ -17,6 +12,8 @@ pub(crate) use encoder::FlateEncoder;
 #[cfg(feature = "libdeflate")]
 pub(crate) use oneshot::BlockCompressor;
 pub(crate) use oneshot::encode_all;
+// flate2's `*_uninit` calls write into spare capacity: their one unsafe line is in `ffi`.
+pub(crate) use crate::ffi::{compress_into, decompress_into};
 
 /// The wrapper around the deflate data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,86 +27,4 @@ pub(crate) enum Framing {
 /// The zlib `compressBound` of `len` bytes, plus room for flush markers.
 pub(crate) fn deflate_bound(len: usize) -> usize {
     len + (len >> 12) + (len >> 14) + (len >> 25) + 13 + 16
-}
-
-/// Bytes consumed and produced by one deflate or inflate call, and its status.
-pub(crate) struct Step<S, E> {
-    pub(crate) consumed: usize,
-    pub(crate) produced: usize,
-    pub(crate) status: Result<S, E>,
-}
-
-/// One `compress` call writing into `room` bytes of `out`'s spare capacity (reserved here,
-/// never zero-filled); `out` grows by the bytes produced.
-pub(crate) fn compress_into(
-    deflate: &mut Compress,
-    input: &[u8],
-    out: &mut BytesMut,
-    room: usize,
-    flush: FlushCompress,
-) -> Step<Status, CompressError> {
-    into_spare(deflate, out, room, |deflate, spare| {
-        deflate.compress_uninit(input, spare, flush)
-    })
-}
-
-/// One `decompress` call writing into `room` bytes of `out`'s spare capacity (reserved here,
-/// never zero-filled); `out` grows by the bytes produced.
-///
-/// Not zero-filling matters: a body of many tiny gzip members would otherwise pay for
-/// clearing a whole output buffer per member, an amplification a peer could exploit.
-pub(crate) fn decompress_into(
-    inflate: &mut Decompress,
-    input: &[u8],
-    out: &mut BytesMut,
-    room: usize,
-) -> Step<Status, DecompressError> {
-    into_spare(inflate, out, room, |inflate, spare| {
-        inflate.decompress_uninit(input, spare, FlushDecompress::None)
-    })
-}
-
-/// A flate2 stream's byte counters: (input taken, output written) since its last reset.
-trait Totals {
-    fn totals(&self) -> (u64, u64);
-}
-
-impl Totals for Compress {
-    fn totals(&self) -> (u64, u64) {
-        (self.total_in(), self.total_out())
-    }
-}
-
-impl Totals for Decompress {
-    fn totals(&self) -> (u64, u64) {
-        (self.total_in(), self.total_out())
-    }
-}
-
-/// Runs `call`, one of flate2's `*_uninit` calls on `stream`, on `room` bytes of `out`'s
-/// spare capacity, and grows `out` by what it wrote.
-#[allow(unsafe_code)]
-fn into_spare<T: Totals, S, E>(
-    stream: &mut T,
-    out: &mut BytesMut,
-    room: usize,
-    call: impl FnOnce(&mut T, &mut [std::mem::MaybeUninit<u8>]) -> Result<S, E>,
-) -> Step<S, E> {
-    out.reserve(room);
-    let (in_before, out_before) = stream.totals();
-    let status = call(stream, &mut out.spare_capacity_mut()[..room]);
-    let (in_after, out_after) = stream.totals();
-    let produced = (out_after - out_before) as usize;
-    assert!(produced <= room, "flate2 wrote past its output buffer");
-    // SAFETY: flate2's `*_uninit` calls write their output from the start of the slice they
-    // are given and count it in `total_out`, so the first `produced` bytes of the spare
-    // capacity are initialized; the assert above keeps `set_len` within the capacity
-    // reserved. Covered by the codec round-trip property tests, which compare every byte
-    // written this way.
-    unsafe { out.set_len(out.len() + produced) };
-    Step {
-        consumed: (in_after - in_before) as usize,
-        produced,
-        status,
-    }
 }

@@ -30,7 +30,8 @@ pub(crate) fn encode_all(
     // inputs, where libdeflate's table setup dominates), so speed-first levels use it.
     #[cfg(feature = "libdeflate")]
     if level.get() > 1 {
-        return block_encode(framing, level, input, pool, header_padding, out);
+        let mut block = pool.take(level, || BlockCompressor::new(level));
+        return block.encode(framing, level, input, header_padding, out);
     }
     let mut encoder = FlateEncoder::new(framing, level, pool);
     encoder.set_header_padding(header_padding);
@@ -81,43 +82,46 @@ impl crate::pool::PooledState for BlockCompressor {
 }
 
 #[cfg(feature = "libdeflate")]
-fn block_encode(
-    format: Framing,
-    level: Level,
-    input: &[u8],
-    pool: &CodecPool,
-    header_padding: usize,
-    out: &mut BytesMut,
-) -> Result<(), EncodeError> {
-    let mut block = pool.take(level, || BlockCompressor::new(level));
-    let BlockCompressor {
-        compressor,
-        scratch,
-    } = &mut *block;
-    let padding = match format {
-        Framing::Gzip => header_padding.min(u16::MAX as usize),
-        Framing::Zlib => 0,
-    };
-    let bound = compressor.deflate_compress_bound(input.len());
-    // libdeflate writes into initialized memory. The scratch buffer is cleared once as it
-    // grows and reused after that.
-    if scratch.len() < bound {
-        scratch.resize(bound, 0);
+impl BlockCompressor {
+    /// Compresses all of `input` as one `format` stream at `level` (the level this
+    /// compressor was made for), with `header_padding` bytes of gzip header comment.
+    fn encode(
+        &mut self,
+        format: Framing,
+        level: Level,
+        input: &[u8],
+        header_padding: usize,
+        out: &mut BytesMut,
+    ) -> Result<(), EncodeError> {
+        let BlockCompressor {
+            compressor,
+            scratch,
+        } = self;
+        let padding = match format {
+            Framing::Gzip => header_padding.min(u16::MAX as usize),
+            Framing::Zlib => 0,
+        };
+        let bound = compressor.deflate_compress_bound(input.len());
+        // libdeflate writes into initialized memory. The scratch buffer is cleared once as it
+        // grows and reused after that.
+        if scratch.len() < bound {
+            scratch.resize(bound, 0);
+        }
+        let written = compressor
+            .deflate_compress(input, &mut scratch[..bound])
+            .map_err(|e| EncodeError::new(format!("libdeflate: {e:?}")))?;
+        let header = match format {
+            Framing::Gzip => 10 + padding,
+            Framing::Zlib => 2,
+        };
+        out.reserve(header + written + 8);
+        write_header(format, level, padding, out);
+        out.extend_from_slice(&scratch[..written]);
+        let mut check = Checksum::new(format);
+        check.update(input);
+        write_trailer(format, check.value(), input.len() as u64, out);
+        Ok(())
     }
-    let written = compressor
-        .deflate_compress(input, &mut scratch[..bound])
-        .map_err(|e| EncodeError::new(format!("libdeflate: {e:?}")))?;
-    let header = match format {
-        Framing::Gzip => 10 + padding,
-        Framing::Zlib => 2,
-    };
-    out.reserve(header + written + 8);
-    write_header(format, level, padding, out);
-    out.extend_from_slice(&scratch[..written]);
-    let mut check = Checksum::new(format);
-    check.update(input);
-    write_trailer(format, check.value(), input.len() as u64, out);
-    Ok(())
 }
 
 #[cfg(all(test, feature = "libdeflate"))]
@@ -150,7 +154,9 @@ mod tests {
                 let level =
                     crate::CompressionLevel::Precise(level).resolve(crate::codec::Format::Gzip);
                 let mut block = BytesMut::new();
-                block_encode(format, level, &input, &pool, 7, &mut block).unwrap();
+                pool.take(level, || BlockCompressor::new(level))
+                    .encode(format, level, &input, 7, &mut block)
+                    .unwrap();
                 let mut streamed = BytesMut::new();
                 let mut encoder = FlateEncoder::new(format, level, &pool);
                 encoder.set_header_padding(7);

@@ -1,9 +1,11 @@
 use std::pin::Pin;
-use std::task::{Context, Poll, ready};
+use std::task::{Context, Poll};
 
-use bytes::{Buf, Bytes};
+use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
+
+use crate::buf::poll_bytes;
 
 pin_project! {
     /// The response body of [`RequestDecompression`](super::RequestDecompression): the inner
@@ -62,10 +64,7 @@ impl<B: Body> Body for RequestDecompressionResponseBody<B> {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
         match self.project().kind.project() {
-            KindProj::Inner { body } => Poll::Ready(
-                ready!(body.poll_frame(cx))
-                    .map(|frame| frame.map(|f| f.map_data(|mut d| d.copy_to_bytes(d.remaining())))),
-            ),
+            KindProj::Inner { body } => poll_bytes(body, cx),
             KindProj::Rejection { text } => {
                 Poll::Ready(text.take().map(|text| Ok(Frame::data(text))))
             }

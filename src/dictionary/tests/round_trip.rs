@@ -127,6 +127,11 @@ fn empty_bodies_and_empty_streams() {
     assert!(
         matches!(decode_dcz(&dict, &header, &pool, LIMIT), Err(DictDecodeError::Codec(e)) if e.kind() == DecodeErrorKind::Truncated)
     );
+    let mut header = DCB_MAGIC.to_vec();
+    header.extend_from_slice(&dict.hash());
+    assert!(
+        matches!(decode_dcb(&dict, &header, LIMIT), Err(DictDecodeError::Codec(e)) if e.kind() == DecodeErrorKind::Truncated)
+    );
 }
 
 #[test]

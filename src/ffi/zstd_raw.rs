@@ -29,35 +29,29 @@ fn default_mem() -> ZSTD_customMem {
 }
 
 /// The window log zstd picks at `level` for input of unknown size, without a dictionary.
-pub(super) fn natural_window_log(level: i32) -> u32 {
+pub(crate) fn natural_window_log(level: i32) -> u32 {
     // SAFETY: ZSTD_getCParams is a pure function of its integer arguments (0: unknown size).
-    #[allow(unsafe_code)]
     let params = unsafe { zstd_sys::ZSTD_getCParams(level, 0, 0) };
     params.windowLog
 }
 
 /// A libzstd error code, kept for its name and kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct ZstdError(usize);
+pub(crate) struct ZstdError(usize);
 
 impl ZstdError {
-    pub(super) fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         zstd_safe::get_error_name(self.0)
     }
 
-    pub(super) fn code(self) -> ZSTD_ErrorCode {
-        // SAFETY: ZSTD_getErrorCode only reads the integer it is given.
-        #[allow(unsafe_code)]
-        unsafe {
-            zstd_sys::ZSTD_getErrorCode(self.0)
-        }
+    pub(crate) fn code(self) -> ZSTD_ErrorCode {
+        super::error_code(self.0)
     }
 }
 
 /// A libzstd return value: an error code, or a size.
 fn check(code: usize) -> Result<usize, ZstdError> {
     // SAFETY: ZSTD_isError only reads the integer it is given.
-    #[allow(unsafe_code)]
     let is_error = unsafe { zstd_sys::ZSTD_isError(code) } != 0;
     if is_error {
         Err(ZstdError(code))
@@ -68,7 +62,7 @@ fn check(code: usize) -> Result<usize, ZstdError> {
 
 /// A digested compression dictionary at one level, loaded as raw content. It references
 /// (does not copy) the dictionary's bytes and owns a handle to them.
-pub(super) struct RawCDict {
+pub(crate) struct RawCDict {
     ptr: NonNull<ZSTD_CDict>,
     _content: Bytes,
 }
@@ -76,17 +70,14 @@ pub(super) struct RawCDict {
 // SAFETY: a CDict is immutable once built; zstd.h: "ZSTD_CDict can be created once and
 // shared by multiple threads concurrently, since its usage is read-only". The bytes it
 // references are a `Bytes`, immutable and owned by the same value.
-#[allow(unsafe_code)]
 unsafe impl Send for RawCDict {}
 // SAFETY: as above: every use through `&RawCDict` is a read.
-#[allow(unsafe_code)]
 unsafe impl Sync for RawCDict {}
 
 impl RawCDict {
     /// Digests `content` as raw content for compression at `level`. `None` when libzstd
     /// fails (out of memory, or an invalid level).
-    #[allow(unsafe_code)]
-    pub(super) fn new(content: &Bytes, level: i32) -> Option<RawCDict> {
+    pub(crate) fn new(content: &Bytes, level: i32) -> Option<RawCDict> {
         // SAFETY: plain FFI; the params object is freed below on every path.
         let params = NonNull::new(unsafe { zstd_sys::ZSTD_createCCtxParams() })?;
         // SAFETY: `params` is a live CCtx_params; setting a parameter only writes into it.
@@ -121,12 +112,9 @@ impl RawCDict {
     }
 
     /// The memory libzstd holds for it.
-    pub(super) fn sizeof(&self) -> usize {
+    pub(crate) fn sizeof(&self) -> usize {
         // SAFETY: `ptr` is a live CDict; sizeof only reads it.
-        #[allow(unsafe_code)]
-        unsafe {
-            zstd_sys::ZSTD_sizeof_CDict(self.ptr.as_ptr())
-        }
+        unsafe { zstd_sys::ZSTD_sizeof_CDict(self.ptr.as_ptr()) }
     }
 }
 
@@ -135,7 +123,6 @@ impl Drop for RawCDict {
         // SAFETY: `ptr` came from ZSTD_createCDict_advanced2 and is freed once. No context
         // references it any more: a `CompressContext` holds an `Arc<RawCDict>` for as long
         // as it references the CDict, so the last Arc cannot drop while one does.
-        #[allow(unsafe_code)]
         unsafe {
             zstd_sys::ZSTD_freeCDict(self.ptr.as_ptr());
         }
@@ -143,23 +130,20 @@ impl Drop for RawCDict {
 }
 
 /// A digested decompression dictionary, loaded as raw content, referencing the bytes.
-pub(super) struct RawDDict {
+pub(crate) struct RawDDict {
     ptr: NonNull<ZSTD_DDict>,
     _content: Bytes,
 }
 
 // SAFETY: like a CDict, a DDict is only read once built (zstd.h: "ZSTD_DDict can be created
 // once and shared by multiple threads concurrently").
-#[allow(unsafe_code)]
 unsafe impl Send for RawDDict {}
 // SAFETY: as above.
-#[allow(unsafe_code)]
 unsafe impl Sync for RawDDict {}
 
 impl RawDDict {
     /// Digests `content` as raw content for decompression.
-    #[allow(unsafe_code)]
-    pub(super) fn new(content: &Bytes) -> Option<RawDDict> {
+    pub(crate) fn new(content: &Bytes) -> Option<RawDDict> {
         // SAFETY: as for `RawCDict::new`: the bytes outlive the DDict, which owns a clone.
         let ptr = NonNull::new(unsafe {
             zstd_sys::ZSTD_createDDict_advanced(
@@ -181,62 +165,145 @@ impl Drop for RawDDict {
     fn drop(&mut self) {
         // SAFETY: created by ZSTD_createDDict_advanced, freed once; contexts referencing it
         // hold an `Arc<RawDDict>` (see `DecompressContext`).
-        #[allow(unsafe_code)]
         unsafe {
             zstd_sys::ZSTD_freeDDict(self.ptr.as_ptr());
         }
     }
 }
 
-/// `out`'s spare capacity, `room` bytes of it, as a zstd output buffer.
-fn spare(out: &mut BytesMut, room: usize) -> ZSTD_outBuffer {
+/// One streaming call, `call(output, input)`, from `input[*pos..]` (advancing `pos`) into at
+/// most `room` more bytes of `out`'s spare capacity, which grows by what zstd wrote.
+fn stream(
+    input: &[u8],
+    pos: &mut usize,
+    out: &mut BytesMut,
+    room: usize,
+    call: impl FnOnce(&mut ZSTD_outBuffer, &mut ZSTD_inBuffer) -> usize,
+) -> Result<usize, ZstdError> {
     out.reserve(room);
     let spare = out.spare_capacity_mut();
-    ZSTD_outBuffer {
+    let mut dst = ZSTD_outBuffer {
         dst: spare.as_mut_ptr().cast::<c_void>(),
         size: room.min(spare.len()),
         pos: 0,
+    };
+    let mut src = ZSTD_inBuffer {
+        src: input.as_ptr().cast::<c_void>(),
+        size: input.len(),
+        pos: *pos,
+    };
+    let code = call(&mut dst, &mut src);
+    let len = out.len() + dst.pos;
+    assert!(dst.pos <= dst.size && len <= out.capacity() && src.pos <= input.len());
+    // SAFETY: zstd initialized the first `dst.pos` bytes of the spare capacity it was given
+    // (ZSTD_outBuffer contract: `pos` is where writing stopped, `pos <= size`), and that
+    // region starts at `out.len()`; the assert keeps the new length in the allocation.
+    unsafe { out.set_len(len) };
+    *pos = src.pos;
+    check(code)
+}
+
+/// What a [`Context`] of one direction calls: libzstd's functions for its context type.
+pub(crate) trait Direction {
+    /// `ZSTD_CCtx` or `ZSTD_DCtx`.
+    type Raw;
+    /// The digested dictionary a context references: [`RawCDict`] or [`RawDDict`].
+    type Dict: Send + Sync;
+    const CREATE: unsafe extern "C" fn() -> *mut Self::Raw;
+    const FREE: unsafe extern "C" fn(*mut Self::Raw) -> usize;
+    const RESET: unsafe extern "C" fn(*mut Self::Raw, ZSTD_ResetDirective) -> usize;
+    const SIZEOF: unsafe extern "C" fn(*const Self::Raw) -> usize;
+}
+
+/// Compression: `ZSTD_CCtx` with a [`RawCDict`].
+#[derive(Debug)]
+pub(crate) enum Compress {}
+
+impl Direction for Compress {
+    type Raw = ZSTD_CCtx;
+    type Dict = RawCDict;
+    const CREATE: unsafe extern "C" fn() -> *mut ZSTD_CCtx = zstd_sys::ZSTD_createCCtx;
+    const FREE: unsafe extern "C" fn(*mut ZSTD_CCtx) -> usize = zstd_sys::ZSTD_freeCCtx;
+    const RESET: unsafe extern "C" fn(*mut ZSTD_CCtx, ZSTD_ResetDirective) -> usize =
+        zstd_sys::ZSTD_CCtx_reset;
+    const SIZEOF: unsafe extern "C" fn(*const ZSTD_CCtx) -> usize = zstd_sys::ZSTD_sizeof_CCtx;
+}
+
+/// Decompression: `ZSTD_DCtx` with a [`RawDDict`].
+#[derive(Debug)]
+pub(crate) enum Decompress {}
+
+impl Direction for Decompress {
+    type Raw = ZSTD_DCtx;
+    type Dict = RawDDict;
+    const CREATE: unsafe extern "C" fn() -> *mut ZSTD_DCtx = zstd_sys::ZSTD_createDCtx;
+    const FREE: unsafe extern "C" fn(*mut ZSTD_DCtx) -> usize = zstd_sys::ZSTD_freeDCtx;
+    const RESET: unsafe extern "C" fn(*mut ZSTD_DCtx, ZSTD_ResetDirective) -> usize =
+        zstd_sys::ZSTD_DCtx_reset;
+    const SIZEOF: unsafe extern "C" fn(*const ZSTD_DCtx) -> usize = zstd_sys::ZSTD_sizeof_DCtx;
+}
+
+/// A zstd context that references at most one dictionary, and owns a handle to it while it
+/// does. `D`'s functions are libzstd's own for `D::Raw` (the two impls above), which is
+/// what the `SAFETY` comments below rely on.
+pub(crate) struct Context<D: Direction> {
+    ptr: NonNull<D::Raw>,
+    dict: Option<Arc<D::Dict>>,
+}
+
+/// A compression context for raw-content dictionaries.
+pub(crate) type CompressContext = Context<Compress>;
+/// A decompression context for raw-content dictionaries.
+pub(crate) type DecompressContext = Context<Decompress>;
+
+// SAFETY: a context is a heap object with no thread affinity, used only through `&mut self`;
+// the dictionary it may reference is Send + Sync (bound above) and kept alive by its Arc.
+unsafe impl<D: Direction> Send for Context<D> {}
+
+impl<D: Direction> Context<D> {
+    /// A new context, or `None` when out of memory.
+    pub(crate) fn new() -> Option<Self> {
+        // SAFETY: plain FFI (ZSTD_createCCtx / ZSTD_createDCtx).
+        let ptr = NonNull::new(unsafe { (D::CREATE)() })?;
+        Some(Context { ptr, dict: None })
+    }
+
+    /// Back to a neutral context: session and parameters reset, which also drops the
+    /// dictionary reference (zstd.h: resetting parameters "removes any reference to any
+    /// dictionary"), then the Arc. `false` if it grew past `max_size` (or the reset failed).
+    pub(crate) fn clear(&mut self, max_size: usize) -> bool {
+        // SAFETY: `ptr` is live; a session-and-parameters reset never touches the dictionary.
+        let reset = unsafe {
+            (D::RESET)(
+                self.ptr.as_ptr(),
+                ZSTD_ResetDirective::ZSTD_reset_session_and_parameters,
+            )
+        };
+        if check(reset).is_err() {
+            // Still referencing the dictionary: keep the Arc, and let the context be freed.
+            return false;
+        }
+        self.dict = None;
+        // SAFETY: `ptr` is live; sizeof only reads it.
+        let size = unsafe { (D::SIZEOF)(self.ptr.as_ptr()) };
+        size <= max_size
     }
 }
 
-/// Makes the bytes zstd wrote into `spare(out, ..)` part of `out`.
-fn commit(out: &mut BytesMut, buffer: &ZSTD_outBuffer) {
-    let len = out.len() + buffer.pos;
-    assert!(buffer.pos <= buffer.size && len <= out.capacity());
-    // SAFETY: zstd initialized the first `buffer.pos` bytes of the spare capacity it was
-    // given (ZSTD_outBuffer contract: `pos` is where writing stopped, `pos <= size`), and
-    // that region starts at `out.len()`; the assert keeps the new length in the allocation.
-    #[allow(unsafe_code)]
-    unsafe {
-        out.set_len(len)
-    };
+impl<D: Direction> Drop for Context<D> {
+    fn drop(&mut self) {
+        // SAFETY: created by `D::CREATE` and freed once. Freeing does not read a referenced
+        // dictionary, and `self.dict` (dropped after this) keeps it alive anyway.
+        unsafe {
+            (D::FREE)(self.ptr.as_ptr());
+        }
+    }
 }
-
-/// A zstd compression context that references at most one [`RawCDict`], and owns a handle to
-/// it while it does.
-pub(crate) struct CompressContext {
-    ptr: NonNull<ZSTD_CCtx>,
-    cdict: Option<Arc<RawCDict>>,
-}
-
-// SAFETY: a CCtx is a heap object with no thread affinity, used only through `&mut self`;
-// the CDict it may reference is Send + Sync and kept alive by the Arc it holds.
-#[allow(unsafe_code)]
-unsafe impl Send for CompressContext {}
 
 impl CompressContext {
-    /// A new context, or `None` when out of memory.
-    pub(super) fn new() -> Option<CompressContext> {
-        // SAFETY: plain FFI.
-        #[allow(unsafe_code)]
-        let ptr = NonNull::new(unsafe { zstd_sys::ZSTD_createCCtx() })?;
-        Some(CompressContext { ptr, cdict: None })
-    }
-
     /// Starts a frame: references `cdict` (its level rules), sets the window log, and pledges
     /// the input size when it is known.
-    #[allow(unsafe_code)]
-    pub(super) fn begin(
+    pub(crate) fn begin(
         &mut self,
         cdict: Arc<RawCDict>,
         window_log: u32,
@@ -250,10 +317,10 @@ impl CompressContext {
                 window_log as i32,
             )
         })?;
-        // SAFETY: as above; the CDict stays alive while referenced because `self.cdict`
+        // SAFETY: as above; the CDict stays alive while referenced because `self.dict`
         // holds its Arc until `clear` unreferences it (or the context is freed).
         check(unsafe { zstd_sys::ZSTD_CCtx_refCDict(self.ptr.as_ptr(), cdict.ptr.as_ptr()) })?;
-        self.cdict = Some(cdict);
+        self.dict = Some(cdict);
         if let Some(len) = pledged {
             // SAFETY: as above.
             check(unsafe { zstd_sys::ZSTD_CCtx_setPledgedSrcSize(self.ptr.as_ptr(), len) })?;
@@ -263,7 +330,7 @@ impl CompressContext {
 
     /// One `ZSTD_compressStream2` call: compresses from `input[*pos..]` (advancing `pos`)
     /// into at most `room` more bytes of `out`. Returns zstd's "left to flush" hint.
-    pub(super) fn compress(
+    pub(crate) fn compress(
         &mut self,
         input: &[u8],
         pos: &mut usize,
@@ -271,146 +338,45 @@ impl CompressContext {
         room: usize,
         directive: ZSTD_EndDirective,
     ) -> Result<usize, ZstdError> {
-        let mut src = ZSTD_inBuffer {
-            src: input.as_ptr().cast::<c_void>(),
-            size: input.len(),
-            pos: *pos,
-        };
-        let mut dst = spare(out, room);
-        // SAFETY: `ptr` is live; `src` covers `input`, readable for the call; `dst` covers
-        // spare capacity of `out`, writable for the call (zstd writes, never reads it).
-        #[allow(unsafe_code)]
-        let code = unsafe {
-            zstd_sys::ZSTD_compressStream2(self.ptr.as_ptr(), &mut dst, &mut src, directive)
-        };
-        commit(out, &dst);
-        *pos = src.pos;
-        check(code)
-    }
-
-    /// Back to a neutral context: session and parameters reset, which also drops the
-    /// dictionary reference (zstd.h: resetting parameters "removes any reference to any
-    /// dictionary"), then the Arc. `false` if it grew past `max_size` (or the reset failed).
-    pub(super) fn clear(&mut self, max_size: usize) -> bool {
-        // SAFETY: `ptr` is live; a session-and-parameters reset never touches the CDict.
-        #[allow(unsafe_code)]
-        let reset = unsafe {
-            zstd_sys::ZSTD_CCtx_reset(
-                self.ptr.as_ptr(),
-                ZSTD_ResetDirective::ZSTD_reset_session_and_parameters,
-            )
-        };
-        if check(reset).is_err() {
-            // Still referencing the CDict: keep the Arc, and let the context be freed.
-            return false;
-        }
-        self.cdict = None;
-        // SAFETY: `ptr` is live; sizeof only reads it.
-        #[allow(unsafe_code)]
-        let size = unsafe { zstd_sys::ZSTD_sizeof_CCtx(self.ptr.as_ptr()) };
-        size <= max_size
+        let cctx = self.ptr.as_ptr();
+        stream(input, pos, out, room, |dst, src| {
+            // SAFETY: `cctx` is live; `src` covers `input`, readable for the call; `dst`
+            // covers spare capacity of `out`, writable for the call (zstd writes, never
+            // reads it).
+            unsafe { zstd_sys::ZSTD_compressStream2(cctx, dst, src, directive) }
+        })
     }
 }
-
-impl Drop for CompressContext {
-    fn drop(&mut self) {
-        // SAFETY: created by ZSTD_createCCtx and freed once. Freeing does not read a
-        // referenced CDict, and `self.cdict` (dropped after this) keeps it alive anyway.
-        #[allow(unsafe_code)]
-        unsafe {
-            zstd_sys::ZSTD_freeCCtx(self.ptr.as_ptr());
-        }
-    }
-}
-
-/// A zstd decompression context that references at most one [`RawDDict`], and owns a handle
-/// to it while it does.
-pub(crate) struct DecompressContext {
-    ptr: NonNull<ZSTD_DCtx>,
-    ddict: Option<Arc<RawDDict>>,
-}
-
-// SAFETY: as for `CompressContext`.
-#[allow(unsafe_code)]
-unsafe impl Send for DecompressContext {}
 
 impl DecompressContext {
-    /// A new context, or `None` when out of memory.
-    pub(super) fn new() -> Option<DecompressContext> {
-        // SAFETY: plain FFI.
-        #[allow(unsafe_code)]
-        let ptr = NonNull::new(unsafe { zstd_sys::ZSTD_createDCtx() })?;
-        Some(DecompressContext { ptr, ddict: None })
-    }
-
     /// Prepares for a stream: references `ddict` and refuses frames whose window is over
     /// `max_window` bytes (before allocating it).
-    #[allow(unsafe_code)]
-    pub(super) fn begin(
+    pub(crate) fn begin(
         &mut self,
         ddict: Arc<RawDDict>,
         max_window: usize,
     ) -> Result<(), ZstdError> {
         // SAFETY: `ptr` is a live DCtx owned by `self`, between frames.
         check(unsafe { zstd_sys::ZSTD_DCtx_setMaxWindowSize(self.ptr.as_ptr(), max_window) })?;
-        // SAFETY: as above; the DDict stays alive while referenced (`self.ddict`).
+        // SAFETY: as above; the DDict stays alive while referenced (`self.dict`).
         check(unsafe { zstd_sys::ZSTD_DCtx_refDDict(self.ptr.as_ptr(), ddict.ptr.as_ptr()) })?;
-        self.ddict = Some(ddict);
+        self.dict = Some(ddict);
         Ok(())
     }
 
     /// One `ZSTD_decompressStream` call from `input[*pos..]` into at most `room` more bytes
     /// of `out`. Returns zstd's hint (0 at the end of a frame).
-    pub(super) fn decompress(
+    pub(crate) fn decompress(
         &mut self,
         input: &[u8],
         pos: &mut usize,
         out: &mut BytesMut,
         room: usize,
     ) -> Result<usize, ZstdError> {
-        let mut src = ZSTD_inBuffer {
-            src: input.as_ptr().cast::<c_void>(),
-            size: input.len(),
-            pos: *pos,
-        };
-        let mut dst = spare(out, room);
-        // SAFETY: as in `CompressContext::compress`.
-        #[allow(unsafe_code)]
-        let code =
-            unsafe { zstd_sys::ZSTD_decompressStream(self.ptr.as_ptr(), &mut dst, &mut src) };
-        commit(out, &dst);
-        *pos = src.pos;
-        check(code)
-    }
-
-    /// Back to a neutral context (drops the DDict reference, then the Arc); `false` past
-    /// `max_size`.
-    pub(super) fn clear(&mut self, max_size: usize) -> bool {
-        // SAFETY: `ptr` is live; the reset never touches the DDict.
-        #[allow(unsafe_code)]
-        let reset = unsafe {
-            zstd_sys::ZSTD_DCtx_reset(
-                self.ptr.as_ptr(),
-                ZSTD_ResetDirective::ZSTD_reset_session_and_parameters,
-            )
-        };
-        if check(reset).is_err() {
-            return false;
-        }
-        self.ddict = None;
-        // SAFETY: `ptr` is live; sizeof only reads it.
-        #[allow(unsafe_code)]
-        let size = unsafe { zstd_sys::ZSTD_sizeof_DCtx(self.ptr.as_ptr()) };
-        size <= max_size
-    }
-}
-
-impl Drop for DecompressContext {
-    fn drop(&mut self) {
-        // SAFETY: created by ZSTD_createDCtx and freed once; see `CompressContext`'s drop.
-        #[allow(unsafe_code)]
-        unsafe {
-            zstd_sys::ZSTD_freeDCtx(self.ptr.as_ptr());
-        }
+        let dctx = self.ptr.as_ptr();
+        stream(input, pos, out, room, |dst, src| {
+            // SAFETY: as in `CompressContext::compress`.
+            unsafe { zstd_sys::ZSTD_decompressStream(dctx, dst, src) }
+        })
     }
 }
