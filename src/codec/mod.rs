@@ -48,6 +48,8 @@ mod error;
 pub(crate) mod flate;
 mod history;
 mod level;
+#[cfg(test)]
+mod pause_steps;
 #[cfg(feature = "zstd")]
 pub(crate) mod zstd;
 
@@ -272,14 +274,41 @@ pub(crate) trait Encode {
         self.total_out() > 0
     }
 
+    /// The stream's counts and whether it has finished.
+    fn totals(&self) -> Totals;
+
     /// Input bytes taken so far.
-    fn total_in(&self) -> u64;
+    fn total_in(&self) -> u64 {
+        self.totals().total_in
+    }
 
     /// Output bytes written so far, framing included.
-    fn total_out(&self) -> u64;
+    fn total_out(&self) -> u64 {
+        self.totals().total_out
+    }
 
     /// Whether [`finish`](Encode::finish) has completed the stream.
-    fn is_finished(&self) -> bool;
+    fn is_finished(&self) -> bool {
+        self.totals().finished
+    }
+}
+
+/// What an encoder reports of its stream (see [`Encode::totals`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Totals {
+    total_in: u64,
+    total_out: u64,
+    finished: bool,
+}
+
+impl Totals {
+    pub(crate) fn new(total_in: u64, total_out: u64, finished: bool) -> Self {
+        Totals {
+            total_in,
+            total_out,
+            finished,
+        }
+    }
 }
 
 /// What a streaming body does with its encoder at the end of a slice of work (64 KiB of

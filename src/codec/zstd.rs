@@ -10,7 +10,7 @@ use bytes::BytesMut;
 use zstd_safe::zstd_sys::{ZSTD_EndDirective as EndDirective, ZSTD_ErrorCode};
 use zstd_safe::{CCtx, CParameter, DCtx, DParameter, InBuffer, OutBuffer, ResetDirective};
 
-use super::{DecodeError, DecodeErrorKind, Encode, EncodeError, Level, Progress, SliceEnd};
+use super::{DecodeError, DecodeErrorKind, Encode, EncodeError, Level, Progress, SliceEnd, Totals};
 use crate::decoding::{DecodeCore, Driven, Stepped};
 use crate::ffi::{Spare, error_code};
 use crate::pool::{CodecPool, Hold, Inner, Pooled, PooledState, Shelf};
@@ -332,16 +332,8 @@ impl Encode for ZstdEncoder {
         }
     }
 
-    fn total_in(&self) -> u64 {
-        self.total_in
-    }
-
-    fn total_out(&self) -> u64 {
-        self.total_out
-    }
-
-    fn is_finished(&self) -> bool {
-        self.stage == Stage::Finished
+    fn totals(&self) -> Totals {
+        Totals::new(self.total_in, self.total_out, self.stage == Stage::Finished)
     }
 }
 

@@ -292,16 +292,8 @@ macro_rules! dict_encoder {
                 self.0.has_payload()
             }
 
-            fn total_in(&self) -> u64 {
-                self.0.total_in()
-            }
-
-            fn total_out(&self) -> u64 {
-                self.0.total_out()
-            }
-
-            fn is_finished(&self) -> bool {
-                self.0.is_finished()
+            fn totals(&self) -> crate::codec::Totals {
+                crate::codec::Totals::new(self.0.total_in(), self.0.total_out(), self.0.is_finished())
             }
         }
     };

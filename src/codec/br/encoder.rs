@@ -7,7 +7,7 @@ use bytes::BytesMut;
 
 use super::state::{Carry, CompressorState, draw_compressor};
 use crate::codec::history::History;
-use crate::codec::{Encode, EncodeError, Level, Progress, SliceEnd};
+use crate::codec::{Encode, EncodeError, Level, Progress, SliceEnd, Totals};
 use crate::pool::{CodecPool, Hold};
 use crate::turns::{Ticket, Turn};
 
@@ -360,16 +360,8 @@ impl Encode for BrEncoder {
         self.state.is_held()
     }
 
-    fn total_in(&self) -> u64 {
-        self.total_in
-    }
-
-    fn total_out(&self) -> u64 {
-        self.total_out
-    }
-
-    fn is_finished(&self) -> bool {
-        self.stage == Stage::Finished
+    fn totals(&self) -> Totals {
+        Totals::new(self.total_in, self.total_out, self.stage == Stage::Finished)
     }
 }
 

@@ -7,6 +7,7 @@ use bytes::BytesMut;
 use super::BrEncoder;
 use super::state::draw_compressor;
 use crate::CompressionLevel;
+use crate::codec::pause_steps::step;
 use crate::codec::{Encode, Format, Level};
 use crate::pool::CodecPool;
 
@@ -153,23 +154,11 @@ proptest::proptest! {
         let mut plain = Vec::new();
         for (op, symbols) in &ops {
             let chunk: Vec<u8> = symbols.iter().map(|&s| b"ab{\n"[usize::from(s)]).collect();
-            encoder.encode(&chunk, &mut wire).unwrap();
-            plain.extend_from_slice(&chunk);
-            match op {
-                0 => { encoder.flush(&mut wire).unwrap(); }
-                1 => {
-                    encoder.idle(&mut wire).unwrap();
-                    // With long pauses, a stream of one byte keeps its state; from two on
-                    // a pause gives it back (and one that sent nothing has none).
-                    if long_pauses {
-                        proptest::prop_assert_eq!(encoder.holds_state(), plain.len() == 1);
-                    }
-                }
-                2 => {
-                    encoder.idle(&mut wire).unwrap();
-                    drop(draw_compressor(&pool, level(quality)));
-                }
-                _ => {}
+            let other_draw = || drop(draw_compressor(&pool, level(quality)));
+            // With long pauses, a stream of one byte keeps its state; from two on a pause
+            // gives it back (and one that sent nothing has none).
+            if step(&mut encoder, &chunk, *op, &mut wire, &mut plain, other_draw) && long_pauses {
+                proptest::prop_assert_eq!(encoder.holds_state(), plain.len() == 1);
             }
         }
         encoder.finish(&mut wire).unwrap();

@@ -4,7 +4,7 @@ use flate2::{Compress, Compression, FlushCompress, Status};
 use super::checksum::Checksum;
 use super::{Framing, compress_into, deflate_bound};
 use crate::codec::history::History;
-use crate::codec::{Encode, EncodeError, Level, Progress, SliceEnd};
+use crate::codec::{Encode, EncodeError, Level, Progress, SliceEnd, Totals};
 use crate::pool::{CodecPool, Hold, Pooled};
 
 /// A complete, empty, final fixed-Huffman block (BFINAL=1, BTYPE=01, end-of-block), valid
@@ -248,16 +248,8 @@ impl Encode for FlateEncoder {
         }
     }
 
-    fn total_in(&self) -> u64 {
-        self.total_in
-    }
-
-    fn total_out(&self) -> u64 {
-        self.total_out
-    }
-
-    fn is_finished(&self) -> bool {
-        self.stage == Stage::Finished
+    fn totals(&self) -> Totals {
+        Totals::new(self.total_in, self.total_out, self.stage == Stage::Finished)
     }
 }
 
@@ -323,6 +315,7 @@ pub(crate) fn write_trailer(framing: Framing, check: u32, len: u64, out: &mut By
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::pause_steps::step;
     use crate::codec::{CompressionLevel, Decoder, Format};
 
     fn run(pool: &CodecPool) -> Vec<u8> {
@@ -380,20 +373,10 @@ mod tests {
             let mut plain = Vec::new();
             for (i, (op, len)) in ops.iter().enumerate() {
                 let chunk: Vec<u8> = (0..*len).map(|j| b"abcabd\n{}"[(j * 7 + i) % 9] ^ (j / 5000) as u8).collect();
-                encoder.encode(&chunk, &mut wire).unwrap();
-                plain.extend_from_slice(&chunk);
-                match op {
-                    0 => { encoder.flush(&mut wire).unwrap(); }
-                    1 => {
-                        encoder.idle(&mut wire).unwrap();
-                        proptest::prop_assert!(!encoder.holds_state());
-                    }
-                    2 => {
-                        // Another stream draws the parked state: this one primes a fresh one.
-                        encoder.idle(&mut wire).unwrap();
-                        drop(draw(&pool, level));
-                    }
-                    _ => {}
+                // Another stream's draw takes the parked state: this one primes a fresh one.
+                let other_draw = || drop(draw(&pool, level));
+                if step(&mut encoder, &chunk, *op, &mut wire, &mut plain, other_draw) {
+                    proptest::prop_assert!(!encoder.holds_state());
                 }
             }
             encoder.finish(&mut wire).unwrap();
