@@ -88,10 +88,12 @@ impl Stream for Pooled<CompressorState> {
             Op::Flush => BrOp::BROTLI_OPERATION_FLUSH,
             Op::Finish => BrOp::BROTLI_OPERATION_FINISH,
         };
-        // The `brotli` crate's encoder panicked on some inputs with a custom dictionary
-        // (worked around where the dictionary is loaded: `CompressorState::load_prefix`).
-        // Should a third-party panic remain, it must not reach the server: it becomes this
-        // stream's error, and the state is discarded.
+        // The `brotli` crate's encoder (9.1.1) panics on some inputs once a custom
+        // dictionary is set: it cuts a match from the dictionary's last byte to a one-byte
+        // copy it cannot code (`StoreCommandExtra`). The cut itself is right for dcb (the
+        // decoder reads the dictionary apart from the data), so the defect stays. A panic
+        // must not reach the server: it becomes this stream's error, and the state is
+        // discarded.
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             compress(self, op, input, out)
         }))

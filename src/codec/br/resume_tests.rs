@@ -205,7 +205,7 @@ fn a_one_byte_history_keeps_the_state() {
 /// The second fuzz finding: a stream resumed from a two-byte history whose later input
 /// matches from the history's last byte on. brotli cut such a match at the end of its
 /// custom dictionary to a one-byte copy and panicked coding it (quality 5 here); the
-/// encoder is now primed with no dictionary boundary (`CompressorState::load_prefix`).
+/// encoder is now primed with no dictionary boundary (`CompressorState::load_history`).
 #[test]
 fn a_match_from_the_last_history_byte_is_coded() {
     let events: [&[&[u8]]; 3] = [

@@ -85,26 +85,33 @@ impl CompressorState {
     pub(crate) fn set_dictionary(&mut self, lgwin: u32, dictionary: &[u8]) {
         self.set_window(lgwin);
         self.adopt_spare(dictionary.len());
-        self.load_prefix(dictionary, false);
+        // brotli's own loading, boundary and all: a dcb decoder reads the dictionary as a
+        // separate one (RFC 9842's raw brotli dictionary), so a copy may not run from it into
+        // the data. (`load_history` is for a stream's own history, which the decoder has in
+        // its window.)
+        self.core
+            .set_custom_dictionary(dictionary.len(), dictionary);
     }
 
-    /// Has brotli load `prefix` as a custom dictionary (ring buffer, match finder, positions;
-    /// with `continues`, its last two bytes as the context of the first literals), then
+    /// Has brotli load a stream's own `history` as a custom dictionary (ring buffer, match
+    /// finder, positions; its last two bytes as the context of the first literals), then
     /// moves what it loaded into a fresh encoder.
     ///
     /// The move is the point: an encoder that knows it has a custom dictionary cuts every
     /// match that starts in the dictionary and runs past its end at that end (`brotli`
     /// 9.1.1, `fix_unbroken_len`), and a match starting on the dictionary's last byte is
     /// cut to one byte, a copy brotli cannot code: it panics (`StoreCommandExtra`) or, in
-    /// release builds, indexes out of range. For the decoder the dictionary and the data are
-    /// one window, so no cut is needed; the fresh encoder has no dictionary boundary.
-    fn load_prefix(&mut self, prefix: &[u8], continues: bool) {
+    /// release builds, indexes out of range. The decoder of a resumed stream has the history
+    /// and the data in one window, so no cut is needed; the fresh encoder has no boundary.
+    /// (A dcb dictionary is another matter: there the cut is the format's.)
+    fn load_history(&mut self, history: &[u8]) {
+        let prefix = history;
         self.core
             .set_custom_dictionary_with_optional_precomputed_hasher(
                 prefix.len(),
                 prefix,
                 UnionHasher::Uninit,
-                continues,
+                true,
             );
         if prefix.len() < 2 || self.quality < 2 {
             // brotli took no dictionary (it marked the stream concatenable instead).
@@ -155,7 +162,7 @@ impl CompressorState {
         self.adopt_spare(history.len());
         // `true`: the last two bytes of the history are the context of the first literals,
         // as they are for the decoder.
-        self.load_prefix(history, true);
+        self.load_history(history);
         let core = &mut *self.core;
         core.dist_cache_ = carry.dist_cache;
         core.saved_dist_cache_ = carry.saved_dist_cache;
