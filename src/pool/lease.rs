@@ -102,8 +102,8 @@ enum Slot<T: PooledState> {
 }
 
 /// The longest pause worth parking for, unless the pool sets another
-/// ([`CodecPoolBuilder::park_bound`](crate::CodecPoolBuilder::park_bound)). Parking saves a gzip event ~50 us and a zstd event
-/// its frame; a stream whose events come a second or more apart saves under 0.005% of a
+/// ([`CodecPoolBuilder::park_bound`](crate::CodecPoolBuilder::park_bound)). Parking saves a
+/// gzip event ~50 us and a zstd event its frame; a stream whose events come a second or more apart saves under 0.005% of a
 /// core by it, while the state it keeps (190 KB for deflate, ~1 MB for zstd) could not be
 /// shared: 1,000 SSE streams with an event every 5 s made 8 zstd contexts where 2 served
 /// (1.21x identity's RSS growth against 1.08x for gzip). Such streams release at a pause.
@@ -148,17 +148,14 @@ impl<T: PooledState> Hold<T> {
         // Still held: no pause ended here (a stream whose park was refused finishing up
         // before it lets go), and timing one would call it short; unless it was kept over
         // the pause on purpose.
-        if self.is_held() {
-            if std::mem::take(&mut self.kept) {
-                self.short_pauses = self
-                    .parked_at
-                    .take()
-                    .is_some_and(|at| at.elapsed() < self.bound);
+        let held = self.is_held();
+        if !held || std::mem::take(&mut self.kept) {
+            if let Some(at) = self.parked_at.take() {
+                self.short_pauses = at.elapsed() < self.bound;
             }
-            return self;
         }
-        if let Some(at) = self.parked_at.take() {
-            self.short_pauses = at.elapsed() < self.bound;
+        if held {
+            return self;
         }
         if let Slot::Parked(_) = self.slot {
             let Slot::Parked(lease) = std::mem::replace(&mut self.slot, Slot::None) else {

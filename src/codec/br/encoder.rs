@@ -341,7 +341,6 @@ impl Encode for BrEncoder {
             } else if let Some(state) = self.state.held() {
                 // The first pause (its length unknown) and long ones give it back.
                 self.carry = Some(state.carry());
-                self.history.tracking = true;
                 self.state.release_paused();
             }
         }

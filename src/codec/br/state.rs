@@ -105,15 +105,16 @@ impl CompressorState {
     /// and the data in one window, so no cut is needed; the fresh encoder has no boundary.
     /// (A dcb dictionary is another matter: there the cut is the format's.)
     fn load_history(&mut self, history: &[u8]) {
-        let prefix = history;
+        // `true`: the last two bytes of the history are the context of the first literals,
+        // as they are for the decoder.
         self.core
             .set_custom_dictionary_with_optional_precomputed_hasher(
-                prefix.len(),
-                prefix,
+                history.len(),
+                history,
                 UnionHasher::Uninit,
                 true,
             );
-        if prefix.len() < 2 || self.quality < 2 {
+        if history.len() < 2 || self.quality < 2 {
             // brotli took no dictionary (it marked the stream concatenable instead).
             return;
         }
@@ -160,8 +161,6 @@ impl CompressorState {
         debug_assert!(history.len() >= 2, "brotli ignores a shorter dictionary");
         self.set_window(lgwin);
         self.adopt_spare(history.len());
-        // `true`: the last two bytes of the history are the context of the first literals,
-        // as they are for the decoder.
         self.load_history(history);
         let core = &mut *self.core;
         core.dist_cache_ = carry.dist_cache;
