@@ -18,7 +18,8 @@ use bytes::BytesMut;
 mod support;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use tower_gzip::codec::{Decoder, Encoder, Format};
+use tower_gzip::ContentCoding;
+use tower_gzip::codec::{Decoder, Encoder};
 use tower_gzip::{CodecPool, CompressionLevel};
 
 use support::random_message;
@@ -48,7 +49,7 @@ fn json_payload(len: usize) -> Vec<u8> {
 
 fn compress(pool: &CodecPool, level: CompressionLevel, data: &[u8]) -> BytesMut {
     let mut out = BytesMut::new();
-    let mut encoder = Encoder::new(Format::Gzip, level, pool);
+    let mut encoder = Encoder::new(ContentCoding::Gzip, level, pool);
     encoder.encode(data, &mut out).expect("encode");
     encoder.finish(&mut out).expect("finish");
     out
@@ -56,7 +57,7 @@ fn compress(pool: &CodecPool, level: CompressionLevel, data: &[u8]) -> BytesMut 
 
 fn decompress(pool: &CodecPool, wire: &[u8]) -> BytesMut {
     let mut out = BytesMut::new();
-    let mut decoder = Decoder::new(Format::Gzip, pool);
+    let mut decoder = Decoder::new(ContentCoding::Gzip, pool);
     let consumed = decoder.decode(wire, &mut out, usize::MAX).expect("decode");
     debug_assert_eq!(consumed, wire.len());
     decoder.finish().expect("complete stream");

@@ -236,7 +236,7 @@ fn request_br(c: &mut Criterion) {
 /// checks each coding and prints the bytes of each answer.
 #[cfg(all(feature = "zstd", feature = "br"))]
 fn response_dict(c: &mut Criterion) {
-    use tower_gzip::dictionary::DictCoding;
+    use tower_gzip::ContentCoding;
     let rt = runtime();
     let (dictionary, store) = support::trained_dictionary();
     let offering = |accept: &'static str| support::offering(accept, &dictionary);
@@ -244,8 +244,8 @@ fn response_dict(c: &mut Criterion) {
         let payload = json(size);
         let mut group = configure(c, &format!("response_dict/{label}"), size);
         for (name, accept, codings) in [
-            ("dcz", "dcz", &[DictCoding::Dcz][..]),
-            ("dcb", "dcb", &[DictCoding::Dcb][..]),
+            ("dcz", "dcz", &[ContentCoding::Dcz][..]),
+            ("dcb", "dcb", &[ContentCoding::Dcb][..]),
             ("zstd", "zstd", &[][..]),
             ("br", "br", &[][..]),
         ] {
@@ -277,9 +277,11 @@ fn client_dict(c: &mut Criterion) {
     use http::{Request, Response};
     use http_body_util::{BodyExt, Empty, Full};
     use tower::ServiceExt;
-    use tower_gzip::codec::{Decoder, Format};
+    use tower_gzip::ContentCoding;
+    use tower_gzip::ContentCoding;
+    use tower_gzip::codec::Decoder;
     use tower_gzip::decompression::DecompressionLayer;
-    use tower_gzip::dictionary::{ClientDictionaryStore, DictCoding, encode_dcz};
+    use tower_gzip::dictionary::{ClientDictionaryStore, encode_dcz};
 
     let rt = runtime();
     let (dictionary, _) = support::trained_dictionary();
@@ -365,12 +367,12 @@ fn client_dict(c: &mut Criterion) {
     };
     group.bench_function("dcz_decoder", |b| {
         b.iter(|| {
-            let decoder = Decoder::with_dictionary(DictCoding::Dcz, &dictionary, pool).unwrap();
+            let decoder = Decoder::with_dictionary(ContentCoding::Dcz, &dictionary, pool).unwrap();
             black_box(decode(decoder, &dcz))
         })
     });
     group.bench_function("zstd_decoder", |b| {
-        b.iter(|| black_box(decode(Decoder::new(Format::Zstd, pool), &zstd)))
+        b.iter(|| black_box(decode(Decoder::new(ContentCoding::Zstd, pool), &zstd)))
     });
     group.finish();
 }

@@ -74,11 +74,11 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{MethodRouter, get, post};
 use tokio::sync::watch;
 use tower_gzip::CompressionLevel;
-use tower_gzip::codec::Format;
+use tower_gzip::ContentCoding;
 use tower_gzip::compression::{CompressionLayer, CompressionStats};
 use tower_gzip::dictionary::{
-    DictCoding, Dictionary, DictionaryService, DictionaryStore, UseAsDictionary,
-    UseAsDictionaryLayer, link_header,
+    Dictionary, DictionaryService, DictionaryStore, UseAsDictionary, UseAsDictionaryLayer,
+    link_header,
 };
 use tracing::{info, warn};
 
@@ -89,11 +89,11 @@ const MAX_ECHO: usize = 64 << 20;
 /// The dictionaries the server keeps: the API's, and the versions of the script.
 const STORE_BYTES: usize = 8 << 20;
 /// The dictionary codings this build makes, in the default order.
-const DICT_CODINGS: &[DictCoding] = &[
+const DICT_CODINGS: &[ContentCoding] = &[
     #[cfg(feature = "zstd")]
-    DictCoding::Dcz,
+    ContentCoding::Dcz,
     #[cfg(feature = "br")]
-    DictCoding::Dcb,
+    ContentCoding::Dcb,
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,8 +107,8 @@ enum Mode {
 struct Config {
     mode: Mode,
     /// `--prefer`: the plain codings, then the dictionary codings, in order of preference.
-    prefer: Vec<Format>,
-    dict_codings: Vec<DictCoding>,
+    prefer: Vec<ContentCoding>,
+    dict_codings: Vec<ContentCoding>,
     dictionary: Option<PathBuf>,
     save_dictionary: Option<PathBuf>,
 }
@@ -121,9 +121,9 @@ struct Dictionaries {
     /// trainer) started without `--dictionary FILE`.
     api: Option<Dictionary>,
     /// The dictionary codings made, most preferred first.
-    codings: Vec<DictCoding>,
+    codings: Vec<ContentCoding>,
     /// The plain codings, most preferred first.
-    prefer: Vec<Format>,
+    prefer: Vec<ContentCoding>,
 }
 
 #[derive(Clone)]
@@ -253,16 +253,16 @@ fn parse_args() -> Config {
 }
 
 /// `--prefer`'s list: the plain codings and the dictionary codings, each in order.
-fn parse_prefer(list: &str) -> Result<(Vec<Format>, Vec<DictCoding>), String> {
+fn parse_prefer(list: &str) -> Result<(Vec<ContentCoding>, Vec<ContentCoding>), String> {
     let (mut plain, mut dict) = (Vec::new(), Vec::new());
     for token in list.split(',').map(str::trim).filter(|t| !t.is_empty()) {
         let token = token.to_ascii_lowercase();
         match token.as_str() {
             "dcz" | "dcb" => {
                 let coding = if token == "dcz" {
-                    DictCoding::Dcz
+                    ContentCoding::Dcz
                 } else {
-                    DictCoding::Dcb
+                    ContentCoding::Dcb
                 };
                 if !DICT_CODINGS.contains(&coding) {
                     return Err(format!(
@@ -274,7 +274,9 @@ fn parse_prefer(list: &str) -> Result<(Vec<Format>, Vec<DictCoding>), String> {
                     dict.push(coding);
                 }
             }
-            _ => match Format::from_token(&token).filter(|f| Format::ALL.contains(f)) {
+            _ => match ContentCoding::from_token(&token)
+                .filter(|f| ContentCoding::PLAIN.contains(f))
+            {
                 Some(format) if !plain.contains(&format) => plain.push(format),
                 Some(_) => {}
                 None => {
@@ -321,7 +323,9 @@ fn app(
             )?,
             codings: config.dict_codings.clone(),
             prefer: {
-                let rest = Format::ALL.iter().filter(|f| !config.prefer.contains(f));
+                let rest = ContentCoding::PLAIN
+                    .iter()
+                    .filter(|f| !config.prefer.contains(f));
                 config.prefer.iter().chain(rest).copied().collect()
             },
         }),

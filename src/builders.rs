@@ -31,7 +31,7 @@ macro_rules! builder_methods {
 
         /// Which coding wins when the client's q-values tie: the codings listed, in that
         /// order, then the others in the default order (zstd, br, gzip, deflate).
-        pub fn prefer(self, order: &[$crate::codec::Format]) -> Self {
+        pub fn prefer(self, order: &[$crate::codec::ContentCoding]) -> Self {
             self.with(|s| s.offered.prefer(order))
         }
 
@@ -75,11 +75,11 @@ macro_rules! builder_methods {
         /// The dictionary codings this layer makes, most preferred first when the client's
         /// q-values tie (default: `dcz`, then `dcb`, those compiled in). An empty list turns
         /// dictionary compression off.
-        pub fn dictionary_codings(self, order: &[$crate::dictionary::DictCoding]) -> Self {
+        pub fn dictionary_codings(self, order: &[$crate::ContentCoding]) -> Self {
             let order: Vec<_> = order
                 .iter()
                 .copied()
-                .filter(|c| $crate::compression::dictionary::COMPILED.contains(c))
+                .filter(|c| $crate::ContentCoding::DICTIONARY.contains(c))
                 .collect();
             self.with(|s| s.dictionary_codings = order)
         }
@@ -97,10 +97,10 @@ macro_rules! builder_methods {
             "sent (the most preferred one enabled is used: zstd, br, gzip, deflate)"
         );
 
-        /// Sends `format` and nothing else (default: [`Format::Gzip`](crate::codec::Format::Gzip)).
-        pub fn coding(self, format: $crate::codec::Format) -> Self {
+        /// Sends `format` and nothing else (default: [`ContentCoding::Gzip`](crate::codec::ContentCoding::Gzip)).
+        pub fn coding(self, format: $crate::codec::ContentCoding) -> Self {
             self.with(|s| {
-                for other in $crate::codec::Format::ALL {
+                for other in $crate::codec::ContentCoding::PLAIN {
                     s.offered.set(*other, *other == format);
                 }
             })
@@ -119,7 +119,7 @@ macro_rules! builder_methods {
     (decompression) => {
         $crate::builders::builder_methods!(codings "decoded");
 
-        fn set_coding(mut self, format: $crate::codec::Format, enable: bool) -> Self {
+        fn set_coding(mut self, format: $crate::codec::ContentCoding, enable: bool) -> Self {
             self.settings.accept.set(format, enable);
             self
         }
@@ -168,7 +168,7 @@ macro_rules! builder_methods {
             self
         }
 
-        fn set_coding(self, format: $crate::codec::Format, enable: bool) -> Self {
+        fn set_coding(self, format: $crate::codec::ContentCoding, enable: bool) -> Self {
             self.with(|s| s.offered.set(format, enable))
         }
 
@@ -210,7 +210,7 @@ macro_rules! builder_methods {
     (codings $what:literal) => {
         #[doc = concat!("Sets whether gzip (and `x-gzip`) is ", $what, ".")]
         pub fn gzip(self, enable: bool) -> Self {
-            self.set_coding($crate::codec::Format::Gzip, enable)
+            self.set_coding($crate::codec::ContentCoding::Gzip, enable)
         }
 
         #[doc = concat!("gzip is not ", $what, ".")]
@@ -220,7 +220,7 @@ macro_rules! builder_methods {
 
         #[doc = concat!("Sets whether deflate (zlib; raw deflate is also decoded) is ", $what, ".")]
         pub fn deflate(self, enable: bool) -> Self {
-            self.set_coding($crate::codec::Format::Deflate, enable)
+            self.set_coding($crate::codec::ContentCoding::Deflate, enable)
         }
 
         #[doc = concat!("deflate is not ", $what, ".")]
@@ -231,7 +231,7 @@ macro_rules! builder_methods {
         #[doc = concat!("Sets whether zstd is ", $what, " (cargo feature `zstd`).")]
         #[cfg(feature = "zstd")]
         pub fn zstd(self, enable: bool) -> Self {
-            self.set_coding($crate::codec::Format::Zstd, enable)
+            self.set_coding($crate::codec::ContentCoding::Zstd, enable)
         }
 
         #[doc = concat!("zstd is not ", $what, ".")]
@@ -243,7 +243,7 @@ macro_rules! builder_methods {
         #[doc = concat!("Sets whether br (Brotli) is ", $what, " (cargo feature `br`).")]
         #[cfg(feature = "br")]
         pub fn br(self, enable: bool) -> Self {
-            self.set_coding($crate::codec::Format::Br, enable)
+            self.set_coding($crate::codec::ContentCoding::Br, enable)
         }
 
         #[doc = concat!("br is not ", $what, ".")]

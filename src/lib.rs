@@ -43,6 +43,7 @@ mod buf;
 mod builders;
 pub mod client;
 pub mod codec;
+mod coding;
 pub mod compression;
 mod decoding;
 pub mod decompression;
@@ -59,6 +60,7 @@ pub mod predicate;
 mod turns;
 
 pub use codec::CompressionLevel;
+pub use coding::ContentCoding;
 pub use pool::{CodecPool, CodecPoolBuilder, KindStats, PoolStats};
 
 /// The boxed error type of this crate's bodies.

@@ -1,10 +1,12 @@
-//! Accept-Encoding negotiation (RFC 9110 section 12.5.3).
+//! Accept-Encoding (RFC 9110 section 12.5.3): one parse per request, then negotiation.
 //!
-//! The parser walks the raw header bytes once, keeping only the best q-value seen
-//! per coding we care about (zstd, br, gzip, deflate, identity, `*`): O(n) time, no
-//! allocation, and no assumption that the value is UTF-8.
+//! [`AcceptEncoding::parse`] walks the raw header bytes once, keeping only the best q-value
+//! seen per coding this crate speaks (dictionary codings included), identity and `*`: O(n)
+//! time, no allocation, and no assumption that the value is UTF-8. Plain and dictionary
+//! codings are read by the same grammar; only [`choose`] and the dictionary selection read
+//! the result differently (`*` never offers a dictionary coding, RFC 9842 section 6.1).
 
-use crate::codec::{FORMATS, Format, FormatSet};
+use crate::codec::{CODINGS, CodingSet, ContentCoding};
 use crate::headers::trim;
 use http::HeaderMap;
 use http::header::ACCEPT_ENCODING;
@@ -13,7 +15,7 @@ use http::header::ACCEPT_ENCODING;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Negotiated {
     /// Compress with this coding.
-    Encode(Format),
+    Encode(ContentCoding),
     /// Send the representation unencoded.
     Identity,
     /// Nothing acceptable is offered: the service answers 406.
@@ -25,18 +27,18 @@ pub(crate) enum Negotiated {
 /// The default order is tower-http's: zstd > br > gzip > deflate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Offered {
-    enabled: FormatSet,
+    enabled: CodingSet,
     /// Lower ranks win ties.
-    rank: [u8; FORMATS],
+    rank: [u8; CODINGS],
 }
 
 impl Default for Offered {
     fn default() -> Self {
         let mut offered = Offered {
-            enabled: FormatSet::all(),
-            rank: [u8::MAX; FORMATS],
+            enabled: CodingSet::plain(),
+            rank: [u8::MAX; CODINGS],
         };
-        for (rank, format) in Format::ALL.iter().enumerate() {
+        for (rank, format) in ContentCoding::PLAIN.iter().enumerate() {
             offered.rank[format.index()] = rank as u8;
         }
         offered
@@ -46,30 +48,30 @@ impl Default for Offered {
 impl Offered {
     /// Only these codings, in the default order of preference.
     #[cfg(test)]
-    pub(crate) fn only(formats: &[Format]) -> Self {
+    pub(crate) fn only(formats: &[ContentCoding]) -> Self {
         let mut offered = Offered::default();
-        for format in Format::ALL {
+        for format in ContentCoding::PLAIN {
             offered.set(*format, formats.contains(format));
         }
         offered
     }
 
-    pub(crate) fn set(&mut self, format: Format, on: bool) {
+    pub(crate) fn set(&mut self, format: ContentCoding, on: bool) {
         self.enabled.set(format, on);
     }
 
     /// Puts `order` first when q-values tie; codings not named keep their default order
     /// after them.
-    pub(crate) fn prefer(&mut self, order: &[Format]) {
-        let defaults = Format::ALL.iter().filter(|f| !order.contains(f));
+    pub(crate) fn prefer(&mut self, order: &[ContentCoding]) {
+        let defaults = ContentCoding::PLAIN.iter().filter(|f| !order.contains(f));
         for (rank, format) in order.iter().chain(defaults).enumerate() {
             self.rank[format.index()] = rank as u8;
         }
     }
 
     /// The enabled codings, most preferred first.
-    pub(crate) fn in_order(&self) -> impl Iterator<Item = Format> + '_ {
-        let mut formats: [Format; FORMATS] = [Format::Gzip; FORMATS];
+    pub(crate) fn in_order(&self) -> impl Iterator<Item = ContentCoding> + '_ {
+        let mut formats: [ContentCoding; CODINGS] = [ContentCoding::Gzip; CODINGS];
         let mut len = 0;
         for format in self.enabled.iter() {
             formats[len] = format;
@@ -81,21 +83,38 @@ impl Offered {
 }
 
 /// q-values as thousandths: `q=1` is 1000, `q=0.5` is 500.
-type Q = u16;
+pub(crate) type Q = u16;
 const Q_ONE: Q = 1000;
 
-/// Best q-value seen per coding; `None` means "not listed".
-#[derive(Default)]
-struct Seen {
-    codings: [Option<Q>; FORMATS],
+/// A request's `Accept-Encoding`, read once: the best q-value listed per coding; `None`
+/// means "not listed".
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct AcceptEncoding {
+    /// Whether the request has the header at all.
+    present: bool,
+    codings: [Option<Q>; CODINGS],
     identity: Option<Q>,
     star: Option<Q>,
 }
 
-impl Seen {
+impl AcceptEncoding {
+    /// Reads every `Accept-Encoding` field line (several lines are one list).
+    pub(crate) fn parse(headers: &HeaderMap) -> Self {
+        let mut accept = AcceptEncoding::default();
+        for value in headers.get_all(ACCEPT_ENCODING) {
+            accept.present = true;
+            for element in split_unquoted(value.as_bytes(), b',') {
+                if let Some((coding, q)) = parse_element(element) {
+                    accept.record(coding, q);
+                }
+            }
+        }
+        accept
+    }
+
     fn record(&mut self, coding: &[u8], q: Q) {
-        let slot = if let Some(format) = Format::from_token_bytes(coding) {
-            &mut self.codings[format.index()]
+        let slot = if let Some(coding) = ContentCoding::from_token_bytes(coding) {
+            &mut self.codings[coding.index()]
         } else if coding.eq_ignore_ascii_case(b"identity") {
             &mut self.identity
         } else if coding == b"*" {
@@ -105,6 +124,11 @@ impl Seen {
         };
         // Duplicates are not defined by the RFC; the most permissive one wins.
         *slot = Some(slot.map_or(q, |old| old.max(q)));
+    }
+
+    /// The q-value `coding` is listed with by name, 0 if it is not (`*` aside).
+    pub(crate) fn listed(&self, coding: ContentCoding) -> Q {
+        self.codings[coding.index()].unwrap_or(0)
     }
 }
 
@@ -120,37 +144,26 @@ pub(crate) struct Choice {
 /// Picks the response coding from the request's `Accept-Encoding` header(s).
 #[cfg(test)]
 pub(crate) fn negotiate(headers: &HeaderMap, offered: Offered) -> Negotiated {
-    choose(headers, offered).negotiated
+    choose(&AcceptEncoding::parse(headers), offered).negotiated
 }
 
-/// Picks the response coding from the request's `Accept-Encoding` header(s), and tells
-/// whether identity was refused.
-pub(crate) fn choose(headers: &HeaderMap, offered: Offered) -> Choice {
-    let mut values = headers.get_all(ACCEPT_ENCODING).iter().peekable();
+/// Picks the response coding from the request's `Accept-Encoding`, and tells whether
+/// identity was refused.
+pub(crate) fn choose(seen: &AcceptEncoding, offered: Offered) -> Choice {
     // No header: the client has no preference, and not compressing is always safe.
-    if values.peek().is_none() {
+    if !seen.present {
         return Choice {
             negotiated: Negotiated::Identity,
             identity_refused: false,
         };
     }
-
-    let mut seen = Seen::default();
-    for value in values {
-        for element in split_unquoted(value.as_bytes(), b',') {
-            if let Some((coding, q)) = parse_element(element) {
-                seen.record(coding, q);
-            }
-        }
-    }
-
     // An explicit entry beats `*`; a coding neither listed nor covered by `*` is
     // unacceptable. The highest q wins; the first in preference order wins a tie.
-    let mut best: Option<(Format, Q)> = None;
-    for format in offered.in_order() {
-        let q = seen.codings[format.index()].or(seen.star).unwrap_or(0);
+    let mut best: Option<(ContentCoding, Q)> = None;
+    for coding in offered.in_order() {
+        let q = seen.codings[coding.index()].or(seen.star).unwrap_or(0);
         if q > 0 && best.is_none_or(|(_, best_q)| q > best_q) {
-            best = Some((format, q));
+            best = Some((coding, q));
         }
     }
 
@@ -158,7 +171,7 @@ pub(crate) fn choose(headers: &HeaderMap, offered: Offered) -> Choice {
     let identity = seen.identity.or(seen.star);
     let negotiated = match best {
         Some((_, q)) if identity.is_some_and(|iq| iq > q) => Negotiated::Identity,
-        Some((format, _)) => Negotiated::Encode(format),
+        Some((coding, _)) => Negotiated::Encode(coding),
         None if identity == Some(0) => Negotiated::NotAcceptable,
         None => Negotiated::Identity,
     };
@@ -254,10 +267,10 @@ mod tests {
     use http::HeaderValue;
 
     fn both() -> Offered {
-        Offered::only(&[Format::Gzip, Format::Deflate])
+        Offered::only(&[ContentCoding::Gzip, ContentCoding::Deflate])
     }
-    const GZIP: Negotiated = Negotiated::Encode(Format::Gzip);
-    const DEFLATE: Negotiated = Negotiated::Encode(Format::Deflate);
+    const GZIP: Negotiated = Negotiated::Encode(ContentCoding::Gzip);
+    const DEFLATE: Negotiated = Negotiated::Encode(ContentCoding::Deflate);
     const IDENTITY: Negotiated = Negotiated::Identity;
     const NOT_ACCEPTABLE: Negotiated = Negotiated::NotAcceptable;
 
@@ -436,13 +449,13 @@ mod tests {
 
     #[test]
     fn offered_subsets() {
-        let deflate_only = Offered::only(&[Format::Deflate]);
+        let deflate_only = Offered::only(&[ContentCoding::Deflate]);
         assert_eq!(neg_with("gzip, deflate;q=0.1", deflate_only), DEFLATE);
         assert_eq!(neg_with("gzip", deflate_only), IDENTITY);
         assert_eq!(neg_with("*", deflate_only), DEFLATE);
         assert_eq!(neg_with("gzip, identity;q=0", deflate_only), NOT_ACCEPTABLE);
 
-        let gzip_only = Offered::only(&[Format::Gzip]);
+        let gzip_only = Offered::only(&[ContentCoding::Gzip]);
         assert_eq!(neg_with("deflate, gzip;q=0.1", gzip_only), GZIP);
 
         let none = Offered::only(&[]);
@@ -502,31 +515,86 @@ mod tests {
         // Chromium and curl --compressed.
         assert_eq!(
             neg_all("gzip, deflate, br, zstd"),
-            Negotiated::Encode(Format::Zstd)
+            Negotiated::Encode(ContentCoding::Zstd)
         );
         assert_eq!(
             neg_all("deflate, gzip, br, zstd"),
-            Negotiated::Encode(Format::Zstd)
+            Negotiated::Encode(ContentCoding::Zstd)
         );
-        assert_eq!(neg_all("gzip, deflate, br"), Negotiated::Encode(Format::Br));
-        assert_eq!(neg_all("*"), Negotiated::Encode(Format::Zstd));
+        assert_eq!(
+            neg_all("gzip, deflate, br"),
+            Negotiated::Encode(ContentCoding::Br)
+        );
+        assert_eq!(neg_all("*"), Negotiated::Encode(ContentCoding::Zstd));
         // A higher q beats the order.
         assert_eq!(neg_all("zstd;q=0.5, gzip"), GZIP);
         let mut gzip_first = all;
-        gzip_first.prefer(&[Format::Gzip]);
+        gzip_first.prefer(&[ContentCoding::Gzip]);
         assert_eq!(
             negotiate(&headers(&[b"gzip, deflate, br, zstd"]), gzip_first),
             GZIP
         );
         assert_eq!(
             negotiate(&headers(&[b"deflate, br, zstd"]), gzip_first),
-            Negotiated::Encode(Format::Zstd)
+            Negotiated::Encode(ContentCoding::Zstd)
         );
         let mut no_zstd = all;
-        no_zstd.set(Format::Zstd, false);
+        no_zstd.set(ContentCoding::Zstd, false);
         assert_eq!(
             negotiate(&headers(&[b"zstd, br"]), no_zstd),
-            Negotiated::Encode(Format::Br)
+            Negotiated::Encode(ContentCoding::Br)
+        );
+    }
+
+    /// Plain and dictionary codings go through one grammar: the same header text gives a
+    /// plain coding and a dictionary coding the same q-value.
+    #[test]
+    #[cfg(feature = "dcz")]
+    fn plain_and_dictionary_codings_read_alike() {
+        let table: &[(&str, Option<Q>)] = &[
+            ("{}", Some(1000)),
+            (" {} ", Some(1000)),
+            ("{};q=0.5", Some(500)),
+            ("{} ; Q=0.25", Some(250)),
+            ("{};q=0", Some(0)),
+            ("{};q=0.000", Some(0)),
+            ("{};q=1.000", Some(1000)),
+            ("{};q=0.5, {};q=0.7", Some(700)),
+            ("{};q=0, {};q=0.3", Some(300)),
+            ("{};q=2", None),
+            ("{};q=0.5000", None),
+            ("{};q=abc", None),
+            ("{};q=0.5;q=0.6", None),
+            ("{};q", None),
+            ("{};foo=\"a,b\";q=0.4", Some(400)),
+            ("*", None),
+            ("", None),
+        ];
+        for coding in [ContentCoding::Gzip, ContentCoding::Dcz] {
+            for &(template, want) in table {
+                for upper in [false, true] {
+                    let mut token = coding.as_str().to_owned();
+                    if upper {
+                        token.make_ascii_uppercase();
+                    }
+                    let value = template.replace("{}", &token);
+                    let accept = AcceptEncoding::parse(&headers(&[value.as_bytes()]));
+                    assert_eq!(accept.codings[coding.index()], want, "{value:?}");
+                    assert_eq!(accept.listed(coding), want.unwrap_or(0), "{value:?}");
+                }
+            }
+        }
+    }
+
+    /// `*` covers the plain codings a server offers, never a dictionary coding.
+    #[test]
+    #[cfg(feature = "dcz")]
+    fn a_wildcard_offers_no_dictionary_coding() {
+        let accept = AcceptEncoding::parse(&headers(&[b"*"]));
+        assert_eq!(accept.listed(ContentCoding::Dcz), 0);
+        assert_eq!(
+            choose(&accept, Offered::default()).negotiated,
+            Negotiated::Encode(ContentCoding::PLAIN[0])
         );
     }
 }

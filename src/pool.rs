@@ -42,12 +42,13 @@ use shelf::{Counters, Found};
 ///
 /// ```
 /// use bytes::BytesMut;
-/// use tower_gzip::codec::{Encoder, Format};
+/// use tower_gzip::ContentCoding;
+/// use tower_gzip::codec::Encoder;
 /// use tower_gzip::{CodecPool, CompressionLevel};
 ///
 /// let pool = CodecPool::builder().max_idle(4).build();
 /// {
-///     let mut encoder = Encoder::new(Format::Gzip, CompressionLevel::Default, &pool);
+///     let mut encoder = Encoder::new(ContentCoding::Gzip, CompressionLevel::Default, &pool);
 ///     encoder.encode(b"hello", &mut BytesMut::new()).unwrap();
 /// } // dropped: its deflate state is reset and returned to the pool
 /// let stats = pool.stats();

@@ -7,11 +7,11 @@ use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress};
 
 use super::*;
 use crate::CompressionLevel;
-use crate::codec::Format;
+use crate::codec::ContentCoding;
 
 /// The deflate level `n` as the pool tags it.
 fn level(n: i32) -> Level {
-    CompressionLevel::Precise(n).resolve(Format::Gzip)
+    CompressionLevel::Precise(n).resolve(ContentCoding::Gzip)
 }
 
 fn compressor(pool: &CodecPool, n: i32) -> Pooled<Compress> {

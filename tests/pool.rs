@@ -7,7 +7,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Barrier;
 
 use bytes::BytesMut;
-use tower_gzip::codec::{DecodeErrorKind, Decoder, Encoder, Format};
+use tower_gzip::ContentCoding;
+use tower_gzip::codec::{DecodeErrorKind, Decoder, Encoder};
 use tower_gzip::{CodecPool, CompressionLevel, KindStats};
 
 #[path = "common/alloc.rs"]
@@ -23,13 +24,13 @@ fn allocations<R>(f: impl FnOnce() -> R) -> (u64, R) {
 }
 
 fn gzip(pool: &CodecPool, level: CompressionLevel, data: &[u8], out: &mut BytesMut) {
-    let mut encoder = Encoder::new(Format::Gzip, level, pool);
+    let mut encoder = Encoder::new(ContentCoding::Gzip, level, pool);
     encoder.encode(data, out).unwrap();
     encoder.finish(out).unwrap();
 }
 
 fn gunzip(pool: &CodecPool, wire: &[u8], out: &mut BytesMut) {
-    let mut decoder = Decoder::new(Format::Gzip, pool);
+    let mut decoder = Decoder::new(ContentCoding::Gzip, pool);
     let consumed = decoder.decode(wire, out, 1 << 20).unwrap();
     assert_eq!(consumed, wire.len());
     decoder.finish().unwrap();
@@ -56,13 +57,13 @@ fn cap_holds_under_a_thousand_concurrent_checkouts() {
                 let compressors: Vec<_> = (0..PER_THREAD)
                     .map(|i| {
                         let level = CompressionLevel::Precise(levels[(i + t) % 3]);
-                        let mut encoder = Encoder::new(Format::Gzip, level, pool);
+                        let mut encoder = Encoder::new(ContentCoding::Gzip, level, pool);
                         encoder.encode(b"x", &mut BytesMut::new()).unwrap();
                         encoder
                     })
                     .collect();
                 let decompressors: Vec<_> = (0..PER_THREAD)
-                    .map(|_| Decoder::new(Format::Gzip, pool))
+                    .map(|_| Decoder::new(ContentCoding::Gzip, pool))
                     .collect();
                 barrier.wait(); // all 1,000 of each kind are out
                 barrier.wait(); // the main thread has checked the stats
@@ -89,7 +90,7 @@ fn cap_holds_under_a_thousand_concurrent_checkouts() {
 
     // A second wave reuses the idle states first.
     let held: Vec<_> = (0..20)
-        .map(|_| Decoder::new(Format::Deflate, &pool))
+        .map(|_| Decoder::new(ContentCoding::Deflate, &pool))
         .collect();
     drop(held);
     let d = pool.stats().decompressors;
@@ -137,9 +138,9 @@ fn codecs_dropped_while_panicking_are_discarded_and_the_pool_survives() {
     // The guard itself is tested in src/pool_tests.rs; here, through the public codecs.
     let pool = CodecPool::builder().max_idle(4).build();
     let result = catch_unwind(AssertUnwindSafe(|| {
-        let mut encoder = Encoder::new(Format::Gzip, CompressionLevel::Default, &pool);
+        let mut encoder = Encoder::new(ContentCoding::Gzip, CompressionLevel::Default, &pool);
         encoder.encode(b"half", &mut BytesMut::new()).unwrap();
-        let _decoder = Decoder::new(Format::Gzip, &pool);
+        let _decoder = Decoder::new(ContentCoding::Gzip, &pool);
         panic!("mid-stream");
     }));
     assert!(result.is_err());
@@ -167,13 +168,17 @@ fn codecs_dropped_while_panicking_are_discarded_and_the_pool_survives() {
     let other = pool.clone();
     let joined = std::thread::spawn(move || {
         // A state is drawn at the first input.
-        let mut encoder = Encoder::new(Format::Deflate, CompressionLevel::Best, &other);
+        let mut encoder = Encoder::new(ContentCoding::Deflate, CompressionLevel::Best, &other);
         encoder.encode(b"x", &mut BytesMut::new()).unwrap();
         panic!("thread dies holding an encoder");
     })
     .join();
     assert!(joined.is_err());
-    drop(Encoder::new(Format::Deflate, CompressionLevel::Best, &pool));
+    drop(Encoder::new(
+        ContentCoding::Deflate,
+        CompressionLevel::Best,
+        &pool,
+    ));
     let s = pool.stats();
     assert_eq!(s.compressors.discarded, 2);
     assert_eq!(s.in_use(), 0);
@@ -204,7 +209,7 @@ fn max_idle_zero_disables_pooling() {
 fn clones_share_one_pool_and_global_is_shared() {
     let pool = CodecPool::new();
     let clone = pool.clone();
-    drop(Decoder::new(Format::Gzip, &clone));
+    drop(Decoder::new(ContentCoding::Gzip, &clone));
     assert_eq!(pool.stats().decompressors.idle, 1);
     assert!(pool.max_idle() >= 8 && pool.max_idle() <= 256);
     assert_eq!(CodecPool::default_max_idle(), pool.max_idle());
@@ -223,7 +228,7 @@ fn pooled_codecs_allocate_only_the_output_buffer() {
         gzip(&pool, CompressionLevel::Default, data, &mut wire);
         gunzip(&pool, &wire, &mut BytesMut::new());
     }
-    for format in [Format::Gzip, Format::Deflate] {
+    for format in [ContentCoding::Gzip, ContentCoding::Deflate] {
         for data in [&msg, &page] {
             // Compress into a new buffer: one allocation, the buffer itself.
             let (allocs, wire) = allocations(|| {
@@ -305,7 +310,7 @@ fn decoder_state_after_an_error_or_abandoned_stream_is_clean() {
     corrupt[30] ^= 0xff;
     corrupt[31] ^= 0x0f;
     for _ in 0..3 {
-        let mut decoder = Decoder::new(Format::Gzip, &pool);
+        let mut decoder = Decoder::new(ContentCoding::Gzip, &pool);
         let mut out = BytesMut::new();
         let err = decoder
             .decode(&corrupt, &mut out, 1 << 20)
@@ -320,7 +325,7 @@ fn decoder_state_after_an_error_or_abandoned_stream_is_clean() {
         );
         drop(decoder);
         // Stopped mid-stream: a half-used state must come back clean too.
-        let mut decoder = Decoder::new(Format::Gzip, &pool);
+        let mut decoder = Decoder::new(ContentCoding::Gzip, &pool);
         decoder
             .decode(&good[..good.len() / 2], &mut out, 1 << 20)
             .unwrap();
@@ -352,7 +357,7 @@ fn encoder_state_after_an_abandoned_stream_is_clean() {
         &mut expected,
     );
     {
-        let mut encoder = Encoder::new(Format::Gzip, CompressionLevel::Default, &pool);
+        let mut encoder = Encoder::new(ContentCoding::Gzip, CompressionLevel::Default, &pool);
         encoder
             .encode(&data[..10_000], &mut BytesMut::new())
             .unwrap();
@@ -369,7 +374,7 @@ fn encoder_state_after_an_abandoned_stream_is_clean() {
 fn every_coding_returns_its_state_and_idle_releases_it() {
     let pool = CodecPool::builder().max_idle(4).build();
     let data = text(50_000);
-    for format in Format::ALL {
+    for format in ContentCoding::PLAIN {
         let mut wire = BytesMut::new();
         let mut encoder = Encoder::new(*format, CompressionLevel::Default, &pool);
         encoder.encode(&data[..20_000], &mut wire).unwrap();

@@ -13,7 +13,7 @@ use axum::http::header;
 use axum::middleware::Next;
 use axum::response::Response;
 use http_body::{Frame, SizeHint};
-use tower_gzip::codec::Format;
+use tower_gzip::ContentCoding;
 use tracing::info;
 
 /// What really crossed the wire, counted by `log_requests`.
@@ -22,8 +22,8 @@ pub struct WireStats {
     pub encoded: AtomicU64,
     pub bytes_in: AtomicU64,
     pub bytes_out: AtomicU64,
-    /// Per compiled-in coding (in [`Format::ALL`]'s order): responses and their body bytes.
-    pub codings: Vec<(Format, AtomicU64, AtomicU64)>,
+    /// Per compiled-in coding (in [`ContentCoding::PLAIN`]'s order): responses and their body bytes.
+    pub codings: Vec<(ContentCoding, AtomicU64, AtomicU64)>,
 }
 
 impl Default for WireStats {
@@ -33,7 +33,7 @@ impl Default for WireStats {
             encoded: AtomicU64::new(0),
             bytes_in: AtomicU64::new(0),
             bytes_out: AtomicU64::new(0),
-            codings: Format::ALL
+            codings: ContentCoding::PLAIN
                 .iter()
                 .map(|&f| (f, AtomicU64::new(0), AtomicU64::new(0)))
                 .collect(),
@@ -78,7 +78,7 @@ pub async fn log_requests(
             .fetch_add(u64::from(encoding != "identity"), Ordering::Relaxed);
         wire.bytes_in.fetch_add(bytes_in, Ordering::Relaxed);
         wire.bytes_out.fetch_add(bytes_out, Ordering::Relaxed);
-        let format = Format::from_token(&encoding);
+        let format = ContentCoding::from_token(&encoding);
         if let Some((_, responses, bytes)) = wire.codings.iter().find(|c| Some(c.0) == format) {
             responses.fetch_add(1, Ordering::Relaxed);
             bytes.fetch_add(bytes_out, Ordering::Relaxed);

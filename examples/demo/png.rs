@@ -1,7 +1,8 @@
 //! The demo's `/image.png`: a PNG whose pixels are compressed by this crate's own encoder.
 
 use bytes::{Bytes, BytesMut};
-use tower_gzip::codec::{Encoder, Format};
+use tower_gzip::ContentCoding;
+use tower_gzip::codec::Encoder;
 use tower_gzip::{CodecPool, CompressionLevel};
 
 /// A 64×64 RGB gradient PNG, its IDAT zlib stream written by our own [`Encoder`] (with a
@@ -16,7 +17,11 @@ pub fn png() -> Bytes {
         }
     }
     let mut idat = BytesMut::new();
-    let mut encoder = Encoder::new(Format::Deflate, CompressionLevel::Best, &CodecPool::new());
+    let mut encoder = Encoder::new(
+        ContentCoding::Deflate,
+        CompressionLevel::Best,
+        &CodecPool::new(),
+    );
     encoder.encode(&raw, &mut idat).expect("in-memory encode");
     encoder.finish(&mut idat).expect("in-memory encode");
 

@@ -3,9 +3,8 @@
 use axum::Json;
 use axum::extract::State;
 use serde_json::{Map, Value, json};
-use tower_gzip::codec::Format;
+use tower_gzip::ContentCoding;
 use tower_gzip::compression::CompressionStats;
-use tower_gzip::dictionary::DictCoding;
 use tower_gzip::{CodecPool, KindStats, PoolStats};
 
 use crate::alloc;
@@ -58,12 +57,10 @@ pub async fn stats(State(state): State<AppState>) -> Json<Value> {
         Some(ours) => {
             let global = CodecPool::global();
             let c = ours.snapshot();
-            let plain = Format::ALL.iter().map(|&f| (f.as_str(), ours.coding(f)));
-            // dcz and dcb, those compiled in.
-            let dict = crate::DICT_CODINGS
+            let all = ContentCoding::ALL
                 .iter()
-                .map(|&c: &DictCoding| (c.as_str(), ours.dictionary_coding(c)));
-            let codings = plain.chain(dict).map(|(name, c)| {
+                .map(|&f| (f.as_str(), ours.coding(f)));
+            let codings = all.map(|(name, c)| {
                 let value = json!({
                     "compressed": c.compressed, "bytes_in": c.bytes_in, "bytes_out": c.bytes_out,
                 });
@@ -110,7 +107,7 @@ pub async fn stats(State(state): State<AppState>) -> Json<Value> {
             (dictionaries(d, ours), json!(order.collect::<Vec<_>>()))
         }
         _ => {
-            let order = Format::ALL.iter().map(|f| f.as_str());
+            let order = ContentCoding::PLAIN.iter().map(|f| f.as_str());
             (Value::Null, json!(order.collect::<Vec<_>>()))
         }
     };

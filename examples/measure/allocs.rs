@@ -26,7 +26,8 @@ use std::hint::black_box;
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use tower::{Layer, ServiceExt, service_fn};
-use tower_gzip::codec::{Encoder, Format};
+use tower_gzip::ContentCoding;
+use tower_gzip::codec::Encoder;
 use tower_gzip::compression::CompressionLayer;
 use tower_gzip::decompression::RequestDecompressionLayer;
 use tower_gzip::{CodecPool, CompressionLevel};
@@ -406,7 +407,7 @@ fn burst(rt: &tokio::runtime::Runtime) -> (String, bool) {
     // One compressor's footprint, measured: a gzip encoder draws one from a scratch pool.
     let before = live();
     let scratch = CodecPool::new();
-    let one = Encoder::new(Format::Gzip, CompressionLevel::Default, &scratch);
+    let one = Encoder::new(ContentCoding::Gzip, CompressionLevel::Default, &scratch);
     let state_bytes = live() - before;
     drop(one);
     drop(scratch);

@@ -16,7 +16,8 @@ use brotli::enc::encode::{
 };
 use brotli::{BrotliDecompressStream, BrotliResult, BrotliState};
 use bytes::BytesMut;
-use tower_gzip::codec::{Decoder, Encoder, Format, OneShot};
+use tower_gzip::ContentCoding;
+use tower_gzip::codec::{Decoder, Encoder, OneShot};
 use tower_gzip::{CodecPool, CompressionLevel};
 
 #[path = "../../tests/common/alloc.rs"]
@@ -210,7 +211,7 @@ fn main() {
         let iterations = ((iterations as f64 * scale) as usize).max(5);
         let input = json(size);
         let mut wire = BytesMut::new();
-        OneShot::new(Format::Br)
+        OneShot::new(ContentCoding::Br)
             .pool(&pool)
             .encode(&input, &mut wire)
             .unwrap();
@@ -236,7 +237,8 @@ fn main() {
                 Box::new(|| {
                     let mut out = outputs[0].borrow_mut();
                     out.clear();
-                    let mut encoder = Encoder::new(Format::Br, CompressionLevel::Default, pool);
+                    let mut encoder =
+                        Encoder::new(ContentCoding::Br, CompressionLevel::Default, pool);
                     encoder.encode(black_box(input), &mut out).unwrap();
                     encoder.finish(&mut out).unwrap();
                 }),
@@ -246,7 +248,7 @@ fn main() {
                 Box::new(|| {
                     let mut out = outputs[1].borrow_mut();
                     out.clear();
-                    OneShot::new(Format::Br)
+                    OneShot::new(ContentCoding::Br)
                         .pool(pool)
                         .encode(black_box(input), &mut out)
                         .unwrap();
@@ -261,7 +263,7 @@ fn main() {
                 Box::new(|| {
                     let mut out = outputs[2].borrow_mut();
                     out.clear();
-                    let mut decoder = Decoder::new(Format::Br, pool);
+                    let mut decoder = Decoder::new(ContentCoding::Br, pool);
                     let mut rest = black_box(&wire[..]);
                     while !rest.is_empty() || decoder.has_pending_output() {
                         let consumed = decoder.decode(rest, &mut out, 1 << 20).unwrap();

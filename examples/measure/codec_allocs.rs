@@ -17,7 +17,8 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use bytes::BytesMut;
-use tower_gzip::codec::{Decoder, Encoder, Format};
+use tower_gzip::ContentCoding;
+use tower_gzip::codec::{Decoder, Encoder};
 use tower_gzip::{CodecPool, CompressionLevel};
 
 use support::random_message;
@@ -43,7 +44,7 @@ fn json_payload(len: usize) -> Vec<u8> {
 
 fn compress(pool: &CodecPool, data: &[u8]) -> BytesMut {
     let mut out = BytesMut::new();
-    let mut encoder = Encoder::new(Format::Gzip, CompressionLevel::Default, pool);
+    let mut encoder = Encoder::new(ContentCoding::Gzip, CompressionLevel::Default, pool);
     encoder.encode(data, &mut out).expect("encode");
     encoder.finish(&mut out).expect("finish");
     out
@@ -51,7 +52,7 @@ fn compress(pool: &CodecPool, data: &[u8]) -> BytesMut {
 
 fn decompress(pool: &CodecPool, wire: &[u8]) -> BytesMut {
     let mut out = BytesMut::new();
-    let mut decoder = Decoder::new(Format::Gzip, pool);
+    let mut decoder = Decoder::new(ContentCoding::Gzip, pool);
     decoder.decode(wire, &mut out, usize::MAX).expect("decode");
     decoder.finish().expect("complete stream");
     out

@@ -24,8 +24,9 @@ mod alloc;
 
 use tower::{Layer, service_fn};
 use tower_gzip::CodecPool;
+use tower_gzip::ContentCoding;
 use tower_gzip::compression::CompressionLayer;
-use tower_gzip::dictionary::{DictCoding, Dictionary, UseAsDictionary, train};
+use tower_gzip::dictionary::{Dictionary, UseAsDictionary, train};
 
 use support::{expect_coding, full_response, json, respond};
 
@@ -42,9 +43,9 @@ fn main() {
         let payload = json(size);
         for (name, codings) in [
             ("zstd", &[][..]),
-            ("dcz", &[DictCoding::Dcz][..]),
+            ("dcz", &[ContentCoding::Dcz][..]),
             ("br", &[][..]),
-            ("dcb", &[DictCoding::Dcb][..]),
+            ("dcb", &[ContentCoding::Dcb][..]),
         ] {
             let p = payload.clone();
             let svc = CompressionLayer::new()
@@ -198,7 +199,8 @@ fn issues_page(page: u64) -> Vec<u8> {
 /// Bytes of zstd, dcz, br and dcb on unseen API responses, with a 16 KiB dictionary trained
 /// on other pages of the same API.
 fn api_json_bytes() {
-    use tower_gzip::codec::{Format, OneShot};
+    use tower_gzip::ContentCoding;
+    use tower_gzip::codec::OneShot;
     use tower_gzip::dictionary::{encode_dcb, encode_dcz};
     let pool = CodecPool::new();
     let training: Vec<Vec<u8>> = (0..300).map(issues_page).collect();
@@ -213,13 +215,13 @@ fn api_json_bytes() {
         for body in &measured {
             identity += body.len();
             let mut out = bytes::BytesMut::new();
-            OneShot::new(Format::Zstd)
+            OneShot::new(ContentCoding::Zstd)
                 .pool(&pool)
                 .encode(body, &mut out)
                 .unwrap();
             zstd += out.len();
             out.clear();
-            OneShot::new(Format::Br)
+            OneShot::new(ContentCoding::Br)
                 .pool(&pool)
                 .encode(body, &mut out)
                 .unwrap();

@@ -4,7 +4,8 @@
 use std::time::Instant;
 
 use bytes::BytesMut;
-use tower_gzip::codec::{Encoder, Format};
+use tower_gzip::ContentCoding;
+use tower_gzip::codec::Encoder;
 use tower_gzip::{CodecPool, CompressionLevel};
 
 fn json(len: usize) -> Vec<u8> {
@@ -34,7 +35,7 @@ fn main() {
         let start = Instant::now();
         for _ in 0..rounds {
             out.clear();
-            let mut enc = Encoder::new(Format::Gzip, CompressionLevel::Default, &pool);
+            let mut enc = Encoder::new(ContentCoding::Gzip, CompressionLevel::Default, &pool);
             enc.encode(&body, &mut out).unwrap();
             enc.finish(&mut out).unwrap();
         }

@@ -14,7 +14,8 @@
 use std::time::Instant;
 
 use bytes::BytesMut;
-use tower_gzip::codec::{Encoder, Format};
+use tower_gzip::ContentCoding;
+use tower_gzip::codec::Encoder;
 use tower_gzip::{CodecPool, CompressionLevel};
 
 const SLICE: usize = 64 * 1024;
@@ -108,7 +109,7 @@ fn rss_kb(field: &str) -> u64 {
         .unwrap_or(0)
 }
 
-fn run(format: Format, policy: &str, streams: usize, body: &[u8]) {
+fn run(format: ContentCoding, policy: &str, streams: usize, body: &[u8]) {
     let pool = CodecPool::new();
     let before = rss_kb("VmRSS:");
     let started = Instant::now();
@@ -153,8 +154,8 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let format = args
         .first()
-        .and_then(|s| Format::from_token(s))
-        .unwrap_or(Format::Gzip);
+        .and_then(|s| ContentCoding::from_token(s))
+        .unwrap_or(ContentCoding::Gzip);
     let policy = args.get(1).map_or("keep", String::as_str);
     let streams: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(64);
     let size: usize = args

@@ -3,10 +3,11 @@
 //! to the same value; and the readability gate and `select` over arbitrary fetch metadata.
 #![no_main]
 
+use tower_gzip::ContentCoding;
 use http::{HeaderMap, HeaderValue};
 use libfuzzer_sys::fuzz_target;
 use tower_gzip::dictionary::{
-    Dictionary, DictCoding, DictionaryStore, UseAsDictionary, gate, parse_available_dictionary,
+    Dictionary, DictionaryStore, UseAsDictionary, gate, parse_available_dictionary,
     select,
 };
 
@@ -42,6 +43,6 @@ fuzz_target!(|data: &[u8]| {
     request.insert("accept-encoding", HeaderValue::from_static("dcz, dcb"));
     request.insert("available-dictionary", dictionary.available_dictionary());
     let allowed = gate(&request, &response).is_allowed();
-    let chosen = select(&request, &response, &store, &[DictCoding::Dcz, DictCoding::Dcb]);
+    let chosen = select(&request, &response, &store, &[ContentCoding::Dcz, ContentCoding::Dcb]);
     assert_eq!(chosen.is_some(), allowed, "a known, offered dictionary: the gate decides");
 });

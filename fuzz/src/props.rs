@@ -20,7 +20,8 @@ use http::{HeaderValue, Request, Response, StatusCode};
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::{BodyExt, Full};
 use tower::{Layer, ServiceExt, service_fn};
-use tower_gzip::codec::{Decoder, Format, OneShot};
+use tower_gzip::ContentCoding;
+use tower_gzip::codec::{Decoder, OneShot};
 use tower_gzip::compression::CompressionLayer;
 use tower_gzip::decompression::{
     DecompressionLayer, MAX_CODINGS, RatioLimit, RequestDecompressionLayer,
@@ -90,7 +91,7 @@ fn level(code: u8) -> CompressionLevel {
 /// spends ~80 ms on each flush, so a stream that pauses after every small frame runs for
 /// tens of seconds whatever the layer does; the README's level table sends those
 /// qualities to static assets. Every other coding draws every level, `Best` included.
-fn stream_level(format: Format, code: u8) -> CompressionLevel {
+fn stream_level(format: ContentCoding, code: u8) -> CompressionLevel {
     match level(code) {
         CompressionLevel::Best if format.as_str() == "br" => CompressionLevel::Precise(9),
         other => other,
@@ -98,19 +99,19 @@ fn stream_level(format: Format, code: u8) -> CompressionLevel {
 }
 
 /// The coding of a case: `flate` picks gzip (0) or deflate (1); `other` (two bits) moves on
-/// to the other codings compiled in (zstd, br, in `Format::ALL` order), falling back to
+/// to the other codings compiled in (zstd, br, in `ContentCoding::PLAIN` order), falling back to
 /// gzip/deflate where there are fewer. So gzip and deflate keep half the cases whatever the
 /// features, and no case assumes a coding is absent.
-fn pick_format(flate: u8, other: u8) -> Format {
+fn pick_format(flate: u8, other: u8) -> ContentCoding {
     let flate = if flate & 1 == 0 {
-        Format::Gzip
+        ContentCoding::Gzip
     } else {
-        Format::Deflate
+        ContentCoding::Deflate
     };
-    let mut others = Format::ALL
+    let mut others = ContentCoding::PLAIN
         .iter()
         .copied()
-        .filter(|f| !matches!(f, Format::Gzip | Format::Deflate));
+        .filter(|f| !matches!(f, ContentCoding::Gzip | ContentCoding::Deflate));
     match usize::from(other & 3) {
         0 => flate,
         n => others.nth(n - 1).unwrap_or(flate),
@@ -118,8 +119,8 @@ fn pick_format(flate: u8, other: u8) -> Format {
 }
 
 /// Whether `format` takes several members or frames back to back (gzip members, zstd frames).
-fn concatenates(format: Format) -> bool {
-    format == Format::Gzip || format.as_str() == "zstd"
+fn concatenates(format: ContentCoding) -> bool {
+    format == ContentCoding::Gzip || format.as_str() == "zstd"
 }
 
 /// Split lengths, cycled from `seeds`: mostly small, sometimes large.
@@ -177,7 +178,7 @@ pub fn check_accept_encoding(value: &[u8]) -> bool {
             None => assert_eq!(&body[..], NEGOTIATE_BODY, "identity for {value:?}"),
             Some(coding) => {
                 // Exactly a coding's own token (never `x-gzip`, never another case).
-                let format = Format::ALL
+                let format = ContentCoding::PLAIN
                     .iter()
                     .copied()
                     .find(|f| coding.as_bytes() == f.as_str().as_bytes())
@@ -215,7 +216,7 @@ pub fn check_content_encoding(value: &[u8], body: &[u8]) -> bool {
             // Every coding compiled in is decoded by default (zstd and br with their
             // features), and `x-gzip` is gzip.
             let known = |t: &&str| {
-                Format::ALL
+                ContentCoding::PLAIN
                     .iter()
                     .map(|f| f.as_str())
                     .chain(["x-gzip"])
@@ -267,26 +268,26 @@ pub fn check_content_encoding(value: &[u8], body: &[u8]) -> bool {
 /// of our encoder). `variant` picks zlib or raw deflate for `Deflate`, and one or two members
 /// for gzip (two frames for zstd). zstd and br have no independent encoder among the
 /// dependencies, so this crate's one-shot encoder writes them.
-pub fn reference_encode(format: Format, variant: u8, plain: &[u8]) -> Vec<u8> {
+pub fn reference_encode(format: ContentCoding, variant: u8, plain: &[u8]) -> Vec<u8> {
     let level = flate2::Compression::new(u32::from(variant / 4 % 10));
     match (format, variant % 2) {
-        (Format::Gzip, 0) => {
+        (ContentCoding::Gzip, 0) => {
             let mut e = flate2::write::GzEncoder::new(Vec::new(), level);
             e.write_all(plain).unwrap();
             e.finish().unwrap()
         }
-        (Format::Gzip, _) => {
+        (ContentCoding::Gzip, _) => {
             let (a, b) = plain.split_at(plain.len() / 2);
-            let mut wire = reference_encode(Format::Gzip, variant & !1, a);
-            wire.extend(reference_encode(Format::Gzip, variant & !1, b));
+            let mut wire = reference_encode(ContentCoding::Gzip, variant & !1, a);
+            wire.extend(reference_encode(ContentCoding::Gzip, variant & !1, b));
             wire
         }
-        (Format::Deflate, 0) => {
+        (ContentCoding::Deflate, 0) => {
             let mut e = flate2::write::ZlibEncoder::new(Vec::new(), level);
             e.write_all(plain).unwrap();
             e.finish().unwrap()
         }
-        (Format::Deflate, _) => {
+        (ContentCoding::Deflate, _) => {
             let mut e = flate2::write::DeflateEncoder::new(Vec::new(), level);
             e.write_all(plain).unwrap();
             e.finish().unwrap()
@@ -311,7 +312,7 @@ pub fn reference_encode(format: Format, variant: u8, plain: &[u8]) -> Vec<u8> {
 }
 
 /// Decodes a whole stream in one go with our decoder (`max_out` per call).
-pub fn decode_all(format: Format, wire: &[u8], max_out: usize) -> Result<Vec<u8>, BoxError> {
+pub fn decode_all(format: ContentCoding, wire: &[u8], max_out: usize) -> Result<Vec<u8>, BoxError> {
     let pool = CodecPool::builder().max_idle(1).build();
     let mut decoder = Decoder::new(format, &pool);
     let mut out = BytesMut::new();
@@ -724,7 +725,12 @@ async fn read_request_body(
 
 /// Sends `wire` with `Content-Encoding: format` through `service`; returns the status and
 /// the decoded bytes the handler saw.
-fn send_request<S>(service: &S, format: Format, wire: &[u8], seeds: &[u8]) -> (StatusCode, Vec<u8>)
+fn send_request<S>(
+    service: &S,
+    format: ContentCoding,
+    wire: &[u8],
+    seeds: &[u8],
+) -> (StatusCode, Vec<u8>)
 where
     S: tower::Service<
             Request<ChunksBody>,

@@ -5,7 +5,7 @@ use tower_layer::Layer;
 use super::RequestCompression;
 use crate::CodecPool;
 use crate::builders::builder_methods;
-use crate::codec::{CompressionLevel, Format};
+use crate::codec::{CompressionLevel, ContentCoding};
 use crate::negotiate::Offered;
 use crate::predicate::{DefaultPredicate, Predicate};
 
@@ -26,8 +26,8 @@ impl Default for Settings {
     fn default() -> Self {
         // gzip alone by default: every server that decodes request bodies takes it.
         let mut offered = Offered::default();
-        for format in Format::ALL {
-            offered.set(*format, *format == Format::Gzip);
+        for format in ContentCoding::PLAIN {
+            offered.set(*format, *format == ContentCoding::Gzip);
         }
         Settings {
             offered,
@@ -40,7 +40,7 @@ impl Default for Settings {
 
 impl Settings {
     /// The coding requests are sent with: the most preferred enabled one.
-    pub(crate) fn coding(&self) -> Option<Format> {
+    pub(crate) fn coding(&self) -> Option<ContentCoding> {
         self.offered.in_order().next()
     }
 }

@@ -9,7 +9,7 @@ use tower_service::Service;
 use super::RequestCompressionLayer;
 use super::layer::Settings;
 use crate::builders::builder_methods;
-use crate::codec::{Encoder, Format};
+use crate::codec::{ContentCoding, Encoder};
 use crate::compression::CompressionBody;
 use crate::headers::body_size;
 use crate::predicate::{DefaultPredicate, Predicate};
@@ -100,7 +100,7 @@ where
 
 impl<S, P: Predicate> RequestCompression<S, P> {
     /// The coding to send `req` with, or `None` to send it as it is.
-    fn choose<B: Body>(&self, req: &Request<B>) -> Option<Format> {
+    fn choose<B: Body>(&self, req: &Request<B>) -> Option<ContentCoding> {
         let headers = req.headers();
         if headers.contains_key(CONTENT_ENCODING)
             || headers.contains_key(CONTENT_RANGE)

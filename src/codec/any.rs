@@ -9,15 +9,15 @@ use super::br;
 use super::flate::{self, FlateDecoder, FlateEncoder, Framing};
 #[cfg(feature = "zstd")]
 use super::zstd;
-use super::{CompressionLevel, Decode, DecodeError, Encode, EncodeError, Format, SliceEnd};
-#[cfg(feature = "br")]
+use super::{CompressionLevel, ContentCoding, Decode, DecodeError, Encode, EncodeError, SliceEnd};
+use crate::dictionary::Dictionary;
+#[cfg(feature = "dcb")]
 use crate::dictionary::{DcbDecoder, DcbEncoder};
-#[cfg(feature = "zstd")]
+#[cfg(feature = "dcz")]
 use crate::dictionary::{DczDecoder, DczEncoder};
-use crate::dictionary::{DictCoding, Dictionary};
 use crate::pool::CodecPool;
 
-/// A streaming encoder for any [`Format`], over pooled codec state.
+/// A streaming encoder for any [`ContentCoding`], over pooled codec state.
 ///
 /// Feed input with [`encode`](Encoder::encode), make everything so far decodable with
 /// [`flush`](Encoder::flush), and end the stream with [`finish`](Encoder::finish). Output is
@@ -25,7 +25,7 @@ use crate::pool::CodecPool;
 /// warm pool allocates little or nothing. Dropping it returns its state to the pool, reset.
 #[derive(Debug)]
 pub struct Encoder {
-    format: Format,
+    coding: ContentCoding,
     codec: AnyEncoder,
 }
 
@@ -36,9 +36,9 @@ trait Side {
     type Zstd;
     #[cfg(feature = "br")]
     type Br;
-    #[cfg(feature = "zstd")]
+    #[cfg(feature = "dcz")]
     type Dcz;
-    #[cfg(feature = "br")]
+    #[cfg(feature = "dcb")]
     type Dcb;
 }
 
@@ -51,9 +51,9 @@ impl Side for Encoding {
     type Zstd = zstd::ZstdEncoder;
     #[cfg(feature = "br")]
     type Br = br::BrEncoder;
-    #[cfg(feature = "zstd")]
+    #[cfg(feature = "dcz")]
     type Dcz = DczEncoder;
-    #[cfg(feature = "br")]
+    #[cfg(feature = "dcb")]
     type Dcb = DcbEncoder;
 }
 
@@ -66,9 +66,9 @@ impl Side for Decoding {
     type Zstd = zstd::ZstdDecoder;
     #[cfg(feature = "br")]
     type Br = br::BrDecoder;
-    #[cfg(feature = "zstd")]
+    #[cfg(feature = "dcz")]
     type Dcz = DczDecoder;
-    #[cfg(feature = "br")]
+    #[cfg(feature = "dcb")]
     type Dcb = DcbDecoder;
 }
 
@@ -83,9 +83,9 @@ enum AnyCodec<S: Side> {
     Zstd(S::Zstd),
     #[cfg(feature = "br")]
     Br(S::Br),
-    #[cfg(feature = "zstd")]
+    #[cfg(feature = "dcz")]
     Dcz(S::Dcz),
-    #[cfg(feature = "br")]
+    #[cfg(feature = "dcb")]
     Dcb(S::Dcb),
 }
 
@@ -101,84 +101,67 @@ macro_rules! dispatch {
             AnyCodec::Zstd($name) => $call,
             #[cfg(feature = "br")]
             AnyCodec::Br($name) => $call,
-            #[cfg(feature = "zstd")]
+            #[cfg(feature = "dcz")]
             AnyCodec::Dcz($name) => $call,
-            #[cfg(feature = "br")]
+            #[cfg(feature = "dcb")]
             AnyCodec::Dcb($name) => $call,
         }
     };
 }
 
 impl Encoder {
-    /// An encoder for `format` at `level`, with its state from `pool`.
-    pub fn new(format: Format, level: CompressionLevel, pool: &CodecPool) -> Self {
-        let level = level.resolve(format);
-        let codec = match format {
-            Format::Gzip => AnyEncoder::Flate(FlateEncoder::new(Framing::Gzip, level, pool)),
-            Format::Deflate => AnyEncoder::Flate(FlateEncoder::new(Framing::Zlib, level, pool)),
+    /// An encoder for `coding` at `level`, with its state from `pool`.
+    ///
+    /// # Panics
+    ///
+    /// For a dictionary coding (`dcz`, `dcb`), which needs its dictionary: use
+    /// [`with_dictionary`](Encoder::with_dictionary).
+    pub fn new(coding: ContentCoding, level: CompressionLevel, pool: &CodecPool) -> Self {
+        let level = level.resolve(coding);
+        let codec = match coding {
+            ContentCoding::Gzip => AnyEncoder::Flate(FlateEncoder::new(Framing::Gzip, level, pool)),
+            ContentCoding::Deflate => {
+                AnyEncoder::Flate(FlateEncoder::new(Framing::Zlib, level, pool))
+            }
             #[cfg(feature = "zstd")]
-            Format::Zstd => AnyEncoder::Zstd(zstd::ZstdEncoder::new(level, pool)),
+            ContentCoding::Zstd => AnyEncoder::Zstd(zstd::ZstdEncoder::new(level, pool)),
             #[cfg(feature = "br")]
-            Format::Br => AnyEncoder::Br(br::BrEncoder::new(level, pool)),
+            ContentCoding::Br => AnyEncoder::Br(br::BrEncoder::new(level, pool)),
+            #[allow(unreachable_patterns)]
+            dictionary => panic!(
+                "{} needs a dictionary: Encoder::with_dictionary",
+                dictionary.as_str()
+            ),
         };
-        Encoder { format, codec }
+        Encoder { coding, codec }
     }
 
-    /// An encoder for a dictionary-compressed coding (RFC 9842): `dcz` (zstd, the dictionary
-    /// as raw content) or `dcb` (brotli, the dictionary as a prefix), header included. Its
-    /// [`format`](Encoder::format) is the coding underneath (zstd or br); the token for
-    /// `Content-Encoding` is [`content_coding`](Encoder::content_coding). Fails for a coding
-    /// whose cargo feature is off, or when libzstd cannot digest the dictionary.
+    /// An encoder for a dictionary coding (RFC 9842), header included: `dcz` (zstd, the
+    /// dictionary as raw content) or `dcb` (brotli, the dictionary as a prefix). Fails for a
+    /// coding that takes no dictionary, or when libzstd cannot digest the dictionary.
     #[cfg_attr(
-        not(all(feature = "zstd", feature = "br")),
+        not(any(feature = "dcz", feature = "dcb")),
         allow(unused_variables, unreachable_code)
     )]
     pub fn with_dictionary(
-        coding: DictCoding,
+        coding: ContentCoding,
         dictionary: &Dictionary,
         level: CompressionLevel,
         pool: &CodecPool,
     ) -> Result<Self, EncodeError> {
-        match coding {
-            #[cfg(feature = "zstd")]
-            DictCoding::Dcz => Ok(Encoder {
-                format: Format::Zstd,
-                codec: AnyEncoder::Dcz(DczEncoder::new(dictionary, level, pool)?),
-            }),
-            #[cfg(feature = "br")]
-            DictCoding::Dcb => Ok(Encoder {
-                format: Format::Br,
-                codec: AnyEncoder::Dcb(DcbEncoder::new(dictionary, level, pool)),
-            }),
-            #[allow(unreachable_patterns)]
-            _ => Err(EncodeError::new(format!(
-                "{} is not compiled in (cargo features zstd and br)",
-                coding.as_str()
-            ))),
-        }
-    }
-
-    /// The coding as the compression counters know it.
-    pub(crate) fn stats_coding(&self) -> crate::compression::stats::Coding {
-        use crate::compression::stats::Coding;
-        match &self.codec {
-            #[cfg(feature = "zstd")]
-            AnyEncoder::Dcz(_) => Coding::Dictionary(DictCoding::Dcz),
-            #[cfg(feature = "br")]
-            AnyEncoder::Dcb(_) => Coding::Dictionary(DictCoding::Dcb),
-            _ => Coding::Plain(self.format),
-        }
-    }
-
-    /// The `Content-Encoding` token this encoder writes: its format's, or `dcz` / `dcb`.
-    pub fn content_coding(&self) -> &'static str {
-        match &self.codec {
-            #[cfg(feature = "zstd")]
-            AnyEncoder::Dcz(_) => DictCoding::Dcz.as_str(),
-            #[cfg(feature = "br")]
-            AnyEncoder::Dcb(_) => DictCoding::Dcb.as_str(),
-            _ => self.format.as_str(),
-        }
+        let codec = match coding {
+            #[cfg(feature = "dcz")]
+            ContentCoding::Dcz => AnyEncoder::Dcz(DczEncoder::new(dictionary, level, pool)?),
+            #[cfg(feature = "dcb")]
+            ContentCoding::Dcb => AnyEncoder::Dcb(DcbEncoder::new(dictionary, level, pool)),
+            plain => {
+                return Err(EncodeError::new(format!(
+                    "{} takes no dictionary",
+                    plain.as_str()
+                )));
+            }
+        };
+        Ok(Encoder { coding, codec })
     }
 
     /// Pads the gzip header with a comment field of `len` bytes (at most 65,535), a BREACH
@@ -205,9 +188,10 @@ impl Encoder {
         self
     }
 
-    /// The coding this encoder writes.
-    pub fn format(&self) -> Format {
-        self.format
+    /// The coding this encoder writes (its `Content-Encoding` token is
+    /// [`as_str`](ContentCoding::as_str)).
+    pub fn coding(&self) -> ContentCoding {
+        self.coding
     }
 
     /// Whether [`finish`](Encoder::finish) has completed the stream.
@@ -267,9 +251,9 @@ impl Encoder {
             AnyEncoder::Zstd(_) => {}
             #[cfg(feature = "br")]
             AnyEncoder::Br(br) => br.streaming(),
-            #[cfg(feature = "zstd")]
+            #[cfg(feature = "dcz")]
             AnyEncoder::Dcz(_) => {}
-            #[cfg(feature = "br")]
+            #[cfg(feature = "dcb")]
             AnyEncoder::Dcb(_) => {}
         }
         self
@@ -303,7 +287,7 @@ impl Encoder {
     }
 }
 
-/// A streaming decoder for any [`Format`], over pooled codec state.
+/// A streaming decoder for any [`ContentCoding`], over pooled codec state.
 ///
 /// Input may be split at any byte. Each call to [`decode`](Decoder::decode) produces at most
 /// the number of bytes the caller allows, so a size limit stops a decompression bomb before
@@ -317,65 +301,69 @@ impl Encoder {
 /// [`finish`](Decoder::finish) at the end of input to learn whether the stream was complete.
 #[derive(Debug)]
 pub struct Decoder {
-    format: Format,
+    coding: ContentCoding,
     codec: AnyDecoder,
 }
 
 impl Decoder {
-    /// A decoder for `format`, with its state from `pool`.
-    pub fn new(format: Format, pool: &CodecPool) -> Self {
-        let codec = match format {
-            Format::Gzip => AnyDecoder::Flate(FlateDecoder::new(Framing::Gzip, pool)),
-            Format::Deflate => AnyDecoder::Flate(FlateDecoder::new(Framing::Zlib, pool)),
+    /// A decoder for `coding`, with its state from `pool`.
+    ///
+    /// # Panics
+    ///
+    /// For a dictionary coding (`dcz`, `dcb`), which needs its dictionary: use
+    /// [`with_dictionary`](Decoder::with_dictionary).
+    pub fn new(coding: ContentCoding, pool: &CodecPool) -> Self {
+        let codec = match coding {
+            ContentCoding::Gzip => AnyDecoder::Flate(FlateDecoder::new(Framing::Gzip, pool)),
+            ContentCoding::Deflate => AnyDecoder::Flate(FlateDecoder::new(Framing::Zlib, pool)),
             #[cfg(feature = "zstd")]
-            Format::Zstd => AnyDecoder::Zstd(zstd::ZstdDecoder::new(pool)),
+            ContentCoding::Zstd => AnyDecoder::Zstd(zstd::ZstdDecoder::new(pool)),
             #[cfg(feature = "br")]
-            Format::Br => AnyDecoder::Br(br::BrDecoder::new(pool)),
+            ContentCoding::Br => AnyDecoder::Br(br::BrDecoder::new(pool)),
+            #[allow(unreachable_patterns)]
+            dictionary => panic!(
+                "{} needs a dictionary: Decoder::with_dictionary",
+                dictionary.as_str()
+            ),
         };
-        Decoder { format, codec }
+        Decoder { coding, codec }
     }
 
-    /// A decoder for a dictionary-compressed coding (RFC 9842): `dcz` with a pooled zstd
-    /// context and the dictionary's prepared `DDict` (made once per dictionary), windows up
-    /// to max(8 MiB, 1.25 x the dictionary); `dcb` with the dictionary as brotli's prefix,
-    /// windows up to 16 MiB. The body's header must name `dictionary` by its SHA-256, else
-    /// decoding fails with
-    /// [`DictionaryMismatch`](super::DecodeErrorKind::DictionaryMismatch). Its
-    /// [`format`](Decoder::format) is the coding underneath (zstd or br). Fails for a
-    /// coding whose cargo feature is off, or when libzstd cannot digest the dictionary.
+    /// A decoder for a dictionary coding (RFC 9842): `dcz` with a pooled zstd context and the
+    /// dictionary's prepared `DDict` (made once per dictionary), windows up to max(8 MiB,
+    /// 1.25 x the dictionary); `dcb` with the dictionary as brotli's prefix, windows up to
+    /// 16 MiB. The body's header must name `dictionary` by its SHA-256, else decoding fails
+    /// with [`DictionaryMismatch`](super::DecodeErrorKind::DictionaryMismatch). Fails for a
+    /// coding that takes no dictionary, or when libzstd cannot digest the dictionary.
     #[cfg_attr(
-        not(all(feature = "zstd", feature = "br")),
+        not(any(feature = "dcz", feature = "dcb")),
         allow(unused_variables, unreachable_code)
     )]
     pub fn with_dictionary(
-        coding: DictCoding,
+        coding: ContentCoding,
         dictionary: &Dictionary,
         pool: &CodecPool,
     ) -> Result<Self, DecodeError> {
-        match coding {
-            #[cfg(feature = "zstd")]
-            DictCoding::Dcz => Ok(Decoder {
-                format: Format::Zstd,
-                codec: AnyDecoder::Dcz(
-                    DczDecoder::new(dictionary, pool).map_err(|e| e.to_decode_error())?,
-                ),
-            }),
-            #[cfg(feature = "br")]
-            DictCoding::Dcb => Ok(Decoder {
-                format: Format::Br,
-                codec: AnyDecoder::Dcb(DcbDecoder::new(dictionary)),
-            }),
-            #[allow(unreachable_patterns)]
-            _ => Err(DecodeError::new(
-                super::DecodeErrorKind::CorruptHeader,
-                "this dictionary coding is not compiled in (cargo features zstd and br)",
-            )),
-        }
+        let codec = match coding {
+            #[cfg(feature = "dcz")]
+            ContentCoding::Dcz => {
+                AnyDecoder::Dcz(DczDecoder::new(dictionary, pool).map_err(DecodeError::from)?)
+            }
+            #[cfg(feature = "dcb")]
+            ContentCoding::Dcb => AnyDecoder::Dcb(DcbDecoder::new(dictionary)),
+            _ => {
+                return Err(DecodeError::new(
+                    super::DecodeErrorKind::CorruptHeader,
+                    "this coding takes no dictionary",
+                ));
+            }
+        };
+        Ok(Decoder { coding, codec })
     }
 
     /// The coding this decoder reads.
-    pub fn format(&self) -> Format {
-        self.format
+    pub fn coding(&self) -> ContentCoding {
+        self.coding
     }
 
     /// Compressed bytes consumed so far, headers and trailers included.
@@ -441,12 +429,13 @@ impl Decoder {
 ///
 /// ```
 /// use bytes::BytesMut;
-/// use tower_gzip::codec::{Format, OneShot};
+/// use tower_gzip::ContentCoding;
+/// use tower_gzip::codec::OneShot;
 /// use tower_gzip::{CodecPool, CompressionLevel};
 ///
 /// let pool = CodecPool::new();
 /// let mut out = BytesMut::new();
-/// OneShot::new(Format::Gzip)
+/// OneShot::new(ContentCoding::Gzip)
 ///     .level(CompressionLevel::Best)
 ///     .pool(&pool)
 ///     .encode(b"hello hello hello hello", &mut out)
@@ -455,17 +444,19 @@ impl Decoder {
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct OneShot<'a> {
-    format: Format,
+    coding: ContentCoding,
+    dictionary: Option<&'a Dictionary>,
     level: CompressionLevel,
     pool: &'a CodecPool,
     header_padding: usize,
 }
 
 impl<'a> OneShot<'a> {
-    /// `format` at the default level, with the global pool and no padding.
-    pub fn new(format: Format) -> Self {
+    /// `coding` at the default level, with the global pool and no padding.
+    pub fn new(coding: ContentCoding) -> Self {
         OneShot {
-            format,
+            coding,
+            dictionary: None,
             level: CompressionLevel::Default,
             pool: CodecPool::global(),
             header_padding: 0,
@@ -484,6 +475,12 @@ impl<'a> OneShot<'a> {
         self
     }
 
+    /// The dictionary `dcz` and `dcb` compress against (the other codings ignore it).
+    pub fn dictionary(mut self, dictionary: &'a Dictionary) -> Self {
+        self.dictionary = Some(dictionary);
+        self
+    }
+
     /// gzip only: pads the header with a comment of `len` bytes (see
     /// [`Encoder::with_header_padding`]).
     pub fn header_padding(mut self, len: usize) -> Self {
@@ -496,39 +493,51 @@ impl<'a> OneShot<'a> {
     /// The work is proportional to `input.len()`: callers on an async executor should keep
     /// inputs to a few tens of KiB, as the response layer does (64 KiB).
     pub fn encode(&self, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
-        let level = self.level.resolve(self.format);
-        match self.format {
-            Format::Gzip => flate::encode_all(
-                Framing::Gzip,
-                level,
-                input,
-                self.pool,
-                self.header_padding,
-                out,
-            ),
-            Format::Deflate => flate::encode_all(Framing::Zlib, level, input, self.pool, 0, out),
+        let level = self.level.resolve(self.coding);
+        match (self.coding, self.dictionary) {
+            (ContentCoding::Gzip, _) => {
+                let padding = self.header_padding;
+                flate::encode_all(Framing::Gzip, level, input, self.pool, padding, out)
+            }
+            (ContentCoding::Deflate, _) => {
+                flate::encode_all(Framing::Zlib, level, input, self.pool, 0, out)
+            }
             #[cfg(feature = "zstd")]
-            Format::Zstd => zstd::encode_all(level, input, self.pool, out),
+            (ContentCoding::Zstd, _) => zstd::encode_all(level, input, self.pool, out),
             #[cfg(feature = "br")]
-            Format::Br => br::encode_all(level, input, self.pool, out),
+            (ContentCoding::Br, _) => br::encode_all(level, input, self.pool, out),
+            #[cfg(feature = "dcz")]
+            (ContentCoding::Dcz, Some(dictionary)) => {
+                crate::dictionary::encode_dcz(dictionary, self.level, input, self.pool, out)
+            }
+            #[cfg(feature = "dcb")]
+            (ContentCoding::Dcb, Some(dictionary)) => {
+                crate::dictionary::encode_dcb(dictionary, self.level, input, self.pool, out)
+            }
+            #[allow(unreachable_patterns)]
+            (coding, _) => Err(EncodeError::new(format!(
+                "{} needs a dictionary: OneShot::dictionary",
+                coding.as_str()
+            ))),
         }
     }
 }
 
-/// Compresses all of `input` as one complete `format` stream at `level`, appended to `out`,
+/// Compresses all of `input` as one complete `coding` stream at `level`, appended to `out`,
 /// with state from the global pool. [`OneShot`] takes a pool and gzip header padding too.
 ///
 /// ```
 /// use bytes::BytesMut;
 /// use tower_gzip::CompressionLevel;
-/// use tower_gzip::codec::{Format, encode_all};
+/// use tower_gzip::ContentCoding;
+/// use tower_gzip::codec::encode_all;
 ///
 /// let mut out = BytesMut::new();
-/// encode_all(Format::Gzip, CompressionLevel::Default, b"hello hello hello", &mut out).unwrap();
+/// encode_all(ContentCoding::Gzip, CompressionLevel::Default, b"hello hello hello", &mut out).unwrap();
 /// assert_eq!(&out[..2], &[0x1f, 0x8b]);
 /// ```
 pub fn encode_all(
-    format: Format,
+    format: ContentCoding,
     level: CompressionLevel,
     input: &[u8],
     out: &mut BytesMut,

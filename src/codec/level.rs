@@ -1,4 +1,4 @@
-use super::Format;
+use super::ContentCoding;
 
 /// The compression level, with tower-http's names and per-coding meaning.
 ///
@@ -31,23 +31,17 @@ pub enum CompressionLevel {
 impl CompressionLevel {
     /// The deflate level, 0 through 9.
     pub fn as_u32(self) -> u32 {
-        u32::from(self.resolve(Format::Gzip).get())
+        u32::from(self.resolve(ContentCoding::Gzip).get())
     }
 
     /// This level for `format`, clamped to the coding's range.
-    pub(crate) fn resolve(self, format: Format) -> Level {
-        let (fastest, default, best, min, max) = match format {
-            Format::Gzip | Format::Deflate => (1, 6, 9, 0, 9),
-            #[cfg(feature = "zstd")]
-            Format::Zstd => (1, 3, 21, 1, 22),
-            #[cfg(feature = "br")]
-            Format::Br => (0, 4, 11, 0, 11),
-        };
+    pub(crate) fn resolve(self, format: ContentCoding) -> Level {
+        let levels = format.levels();
         let level = match self {
-            CompressionLevel::Fastest => fastest,
-            CompressionLevel::Default => default,
-            CompressionLevel::Best => best,
-            CompressionLevel::Precise(n) => n.clamp(min, max),
+            CompressionLevel::Fastest => levels.fastest,
+            CompressionLevel::Default => levels.default,
+            CompressionLevel::Best => levels.best,
+            CompressionLevel::Precise(n) => n.clamp(levels.min, levels.max),
         };
         Level(level as u8)
     }
@@ -80,7 +74,7 @@ mod tests {
 
     #[test]
     fn levels_are_clamped_per_coding() {
-        for format in Format::ALL {
+        for format in ContentCoding::PLAIN {
             for n in [-5, 0, 1, 6, 9, 11, 22, 99] {
                 let level = CompressionLevel::Precise(n).resolve(*format);
                 assert!(level.index() < Level::COUNT, "{format:?} {n}");

@@ -2,7 +2,7 @@
 //! their cargo features zstd (RFC 8878, RFC 9659) and br (RFC 7932).
 //!
 //! Both directions are push style: feed a chunk, get output appended to a caller's
-//! [`BytesMut`]. [`Encoder`] and [`Decoder`] speak every [`Format`]; the heavy state under
+//! [`BytesMut`]. [`Encoder`] and [`Decoder`] speak every [`ContentCoding`]; the heavy state under
 //! them (a deflate window, a zstd context, brotli's tables) comes from a
 //! [`CodecPool`](crate::CodecPool) and goes back to it, reset, when they are dropped.
 //!
@@ -10,18 +10,19 @@
 //!
 //! ```
 //! use bytes::BytesMut;
-//! use tower_gzip::codec::{Decoder, Encoder, Format};
+//! use tower_gzip::ContentCoding;
+//! use tower_gzip::codec::{Decoder, Encoder};
 //! use tower_gzip::{CodecPool, CompressionLevel};
 //!
 //! let pool = CodecPool::global();
-//! let mut encoder = Encoder::new(Format::Gzip, CompressionLevel::Default, pool);
+//! let mut encoder = Encoder::new(ContentCoding::Gzip, CompressionLevel::Default, pool);
 //! let mut wire = BytesMut::new();
 //! encoder.encode(b"hello, ", &mut wire).unwrap();
 //! encoder.flush(&mut wire).unwrap(); // everything so far is now decodable
 //! encoder.encode(b"world", &mut wire).unwrap();
 //! encoder.finish(&mut wire).unwrap();
 //!
-//! let mut decoder = Decoder::new(Format::Gzip, pool);
+//! let mut decoder = Decoder::new(ContentCoding::Gzip, pool);
 //! let mut plain = BytesMut::new();
 //! let mut input = &wire[..];
 //! while !input.is_empty() || decoder.has_pending_output() {
@@ -35,7 +36,7 @@
 //! # Adding a coding
 //!
 //! A coding is one file here implementing the crate-internal `Encode` and `Decode` traits (plus a one-shot
-//! `encode_all`), one variant of [`Format`], one arm in each dispatch of `any.rs`, its
+//! `encode_all`), one variant of [`ContentCoding`], one arm in each dispatch of `any.rs`, its
 //! shelves in [`CodecPool`](crate::CodecPool), and its token in negotiation. The bodies of the
 //! layers are written against the traits and do not change.
 
@@ -53,130 +54,25 @@ mod pause_steps;
 #[cfg(feature = "zstd")]
 pub(crate) mod zstd;
 
+pub(crate) use crate::coding::{CODINGS, CodingSet, ContentCoding};
 pub use any::{Decoder, Encoder, OneShot, encode_all};
 pub use error::{DecodeError, DecodeErrorKind, EncodeError};
 pub use level::CompressionLevel;
 pub(crate) use level::Level;
 
-/// A content coding this crate speaks.
-///
-/// Variants for zstd and br exist with their cargo features (both on by default).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Format {
-    /// `gzip` (and its alias `x-gzip`): RFC 1952 members.
-    Gzip,
-    /// `deflate`: a zlib stream (RFC 1950). The decoder also accepts raw deflate
-    /// (RFC 1951), which many clients send under this name.
-    Deflate,
-    /// `zstd`: Zstandard frames (RFC 8878), with a window of at most 8 MiB (RFC 9659).
-    #[cfg(feature = "zstd")]
-    Zstd,
-    /// `br`: a Brotli stream (RFC 7932).
+/// The coding type's former name.
+#[deprecated(note = "use `tower_gzip::ContentCoding`")]
+pub type Format = ContentCoding;
+
+/// Whether streams of `coding` wait for a turn before they draw an encoder, and keep it
+/// over short pauses (br, whose encoders are the largest and dearest to resume).
+pub(crate) fn takes_turns(coding: ContentCoding) -> bool {
     #[cfg(feature = "br")]
-    Br,
-}
-
-impl Format {
-    /// Every coding compiled in, in tower-http's order of preference when q-values tie:
-    /// zstd, br, gzip, deflate.
-    pub const ALL: &'static [Format] = &[
-        #[cfg(feature = "zstd")]
-        Format::Zstd,
-        #[cfg(feature = "br")]
-        Format::Br,
-        Format::Gzip,
-        Format::Deflate,
-    ];
-
-    /// The token used in `Content-Encoding`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Format::Gzip => "gzip",
-            Format::Deflate => "deflate",
-            #[cfg(feature = "zstd")]
-            Format::Zstd => "zstd",
-            #[cfg(feature = "br")]
-            Format::Br => "br",
-        }
+    if coding == ContentCoding::Br {
+        return true;
     }
-
-    /// The coding named by a `Content-Encoding` token (case-insensitive, surrounding
-    /// whitespace ignored; `x-gzip` is gzip).
-    pub fn from_token(token: &str) -> Option<Format> {
-        Self::from_token_bytes(token.as_bytes())
-    }
-
-    pub(crate) fn from_token_bytes(token: &[u8]) -> Option<Format> {
-        let token = token.trim_ascii();
-        Format::ALL
-            .iter()
-            .copied()
-            .find(|format| token.eq_ignore_ascii_case(format.as_str().as_bytes()))
-            .or_else(|| {
-                token
-                    .eq_ignore_ascii_case(b"x-gzip")
-                    .then_some(Format::Gzip)
-            })
-    }
-
-    /// A small index, distinct per coding, for per-coding tables.
-    pub(crate) fn index(self) -> usize {
-        match self {
-            Format::Gzip => 0,
-            Format::Deflate => 1,
-            #[cfg(feature = "zstd")]
-            Format::Zstd => 2,
-            #[cfg(feature = "br")]
-            Format::Br => 3,
-        }
-    }
-}
-
-/// The number of [`Format::index`] values.
-pub(crate) const FORMATS: usize = 4;
-
-/// A set of codings: which a layer offers, sends or decodes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct FormatSet(u8);
-
-impl FormatSet {
-    /// No coding.
-    pub(crate) const EMPTY: FormatSet = FormatSet(0);
-
-    /// Every coding compiled in.
-    pub(crate) fn all() -> Self {
-        let mut set = FormatSet::EMPTY;
-        for format in Format::ALL {
-            set.set(*format, true);
-        }
-        set
-    }
-
-    pub(crate) fn contains(self, format: Format) -> bool {
-        self.0 & 1 << format.index() != 0
-    }
-
-    pub(crate) fn set(&mut self, format: Format, on: bool) {
-        if on {
-            self.0 |= 1 << format.index();
-        } else {
-            self.0 &= !(1 << format.index());
-        }
-    }
-
-    /// The codings in the set, in [`Format::ALL`] order.
-    pub(crate) fn iter(self) -> impl Iterator<Item = Format> {
-        Format::ALL
-            .iter()
-            .copied()
-            .filter(move |f| self.contains(*f))
-    }
-
-    /// A number below `1 << FORMATS`, distinct per set, for per-set tables.
-    pub(crate) fn bits(self) -> usize {
-        usize::from(self.0)
-    }
+    let _ = coding;
+    false
 }
 
 /// Bytes consumed from the input and appended to the output by one codec call.

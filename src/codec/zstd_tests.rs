@@ -1,10 +1,10 @@
 //! Unit tests of the zstd codec: contexts reused clean, web-safe windows, frames and errors.
 
 use super::*;
-use crate::codec::{CompressionLevel, Decoder, Encoder, Format};
+use crate::codec::{CompressionLevel, ContentCoding, Decoder, Encoder};
 
 fn level(n: i32) -> Level {
-    CompressionLevel::Precise(n).resolve(Format::Zstd)
+    CompressionLevel::Precise(n).resolve(ContentCoding::Zstd)
 }
 
 fn text(len: usize) -> Vec<u8> {
@@ -15,7 +15,7 @@ fn text(len: usize) -> Vec<u8> {
 
 /// Decodes all of `wire` with a budget of `step` bytes per call, then finishes.
 fn decode(pool: &CodecPool, wire: &[u8], step: usize) -> Result<Vec<u8>, DecodeError> {
-    let mut decoder = Decoder::new(Format::Zstd, pool);
+    let mut decoder = Decoder::new(ContentCoding::Zstd, pool);
     let mut out = BytesMut::new();
     let mut input = wire;
     while !input.is_empty() || decoder.has_pending_output() {
@@ -37,7 +37,7 @@ fn reference(data: &[u8]) -> Vec<u8> {
 fn streaming_round_trip_with_flushes_and_idle_frames() {
     let pool = CodecPool::new();
     let data = text(300_000);
-    let mut encoder = Encoder::new(Format::Zstd, CompressionLevel::Default, &pool);
+    let mut encoder = Encoder::new(ContentCoding::Zstd, CompressionLevel::Default, &pool);
     let mut wire = BytesMut::new();
     for (i, chunk) in data.chunks(7_777).enumerate() {
         encoder.encode(chunk, &mut wire).unwrap();
@@ -45,7 +45,7 @@ fn streaming_round_trip_with_flushes_and_idle_frames() {
             0 => {
                 encoder.flush(&mut wire).unwrap();
                 // Everything so far decodes, though the frame is open.
-                let mut d = Decoder::new(Format::Zstd, &pool);
+                let mut d = Decoder::new(ContentCoding::Zstd, &pool);
                 let mut out = BytesMut::new();
                 d.decode(&wire, &mut out, usize::MAX).unwrap();
                 assert_eq!(&out[..], &data[..out.len()]);
@@ -95,7 +95,7 @@ fn every_level_stays_web_safe() {
     let pool = CodecPool::new();
     let data = text(20_000);
     for n in [1, 3, 19, 20, 22] {
-        let mut encoder = Encoder::new(Format::Zstd, CompressionLevel::Precise(n), &pool);
+        let mut encoder = Encoder::new(ContentCoding::Zstd, CompressionLevel::Precise(n), &pool);
         let mut wire = BytesMut::new();
         encoder.encode(&data, &mut wire).unwrap();
         encoder.finish(&mut wire).unwrap();
@@ -146,7 +146,7 @@ fn concatenated_and_skippable_frames() {
     assert_eq!(decode(&pool, &wire, 1 << 20).unwrap(), b"first second");
     for step in [1, 3] {
         // Input fed a byte at a time, too.
-        let mut decoder = Decoder::new(Format::Zstd, &pool);
+        let mut decoder = Decoder::new(ContentCoding::Zstd, &pool);
         let mut out = BytesMut::new();
         for byte in wire.chunks(1) {
             let mut input = byte;
@@ -170,7 +170,7 @@ fn truncation_corruption_and_trailing_data_are_typed() {
     let pool = CodecPool::new();
     let data = text(5_000);
     let mut wire = BytesMut::new();
-    let mut encoder = Encoder::new(Format::Zstd, CompressionLevel::Default, &pool);
+    let mut encoder = Encoder::new(ContentCoding::Zstd, CompressionLevel::Default, &pool);
     encoder.encode(&data, &mut wire).unwrap();
     encoder.finish(&mut wire).unwrap();
     for cut in 1..wire.len() {
@@ -271,7 +271,7 @@ fn paused_streams_park_their_context() {
             }
             encoder.finish(&mut wire).unwrap();
             drop(encoder);
-            let mut decoder = Decoder::new(Format::Zstd, &pool);
+            let mut decoder = Decoder::new(ContentCoding::Zstd, &pool);
             let mut out = BytesMut::new();
             assert_eq!(
                 decoder.decode(&wire, &mut out, usize::MAX).unwrap(),

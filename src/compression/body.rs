@@ -7,8 +7,9 @@ use http::HeaderMap;
 use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 
-use super::stats::{Coding, CompressionStats};
+use super::stats::CompressionStats;
 use crate::BoxError;
+use crate::ContentCoding;
 use crate::buf::poll_bytes;
 use crate::codec::{Encoder, SliceEnd};
 use crate::ended::Ended;
@@ -82,7 +83,7 @@ impl<B> CompressionBody<B> {
         CompressionBody {
             kind: Kind::Encoding {
                 state: Encoding {
-                    coding: encoder.stats_coding(),
+                    coding: encoder.coding(),
                     phase: Phase::Running(Running {
                         inner,
                         encoder: encoder.for_stream(),
@@ -235,7 +236,7 @@ pub(crate) struct Encoding<B> {
     /// A full slice was just handed over: let other tasks run before the next one.
     yield_first: bool,
     stats: CompressionStats,
-    coding: Coding,
+    coding: ContentCoding,
     bytes_in: u64,
     bytes_out: u64,
 }

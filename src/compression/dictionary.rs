@@ -5,15 +5,9 @@ use http::HeaderMap;
 
 use super::service::Settings;
 use super::stats::DictionaryOutcome;
-use crate::dictionary::{AVAILABLE_DICTIONARY, DictCoding, Dictionary, gate, select};
-
-/// The dictionary codings compiled in, in the default order of preference.
-pub(crate) const COMPILED: &[DictCoding] = &[
-    #[cfg(feature = "zstd")]
-    DictCoding::Dcz,
-    #[cfg(feature = "br")]
-    DictCoding::Dcb,
-];
+use crate::ContentCoding;
+use crate::dictionary::{AVAILABLE_DICTIONARY, Dictionary, gate, select_parsed};
+use crate::negotiate::AcceptEncoding;
 
 /// The request headers the decision reads, copied at the request (the response's
 /// `Access-Control-Allow-Origin` is needed too, so the decision waits for the response).
@@ -21,10 +15,11 @@ pub(crate) const COMPILED: &[DictCoding] = &[
 #[derive(Clone, Debug, Default)]
 pub(crate) struct DictionaryRequest {
     headers: Option<Box<HeaderMap>>,
+    accept: AcceptEncoding,
 }
 
 impl DictionaryRequest {
-    pub(crate) fn capture(headers: &HeaderMap) -> Self {
+    pub(crate) fn capture(headers: &HeaderMap, accept: AcceptEncoding) -> Self {
         if !headers.contains_key(AVAILABLE_DICTIONARY) {
             return DictionaryRequest::default();
         }
@@ -36,13 +31,13 @@ impl DictionaryRequest {
         }
         DictionaryRequest {
             headers: Some(Box::new(copy)),
+            accept,
         }
     }
 }
 
 /// What [`DictionaryRequest::capture`] copies.
-const CAPTURED: [&str; 5] = [
-    "accept-encoding",
+const CAPTURED: [&str; 4] = [
     AVAILABLE_DICTIONARY,
     "sec-fetch-site",
     "sec-fetch-mode",
@@ -56,10 +51,11 @@ pub(crate) fn choose(
     request: &DictionaryRequest,
     response: &HeaderMap,
     settings: &Settings,
-) -> Option<(DictCoding, Dictionary)> {
+) -> Option<(ContentCoding, Dictionary)> {
     let headers = request.headers.as_deref()?;
     let store = settings.dictionaries.as_ref()?;
-    let chosen = select(headers, response, store, &settings.dictionary_codings);
+    let codings = &settings.dictionary_codings;
+    let chosen = select_parsed(&request.accept, headers, response, store, codings);
     if chosen.is_none() {
         let outcome = if store.for_request(headers).is_none() {
             DictionaryOutcome::Unknown

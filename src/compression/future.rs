@@ -15,10 +15,10 @@ use pin_project_lite::pin_project;
 use super::body::{Chunks, CompressionBody, MAX_INPUT_PER_POLL};
 use super::dictionary::{self, DictionaryRequest};
 use super::service::Settings;
-use super::stats::{Coding, DictionaryOutcome};
+use super::stats::DictionaryOutcome;
 use crate::BoxError;
-use crate::codec::{Encoder, Format, OneShot};
-use crate::dictionary::{DictCoding, Dictionary};
+use crate::codec::{ContentCoding, Encoder, OneShot};
+use crate::dictionary::Dictionary;
 use crate::headers::{add_vary, add_vary_token, body_size, has_no_transform};
 use crate::negotiate::{Choice, Negotiated};
 use crate::predicate::Predicate;
@@ -43,7 +43,7 @@ pub(crate) struct Request {
     pub(crate) dictionary: Option<DictionaryRequest>,
     /// When br was negotiated: the coding the client accepts besides it, for streams that
     /// should be able to give their state back.
-    pub(crate) releasable: Option<Format>,
+    pub(crate) releasable: Option<ContentCoding>,
 }
 
 impl<F, P> ResponseFuture<F, P> {
@@ -158,7 +158,10 @@ fn decide<B: Body, P: Predicate>(
         .filter(|_| !small)
         .and_then(|d| dictionary::choose(d, headers, settings));
     if let Some((coding, dictionary)) = chosen {
-        let target = Target::Dictionary(coding, dictionary);
+        let target = Target {
+            coding,
+            dictionary: Some(dictionary),
+        };
         return Action::Encode { target, start };
     }
     let format = match request.choice.negotiated {
@@ -174,7 +177,10 @@ fn decide<B: Body, P: Predicate>(
     if small {
         return Action::VaryOnly;
     }
-    let target = Target::Plain(format);
+    let target = Target {
+        coding: format,
+        dictionary: None,
+    };
     Action::Encode { target, start }
 }
 
@@ -200,27 +206,12 @@ fn prefers_releasable(headers: &HeaderMap, size: Option<u64>, settings: &Setting
     event_stream || busy
 }
 
-/// What a compressed body is encoded with.
+/// What a compressed body is encoded with: a coding, and for `dcz` / `dcb` the dictionary
+/// the client named.
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Target {
-    Plain(Format),
-    Dictionary(DictCoding, Dictionary),
-}
-
-impl Target {
-    fn coding(&self) -> Coding {
-        match self {
-            Target::Plain(format) => Coding::Plain(*format),
-            Target::Dictionary(coding, _) => Coding::Dictionary(*coding),
-        }
-    }
-
-    fn token(&self) -> &'static str {
-        match self {
-            Target::Plain(format) => format.as_str(),
-            Target::Dictionary(coding, _) => coding.as_str(),
-        }
-    }
+struct Target {
+    coding: ContentCoding,
+    dictionary: Option<Dictionary>,
 }
 
 /// Carries out `action`: the one place that writes headers and counts the response.
@@ -253,7 +244,7 @@ fn encode<B: Body<Error: Into<BoxError>>>(
     cx: &mut Context<'_>,
 ) -> Response<CompressionBody<B>> {
     let stats = &settings.stats;
-    let dictionary = matches!(target, Target::Dictionary(..));
+    let dictionary = target.dictionary.is_some();
     let (mut parts, body) = res.into_parts();
     add_varies(settings, &mut parts.headers);
     let mut body = Box::pin(body);
@@ -280,8 +271,8 @@ fn encode<B: Body<Error: Into<BoxError>>>(
     if dictionary {
         stats.record_dictionary(DictionaryOutcome::Hit);
     }
-    stats.record_compressed(target.coding());
-    set_encoded_headers(&mut parts.headers, target.token());
+    stats.record_compressed(target.coding);
+    set_encoded_headers(&mut parts.headers, target.coding.as_str());
     Response::from_parts(parts, body)
 }
 
@@ -356,12 +347,10 @@ fn add_varies(settings: &Settings, headers: &mut HeaderMap) {
 }
 
 fn encoder(settings: &Settings, target: &Target, size: Option<u64>) -> Result<Encoder, BoxError> {
-    let encoder = match target {
-        Target::Plain(format) => Encoder::new(*format, settings.level, &settings.pool)
-            .with_header_padding(padding(settings, *format)),
-        Target::Dictionary(coding, dictionary) => {
-            Encoder::with_dictionary(*coding, dictionary, settings.level, &settings.pool)?
-        }
+    let (coding, level, pool) = (target.coding, settings.level, &settings.pool);
+    let encoder = match &target.dictionary {
+        None => Encoder::new(coding, level, pool).with_header_padding(padding(settings, coding)),
+        Some(dictionary) => Encoder::with_dictionary(coding, dictionary, level, pool)?,
     };
     Ok(match size {
         Some(size) => encoder.with_size_hint(size),
@@ -370,9 +359,9 @@ fn encoder(settings: &Settings, target: &Target, size: Option<u64>) -> Result<En
 }
 
 /// Bytes of BREACH jitter for this response's gzip header (the other codings have no room).
-fn padding(settings: &Settings, format: Format) -> usize {
+fn padding(settings: &Settings, format: ContentCoding) -> usize {
     match (format, settings.jitter) {
-        (Format::Gzip, max) if max > 0 => jitter_len(max),
+        (ContentCoding::Gzip, max) if max > 0 => jitter_len(max),
         _ => 0,
     }
 }
@@ -383,47 +372,18 @@ fn one_shot(settings: &Settings, target: &Target, chunks: Chunks) -> Result<Byte
     let len = chunks.len();
     let input = chunks.concat();
     let mut out = BytesMut::new();
-    match target {
-        Target::Plain(format) => OneShot::new(*format)
-            .level(settings.level)
-            .pool(&settings.pool)
-            .header_padding(padding(settings, *format))
-            .encode(&input, &mut out)?,
-        Target::Dictionary(coding, dictionary) => {
-            encode_with_dictionary(*coding, dictionary, settings, &input, &mut out)?
-        }
+    let mut one_shot = OneShot::new(target.coding)
+        .level(settings.level)
+        .pool(&settings.pool)
+        .header_padding(padding(settings, target.coding));
+    if let Some(dictionary) = &target.dictionary {
+        one_shot = one_shot.dictionary(dictionary);
     }
+    one_shot.encode(&input, &mut out)?;
     settings
         .stats
-        .record_bytes(target.coding(), len as u64, out.len() as u64);
+        .record_bytes(target.coding, len as u64, out.len() as u64);
     Ok(out.freeze())
-}
-
-/// A whole body as `dcz` or `dcb`.
-#[cfg_attr(
-    not(all(feature = "zstd", feature = "br")),
-    allow(unused_variables, unreachable_code)
-)]
-fn encode_with_dictionary(
-    coding: DictCoding,
-    dictionary: &Dictionary,
-    settings: &Settings,
-    input: &[u8],
-    out: &mut BytesMut,
-) -> Result<(), BoxError> {
-    match coding {
-        #[cfg(feature = "zstd")]
-        DictCoding::Dcz => {
-            crate::dictionary::encode_dcz(dictionary, settings.level, input, &settings.pool, out)?
-        }
-        #[cfg(feature = "br")]
-        DictCoding::Dcb => {
-            crate::dictionary::encode_dcb(dictionary, settings.level, input, &settings.pool, out)?
-        }
-        #[allow(unreachable_patterns)]
-        _ => return Err(format!("{} is not compiled in", coding.as_str()).into()),
-    }
-    Ok(())
 }
 
 /// What [`read_ahead`] found.

@@ -54,7 +54,7 @@ impl CompressionLayer {
                 pool: CodecPool::global().clone(),
                 stats: CompressionStats::new(),
                 dictionaries: None,
-                dictionary_codings: super::dictionary::COMPILED.to_vec(),
+                dictionary_codings: crate::ContentCoding::DICTIONARY.to_vec(),
             }),
             predicate: DefaultPredicate::new(),
         }

@@ -12,9 +12,9 @@ use super::layer::CompressionLayer;
 use super::stats::CompressionStats;
 use crate::builders::builder_methods;
 use crate::codec::CompressionLevel;
-use crate::codec::Format;
-use crate::dictionary::{DictCoding, DictionaryStore};
-use crate::negotiate::{Choice, Offered, choose};
+use crate::codec::ContentCoding;
+use crate::dictionary::DictionaryStore;
+use crate::negotiate::{AcceptEncoding, Choice, Negotiated, Offered, choose};
 use crate::pool::CodecPool;
 use crate::predicate::{DefaultPredicate, Predicate};
 
@@ -29,27 +29,29 @@ pub(crate) struct Settings {
     pub(crate) stats: CompressionStats,
     /// Dictionaries for `dcz`/`dcb` responses, when turned on.
     pub(crate) dictionaries: Option<DictionaryStore>,
-    pub(crate) dictionary_codings: Vec<DictCoding>,
+    pub(crate) dictionary_codings: Vec<ContentCoding>,
 }
 
 /// When br was chosen: the coding the client would get without br, if it accepts one. br
 /// cannot give its state back between events or slices; gzip, deflate and zstd can, so
 /// event streams (and streams of unknown size while br streams are all busy) take that one.
 fn releasable_alternative(
-    headers: &http::HeaderMap,
+    accept: &AcceptEncoding,
     choice: &Choice,
     offered: Offered,
-) -> Option<Format> {
-    #[cfg(feature = "br")]
-    if choice.negotiated == crate::negotiate::Negotiated::Encode(Format::Br) {
-        let mut others = offered;
-        others.set(Format::Br, false);
-        if let crate::negotiate::Negotiated::Encode(format) = choose(headers, others).negotiated {
-            return Some(format);
-        }
+) -> Option<ContentCoding> {
+    let Negotiated::Encode(chosen) = choice.negotiated else {
+        return None;
+    };
+    if !crate::codec::takes_turns(chosen) {
+        return None;
     }
-    let _ = (headers, choice, offered);
-    None
+    let mut others = offered;
+    others.set(chosen, false);
+    match choose(accept, others).negotiated {
+        Negotiated::Encode(other) => Some(other),
+        _ => None,
+    }
 }
 
 /// The service built by [`CompressionLayer`]: compresses the responses of `S`.
@@ -127,14 +129,15 @@ where
     }
 
     fn call(&mut self, req: Request<ReqBody>) -> Self::Future {
-        let choice = choose(req.headers(), self.settings.offered);
-        let releasable = releasable_alternative(req.headers(), &choice, self.settings.offered);
+        let accept = AcceptEncoding::parse(req.headers());
+        let choice = choose(&accept, self.settings.offered);
+        let releasable = releasable_alternative(&accept, &choice, self.settings.offered);
         let head = req.method() == Method::HEAD;
         let dictionary = self
             .settings
             .dictionaries
             .as_ref()
-            .map(|_| DictionaryRequest::capture(req.headers()));
+            .map(|_| DictionaryRequest::capture(req.headers(), accept));
         ResponseFuture::new(
             self.inner.call(req),
             super::future::Request {

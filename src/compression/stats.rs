@@ -1,8 +1,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::codec::{FORMATS, Format};
-use crate::dictionary::DictCoding;
+use crate::codec::{CODINGS, ContentCoding};
 
 /// Counters shared by every service a [`CompressionLayer`](super::CompressionLayer) builds.
 ///
@@ -17,8 +16,8 @@ pub struct CompressionStats {
 #[derive(Debug, Default)]
 struct Counters {
     skipped: AtomicU64,
-    /// The codings of [`Format`], then `dcz` and `dcb`.
-    by_coding: [CodingCounters; FORMATS + 2],
+    /// By [`ContentCoding::index`].
+    by_coding: [CodingCounters; CODINGS],
     dictionary: DictionaryCounters,
 }
 
@@ -55,29 +54,6 @@ pub struct DictionaryStats {
     /// The dictionary is known and readable, but `Accept-Encoding` offered no dictionary
     /// coding this layer makes, or the response was not compressed at all.
     pub not_offered: u64,
-}
-
-/// A coding as the counters know it: one of [`Format`], or a dictionary coding.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Coding {
-    Plain(Format),
-    Dictionary(DictCoding),
-}
-
-impl Coding {
-    fn index(self) -> usize {
-        match self {
-            Coding::Plain(format) => format.index(),
-            Coding::Dictionary(DictCoding::Dcz) => FORMATS,
-            Coding::Dictionary(DictCoding::Dcb) => FORMATS + 1,
-        }
-    }
-}
-
-impl From<Format> for Coding {
-    fn from(format: Format) -> Self {
-        Coding::Plain(format)
-    }
 }
 
 /// What a dictionary lookup gave, for [`CompressionStats`].
@@ -147,15 +123,9 @@ impl CompressionStats {
         total
     }
 
-    /// A snapshot of one coding's counters (without its dictionary-compressed responses:
-    /// see [`dictionary_coding`](CompressionStats::dictionary_coding)).
-    pub fn coding(&self, format: Format) -> CodingStats {
-        self.inner.by_coding[format.index()].snapshot()
-    }
-
-    /// A snapshot of the counters of `dcz` or `dcb` responses.
-    pub fn dictionary_coding(&self, coding: DictCoding) -> CodingStats {
-        self.inner.by_coding[Coding::Dictionary(coding).index()].snapshot()
+    /// A snapshot of one coding's counters (`dcz` and `dcb` apart from zstd and br).
+    pub fn coding(&self, coding: ContentCoding) -> CodingStats {
+        self.inner.by_coding[coding.index()].snapshot()
     }
 
     /// What became of the requests that named a dictionary.
@@ -184,13 +154,13 @@ impl CompressionStats {
         counter.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub(crate) fn record_compressed(&self, coding: impl Into<Coding>) {
-        let c = &self.inner.by_coding[coding.into().index()];
+    pub(crate) fn record_compressed(&self, coding: ContentCoding) {
+        let c = &self.inner.by_coding[coding.index()];
         c.compressed.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub(crate) fn record_bytes(&self, coding: impl Into<Coding>, bytes_in: u64, bytes_out: u64) {
-        let c = &self.inner.by_coding[coding.into().index()];
+    pub(crate) fn record_bytes(&self, coding: ContentCoding, bytes_in: u64, bytes_out: u64) {
+        let c = &self.inner.by_coding[coding.index()];
         c.bytes_in.fetch_add(bytes_in, Ordering::Relaxed);
         c.bytes_out.fetch_add(bytes_out, Ordering::Relaxed);
     }

@@ -9,7 +9,7 @@ use http::HeaderMap;
 use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 
-use super::coding::{Chain, Coding};
+use super::coding::Chain;
 use super::learn::Learner;
 use super::limits::{DecompressionLimits, length_limit_error};
 use crate::BoxError;
@@ -149,12 +149,10 @@ impl<B> DecompressionBody<B> {
         let stages: Result<Vec<Stage>, DecodeError> = chain
             .decode_order()
             .map(|coding| {
-                let decoder = match (coding, dictionary) {
-                    (Coding::Plain(format), _) => Decoder::new(format, pool),
-                    (Coding::Dictionary(dict), Some(dictionary)) => {
-                        Decoder::with_dictionary(dict, dictionary, pool)?
-                    }
-                    (Coding::Dictionary(_), None) => {
+                let decoder = match (coding.needs_dictionary(), dictionary) {
+                    (false, _) => Decoder::new(coding, pool),
+                    (true, Some(dictionary)) => Decoder::with_dictionary(coding, dictionary, pool)?,
+                    (true, None) => {
                         return Err(DecodeError::new(
                             DecodeErrorKind::DictionaryMismatch,
                             "a dictionary-compressed response to a request that offered none",

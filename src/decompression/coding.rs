@@ -5,8 +5,7 @@ use http::header::{CONTENT_ENCODING, HeaderMap, HeaderValue};
 use super::limits::DecompressionLimits;
 use std::sync::OnceLock;
 
-use crate::codec::{FORMATS, Format, FormatSet};
-use crate::dictionary::DictCoding;
+use crate::codec::{CODINGS, CodingSet, ContentCoding};
 use crate::pool::CodecPool;
 
 /// The most content codings one message may stack (`Content-Encoding: gzip, gzip, deflate`).
@@ -15,72 +14,46 @@ use crate::pool::CodecPool;
 /// subject of urllib3 CVE-2025-66418 and undici CVE-2026-22036.
 pub const MAX_CODINGS: usize = 3;
 
-/// Whether a layer decoding `formats` decodes a dictionary coding: compiled in, and the
-/// coding underneath (zstd for `dcz`, br for `dcb`) in the set.
-#[cfg_attr(not(any(feature = "zstd", feature = "br")), allow(unused_variables))]
-pub(crate) fn decodes_dictionary(formats: FormatSet, coding: DictCoding) -> bool {
-    match coding {
-        #[cfg(feature = "zstd")]
-        DictCoding::Dcz => formats.contains(Format::Zstd),
-        #[cfg(feature = "br")]
-        DictCoding::Dcb => formats.contains(Format::Br),
-        #[allow(unreachable_patterns)]
-        _ => false,
+/// The codings a layer decoding `accept` reads: those, and `with_dictionaries` each
+/// dictionary coding whose coding underneath (zstd for `dcz`, br for `dcb`) is among them.
+pub(crate) fn decodable(accept: CodingSet, with_dictionaries: bool) -> CodingSet {
+    let mut set = accept;
+    for coding in ContentCoding::DICTIONARY {
+        set.set(*coding, with_dictionaries && accept.contains(coding.base()));
     }
+    set
 }
 
-/// The `Accept-Encoding` value listing `formats` (zstd, br, gzip, deflate order), then,
-/// `with_dictionaries`, `dcz` and `dcb` where decoded; `None` if it lists nothing. Built once
-/// per combination for the process.
-pub(crate) fn accept_encoding(formats: FormatSet, with_dictionaries: bool) -> Option<HeaderValue> {
-    const DICT_CODINGS: [DictCoding; 2] = [DictCoding::Dcz, DictCoding::Dcb];
-    const SETS: usize = 1 << FORMATS;
+/// The `Accept-Encoding` value listing `codings` in [`ContentCoding::ALL`]'s order; `None`
+/// if it lists nothing. Built once per set for the process.
+pub(crate) fn accept_encoding(codings: CodingSet) -> Option<HeaderValue> {
+    const SETS: usize = 1 << CODINGS;
     static VALUES: OnceLock<Vec<Option<HeaderValue>>> = OnceLock::new();
     let values = VALUES.get_or_init(|| {
-        let mut values = vec![None; 2 * SETS];
-        for set in (0..SETS).map(|bits| {
-            let mut set = FormatSet::EMPTY;
-            for format in Format::ALL.iter().filter(|f| bits & 1 << f.index() != 0) {
-                set.set(*format, true);
-            }
-            set
-        }) {
-            let plain: Vec<&str> = set.iter().map(Format::as_str).collect();
-            let dict = DICT_CODINGS
-                .iter()
-                .filter(|c| decodes_dictionary(set, **c))
-                .map(|c| c.as_str());
-            let with_dict: Vec<&str> = plain.iter().copied().chain(dict).collect();
-            let value = |tokens: &[&str]| {
+        (0..SETS)
+            .map(|bits| {
+                let tokens: Vec<&str> = CodingSet::from_bits(bits)
+                    .iter()
+                    .map(ContentCoding::as_str)
+                    .collect();
                 (!tokens.is_empty())
                     .then(|| HeaderValue::from_str(&tokens.join(", ")).expect("tokens are ASCII"))
-            };
-            values[set.bits()] = value(&plain);
-            values[SETS + set.bits()] = value(&with_dict);
-        }
-        values
+            })
+            .collect()
     });
-    values[usize::from(with_dictionaries) * SETS + formats.bits()].clone()
-}
-
-/// One content coding of a message: a plain one, or a dictionary coding (RFC 9842) that
-/// needs the dictionary the request offered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Coding {
-    Plain(Format),
-    Dictionary(DictCoding),
+    values[codings.bits()].clone()
 }
 
 /// A non-empty list of codings, in the order they were applied (the header's order).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Chain {
-    codings: [Coding; MAX_CODINGS],
+    codings: [ContentCoding; MAX_CODINGS],
     len: usize,
 }
 
 impl Chain {
     /// The codings in the order they must be decoded: the last applied comes off first.
-    pub(crate) fn decode_order(&self) -> impl Iterator<Item = Coding> + '_ {
+    pub(crate) fn decode_order(&self) -> impl Iterator<Item = ContentCoding> + '_ {
         self.codings[..self.len].iter().rev().copied()
     }
 }
@@ -100,10 +73,9 @@ pub(crate) enum Codings {
 
 /// Reads every `Content-Encoding` field line (several lines are one comma-separated list,
 /// RFC 9110 section 5.3). Tokens are case-insensitive; `x-gzip` is gzip; `identity` and
-/// empty list elements are ignored. `dcz` and `dcb` are read only `with_dictionaries`
-/// (a client that keeps dictionaries); otherwise they are unsupported codings.
-pub(crate) fn parse(headers: &HeaderMap, accept: FormatSet, with_dictionaries: bool) -> Codings {
-    let mut codings = [Coding::Plain(Format::Gzip); MAX_CODINGS];
+/// empty list elements are ignored; a coding outside `decodable` is unsupported.
+pub(crate) fn parse(headers: &HeaderMap, decodable: CodingSet) -> Codings {
+    let mut codings = [ContentCoding::Gzip; MAX_CODINGS];
     let mut count = 0;
     for value in headers.get_all(CONTENT_ENCODING) {
         let Ok(value) = value.to_str() else {
@@ -113,15 +85,9 @@ pub(crate) fn parse(headers: &HeaderMap, accept: FormatSet, with_dictionaries: b
             if token.is_empty() || token.eq_ignore_ascii_case("identity") {
                 continue;
             }
-            let coding = match Format::from_token(token) {
-                Some(format) if accept.contains(format) => Coding::Plain(format),
-                Some(_) => return Codings::Unsupported,
-                None => match DictCoding::from_token(token) {
-                    Some(dict) if with_dictionaries && decodes_dictionary(accept, dict) => {
-                        Coding::Dictionary(dict)
-                    }
-                    _ => return Codings::Unsupported,
-                },
+            let coding = match ContentCoding::from_token(token) {
+                Some(coding) if decodable.contains(coding) => coding,
+                _ => return Codings::Unsupported,
             };
             if let Some(slot) = codings.get_mut(count) {
                 *slot = coding;
@@ -140,7 +106,7 @@ pub(crate) fn parse(headers: &HeaderMap, accept: FormatSet, with_dictionaries: b
 #[derive(Clone, Debug)]
 pub(crate) struct Settings {
     /// The codings decoded (and, on a client, accepted).
-    pub(crate) accept: FormatSet,
+    pub(crate) accept: CodingSet,
     pub(crate) limits: DecompressionLimits,
     pub(crate) pool: CodecPool,
 }
@@ -148,7 +114,7 @@ pub(crate) struct Settings {
 impl Default for Settings {
     fn default() -> Self {
         Settings {
-            accept: FormatSet::all(),
+            accept: CodingSet::plain(),
             limits: DecompressionLimits::default(),
             pool: CodecPool::global().clone(),
         }
@@ -159,36 +125,30 @@ impl Default for Settings {
 mod tests {
     use super::*;
 
-    fn parse_one(value: &str, accept: FormatSet) -> Codings {
+    fn parse_one(value: &str, accept: CodingSet) -> Codings {
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_ENCODING, HeaderValue::from_str(value).unwrap());
-        parse(&headers, accept, false)
+        parse(&headers, accept)
     }
 
-    fn order(codings: Codings) -> Vec<Format> {
+    fn order(codings: Codings) -> Vec<ContentCoding> {
         match codings {
-            Codings::Decode(chain) => chain
-                .decode_order()
-                .map(|coding| match coding {
-                    Coding::Plain(format) => format,
-                    Coding::Dictionary(dict) => panic!("unexpected {dict:?}"),
-                })
-                .collect(),
+            Codings::Decode(chain) => chain.decode_order().collect(),
             other => panic!("expected codings, got {other:?}"),
         }
     }
 
     #[test]
     fn tokens() {
-        let all = FormatSet::all();
-        assert_eq!(parse(&HeaderMap::new(), all, false), Codings::Identity);
+        let all = CodingSet::plain();
+        assert_eq!(parse(&HeaderMap::new(), all), Codings::Identity);
         assert_eq!(parse_one("identity", all), Codings::Identity);
         assert_eq!(parse_one(" , IDENTITY ,", all), Codings::Identity);
-        assert_eq!(order(parse_one("GZip", all)), [Format::Gzip]);
-        assert_eq!(order(parse_one("x-gzip", all)), [Format::Gzip]);
+        assert_eq!(order(parse_one("GZip", all)), [ContentCoding::Gzip]);
+        assert_eq!(order(parse_one("x-gzip", all)), [ContentCoding::Gzip]);
         assert_eq!(
             order(parse_one("gzip, deflate", all)),
-            [Format::Deflate, Format::Gzip]
+            [ContentCoding::Deflate, ContentCoding::Gzip]
         );
         assert_eq!(parse_one("compress", all), Codings::Unsupported);
         assert_eq!(parse_one("gzip, compress", all), Codings::Unsupported);
@@ -201,8 +161,8 @@ mod tests {
             parse_one("gzip, gzip, gzip, lzw", all),
             Codings::Unsupported
         );
-        let mut no_deflate = FormatSet::all();
-        no_deflate.set(Format::Deflate, false);
+        let mut no_deflate = CodingSet::plain();
+        no_deflate.set(ContentCoding::Deflate, false);
         assert_eq!(parse_one("deflate", no_deflate), Codings::Unsupported);
     }
 
@@ -212,60 +172,53 @@ mod tests {
         headers.append(CONTENT_ENCODING, HeaderValue::from_static("deflate"));
         headers.append(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
         assert_eq!(
-            order(parse(&headers, FormatSet::all(), false)),
-            [Format::Gzip, Format::Deflate]
+            order(parse(&headers, CodingSet::plain())),
+            [ContentCoding::Gzip, ContentCoding::Deflate]
         );
     }
 
     #[test]
+    #[cfg(feature = "dcz")]
     fn dictionary_codings_only_where_dictionaries_are_kept() {
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_ENCODING, HeaderValue::from_static("DCZ"));
+        let plain = CodingSet::plain();
         assert_eq!(
-            parse(&headers, FormatSet::all(), false),
+            parse(&headers, decodable(plain, false)),
             Codings::Unsupported
         );
-        #[cfg(feature = "zstd")]
-        {
-            let Codings::Decode(chain) = parse(&headers, FormatSet::all(), true) else {
-                panic!("dcz is decoded with dictionaries");
-            };
-            assert_eq!(
-                chain.decode_order().collect::<Vec<_>>(),
-                [Coding::Dictionary(DictCoding::Dcz)]
-            );
-            let mut no_zstd = FormatSet::all();
-            no_zstd.set(Format::Zstd, false);
-            assert_eq!(parse(&headers, no_zstd, true), Codings::Unsupported);
-        }
-        #[cfg(not(feature = "zstd"))]
+        let chain = order(parse(&headers, decodable(plain, true)));
+        assert_eq!(chain, [ContentCoding::Dcz]);
+        let mut no_zstd = plain;
+        no_zstd.set(ContentCoding::Zstd, false);
         assert_eq!(
-            parse(&headers, FormatSet::all(), true),
+            parse(&headers, decodable(no_zstd, true)),
             Codings::Unsupported
         );
     }
 
     #[test]
     fn accept_value() {
-        let mut accept = FormatSet::all();
-        for format in Format::ALL {
-            accept.set(*format, false);
-        }
-        assert!(accept_encoding(accept, false).is_none());
-        assert!(accept_encoding(accept, true).is_none());
-        accept.set(Format::Deflate, true);
-        accept.set(Format::Gzip, true);
-        assert_eq!(accept_encoding(accept, false).unwrap(), "gzip, deflate");
+        let mut accept = CodingSet::EMPTY;
+        assert!(accept_encoding(decodable(accept, false)).is_none());
+        assert!(accept_encoding(decodable(accept, true)).is_none());
+        accept.set(ContentCoding::Deflate, true);
+        accept.set(ContentCoding::Gzip, true);
+        assert_eq!(accept_encoding(accept).unwrap(), "gzip, deflate");
         // No dictionary coding without its coding underneath.
-        assert_eq!(accept_encoding(accept, true).unwrap(), "gzip, deflate");
-        #[cfg(all(feature = "zstd", feature = "br"))]
+        assert_eq!(
+            accept_encoding(decodable(accept, true)).unwrap(),
+            "gzip, deflate"
+        );
+        #[cfg(all(feature = "dcz", feature = "dcb"))]
         {
+            let plain = CodingSet::plain();
             assert_eq!(
-                accept_encoding(FormatSet::all(), false).unwrap(),
+                accept_encoding(decodable(plain, false)).unwrap(),
                 "zstd, br, gzip, deflate"
             );
             assert_eq!(
-                accept_encoding(FormatSet::all(), true).unwrap(),
+                accept_encoding(decodable(plain, true)).unwrap(),
                 "zstd, br, gzip, deflate, dcz, dcb"
             );
         }

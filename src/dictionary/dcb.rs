@@ -12,7 +12,7 @@ use super::Dictionary;
 use super::dict_encoder::{EncodeCore, Headed, Op, Stream, dict_encoder};
 use super::frame::DCB_MAGIC;
 use crate::codec::br::{CompressorState, compress, draw_compressor};
-use crate::codec::{CompressionLevel, EncodeError, Format, Level};
+use crate::codec::{CompressionLevel, ContentCoding, EncodeError, Level};
 use crate::pool::{CodecPool, Pooled};
 
 /// The largest window log a `dcb` stream may use: 24, brotli's 16 MiB (RFC 7932 without the
@@ -27,9 +27,9 @@ const MIN_QUALITY: u32 = 5;
 fn quality(level: CompressionLevel) -> Level {
     let q = match level {
         CompressionLevel::Default => MIN_QUALITY,
-        level => u32::from(level.resolve(Format::Br).get()).max(MIN_QUALITY),
+        level => u32::from(level.resolve(ContentCoding::Br).get()).max(MIN_QUALITY),
     };
-    CompressionLevel::Precise(q as i32).resolve(Format::Br)
+    CompressionLevel::Precise(q as i32).resolve(ContentCoding::Br)
 }
 
 /// The window log: the smallest from 18 (256 KiB) that holds the dictionary and `body`

@@ -14,7 +14,9 @@ use super::dict_encoder::{EncodeCore, Headed, Op, Stream, dict_encoder};
 use super::error::DictDecodeError;
 use super::frame::DCZ_MAGIC;
 use super::shelf::draw_compressor;
-use crate::codec::{CompressionLevel, DecodeError, DecodeErrorKind, EncodeError, Format, Level};
+use crate::codec::{
+    CompressionLevel, ContentCoding, DecodeError, DecodeErrorKind, EncodeError, Level,
+};
 use crate::ffi::zstd_raw::{CompressContext, RawCDict, RawDDict, ZstdError};
 use crate::pool::{CodecPool, Pooled};
 
@@ -186,7 +188,7 @@ impl DczEncoder {
         pool: &CodecPool,
         pledged: Option<u64>,
     ) -> Result<DczEncoder, EncodeError> {
-        let level = level.resolve(Format::Zstd);
+        let level = level.resolve(ContentCoding::Zstd);
         let core = DczCore {
             pool: pool.clone(),
             cdict: dictionary.zstd().cdict(level)?,

@@ -169,7 +169,7 @@ macro_rules! dict_decoder {
                 max_out: usize,
             ) -> Result<crate::codec::Progress, crate::codec::DecodeError> {
                 let before = out.len();
-                let consumed = self.0.decode(input, out, max_out).map_err(|e| e.to_decode_error())?;
+                let consumed = self.0.decode(input, out, max_out).map_err(crate::codec::DecodeError::from)?;
                 Ok(crate::codec::Progress::since(consumed, before, out))
             }
 
@@ -178,7 +178,7 @@ macro_rules! dict_decoder {
             }
 
             fn finish(&self) -> Result<(), crate::codec::DecodeError> {
-                self.0.finish().map_err(|e| e.to_decode_error())
+                self.0.finish().map_err(crate::codec::DecodeError::from)
             }
 
             fn is_stream_end(&self) -> bool {

@@ -90,12 +90,11 @@ impl DictDecodeError {
             if e.kind() == crate::codec::DecodeErrorKind::WindowTooLarge)
     }
 
-    /// The same error as the crate's [`DecodeError`], for bodies that report that type:
-    /// header errors are [`CorruptHeader`](crate::codec::DecodeErrorKind::CorruptHeader),
+    /// The same error as the crate's [`DecodeError`] (see its `From` impl): header errors are [`CorruptHeader`](crate::codec::DecodeErrorKind::CorruptHeader),
     /// a truncated header is [`Truncated`](crate::codec::DecodeErrorKind::Truncated) and
     /// another dictionary's hash is
     /// [`DictionaryMismatch`](crate::codec::DecodeErrorKind::DictionaryMismatch).
-    pub fn to_decode_error(&self) -> DecodeError {
+    fn to_decode_error(&self) -> DecodeError {
         use crate::codec::DecodeErrorKind as Kind;
         match self {
             DictDecodeError::BadMagic => {
@@ -148,5 +147,18 @@ impl std::error::Error for DictDecodeError {
 impl From<DecodeError> for DictDecodeError {
     fn from(e: DecodeError) -> Self {
         DictDecodeError::Codec(e)
+    }
+}
+
+/// For bodies that report the crate's [`DecodeError`]: header errors are
+/// [`CorruptHeader`](crate::codec::DecodeErrorKind::CorruptHeader), a truncated header is
+/// [`Truncated`](crate::codec::DecodeErrorKind::Truncated) and another dictionary's hash is
+/// [`DictionaryMismatch`](crate::codec::DecodeErrorKind::DictionaryMismatch).
+impl From<DictDecodeError> for DecodeError {
+    fn from(e: DictDecodeError) -> Self {
+        match e {
+            DictDecodeError::Codec(e) => e,
+            other => other.to_decode_error(),
+        }
     }
 }

@@ -4,13 +4,22 @@
 use bytes::BytesMut;
 
 use super::error::DictDecodeError;
+use crate::ContentCoding;
 
 /// The `dcz` magic: a zstd skippable frame (`0x184D2A5E`, little-endian) of 32 bytes, which
 /// the hash fills, so a plain zstd decoder with the dictionary skips the header.
-pub const DCZ_MAGIC: [u8; 8] = [0x5e, 0x2a, 0x4d, 0x18, 0x20, 0x00, 0x00, 0x00];
+pub(crate) const DCZ_MAGIC: [u8; 8] = [0x5e, 0x2a, 0x4d, 0x18, 0x20, 0x00, 0x00, 0x00];
 
 /// The `dcb` magic: `0xff` and `DCB`.
-pub const DCB_MAGIC: [u8; 4] = [0xff, 0x44, 0x43, 0x42];
+pub(crate) const DCB_MAGIC: [u8; 4] = [0xff, 0x44, 0x43, 0x42];
+
+/// Each dictionary coding compiled in, with its magic bytes.
+pub(super) const HEADERS: &[(ContentCoding, &[u8])] = &[
+    #[cfg(feature = "dcz")]
+    (ContentCoding::Dcz, &DCZ_MAGIC),
+    #[cfg(feature = "dcb")]
+    (ContentCoding::Dcb, &DCB_MAGIC),
+];
 
 /// The longest header (`dcz`'s): 8 magic bytes and 32 hash bytes.
 pub(super) const MAX_HEADER: usize = DCZ_MAGIC.len() + 32;

@@ -62,23 +62,25 @@
 
 use bytes::BytesMut;
 
+use crate::ContentCoding;
+
 mod client;
-#[cfg(feature = "br")]
+#[cfg(feature = "dcb")]
 mod dcb;
-#[cfg(feature = "br")]
+#[cfg(feature = "dcb")]
 mod dcb_decoder;
-#[cfg(feature = "zstd")]
+#[cfg(feature = "dcz")]
 mod dcz;
-#[cfg(feature = "zstd")]
+#[cfg(feature = "dcz")]
 mod dcz_decoder;
 mod dict;
-#[cfg(any(feature = "zstd", feature = "br"))]
+#[cfg(any(feature = "dcz", feature = "dcb"))]
 mod dict_decoder;
-#[cfg(any(feature = "zstd", feature = "br"))]
+#[cfg(any(feature = "dcz", feature = "dcb"))]
 mod dict_encoder;
 mod error;
-// Without a codec only the magic bytes and `DictCoding::peek` are used.
-#[cfg_attr(not(any(feature = "zstd", feature = "br")), allow(dead_code))]
+// Without a codec only the magic bytes and `peek` are used.
+#[cfg_attr(not(any(feature = "dcz", feature = "dcb")), allow(dead_code))]
 mod frame;
 mod gate;
 mod headers;
@@ -100,22 +102,25 @@ pub(crate) use client::Candidate;
 pub use client::{
     ClientDictionaryStats, ClientDictionaryStore, ClientDictionaryStoreBuilder, linked_dictionaries,
 };
-#[cfg(feature = "br")]
+#[cfg(feature = "dcb")]
 pub use dcb::{DCB_MAX_WINDOW_LOG, DcbEncoder, encode_dcb};
-#[cfg(feature = "br")]
+#[cfg(feature = "dcb")]
 pub use dcb_decoder::{DcbDecoder, decode_dcb};
-#[cfg(feature = "zstd")]
+#[cfg(feature = "dcz")]
 pub use dcz::{DczEncoder, dcz_window_limit, encode_dcz};
-#[cfg(feature = "zstd")]
+#[cfg(feature = "dcz")]
 pub use dcz_decoder::{DczDecoder, decode_dcz};
 pub use dict::Dictionary;
 pub use error::{DictDecodeError, DictionaryError};
-pub use frame::{DCB_MAGIC, DCZ_MAGIC};
+#[cfg(test)]
+pub(crate) use frame::{DCB_MAGIC, DCZ_MAGIC};
+
 pub use gate::{Readability, gate};
 pub use headers::{
     AVAILABLE_DICTIONARY, DICTIONARY_ID, MAX_ID_LEN, USE_AS_DICTIONARY, UseAsDictionary,
     available_dictionary, available_dictionary_value, parse_available_dictionary,
 };
+pub(crate) use select::select_parsed;
 pub use select::{VARY, select};
 pub use serve::{
     DictionaryService, RememberFuture, Remembered, UseAsDictionaryLayer, UseAsDictionaryService,
@@ -129,44 +134,17 @@ pub use train::train;
 /// must support (RFC 9842 section 5).
 pub const MAX_DICTIONARY_LEN: usize = 128 << 20;
 
-/// The dictionary-compressed content codings.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum DictCoding {
-    /// `dcz`: zstd with the dictionary as raw content.
-    Dcz,
-    /// `dcb`: brotli with the dictionary as a prefix.
-    Dcb,
-}
-
-impl DictCoding {
-    /// The `Content-Encoding` token.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DictCoding::Dcz => "dcz",
-            DictCoding::Dcb => "dcb",
-        }
-    }
-
-    /// The coding a `Content-Encoding` token names (case-insensitive, whitespace ignored).
-    pub fn from_token(token: &str) -> Option<DictCoding> {
-        let token = token.trim();
-        [DictCoding::Dcz, DictCoding::Dcb]
-            .into_iter()
-            .find(|coding| token.eq_ignore_ascii_case(coding.as_str()))
-    }
-
-    /// The coding and the dictionary hash a body's header names, when it starts with a
-    /// complete `dcz` or `dcb` header (a client can pick the dictionary this way).
-    pub fn peek(body: &[u8]) -> Option<(DictCoding, [u8; 32])> {
-        frame::peek_hash(&DCZ_MAGIC, body)
-            .map(|hash| (DictCoding::Dcz, hash))
-            .or_else(|| frame::peek_hash(&DCB_MAGIC, body).map(|hash| (DictCoding::Dcb, hash)))
-    }
+/// The dictionary coding and the dictionary hash a body's header names, when it starts with a
+/// complete `dcz` or `dcb` header (a client can pick the dictionary this way).
+pub fn peek(body: &[u8]) -> Option<(ContentCoding, [u8; 32])> {
+    frame::HEADERS
+        .iter()
+        .find_map(|(coding, magic)| frame::peek_hash(magic, body).map(|hash| (*coding, hash)))
 }
 
 /// Drives a decoder over a whole body: `step(input, out, budget)` returns the input consumed
 /// and whether output is pending. Fails once the output passes `max_len`.
-#[cfg_attr(not(any(feature = "zstd", feature = "br")), allow(dead_code))]
+#[cfg_attr(not(any(feature = "dcz", feature = "dcb")), allow(dead_code))]
 fn decode_loop(
     body: &[u8],
     max_len: usize,
@@ -198,19 +176,18 @@ mod mod_tests {
 
     #[test]
     fn coding_tokens_and_peek() {
-        assert_eq!(DictCoding::Dcz.as_str(), "dcz");
-        assert_eq!(DictCoding::Dcb.as_str(), "dcb");
-        assert_eq!(DictCoding::from_token(" DCZ "), Some(DictCoding::Dcz));
-        assert_eq!(DictCoding::from_token("dcb"), Some(DictCoding::Dcb));
-        assert_eq!(DictCoding::from_token("zstd"), None);
+        assert_eq!(ContentCoding::Dcz.as_str(), "dcz");
+        assert_eq!(ContentCoding::Dcb.as_str(), "dcb");
+        assert_eq!(ContentCoding::from_token(" DCZ "), Some(ContentCoding::Dcz));
+        assert_eq!(ContentCoding::from_token("dcb"), Some(ContentCoding::Dcb));
         let mut body = DCB_MAGIC.to_vec();
         body.extend_from_slice(&[3; 32]);
-        assert_eq!(DictCoding::peek(&body), Some((DictCoding::Dcb, [3; 32])));
+        assert_eq!(peek(&body), Some((ContentCoding::Dcb, [3; 32])));
         let mut body = DCZ_MAGIC.to_vec();
         body.extend_from_slice(&[4; 32]);
         body.push(0);
-        assert_eq!(DictCoding::peek(&body), Some((DictCoding::Dcz, [4; 32])));
-        assert_eq!(DictCoding::peek(&body[..20]), None);
-        assert_eq!(DictCoding::peek(b""), None);
+        assert_eq!(peek(&body), Some((ContentCoding::Dcz, [4; 32])));
+        assert_eq!(peek(&body[..20]), None);
+        assert_eq!(peek(b""), None);
     }
 }

@@ -2,58 +2,15 @@
 //! dictionary the server has, and the readability gate passes.
 
 use http::HeaderMap;
-use http::header::ACCEPT_ENCODING;
 
+use super::Dictionary;
 use super::gate::gate;
 use super::store::DictionaryStore;
-use super::{DictCoding, Dictionary};
+use crate::ContentCoding;
+use crate::negotiate::{AcceptEncoding, Q};
 
 /// The `Vary` value a cacheable dictionary-compressed response needs (RFC 9842 section 6.2).
 pub const VARY: &str = "accept-encoding, available-dictionary";
-
-/// The dictionary coding a request accepts, with its q-value in thousandths, from
-/// `Accept-Encoding`. Only explicit tokens count: `*` never selects a dictionary coding, as
-/// a client must not receive one it did not offer with a dictionary (RFC 9842 section 6.1).
-fn accepted(request: &HeaderMap, coding: DictCoding) -> u16 {
-    let mut best = 0;
-    for value in request.get_all(ACCEPT_ENCODING) {
-        let Ok(value) = value.to_str() else {
-            continue;
-        };
-        for member in value.split(',') {
-            let mut parts = member.split(';');
-            let token = parts.next().unwrap_or("").trim();
-            if !token.eq_ignore_ascii_case(coding.as_str()) {
-                continue;
-            }
-            let q = parts
-                .filter_map(|param| {
-                    let (name, value) = param.split_once('=')?;
-                    name.trim()
-                        .eq_ignore_ascii_case("q")
-                        .then(|| qvalue(value.trim()))
-                })
-                .next()
-                .unwrap_or(Some(1000));
-            best = best.max(q.unwrap_or(0));
-        }
-    }
-    best
-}
-
-/// An RFC 9110 qvalue in thousandths (`0`, `0.5`, `1.000`), or `None` if malformed.
-fn qvalue(value: &str) -> Option<u16> {
-    let (int, frac) = value.split_once('.').unwrap_or((value, ""));
-    if frac.len() > 3 || !frac.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let frac: u16 = format!("{frac:0<3}").parse().ok()?;
-    match int {
-        "0" => Some(frac),
-        "1" if frac == 0 => Some(1000),
-        _ => None,
-    }
-}
 
 /// The dictionary coding and dictionary to compress a response with, if any: the request's
 /// `Available-Dictionary` names a dictionary in `store`, its `Accept-Encoding` offers `dcz`
@@ -67,7 +24,8 @@ fn qvalue(value: &str) -> Option<u16> {
 ///
 /// ```
 /// use http::HeaderMap;
-/// use tower_gzip::dictionary::{DictCoding, Dictionary, DictionaryStore, UseAsDictionary, select};
+/// use tower_gzip::ContentCoding;
+/// use tower_gzip::dictionary::{Dictionary, DictionaryStore, UseAsDictionary, select};
 ///
 /// let store = DictionaryStore::new(1 << 20);
 /// let dictionary = Dictionary::new(vec![b'd'; 64], UseAsDictionary::new("/*")).unwrap();
@@ -77,18 +35,32 @@ fn qvalue(value: &str) -> Option<u16> {
 /// request.insert("accept-encoding", "gzip, br, zstd, dcb, dcz".parse().unwrap());
 /// request.insert("available-dictionary", dictionary.available_dictionary());
 /// request.insert("sec-fetch-site", "same-origin".parse().unwrap());
-/// let chosen = select(&request, &HeaderMap::new(), &store, &[DictCoding::Dcz, DictCoding::Dcb]);
-/// assert_eq!(chosen, Some((DictCoding::Dcz, dictionary)));
+/// let chosen = select(&request, &HeaderMap::new(), &store, &[ContentCoding::Dcz, ContentCoding::Dcb]);
+/// assert_eq!(chosen, Some((ContentCoding::Dcz, dictionary)));
 /// ```
 pub fn select(
     request: &HeaderMap,
     response: &HeaderMap,
     store: &DictionaryStore,
-    codings: &[DictCoding],
-) -> Option<(DictCoding, Dictionary)> {
-    let mut best: Option<(DictCoding, u16)> = None;
-    for &coding in codings {
-        let q = accepted(request, coding);
+    codings: &[ContentCoding],
+) -> Option<(ContentCoding, Dictionary)> {
+    let accept = AcceptEncoding::parse(request);
+    select_parsed(&accept, request, response, store, codings)
+}
+
+/// [`select`] with the request's `Accept-Encoding` already parsed (a layer reads it once
+/// per request). Only codings listed by name count: `*` never selects a dictionary coding,
+/// as a client must not receive one it did not offer (RFC 9842 section 6.1).
+pub(crate) fn select_parsed(
+    accept: &AcceptEncoding,
+    request: &HeaderMap,
+    response: &HeaderMap,
+    store: &DictionaryStore,
+    codings: &[ContentCoding],
+) -> Option<(ContentCoding, Dictionary)> {
+    let mut best: Option<(ContentCoding, Q)> = None;
+    for &coding in codings.iter().filter(|c| c.needs_dictionary()) {
+        let q = accept.listed(coding);
         if q > 0 && best.is_none_or(|(_, best_q)| q > best_q) {
             best = Some((coding, q));
         }
@@ -105,6 +77,7 @@ pub fn select(
 mod tests {
     use super::*;
     use crate::dictionary::{AVAILABLE_DICTIONARY, UseAsDictionary};
+    use http::header::ACCEPT_ENCODING;
 
     fn setup() -> (DictionaryStore, Dictionary) {
         let store = DictionaryStore::new(1 << 20);
@@ -120,7 +93,7 @@ mod tests {
         request
     }
 
-    const BOTH: &[DictCoding] = &[DictCoding::Dcz, DictCoding::Dcb];
+    const BOTH: &[ContentCoding] = &[ContentCoding::Dcz, ContentCoding::Dcb];
 
     #[test]
     fn q_values_and_server_preference() {
@@ -129,14 +102,17 @@ mod tests {
         let pick = |accept: &str, codings| {
             select(&request(accept, &d), &none, &store, codings).map(|(coding, _)| coding)
         };
-        assert_eq!(pick("dcb, dcz", BOTH), Some(DictCoding::Dcz));
-        assert_eq!(pick("dcb, dcz;q=0.5", BOTH), Some(DictCoding::Dcb));
-        assert_eq!(pick("DCB;q=0.9, dcz;q=0.8", BOTH), Some(DictCoding::Dcb));
-        assert_eq!(pick("dcb, dcz", &[DictCoding::Dcb]), Some(DictCoding::Dcb));
+        assert_eq!(pick("dcb, dcz", BOTH), Some(ContentCoding::Dcz));
+        assert_eq!(pick("dcb, dcz;q=0.5", BOTH), Some(ContentCoding::Dcb));
+        assert_eq!(pick("DCB;q=0.9, dcz;q=0.8", BOTH), Some(ContentCoding::Dcb));
+        assert_eq!(
+            pick("dcb, dcz", &[ContentCoding::Dcb]),
+            Some(ContentCoding::Dcb)
+        );
         assert_eq!(pick("dcz;q=0", BOTH), None);
         assert_eq!(
             pick("dcz;q=0.000, dcb;q=0.001", BOTH),
-            Some(DictCoding::Dcb)
+            Some(ContentCoding::Dcb)
         );
         assert_eq!(pick("dcz;q=2", BOTH), None, "malformed q refuses");
         assert_eq!(

@@ -23,8 +23,9 @@ use http::{HeaderMap, Method, Request, Response, StatusCode};
 use http_body::{Body, Frame};
 use http_body_util::{BodyExt, Empty, Full, LengthLimitError, StreamBody};
 use tower::{Layer, ServiceExt, service_fn};
+use tower_gzip::ContentCoding;
 use tower_gzip::client::{DecompressionLayer, RequestCompressionLayer};
-use tower_gzip::codec::{DecodeError, DecodeErrorKind, Format};
+use tower_gzip::codec::{DecodeError, DecodeErrorKind};
 use tower_gzip::compression::CompressionBody;
 use tower_gzip::decompression::DecompressionBody;
 use tower_gzip::predicate::{DefaultPredicate, Predicate, RequestFn, SizeAbove};
@@ -97,7 +98,10 @@ async fn adds_accept_encoding_only_when_absent() {
         Response::new(Full::new(Bytes::new())),
     )
     .await;
-    assert_eq!(sent[ACCEPT_ENCODING], accepted_codings(&[Format::Deflate]));
+    assert_eq!(
+        sent[ACCEPT_ENCODING],
+        accepted_codings(&[ContentCoding::Deflate])
+    );
 
     // Only gzip left: exactly "gzip", as before zstd and br existed.
     #[allow(unused_mut)] // only changed with the zstd or br feature
@@ -353,7 +357,11 @@ async fn compresses_request_bodies() {
     let req = Request::put("http://example.test/")
         .body(Full::new(Bytes::from(doc.clone())))
         .unwrap();
-    let got = send(RequestCompressionLayer::new().coding(Format::Deflate), req).await;
+    let got = send(
+        RequestCompressionLayer::new().coding(ContentCoding::Deflate),
+        req,
+    )
+    .await;
     assert_eq!(got.headers[CONTENT_ENCODING], "deflate");
     let mut d = flate2::write::ZlibDecoder::new(Vec::new());
     d.write_all(&got.wire).unwrap();

@@ -4,21 +4,22 @@
 use bytes::BytesMut;
 use flate2::{Compress, Compression, FlushCompress};
 use tower_gzip::CodecPool;
-use tower_gzip::codec::{DecodeErrorKind, Decoder, Format};
+use tower_gzip::ContentCoding;
+use tower_gzip::codec::{DecodeErrorKind, Decoder};
 
 use crate::common::{GzipHeader, gzip_member, raw_deflate, text, zlib};
 use crate::{decode, decode_err, decode_with, encode, feed};
 
 #[test]
 fn bad_magic_is_corrupt_header() {
-    let mut wire = encode(Format::Gzip, 6, b"data");
+    let mut wire = encode(ContentCoding::Gzip, 6, b"data");
     wire[1] = 0x8c;
     assert_eq!(
-        decode_err(Format::Gzip, &wire),
+        decode_err(ContentCoding::Gzip, &wire),
         DecodeErrorKind::CorruptHeader
     );
     assert_eq!(
-        decode_err(Format::Gzip, b"plain text"),
+        decode_err(ContentCoding::Gzip, b"plain text"),
         DecodeErrorKind::CorruptHeader
     );
 }
@@ -32,7 +33,7 @@ fn reserved_flags_are_corrupt_header() {
         };
         let wire = gzip_member(&h, b"data");
         assert_eq!(
-            decode_err(Format::Gzip, &wire),
+            decode_err(ContentCoding::Gzip, &wire),
             DecodeErrorKind::CorruptHeader
         );
     }
@@ -45,7 +46,7 @@ fn unknown_method_is_corrupt_header() {
         ..GzipHeader::default()
     };
     assert_eq!(
-        decode_err(Format::Gzip, &gzip_member(&h, b"x")),
+        decode_err(ContentCoding::Gzip, &gzip_member(&h, b"x")),
         DecodeErrorKind::CorruptHeader
     );
 }
@@ -58,38 +59,44 @@ fn bad_header_crc16_is_corrupt_header() {
         ..GzipHeader::default()
     };
     let mut wire = gzip_member(&h, b"data");
-    assert_eq!(decode(Format::Gzip, &wire).unwrap(), b"data");
+    assert_eq!(decode(ContentCoding::Gzip, &wire).unwrap(), b"data");
     let crc_at = 10 + 6; // fixed header, "f.txt\0"
     wire[crc_at] ^= 1;
     assert_eq!(
-        decode_err(Format::Gzip, &wire),
+        decode_err(ContentCoding::Gzip, &wire),
         DecodeErrorKind::CorruptHeader
     );
 }
 
 #[test]
 fn crc32_mismatch_is_checksum() {
-    let mut wire = encode(Format::Gzip, 6, b"some data");
+    let mut wire = encode(ContentCoding::Gzip, 6, b"some data");
     let at = wire.len() - 8;
     wire[at] ^= 0x55;
-    assert_eq!(decode_err(Format::Gzip, &wire), DecodeErrorKind::Checksum);
+    assert_eq!(
+        decode_err(ContentCoding::Gzip, &wire),
+        DecodeErrorKind::Checksum
+    );
 }
 
 #[test]
 fn isize_mismatch_is_checksum() {
-    let mut wire = encode(Format::Gzip, 6, b"some data");
+    let mut wire = encode(ContentCoding::Gzip, 6, b"some data");
     let at = wire.len() - 4;
     wire[at] ^= 1;
-    assert_eq!(decode_err(Format::Gzip, &wire), DecodeErrorKind::Checksum);
+    assert_eq!(
+        decode_err(ContentCoding::Gzip, &wire),
+        DecodeErrorKind::Checksum
+    );
 }
 
 #[test]
 fn adler32_mismatch_is_checksum() {
-    let mut wire = encode(Format::Deflate, 6, b"some data");
+    let mut wire = encode(ContentCoding::Deflate, 6, b"some data");
     let at = wire.len() - 1;
     wire[at] ^= 1;
     assert_eq!(
-        decode_err(Format::Deflate, &wire),
+        decode_err(ContentCoding::Deflate, &wire),
         DecodeErrorKind::Checksum
     );
 }
@@ -105,10 +112,13 @@ fn truncated_at_every_offset_is_truncated() {
     };
     let data = text(300);
     let cases = [
-        (Format::Gzip, gzip_member(&h, &data)),
-        (Format::Gzip, encode(Format::Gzip, 1, &data)),
-        (Format::Deflate, encode(Format::Deflate, 6, &data)),
-        (Format::Deflate, raw_deflate(&data)),
+        (ContentCoding::Gzip, gzip_member(&h, &data)),
+        (ContentCoding::Gzip, encode(ContentCoding::Gzip, 1, &data)),
+        (
+            ContentCoding::Deflate,
+            encode(ContentCoding::Deflate, 6, &data),
+        ),
+        (ContentCoding::Deflate, raw_deflate(&data)),
     ];
     for (format, wire) in cases {
         for cut in 1..wire.len() {
@@ -125,16 +135,16 @@ fn truncated_at_every_offset_is_truncated() {
 
 #[test]
 fn trailing_garbage_after_gzip_member() {
-    let mut wire = encode(Format::Gzip, 6, b"data");
+    let mut wire = encode(ContentCoding::Gzip, 6, b"data");
     wire.extend_from_slice(b"garbage");
     assert_eq!(
-        decode_err(Format::Gzip, &wire),
+        decode_err(ContentCoding::Gzip, &wire),
         DecodeErrorKind::TrailingData
     );
     // Split right at the end of the member too.
     let n = wire.len() - 7;
     let pool = CodecPool::new();
-    let mut decoder = Decoder::new(Format::Gzip, &pool);
+    let mut decoder = Decoder::new(ContentCoding::Gzip, &pool);
     let mut out = BytesMut::new();
     feed(&mut decoder, &wire[..n], &[n], 100, &mut out).unwrap();
     assert!(decoder.is_stream_end());
@@ -147,11 +157,11 @@ fn trailing_data_after_zlib_and_raw_deflate() {
     for mut wire in [
         zlib(b"data"),
         raw_deflate(b"data"),
-        encode(Format::Deflate, 6, b"d"),
+        encode(ContentCoding::Deflate, 6, b"d"),
     ] {
         wire.push(0);
         assert_eq!(
-            decode_err(Format::Deflate, &wire),
+            decode_err(ContentCoding::Deflate, &wire),
             DecodeErrorKind::TrailingData
         );
     }
@@ -162,20 +172,23 @@ fn corrupt_deflate_data() {
     // BTYPE = 11 is reserved in every deflate block header.
     let mut gz = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255];
     gz.extend_from_slice(&[0xff, 0xff, 0xff, 0xff]);
-    assert_eq!(decode_err(Format::Gzip, &gz), DecodeErrorKind::CorruptData);
     assert_eq!(
-        decode_err(Format::Deflate, &[0x78, 0x9c, 0xff, 0xff]),
+        decode_err(ContentCoding::Gzip, &gz),
         DecodeErrorKind::CorruptData
     );
     assert_eq!(
-        decode_err(Format::Deflate, &[0x07, 0x00, 0x00]),
+        decode_err(ContentCoding::Deflate, &[0x78, 0x9c, 0xff, 0xff]),
+        DecodeErrorKind::CorruptData
+    );
+    assert_eq!(
+        decode_err(ContentCoding::Deflate, &[0x07, 0x00, 0x00]),
         DecodeErrorKind::CorruptData
     );
     // A stored block whose NLEN is not the complement of LEN.
     let mut zl = vec![0x78, 0x01, 0x01, 0x05, 0x00, 0x00, 0x00];
     zl.extend_from_slice(b"hello");
     assert_eq!(
-        decode_err(Format::Deflate, &zl),
+        decode_err(ContentCoding::Deflate, &zl),
         DecodeErrorKind::CorruptData
     );
 }
@@ -188,7 +201,7 @@ fn zlib_preset_dictionary_is_corrupt_header() {
     assert_eq!(((cmf << 8) | flg) % 31, 0);
     let wire = [cmf as u8, flg as u8, 0, 0, 0, 1, 0x03, 0x00];
     assert_eq!(
-        decode_err(Format::Deflate, &wire),
+        decode_err(ContentCoding::Deflate, &wire),
         DecodeErrorKind::CorruptHeader
     );
 }
@@ -206,21 +219,21 @@ fn over_long_name_and_comment_are_corrupt_header() {
             };
             gzip_member(&h, b"x")
         };
-        assert_eq!(decode(Format::Gzip, &pick(&at_limit)).unwrap(), b"x");
+        assert_eq!(decode(ContentCoding::Gzip, &pick(&at_limit)).unwrap(), b"x");
         let wire = pick(&long);
         assert_eq!(
-            decode_err(Format::Gzip, &wire),
+            decode_err(ContentCoding::Gzip, &wire),
             DecodeErrorKind::CorruptHeader
         );
         // Fed in small pieces, the error comes as soon as the bound is passed.
-        let err = decode_with(Format::Gzip, &wire, &[4096], 100).unwrap_err();
+        let err = decode_with(ContentCoding::Gzip, &wire, &[4096], 100).unwrap_err();
         assert_eq!(err.kind(), DecodeErrorKind::CorruptHeader);
     }
     // A field that never ends is refused without reading it all.
     let mut endless = vec![0x1f, 0x8b, 8, 0x08, 0, 0, 0, 0, 0, 255];
     endless.resize(1 << 20, b'a');
     let pool = CodecPool::new();
-    let mut decoder = Decoder::new(Format::Gzip, &pool);
+    let mut decoder = Decoder::new(ContentCoding::Gzip, &pool);
     let err = decoder
         .decode(&endless, &mut BytesMut::new(), 100)
         .unwrap_err();
@@ -236,19 +249,19 @@ fn largest_fextra_is_accepted() {
         ..GzipHeader::default()
     };
     let wire = gzip_member(&h, b"payload");
-    assert_eq!(decode(Format::Gzip, &wire).unwrap(), b"payload");
+    assert_eq!(decode(ContentCoding::Gzip, &wire).unwrap(), b"payload");
     assert_eq!(
-        decode_with(Format::Gzip, &wire, &[1000], 3).unwrap(),
+        decode_with(ContentCoding::Gzip, &wire, &[1000], 3).unwrap(),
         b"payload"
     );
 }
 
 #[test]
 fn many_empty_members_decode() {
-    let one = encode(Format::Gzip, 6, b"");
+    let one = encode(ContentCoding::Gzip, 6, b"");
     let wire = one.repeat(10_000);
     let pool = CodecPool::new();
-    let mut decoder = Decoder::new(Format::Gzip, &pool);
+    let mut decoder = Decoder::new(ContentCoding::Gzip, &pool);
     let mut out = BytesMut::new();
     feed(&mut decoder, &wire, &[wire.len()], 1 << 20, &mut out).unwrap();
     decoder.finish().unwrap();
@@ -289,14 +302,17 @@ fn headers_with_every_field_split_at_every_byte() {
         let wire = gzip_member(h, &data);
         for split in 0..=wire.len() {
             let pool = CodecPool::new();
-            let mut decoder = Decoder::new(Format::Gzip, &pool);
+            let mut decoder = Decoder::new(ContentCoding::Gzip, &pool);
             let mut out = BytesMut::new();
             feed(&mut decoder, &wire[..split], &[split.max(1)], 64, &mut out).unwrap();
             feed(&mut decoder, &wire[split..], &[wire.len()], 64, &mut out).unwrap();
             decoder.finish().unwrap();
             assert_eq!(&out[..], &data[..], "split at {split}");
         }
-        assert_eq!(decode_with(Format::Gzip, &wire, &[1], 1).unwrap(), data);
+        assert_eq!(
+            decode_with(ContentCoding::Gzip, &wire, &[1], 1).unwrap(),
+            data
+        );
     }
 }
 
@@ -308,10 +324,10 @@ fn multi_member_with_headers_byte_by_byte() {
         ..GzipHeader::default()
     };
     let mut wire = gzip_member(&h, b"first ");
-    wire.extend(encode(Format::Gzip, 1, b""));
-    wire.extend(encode(Format::Gzip, 9, b"second"));
+    wire.extend(encode(ContentCoding::Gzip, 1, b""));
+    wire.extend(encode(ContentCoding::Gzip, 9, b"second"));
     let pool = CodecPool::new();
-    let mut decoder = Decoder::new(Format::Gzip, &pool);
+    let mut decoder = Decoder::new(ContentCoding::Gzip, &pool);
     let mut out = BytesMut::new();
     feed(&mut decoder, &wire, &[1], 2, &mut out).unwrap();
     decoder.finish().unwrap();
@@ -322,17 +338,26 @@ fn multi_member_with_headers_byte_by_byte() {
 #[test]
 fn deflate_sniffs_zlib_and_raw() {
     let data = text(5000);
-    assert_eq!(decode(Format::Deflate, &zlib(&data)).unwrap(), data);
-    assert_eq!(decode(Format::Deflate, &raw_deflate(&data)).unwrap(), data);
+    assert_eq!(decode(ContentCoding::Deflate, &zlib(&data)).unwrap(), data);
+    assert_eq!(
+        decode(ContentCoding::Deflate, &raw_deflate(&data)).unwrap(),
+        data
+    );
     // Stored (level 0) raw deflate starts with a byte that is not a zlib CMF.
     let mut c = Compress::new(Compression::none(), false);
     let mut stored = Vec::with_capacity(6000);
     c.compress_vec(&data, &mut stored, FlushCompress::Finish)
         .unwrap();
     assert_eq!(
-        decode_with(Format::Deflate, &stored, &[1], 100).unwrap(),
+        decode_with(ContentCoding::Deflate, &stored, &[1], 100).unwrap(),
         data
     );
     // A gzip stream is not `deflate`.
-    assert!(decode(Format::Deflate, &encode(Format::Gzip, 6, b"x")).is_err());
+    assert!(
+        decode(
+            ContentCoding::Deflate,
+            &encode(ContentCoding::Gzip, 6, b"x")
+        )
+        .is_err()
+    );
 }

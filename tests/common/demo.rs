@@ -24,6 +24,12 @@ fn features() -> String {
     if cfg!(feature = "br") {
         features.push("br");
     }
+    if cfg!(feature = "dcz") {
+        features.push("dcz");
+    }
+    if cfg!(feature = "dcb") {
+        features.push("dcb");
+    }
     features.join(",")
 }
 

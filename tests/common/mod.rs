@@ -20,7 +20,7 @@ use http::{HeaderMap, Response, StatusCode, Version};
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
 use tokio::sync::mpsc;
-use tower_gzip::codec::Format;
+use tower_gzip::ContentCoding;
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -135,8 +135,8 @@ pub fn gzip_member(h: &GzipHeader<'_>, data: &[u8]) -> Vec<u8> {
 
 /// The `Accept-Encoding` a decompression layer sends, and lists in a 415: every coding
 /// compiled in and not `disabled`, in the order zstd, br, gzip, deflate.
-pub fn accepted_codings(disabled: &[Format]) -> String {
-    let tokens: Vec<&str> = Format::ALL
+pub fn accepted_codings(disabled: &[ContentCoding]) -> String {
+    let tokens: Vec<&str> = ContentCoding::PLAIN
         .iter()
         .filter(|f| !disabled.contains(f))
         .map(|f| f.as_str())

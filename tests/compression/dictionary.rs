@@ -8,9 +8,10 @@ use bytes::Bytes;
 use http::header::{ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_LENGTH, ETAG, VARY};
 use http::{HeaderValue, Request, Response};
 use tower_gzip::CodecPool;
+use tower_gzip::ContentCoding;
 use tower_gzip::compression::{CompressionLayer, DictionaryStats};
 use tower_gzip::dictionary::{
-    DictCoding, Dictionary, DictionaryStore, UseAsDictionary, decode_dcb, decode_dcz,
+    Dictionary, DictionaryStore, UseAsDictionary, decode_dcb, decode_dcz,
 };
 
 use crate::common::{ReadyFrames, StutterBody, channel_body, decode, text};
@@ -107,14 +108,14 @@ async fn dcz_for_a_client_that_holds_the_dictionary() {
     );
     let stats = layer.stats();
     assert_eq!(stats.dictionaries().hits, 1);
-    assert_eq!(stats.dictionary_coding(DictCoding::Dcz).compressed, 1);
+    assert_eq!(stats.coding(ContentCoding::Dcz).compressed, 1);
 }
 
 #[tokio::test]
 async fn dcb_when_preferred_or_the_only_one_offered() {
     let dictionary = dictionary();
     let store = store_with(&dictionary);
-    let preferred = layer(&store).dictionary_codings(&[DictCoding::Dcb, DictCoding::Dcz]);
+    let preferred = layer(&store).dictionary_codings(&[ContentCoding::Dcb, ContentCoding::Dcz]);
     let mut only_dcb = request(Some(dictionary.available_dictionary()));
     only_dcb
         .headers_mut()
@@ -323,7 +324,7 @@ async fn no_dictionary_no_change_but_vary() {
 async fn streamed_bodies_are_dictionary_compressed_too() {
     let dictionary = dictionary();
     let store = store_with(&dictionary);
-    for coding in [DictCoding::Dcz, DictCoding::Dcb] {
+    for coding in [ContentCoding::Dcz, ContentCoding::Dcb] {
         let layer = layer(&store).dictionary_codings(&[coding]);
         // Events, each decodable as soon as it is sent.
         let (tx, events) = channel_body();
@@ -398,7 +399,12 @@ async fn streamed_bodies_are_dictionary_compressed_too() {
 
 /// Decodes a dictionary-compressed body; `partial`: the stream may not be finished (only
 /// what was flushed so far).
-fn dict_decode(coding: DictCoding, dictionary: &Dictionary, wire: &[u8], partial: bool) -> Vec<u8> {
+fn dict_decode(
+    coding: ContentCoding,
+    dictionary: &Dictionary,
+    wire: &[u8],
+    partial: bool,
+) -> Vec<u8> {
     use bytes::BytesMut;
     use tower_gzip::dictionary::{DcbDecoder, DczDecoder};
     let mut out = BytesMut::new();
@@ -417,8 +423,9 @@ fn dict_decode(coding: DictCoding, dictionary: &Dictionary, wire: &[u8], partial
         }};
     }
     match coding {
-        DictCoding::Dcz => drain!(DczDecoder::new(dictionary, &CodecPool::new()).unwrap()),
-        DictCoding::Dcb => drain!(DcbDecoder::new(dictionary)),
+        ContentCoding::Dcz => drain!(DczDecoder::new(dictionary, &CodecPool::new()).unwrap()),
+        ContentCoding::Dcb => drain!(DcbDecoder::new(dictionary)),
+        other => panic!("{other:?} is not a dictionary coding"),
     }
     out.to_vec()
 }

@@ -446,7 +446,7 @@ async fn curl_compares_with(http2: bool, layer: CompressionLayer, coding: Option
         if path != "/small" {
             let expected: Vec<String> = match coding {
                 Some(coding) => vec![format!("content-encoding: {coding}\r\n")],
-                None => tower_gzip::codec::Format::ALL
+                None => tower_gzip::ContentCoding::ALL
                     .iter()
                     .map(|f| format!("content-encoding: {}\r\n", f.as_str()))
                     .collect(),

@@ -15,7 +15,7 @@ use tower_gzip::decompression::{DecompressionBody, MAX_CODINGS, RequestDecompres
 use crate::common::{accepted_codings as accepted, text};
 use crate::common::{gzip, raw_deflate, zlib};
 use crate::harness::{FRAME_LIMIT, decoded_ok, encoded, flate_only, run, seen_through_default};
-use tower_gzip::codec::Format;
+use tower_gzip::ContentCoding;
 
 #[tokio::test]
 async fn gzip_x_gzip_and_case() {
@@ -83,20 +83,20 @@ async fn unsupported_coding_is_415_without_calling_inner() {
         (
             RequestDecompressionLayer::new().deflate(false),
             "deflate",
-            accepted(&[Format::Deflate]),
+            accepted(&[ContentCoding::Deflate]),
         ),
     ];
     #[cfg(feature = "zstd")]
     cases.push((
         RequestDecompressionLayer::new().no_zstd(),
         "zstd",
-        accepted(&[Format::Zstd]),
+        accepted(&[ContentCoding::Zstd]),
     ));
     #[cfg(feature = "br")]
     cases.push((
         RequestDecompressionLayer::new().no_br(),
         "br",
-        accepted(&[Format::Br]),
+        accepted(&[ContentCoding::Br]),
     ));
     for (layer, coding, accept) in cases {
         let called = Arc::new(AtomicBool::new(false));

@@ -8,7 +8,8 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bytes::BytesMut;
-use tower_gzip::codec::{Decoder, Encoder, Format};
+use tower_gzip::ContentCoding;
+use tower_gzip::codec::{Decoder, Encoder};
 use tower_gzip::{CodecPool, CompressionLevel};
 
 use crate::common::text;
@@ -94,7 +95,13 @@ fn samples() -> Vec<Vec<u8>> {
 }
 
 /// Our encoder, with a sync flush every `flush_every` bytes of input.
-fn ours(format: Format, level: i32, data: &[u8], flush_every: usize, padding: usize) -> Vec<u8> {
+fn ours(
+    format: ContentCoding,
+    level: i32,
+    data: &[u8],
+    flush_every: usize,
+    padding: usize,
+) -> Vec<u8> {
     let pool = CodecPool::new();
     let mut encoder =
         Encoder::new(format, CompressionLevel::Precise(level), &pool).with_header_padding(padding);
@@ -107,7 +114,7 @@ fn ours(format: Format, level: i32, data: &[u8], flush_every: usize, padding: us
     wire.to_vec()
 }
 
-fn our_decode(format: Format, wire: &[u8]) -> Vec<u8> {
+fn our_decode(format: ContentCoding, wire: &[u8]) -> Vec<u8> {
     let pool = CodecPool::new();
     let mut decoder = Decoder::new(format, &pool);
     let mut out = BytesMut::new();
@@ -141,7 +148,13 @@ const PY_DECODE: &str = "def f(op, data):
 fn gzip_cli_decodes_our_gzip() {
     for data in samples() {
         for (level, flush_every, padding) in [(1, usize::MAX, 0), (6, 4096, 0), (9, 777, 37)] {
-            let wire = ours(Format::Gzip, level, &data, flush_every.max(1), padding);
+            let wire = ours(
+                ContentCoding::Gzip,
+                level,
+                &data,
+                flush_every.max(1),
+                padding,
+            );
             let plain = run("gzip", &["-dc"], &wire);
             assert!(
                 plain == data,
@@ -151,7 +164,11 @@ fn gzip_cli_decodes_our_gzip() {
         }
     }
     // Integrity check mode agrees too.
-    run("gzip", &["-t"], &ours(Format::Gzip, 0, &text(5000), 100, 0));
+    run(
+        "gzip",
+        &["-t"],
+        &ours(ContentCoding::Gzip, 0, &text(5000), 100, 0),
+    );
 }
 
 #[test]
@@ -159,8 +176,8 @@ fn python_decodes_our_gzip_and_zlib() {
     let mut wires = Vec::new();
     for data in samples() {
         for level in [0, 6, 9] {
-            let gz = ours(Format::Gzip, level, &data, 10_000, 0);
-            let zl = ours(Format::Deflate, level, &data, 10_000, 0);
+            let gz = ours(ContentCoding::Gzip, level, &data, 10_000, 0);
+            let zl = ours(ContentCoding::Deflate, level, &data, 10_000, 0);
             wires.push((0, gz.clone(), data.clone()));
             wires.push((1, gz, data.clone()));
             wires.push((2, zl, data.clone()));
@@ -177,7 +194,10 @@ fn we_decode_gzip_cli_output() {
     let data = text(200_000);
     for level in ["-1", "-9"] {
         let wire = run("gzip", &["-c", level], &data);
-        assert!(our_decode(Format::Gzip, &wire) == data, "gzip {level}");
+        assert!(
+            our_decode(ContentCoding::Gzip, &wire) == data,
+            "gzip {level}"
+        );
     }
     // From a file, gzip records the name (FNAME) and the mtime.
     let dir = scratch();
@@ -185,7 +205,7 @@ fn we_decode_gzip_cli_output() {
     std::fs::write(&file, &data).unwrap();
     let wire = run("gzip", &["-c", "-N", "-6", path_str(&file)], &[]);
     assert_ne!(wire[3] & 0x08, 0, "gzip wrote FNAME");
-    assert!(our_decode(Format::Gzip, &wire) == data);
+    assert!(our_decode(ContentCoding::Gzip, &wire) == data);
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -213,7 +233,7 @@ fn we_decode_python_gzip_with_name_and_mtime() {
     assert_eq!(&named[4..8], &1_700_000_000u32.to_le_bytes());
     for ((op, data), wire) in jobs.iter().zip(&wires) {
         assert!(
-            our_decode(Format::Gzip, wire) == *data,
+            our_decode(ContentCoding::Gzip, wire) == *data,
             "python gzip op {op}"
         );
     }
@@ -236,7 +256,7 @@ fn we_decode_python_zlib_and_raw_deflate() {
     let wires = python(encode, &jobs);
     for ((op, data), wire) in jobs.iter().zip(&wires) {
         assert!(
-            our_decode(Format::Deflate, wire) == *data,
+            our_decode(ContentCoding::Deflate, wire) == *data,
             "python zlib op {op}"
         );
     }
@@ -249,14 +269,14 @@ fn we_decode_concatenated_members_from_cat() {
     std::fs::write(dir.join("a"), &a).unwrap();
     std::fs::write(dir.join("b"), &b).unwrap();
     run("gzip", &["-9", path_str(&dir.join("a"))], &[]);
-    std::fs::write(dir.join("b.gz"), ours(Format::Gzip, 1, &b, 5, 0)).unwrap();
+    std::fs::write(dir.join("b.gz"), ours(ContentCoding::Gzip, 1, &b, 5, 0)).unwrap();
     let cat = run(
         "cat",
         &[path_str(&dir.join("a.gz")), path_str(&dir.join("b.gz"))],
         &[],
     );
     let expected = [a.clone(), b.clone()].concat();
-    assert!(our_decode(Format::Gzip, &cat) == expected);
+    assert!(our_decode(ContentCoding::Gzip, &cat) == expected);
     // And gzip itself agrees on what the concatenation means.
     assert!(run("gzip", &["-dc"], &cat) == expected);
     std::fs::remove_dir_all(dir).unwrap();
@@ -264,7 +284,7 @@ fn we_decode_concatenated_members_from_cat() {
 
 /// Our stream with an idle release every `idle_every` bytes (zstd: a new frame each time).
 #[cfg(feature = "zstd")]
-fn ours_with_idles(format: Format, data: &[u8], idle_every: usize) -> Vec<u8> {
+fn ours_with_idles(format: ContentCoding, data: &[u8], idle_every: usize) -> Vec<u8> {
     let pool = CodecPool::new();
     let mut encoder = Encoder::new(format, CompressionLevel::Default, &pool);
     let mut wire = BytesMut::new();
@@ -281,12 +301,12 @@ fn ours_with_idles(format: Format, data: &[u8], idle_every: usize) -> Vec<u8> {
 fn zstd_cli_and_python_decode_our_zstd_and_we_decode_theirs() {
     for data in samples() {
         for wire in [
-            ours(Format::Zstd, 3, &data, 4096, 0),
-            ours_with_idles(Format::Zstd, &data, 50_000),
+            ours(ContentCoding::Zstd, 3, &data, 4096, 0),
+            ours_with_idles(ContentCoding::Zstd, &data, 50_000),
             {
                 let mut out = BytesMut::new();
                 tower_gzip::codec::encode_all(
-                    Format::Zstd,
+                    ContentCoding::Zstd,
                     CompressionLevel::Default,
                     &data,
                     &mut out,
@@ -306,7 +326,10 @@ fn zstd_cli_and_python_decode_our_zstd_and_we_decode_theirs() {
         }
         for level in ["-1", "-19"] {
             let wire = run("zstd", &[level, "-c", "-q"], &data);
-            assert!(our_decode(Format::Zstd, &wire) == data, "zstd {level}");
+            assert!(
+                our_decode(ContentCoding::Zstd, &wire) == data,
+                "zstd {level}"
+            );
         }
         // From stdin (size unknown) `--zstd=wlog=27` declares a 128 MiB window: over RFC 9659's
         // 8 MiB, refused before anything is allocated.
@@ -316,7 +339,7 @@ fn zstd_cli_and_python_decode_our_zstd_and_we_decode_theirs() {
                 &["--ultra", "-20", "--zstd=wlog=27", "-c", "-q"],
                 &data,
             );
-            let mut decoder = Decoder::new(Format::Zstd, &CodecPool::new());
+            let mut decoder = Decoder::new(ContentCoding::Zstd, &CodecPool::new());
             let err = decoder
                 .decode(&wire, &mut BytesMut::new(), 1 << 20)
                 .unwrap_err();
@@ -333,9 +356,9 @@ fn zstd_cli_and_python_decode_our_zstd_and_we_decode_theirs() {
 fn brotli_cli_and_python_decode_our_br_and_we_decode_theirs() {
     for data in samples() {
         for wire in [
-            ours(Format::Br, 4, &data, 4096, 0),
+            ours(ContentCoding::Br, 4, &data, 4096, 0),
             ours(
-                Format::Br,
+                ContentCoding::Br,
                 11,
                 &data[..data.len().min(20_000)],
                 usize::MAX,
@@ -363,7 +386,10 @@ fn brotli_cli_and_python_decode_our_br_and_we_decode_theirs() {
                 vec!["-q", "5", "-c"]
             };
             let wire = run("brotli", &args, &data);
-            assert!(our_decode(Format::Br, &wire) == data, "brotli {quality}");
+            assert!(
+                our_decode(ContentCoding::Br, &wire) == data,
+                "brotli {quality}"
+            );
         }
     }
 }
@@ -471,7 +497,7 @@ async fn c_brotli_decodes_our_br_event_streams_resumed_after_pauses() {
                 &[(0, &wire)],
             );
             assert!(py[0] == data, "python brotli: {case}");
-            assert!(our_decode(Format::Br, &wire) == data, "ours: {case}");
+            assert!(our_decode(ContentCoding::Br, &wire) == data, "ours: {case}");
         }
     }
 }

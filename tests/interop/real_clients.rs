@@ -175,7 +175,7 @@ fn curl_uploads_gzip_and_deflate_files() {
         // curl asks for gzip and deflate, and br and zstd when built with them: the demo
         // server answers with the best coding both sides have (zstd with the default
         // features and a curl built with libzstd; gzip before zstd and br existed).
-        let encoded = tower_gzip::codec::Format::ALL
+        let encoded = tower_gzip::ContentCoding::ALL
             .iter()
             .any(|f| head.contains(&format!("content-encoding: {}\r\n", f.as_str())));
         assert!(encoded, "{coding}: {head}");

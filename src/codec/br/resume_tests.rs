@@ -8,11 +8,11 @@ use super::BrEncoder;
 use super::state::draw_compressor;
 use crate::CompressionLevel;
 use crate::codec::pause_steps::step;
-use crate::codec::{Encode, Format, Level};
+use crate::codec::{ContentCoding, Encode, Level};
 use crate::pool::CodecPool;
 
 fn level(n: u8) -> Level {
-    CompressionLevel::Precise(i32::from(n)).resolve(Format::Br)
+    CompressionLevel::Precise(i32::from(n)).resolve(ContentCoding::Br)
 }
 
 /// A pool with `max_idle` places; with none, every pause counts as long (a zero park

@@ -52,7 +52,7 @@ fn json(len: usize, seed: u64) -> Vec<u8> {
 }
 
 fn level(n: u8) -> Level {
-    super::super::CompressionLevel::Precise(i32::from(n)).resolve(super::super::Format::Br)
+    super::super::CompressionLevel::Precise(i32::from(n)).resolve(super::super::ContentCoding::Br)
 }
 
 /// Streams `input` through a `BrEncoder` in random chunks, flushing at random.

@@ -316,10 +316,10 @@ pub(crate) fn write_trailer(framing: Framing, check: u32, len: u64, out: &mut By
 mod tests {
     use super::*;
     use crate::codec::pause_steps::step;
-    use crate::codec::{CompressionLevel, Decoder, Format};
+    use crate::codec::{CompressionLevel, ContentCoding, Decoder};
 
     fn run(pool: &CodecPool) -> Vec<u8> {
-        let level = CompressionLevel::Default.resolve(Format::Gzip);
+        let level = CompressionLevel::Default.resolve(ContentCoding::Gzip);
         let mut e = FlateEncoder::new(Framing::Gzip, level, pool);
         let mut wire = BytesMut::new();
         e.encode(b"event: tick data n=0 hello hello hello\n", &mut wire)
@@ -330,7 +330,7 @@ mod tests {
         e.idle(&mut wire).unwrap();
         e.finish(&mut wire).unwrap();
         let p = CodecPool::new();
-        let mut d = Decoder::new(Format::Gzip, &p);
+        let mut d = Decoder::new(ContentCoding::Gzip, &p);
         let mut out = BytesMut::new();
         d.decode(&wire, &mut out, usize::MAX).unwrap();
         d.finish().unwrap();
@@ -366,7 +366,7 @@ mod tests {
         ) {
             let pool = CodecPool::builder().max_idle(2).build();
             let framing = if zlib { Framing::Zlib } else { Framing::Gzip };
-            let format = if zlib { Format::Deflate } else { Format::Gzip };
+            let format = if zlib { ContentCoding::Deflate } else { ContentCoding::Gzip };
             let level = CompressionLevel::Precise(level).resolve(format);
             let mut encoder = FlateEncoder::new(framing, level, &pool);
             let mut wire = BytesMut::new();

@@ -151,8 +151,8 @@ mod tests {
             .collect();
         for format in [Framing::Gzip, Framing::Zlib] {
             for level in [0, 1, 6, 9] {
-                let level =
-                    crate::CompressionLevel::Precise(level).resolve(crate::codec::Format::Gzip);
+                let level = crate::CompressionLevel::Precise(level)
+                    .resolve(crate::codec::ContentCoding::Gzip);
                 let mut block = BytesMut::new();
                 pool.take(level, || BlockCompressor::new(level))
                     .encode(format, level, &input, 7, &mut block)
@@ -178,7 +178,7 @@ mod tests {
             let mut out = BytesMut::new();
             encode_all(
                 format,
-                crate::CompressionLevel::Default.resolve(crate::codec::Format::Gzip),
+                crate::CompressionLevel::Default.resolve(crate::codec::ContentCoding::Gzip),
                 b"",
                 CodecPool::global(),
                 0,

@@ -8,7 +8,7 @@ use http::{Response, StatusCode};
 use pin_project_lite::pin_project;
 
 use super::RequestDecompressionResponseBody;
-use crate::codec::FormatSet;
+use crate::codec::CodingSet;
 use crate::decompression::MAX_CODINGS;
 use crate::decompression::coding::accept_encoding;
 
@@ -34,7 +34,7 @@ pin_project! {
     #[project = KindProj]
     enum Kind<F> {
         Inner { #[pin] future: F },
-        Rejected { rejection: Rejection, accept: FormatSet },
+        Rejected { rejection: Rejection, accept: CodingSet },
     }
 }
 
@@ -45,7 +45,7 @@ impl<F> RequestDecompressionFuture<F> {
         }
     }
 
-    pub(super) fn rejected(rejection: Rejection, accept: FormatSet) -> Self {
+    pub(super) fn rejected(rejection: Rejection, accept: CodingSet) -> Self {
         RequestDecompressionFuture {
             kind: Kind::Rejected { rejection, accept },
         }
@@ -85,7 +85,7 @@ where
 
 fn unsupported_media_type<B>(
     rejection: Rejection,
-    accept: FormatSet,
+    accept: CodingSet,
 ) -> Response<RequestDecompressionResponseBody<B>> {
     let text: &'static str = match rejection {
         Rejection::Unsupported => "Unsupported Content-Encoding\n",
@@ -100,7 +100,7 @@ fn unsupported_media_type<B>(
     );
     headers.insert(
         ACCEPT_ENCODING,
-        accept_encoding(accept, false).unwrap_or_else(|| HeaderValue::from_static("identity")),
+        accept_encoding(accept).unwrap_or_else(|| HeaderValue::from_static("identity")),
     );
     response
 }

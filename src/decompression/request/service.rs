@@ -78,7 +78,7 @@ where
     fn call(&mut self, req: Request<ReqBody>) -> Self::Future {
         let (mut parts, body) = req.into_parts();
         let accept = self.settings.accept;
-        let body = match parse(&parts.headers, accept, false) {
+        let body = match parse(&parts.headers, accept) {
             Codings::Identity => DecompressionBody::identity(body),
             Codings::Decode(chain) => {
                 parts.headers.remove(CONTENT_ENCODING);

@@ -8,7 +8,7 @@ use http::{Response, StatusCode, Uri};
 use pin_project_lite::pin_project;
 
 use crate::decompression::DecompressionBody;
-use crate::decompression::coding::{Codings, Settings, parse};
+use crate::decompression::coding::{Codings, Settings, decodable, parse};
 use crate::dictionary::{ClientDictionaryStore, Dictionary};
 
 pin_project! {
@@ -86,7 +86,10 @@ where
             )));
         };
         let offered = exchange.as_ref().and_then(|e| e.offered.as_ref());
-        let (body, readable) = match parse(&parts.headers, settings.accept, exchange.is_some()) {
+        let (body, readable) = match parse(
+            &parts.headers,
+            decodable(settings.accept, exchange.is_some()),
+        ) {
             Codings::Decode(chain) => {
                 parts.headers.remove(CONTENT_ENCODING);
                 parts.headers.remove(CONTENT_LENGTH);

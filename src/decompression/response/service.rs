@@ -8,9 +8,9 @@ use tower_service::Service;
 use super::future::Exchange;
 use super::{DecompressionLayer, ResponseFuture};
 use crate::builders::builder_methods;
-use crate::codec::FormatSet;
-use crate::decompression::coding::{Settings, accept_encoding, decodes_dictionary};
-use crate::dictionary::{AVAILABLE_DICTIONARY, ClientDictionaryStore, DICTIONARY_ID, DictCoding};
+use crate::codec::CodingSet;
+use crate::decompression::coding::{Settings, accept_encoding, decodable};
+use crate::dictionary::{AVAILABLE_DICTIONARY, ClientDictionaryStore, DICTIONARY_ID};
 
 /// The request's fetch destination (Fetch Metadata), which `match-dest` is compared with.
 const SEC_FETCH_DEST: &str = "sec-fetch-dest";
@@ -84,7 +84,7 @@ where
         let offered = exchange.as_ref().is_some_and(|e| e.offered.is_some());
         if !ranged {
             if let Entry::Vacant(entry) = req.headers_mut().entry(ACCEPT_ENCODING) {
-                if let Some(value) = accept_encoding(self.settings.accept, offered) {
+                if let Some(value) = accept_encoding(decodable(self.settings.accept, offered)) {
                     entry.insert(value);
                 }
             }
@@ -100,7 +100,7 @@ where
 /// own `Accept-Encoding` or `Available-Dictionary`, or a `Range`, goes out as it is.
 fn offer<B>(
     store: &ClientDictionaryStore,
-    accept: FormatSet,
+    accept: CodingSet,
     req: &mut Request<B>,
     ranged: bool,
 ) -> Box<Exchange> {
@@ -108,8 +108,7 @@ fn offer<B>(
     let ours = !ranged
         && !headers.contains_key(ACCEPT_ENCODING)
         && !headers.contains_key(AVAILABLE_DICTIONARY)
-        && (decodes_dictionary(accept, DictCoding::Dcz)
-            || decodes_dictionary(accept, DictCoding::Dcb));
+        && decodable(accept, true) != accept;
     // A browser's fetch destination; other clients may set it to use `match-dest`.
     let dest = headers
         .get(SEC_FETCH_DEST)

@@ -28,7 +28,7 @@ fn typed_errors_for_wrong_dictionary_and_broken_bodies() {
     assert_eq!(decode_dcz(&other, &dcz, &pool, LIMIT).unwrap_err(), wrong);
     assert_eq!(decode_dcb(&other, &dcb, LIMIT).unwrap_err(), wrong);
     assert_eq!(
-        wrong.to_decode_error().kind(),
+        crate::codec::DecodeError::from(wrong.clone()).kind(),
         DecodeErrorKind::DictionaryMismatch
     );
     // Truncated inside the header, at every length.

@@ -239,7 +239,7 @@ fn interop_brotli_cli_decodes_dcb_payloads() {
 #[test]
 #[ignore]
 fn measure_dictionary_gains() {
-    use crate::codec::{Format, OneShot};
+    use crate::codec::{ContentCoding, OneShot};
     let pool = CodecPool::new();
     let training = json_samples(2000, 21);
     let bodies = json_samples(300, 22);
@@ -271,8 +271,8 @@ fn measure_dictionary_gains() {
         })
     };
     let pct = |bytes: usize| 100.0 * bytes as f64 / identity as f64;
-    let (zstd3, zstd3_us) = plain(Format::Zstd, 3);
-    let (br5, br5_us) = plain(Format::Br, 5);
+    let (zstd3, zstd3_us) = plain(ContentCoding::Zstd, 3);
+    let (br5, br5_us) = plain(ContentCoding::Br, 5);
     let build = if cfg!(debug_assertions) {
         "debug"
     } else {

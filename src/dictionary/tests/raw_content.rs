@@ -151,7 +151,7 @@ fn pooled_contexts_come_back_neutral() {
     });
     // A plain zstd response on the same pool is not touched by any dictionary.
     let mut wire = BytesMut::new();
-    crate::codec::OneShot::new(crate::codec::Format::Zstd)
+    crate::codec::OneShot::new(crate::codec::ContentCoding::Zstd)
         .pool(&pool)
         .encode(&bodies[0], &mut wire)
         .unwrap();

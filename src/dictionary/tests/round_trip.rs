@@ -24,8 +24,8 @@ fn dcz_round_trips_one_shot_and_streaming() {
             assert_eq!(&wire[..8], &DCZ_MAGIC);
             assert_eq!(&wire[8..40], &dict.hash());
             assert_eq!(
-                DictCoding::peek(&wire),
-                Some((DictCoding::Dcz, dict.hash()))
+                crate::dictionary::peek(&wire),
+                Some((ContentCoding::Dcz, dict.hash()))
             );
             assert_eq!(
                 &decode_dcz(&dict, &wire, &pool, LIMIT).unwrap()[..],
@@ -58,8 +58,8 @@ fn dcb_round_trips_one_shot_and_streaming() {
             assert_eq!(&wire[..4], &DCB_MAGIC);
             assert_eq!(&wire[4..36], &dict.hash());
             assert_eq!(
-                DictCoding::peek(&wire),
-                Some((DictCoding::Dcb, dict.hash()))
+                crate::dictionary::peek(&wire),
+                Some((ContentCoding::Dcb, dict.hash()))
             );
             assert_eq!(&decode_dcb(&dict, &wire, LIMIT).unwrap()[..], &body[..]);
 
@@ -295,7 +295,7 @@ struct OneShotZstd;
 
 impl OneShotZstd {
     fn encode(body: &[u8], pool: &CodecPool, out: &mut BytesMut) {
-        crate::codec::OneShot::new(crate::codec::Format::Zstd)
+        crate::codec::OneShot::new(crate::codec::ContentCoding::Zstd)
             .pool(pool)
             .encode(body, out)
             .unwrap();

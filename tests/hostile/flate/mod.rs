@@ -23,7 +23,7 @@ use http::header::{ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_TYPE};
 use http::{Method, Request, StatusCode};
 use http_body::Body;
 use http_body_util::Full;
-use tower_gzip::codec::Format;
+use tower_gzip::ContentCoding;
 use tower_gzip::compression::CompressionLayer;
 use tower_gzip::decompression::RequestDecompressionLayer;
 use tower_gzip::{BoxError, CodecPool};

@@ -1,0 +1,296 @@
+//! The one name for a content coding, and sets of them.
+//!
+//! Every layer, codec and counter of this crate speaks [`ContentCoding`]. A coding's variant
+//! exists when its cargo feature is on (`zstd`, `br`, `dcz`, `dcb`; gzip and deflate always),
+//! so a build without a coding cannot name it.
+
+/// A content coding this crate speaks (the `Content-Encoding` / `Accept-Encoding` tokens).
+///
+/// ```
+/// use tower_gzip::ContentCoding;
+///
+/// assert_eq!(ContentCoding::from_token(" X-GZIP "), Some(ContentCoding::Gzip));
+/// assert_eq!(ContentCoding::Gzip.as_str(), "gzip");
+/// assert_eq!(ContentCoding::Dcz.base(), ContentCoding::Zstd);
+/// assert!(ContentCoding::Dcz.needs_dictionary());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ContentCoding {
+    /// `gzip` (and its alias `x-gzip`): RFC 1952 members.
+    Gzip,
+    /// `deflate`: a zlib stream (RFC 1950). The decoder also accepts raw deflate
+    /// (RFC 1951), which many clients send under this name.
+    Deflate,
+    /// `zstd`: Zstandard frames (RFC 8878), with a window of at most 8 MiB (RFC 9659).
+    #[cfg(feature = "zstd")]
+    Zstd,
+    /// `br`: a Brotli stream (RFC 7932).
+    #[cfg(feature = "br")]
+    Br,
+    /// `dcz`: zstd with a dictionary the client holds, as raw content (RFC 9842).
+    #[cfg(feature = "dcz")]
+    Dcz,
+    /// `dcb`: Brotli with a dictionary the client holds, as a prefix (RFC 9842).
+    #[cfg(feature = "dcb")]
+    Dcb,
+}
+
+impl ContentCoding {
+    /// Every coding compiled in: the plain ones in tower-http's order of preference when
+    /// q-values tie (zstd, br, gzip, deflate), then the dictionary codings.
+    pub const ALL: &'static [ContentCoding] = &[
+        #[cfg(feature = "zstd")]
+        ContentCoding::Zstd,
+        #[cfg(feature = "br")]
+        ContentCoding::Br,
+        ContentCoding::Gzip,
+        ContentCoding::Deflate,
+        #[cfg(feature = "dcz")]
+        ContentCoding::Dcz,
+        #[cfg(feature = "dcb")]
+        ContentCoding::Dcb,
+    ];
+
+    /// The codings compiled in that need no dictionary, in [`ALL`](Self::ALL)'s order.
+    pub const PLAIN: &'static [ContentCoding] = Self::ALL.split_at(PLAIN_COUNT).0;
+
+    /// The codings compiled in that need a dictionary (`dcz`, `dcb`).
+    pub const DICTIONARY: &'static [ContentCoding] = Self::ALL.split_at(PLAIN_COUNT).1;
+
+    /// The token used in `Content-Encoding`.
+    pub fn as_str(self) -> &'static str {
+        self.row().token
+    }
+
+    /// The coding a token names (case-insensitive, surrounding whitespace ignored; `x-gzip`
+    /// is gzip), if it is compiled in.
+    pub fn from_token(token: &str) -> Option<ContentCoding> {
+        Self::from_token_bytes(token.as_bytes())
+    }
+
+    pub(crate) fn from_token_bytes(token: &[u8]) -> Option<ContentCoding> {
+        let token = token.trim_ascii();
+        if token.eq_ignore_ascii_case(b"x-gzip") {
+            return Some(ContentCoding::Gzip);
+        }
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|coding| token.eq_ignore_ascii_case(coding.as_str().as_bytes()))
+    }
+
+    /// Whether the coding compresses against a dictionary the peer holds (RFC 9842).
+    pub fn needs_dictionary(self) -> bool {
+        self.base() != self
+    }
+
+    /// The coding underneath: zstd for `dcz`, br for `dcb`, the coding itself otherwise.
+    pub fn base(self) -> ContentCoding {
+        self.row().base
+    }
+
+    /// The coding's compression levels.
+    pub(crate) fn levels(self) -> Levels {
+        self.row().levels
+    }
+
+    /// A small index, distinct per coding, for per-coding tables (below [`CODINGS`]).
+    pub(crate) fn index(self) -> usize {
+        self as usize
+    }
+
+    fn row(self) -> &'static Row {
+        &TABLE[self.index()]
+    }
+}
+
+/// One line per coding: its token, the coding it is built on, and its levels. Indexed by the variant's
+/// discriminant, so the lines follow the enum's order.
+struct Row {
+    token: &'static str,
+    base: ContentCoding,
+    levels: Levels,
+}
+
+const TABLE: &[Row] = &[
+    Row::new("gzip", ContentCoding::Gzip, DEFLATE_LEVELS),
+    Row::new("deflate", ContentCoding::Deflate, DEFLATE_LEVELS),
+    #[cfg(feature = "zstd")]
+    Row::new("zstd", ContentCoding::Zstd, ZSTD_LEVELS),
+    #[cfg(feature = "br")]
+    Row::new("br", ContentCoding::Br, BR_LEVELS),
+    #[cfg(feature = "dcz")]
+    Row::new("dcz", ContentCoding::Zstd, ZSTD_LEVELS),
+    #[cfg(feature = "dcb")]
+    Row::new("dcb", ContentCoding::Br, BR_LEVELS),
+];
+
+/// A coding's levels: the fastest, the default, the densest, and the range `Precise` is
+/// clamped to.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Levels {
+    pub(crate) fastest: i32,
+    pub(crate) default: i32,
+    pub(crate) best: i32,
+    pub(crate) min: i32,
+    pub(crate) max: i32,
+}
+
+const DEFLATE_LEVELS: Levels = Levels::new(1, 6, 9, 0, 9);
+// Best is 21, not 22: level 22 asks for a window past RFC 9659's 8 MiB, which the encoder
+// caps anyway, at several times 21's time.
+#[cfg(feature = "zstd")]
+const ZSTD_LEVELS: Levels = Levels::new(1, 3, 21, 1, 22);
+#[cfg(feature = "br")]
+const BR_LEVELS: Levels = Levels::new(0, 4, 11, 0, 11);
+
+impl Levels {
+    const fn new(fastest: i32, default: i32, best: i32, min: i32, max: i32) -> Self {
+        Levels {
+            fastest,
+            default,
+            best,
+            min,
+            max,
+        }
+    }
+}
+
+impl Row {
+    const fn new(token: &'static str, base: ContentCoding, levels: Levels) -> Self {
+        Row {
+            token,
+            base,
+            levels,
+        }
+    }
+}
+
+/// How many codings are compiled in: the bound of [`ContentCoding::index`].
+pub(crate) const CODINGS: usize = TABLE.len();
+
+const PLAIN_COUNT: usize = {
+    let mut count = 0;
+    let mut i = 0;
+    while i < TABLE.len() {
+        if TABLE[i].base as usize == i {
+            count += 1;
+        }
+        i += 1;
+    }
+    count
+};
+
+/// A set of codings: which a layer offers, sends or decodes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct CodingSet(u8);
+
+impl CodingSet {
+    /// No coding.
+    pub(crate) const EMPTY: CodingSet = CodingSet(0);
+
+    /// The plain codings compiled in.
+    pub(crate) fn plain() -> Self {
+        Self::of(ContentCoding::PLAIN)
+    }
+
+    /// The codings listed.
+    pub(crate) fn of(codings: &[ContentCoding]) -> Self {
+        let mut set = CodingSet::EMPTY;
+        for coding in codings {
+            set.set(*coding, true);
+        }
+        set
+    }
+
+    pub(crate) fn contains(self, coding: ContentCoding) -> bool {
+        self.0 & 1 << coding.index() != 0
+    }
+
+    pub(crate) fn set(&mut self, coding: ContentCoding, on: bool) {
+        if on {
+            self.0 |= 1 << coding.index();
+        } else {
+            self.0 &= !(1 << coding.index());
+        }
+    }
+
+    /// The codings in the set, in [`ContentCoding::ALL`] order.
+    pub(crate) fn iter(self) -> impl Iterator<Item = ContentCoding> {
+        ContentCoding::ALL
+            .iter()
+            .copied()
+            .filter(move |c| self.contains(*c))
+    }
+
+    /// A number below `1 << CODINGS`, distinct per set, for per-set tables.
+    pub(crate) fn bits(self) -> usize {
+        usize::from(self.0)
+    }
+
+    /// The set whose [`bits`](Self::bits) are `bits`.
+    pub(crate) fn from_bits(bits: usize) -> Self {
+        CodingSet((bits & ((1 << CODINGS) - 1)) as u8)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_follows_the_enum() {
+        for (i, coding) in ContentCoding::ALL.iter().enumerate() {
+            assert!(coding.index() < CODINGS, "{coding:?}");
+            assert_eq!(
+                ContentCoding::from_token(coding.as_str()),
+                Some(*coding),
+                "{i}"
+            );
+            assert_eq!(coding.base().base(), coding.base());
+        }
+        assert_eq!(ContentCoding::ALL.len(), CODINGS);
+        assert!(ContentCoding::PLAIN.iter().all(|c| !c.needs_dictionary()));
+        assert!(
+            ContentCoding::DICTIONARY
+                .iter()
+                .all(|c| c.needs_dictionary())
+        );
+    }
+
+    #[test]
+    fn tokens_are_case_insensitive_and_trimmed() {
+        assert_eq!(ContentCoding::from_token("GZip"), Some(ContentCoding::Gzip));
+        assert_eq!(
+            ContentCoding::from_token(" x-gzip"),
+            Some(ContentCoding::Gzip)
+        );
+        assert_eq!(
+            ContentCoding::from_token("deflate "),
+            Some(ContentCoding::Deflate)
+        );
+        assert_eq!(ContentCoding::from_token("identity"), None);
+        assert_eq!(ContentCoding::from_token("compress"), None);
+        assert_eq!(ContentCoding::from_token(""), None);
+    }
+
+    #[test]
+    fn sets_hold_what_was_put_in() {
+        let mut set = CodingSet::EMPTY;
+        set.set(ContentCoding::Deflate, true);
+        set.set(ContentCoding::Gzip, true);
+        assert_eq!(
+            set.iter().collect::<Vec<_>>(),
+            [ContentCoding::Gzip, ContentCoding::Deflate]
+        );
+        set.set(ContentCoding::Gzip, false);
+        assert!(!set.contains(ContentCoding::Gzip));
+        assert_eq!(CodingSet::from_bits(set.bits()), set);
+        assert_eq!(CodingSet::of(ContentCoding::ALL).iter().count(), CODINGS);
+        assert_eq!(
+            CodingSet::plain().iter().count(),
+            ContentCoding::PLAIN.len()
+        );
+    }
+}
