@@ -278,7 +278,6 @@ fn client_dict(c: &mut Criterion) {
     use http_body_util::{BodyExt, Empty, Full};
     use tower::ServiceExt;
     use tower_gzip::ContentCoding;
-    use tower_gzip::ContentCoding;
     use tower_gzip::codec::Decoder;
     use tower_gzip::decompression::DecompressionLayer;
     use tower_gzip::dictionary::{ClientDictionaryStore, encode_dcz};
