@@ -56,12 +56,11 @@ mod headers;
 mod negotiate;
 mod pool;
 pub mod predicate;
-#[cfg(feature = "br")]
-mod turns;
 
 pub use codec::CompressionLevel;
+pub use codec::kinds::PoolStats;
 pub use coding::ContentCoding;
-pub use pool::{CodecPool, CodecPoolBuilder, KindStats, PoolStats};
+pub use pool::{CodecPool, CodecPoolBuilder, KindStats};
 
 /// The boxed error type of this crate's bodies.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;

@@ -1,17 +1,13 @@
-//! A shared, bounded pool of codec states: deflate compressors and decompressors,
-//! libdeflate one-shot compressors, zstd contexts and brotli state.
+//! A shared, bounded pool of codec states. It names no codec: each codec declares the
+//! [`Kind`]s of state it pools (their slots and names are listed in `codec::kinds`), and the
+//! pool keeps a shelf per kind, made at the kind's first use.
 //!
 //! A zlib-rs compressor is ~380 KB of state and a zstd context at level 3 over 1 MB; building
 //! one per response costs time, memory churn and (with glibc, whose large allocations are
 //! mmapped) page faults. The pool keeps a bounded number of idle states per kind and hands
 //! them out behind a guard that resets the state and puts it back when dropped.
 //!
-//! The pool holds *raw* deflate states. gzip and zlib framing are written and parsed by the
-//! codecs in [`codec`](crate::codec), so one state serves both formats and resets in
-//! nanoseconds (a gzip-mode zlib-rs inflater rebuilds 48 KB of state on reset; a raw one does
-//! not).
-//!
-//! # Design
+//! //! # Design
 //!
 //! Each kind of state sits in a `Mutex<Vec<_>>` per level. A checkout or return holds the lock
 //! for a `Vec::pop`/`push`, a few nanoseconds, against ~1 µs for resetting a compressor and
@@ -19,19 +15,21 @@
 //! measures two threads sharing one pool. The lock is never held across user code, and a
 //! poisoned lock is recovered (a `Vec` push or pop cannot be left half done).
 
+use std::any::Any;
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use crate::codec::Level;
-
 mod lease;
+mod level;
 mod shelf;
+mod turns;
 
 pub(crate) use lease::Hold;
-pub(crate) use shelf::Shelf;
-use shelf::{Counters, Found};
+pub(crate) use level::Level;
+use shelf::{Counters, Found, Shelf};
+pub(crate) use turns::{Ticket, Turns};
 
 /// A shared, bounded pool of codec states.
 ///
@@ -64,77 +62,64 @@ pub(crate) struct Inner {
     max_idle: usize,
     hold_limit: usize,
     pub(crate) park_bound: std::time::Duration,
-    #[cfg(feature = "br")]
-    br_turns: crate::turns::Turns,
-    pub(crate) compressors: Shelf<flate2::Compress>,
-    pub(crate) decompressors: Shelf<flate2::Decompress>,
-    #[cfg(feature = "libdeflate")]
-    pub(crate) block_compressors: Shelf<crate::codec::flate::BlockCompressor>,
-    #[cfg(feature = "zstd")]
-    pub(crate) zstd_compressors: Shelf<crate::codec::zstd::CompressContext>,
-    #[cfg(feature = "zstd")]
-    pub(crate) zstd_decompressors: Shelf<crate::codec::zstd::DecompressContext>,
-    #[cfg(feature = "zstd")]
-    pub(crate) dict_zstd_compressors: Shelf<crate::dictionary::DictCompressContext>,
-    #[cfg(feature = "zstd")]
-    pub(crate) dict_zstd_decompressors: Shelf<crate::dictionary::DictDecompressContext>,
-    #[cfg(feature = "br")]
-    pub(crate) br_compressors: Shelf<crate::codec::br::CompressorState>,
-    #[cfg(feature = "br")]
-    pub(crate) br_decompressors: Shelf<crate::codec::br::DecompressorState>,
+    /// Turns for the streams of a coding whose states are too large to hold many of at once.
+    turns: Turns,
+    shelves: [OnceLock<Box<dyn AnyShelf>>; Kind::SLOTS],
 }
 
-/// A snapshot of the pool's counters, from [`CodecPool::stats`]. Kinds whose cargo feature
-/// is off stay at zero.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct PoolStats {
-    /// Streaming deflate compressors (gzip and deflate).
-    pub compressors: KindStats,
-    /// Deflate decompressors (gzip and deflate).
-    pub decompressors: KindStats,
-    /// libdeflate whole-buffer compressors, used for gzip and deflate bodies known in full.
-    pub block_compressors: KindStats,
-    /// zstd compression contexts (streaming and one-shot).
-    pub zstd_compressors: KindStats,
-    /// zstd decompression contexts.
-    pub zstd_decompressors: KindStats,
-    /// Brotli encoder memory (see [`codec`](crate::codec)'s br notes).
-    pub br_compressors: KindStats,
-    /// Brotli decoder memory.
-    pub br_decompressors: KindStats,
-    /// zstd compression contexts for `dcz` (raw-content dictionaries referenced per
-    /// response).
-    pub dictionary_compressors: KindStats,
-    /// zstd decompression contexts for `dcz`.
-    pub dictionary_decompressors: KindStats,
-    /// br streams holding an encoder now (at most
-    /// [`CodecPoolBuilder::br_stream_limit`]).
-    pub br_streams_active: usize,
-    /// br streams waiting for their turn to draw an encoder.
-    pub br_streams_waiting: usize,
+/// A kind of pooled state: its slot in every pool and its name in reports.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Kind {
+    slot: usize,
+    name: &'static str,
 }
 
-impl PoolStats {
-    /// Every kind with its name, for reports: `("compressors", stats)`, ... A list, not a
-    /// fixed-size array: kinds come with new codings.
-    pub fn kinds(&self) -> Vec<(&'static str, KindStats)> {
-        vec![
-            ("compressors", self.compressors),
-            ("decompressors", self.decompressors),
-            ("block_compressors", self.block_compressors),
-            ("zstd_compressors", self.zstd_compressors),
-            ("zstd_decompressors", self.zstd_decompressors),
-            ("br_compressors", self.br_compressors),
-            ("br_decompressors", self.br_decompressors),
-            ("dictionary_compressors", self.dictionary_compressors),
-            ("dictionary_decompressors", self.dictionary_decompressors),
-        ]
+impl Kind {
+    /// How many kinds a pool has room for.
+    pub(crate) const SLOTS: usize = 16;
+
+    /// The kind in `slot` (below [`Kind::SLOTS`], one per kind), called `name`.
+    pub(crate) const fn new(slot: usize, name: &'static str) -> Self {
+        assert!(slot < Kind::SLOTS);
+        Kind { slot, name }
     }
 
-    /// States of every kind checked out now.
-    pub fn in_use(&self) -> u64 {
-        self.kinds().iter().map(|(_, kind)| kind.in_use()).sum()
+    pub(crate) fn name(self) -> &'static str {
+        self.name
+    }
+}
+
+/// Kinds are the same when they share a slot: two would share one shelf.
+impl PartialEq for Kind {
+    fn eq(&self, other: &Kind) -> bool {
+        self.slot == other.slot
+    }
+}
+
+/// A shelf whatever its state type: what the pool needs to report on it.
+trait AnyShelf: Any + Send + Sync {
+    fn snapshot(&self) -> KindStats;
+    fn as_any(&self) -> &dyn Any;
+}
+
+impl<T: Send + 'static> AnyShelf for Shelf<T> {
+    fn snapshot(&self) -> KindStats {
+        self.stats.snapshot()
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+impl Inner {
+    /// The shelf of `T`'s kind, made at its first use.
+    pub(super) fn shelf<T: PooledState>(&self) -> &Shelf<T> {
+        self.shelves[T::KIND.slot]
+            .get_or_init(|| Box::new(Shelf::<T>::default()))
+            .as_any()
+            .downcast_ref()
+            .expect("one state type per kind")
     }
 }
 
@@ -184,7 +169,6 @@ pub struct CodecPoolBuilder {
     max_idle: usize,
     hold_limit: usize,
     park_bound: std::time::Duration,
-    #[cfg_attr(not(feature = "br"), allow(dead_code))]
     br_stream_limit: usize,
 }
 
@@ -256,24 +240,8 @@ impl CodecPoolBuilder {
                 max_idle: self.max_idle,
                 hold_limit: self.hold_limit,
                 park_bound: self.park_bound,
-                #[cfg(feature = "br")]
-                br_turns: crate::turns::Turns::new(self.br_stream_limit),
-                compressors: Shelf::default(),
-                decompressors: Shelf::default(),
-                #[cfg(feature = "libdeflate")]
-                block_compressors: Shelf::default(),
-                #[cfg(feature = "zstd")]
-                zstd_compressors: Shelf::default(),
-                #[cfg(feature = "zstd")]
-                zstd_decompressors: Shelf::default(),
-                #[cfg(feature = "zstd")]
-                dict_zstd_compressors: Shelf::default(),
-                #[cfg(feature = "zstd")]
-                dict_zstd_decompressors: Shelf::default(),
-                #[cfg(feature = "br")]
-                br_compressors: Shelf::default(),
-                #[cfg(feature = "br")]
-                br_decompressors: Shelf::default(),
+                turns: Turns::new(self.br_stream_limit),
+                shelves: Default::default(),
             }),
         }
     }
@@ -342,14 +310,13 @@ impl CodecPool {
     }
 
     /// The br stream limit (see [`CodecPoolBuilder::br_stream_limit`]).
-    #[cfg(feature = "br")]
     pub fn br_stream_limit(&self) -> usize {
-        self.inner.br_turns.limit()
+        self.inner.turns.limit()
     }
 
-    #[cfg(feature = "br")]
-    pub(crate) fn br_turns(&self) -> &crate::turns::Turns {
-        &self.inner.br_turns
+    /// The turns streams take before they draw a large state (br's).
+    pub(crate) fn turns(&self) -> &Turns {
+        &self.inner.turns
     }
 
     /// The cap on idle states per kind.
@@ -371,50 +338,32 @@ impl CodecPool {
     /// Whether more states of kind `T` are checked out than the hold limit allows streams
     /// to keep between slices.
     pub(crate) fn crowded<T: PooledState>(&self) -> bool {
-        T::shelf(&self.inner).stats.out.load(Ordering::Relaxed) > self.inner.hold_limit
+        self.inner.shelf::<T>().stats.out.load(Ordering::Relaxed) > self.inner.hold_limit
     }
 
     /// Counts `bytes` of history replayed into a state of kind `T` (see
     /// [`KindStats::primed_bytes`]).
     pub(crate) fn note_primed<T: PooledState>(&self, bytes: usize) {
-        let primed = &T::shelf(&self.inner).stats.primed;
+        let primed = &self.inner.shelf::<T>().stats.primed;
         primed.fetch_add(bytes as u64, Ordering::Relaxed);
     }
 
-    /// A snapshot of the counters.
-    pub fn stats(&self) -> PoolStats {
-        let inner = &*self.inner;
-        #[allow(unused_mut)]
-        let mut stats = PoolStats {
-            compressors: inner.compressors.stats.snapshot(),
-            decompressors: inner.decompressors.stats.snapshot(),
-            ..PoolStats::default()
-        };
-        #[cfg(feature = "libdeflate")]
-        {
-            stats.block_compressors = inner.block_compressors.stats.snapshot();
-        }
-        #[cfg(feature = "zstd")]
-        {
-            stats.zstd_compressors = inner.zstd_compressors.stats.snapshot();
-            stats.zstd_decompressors = inner.zstd_decompressors.stats.snapshot();
-            stats.dictionary_compressors = inner.dict_zstd_compressors.stats.snapshot();
-            stats.dictionary_decompressors = inner.dict_zstd_decompressors.stats.snapshot();
-        }
-        #[cfg(feature = "br")]
-        {
-            stats.br_compressors = inner.br_compressors.stats.snapshot();
-            stats.br_decompressors = inner.br_decompressors.stats.snapshot();
-            stats.br_streams_active = inner.br_turns.held();
-            stats.br_streams_waiting = inner.br_turns.waiting();
-        }
-        stats
+    /// The counters of `kind` (zero for a kind not used yet).
+    pub(crate) fn kind_stats(&self, kind: Kind) -> KindStats {
+        self.inner.shelves[kind.slot]
+            .get()
+            .map_or_else(KindStats::default, |shelf| shelf.snapshot())
+    }
+
+    /// Streams holding a turn now, and streams waiting for one.
+    pub(crate) fn turn_counts(&self) -> (usize, usize) {
+        (self.inner.turns.held(), self.inner.turns.waiting())
     }
 
     /// Checks out a state of kind `T` at `level`, reusing an idle one when there is one, else
     /// building one with `make`.
     pub(crate) fn take<T: PooledState>(&self, level: Level, make: impl FnOnce() -> T) -> Pooled<T> {
-        let state = match T::shelf(&self.inner).take(level, self.inner.max_idle) {
+        let state = match self.inner.shelf::<T>().take(level, self.inner.max_idle) {
             Found::Clean(state) => state,
             // Reset outside the lock, as on a return; one that cannot be is replaced.
             Found::Taken(mut state) => {
@@ -446,8 +395,7 @@ impl fmt::Debug for CodecPool {
             .field("max_idle", &self.inner.max_idle)
             .field("hold_limit", &self.inner.hold_limit)
             .field("park_bound", &self.inner.park_bound)
-            .field("stats", &self.stats())
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -460,8 +408,8 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// A state that can live in the pool. Each codec implements it for its own state type.
 pub(crate) trait PooledState: Send + Sized + 'static {
-    /// This kind's shelf.
-    fn shelf(pool: &Inner) -> &Shelf<Self>;
+    /// Its kind: one state type per kind.
+    const KIND: Kind;
 
     /// Makes the state as good as new for the next user. `false` means it cannot be, and it
     /// is dropped instead of shelved. Runs outside the shelf's lock.
@@ -481,10 +429,9 @@ pub(crate) struct Pooled<T: PooledState> {
 
 impl<T: PooledState> Pooled<T> {
     /// Drops the state instead of returning it to the pool.
-    #[cfg_attr(not(any(feature = "zstd", test)), allow(dead_code))]
     pub(crate) fn discard(mut self) {
         if self.state.take().is_some() {
-            let stats = &T::shelf(&self.pool.inner).stats;
+            let stats = &self.pool.inner.shelf::<T>().stats;
             Counters::bump(stats.discarded());
             stats.checked_in();
         }
@@ -510,7 +457,7 @@ impl<T: PooledState> Drop for Pooled<T> {
         let Some(mut state) = self.state.take() else {
             return;
         };
-        let shelf = T::shelf(&self.pool.inner);
+        let shelf = self.pool.inner.shelf::<T>();
         // Reset outside the lock: it is the expensive part (~1 µs for a deflate compressor).
         if std::thread::panicking() || !state.reset() {
             Counters::bump(shelf.stats.discarded());
@@ -526,29 +473,6 @@ impl<T: PooledState> fmt::Debug for Pooled<T> {
         f.debug_struct("Pooled")
             .field("level", &self.level)
             .finish()
-    }
-}
-
-impl PooledState for flate2::Compress {
-    fn shelf(pool: &Inner) -> &Shelf<Self> {
-        &pool.compressors
-    }
-
-    fn reset(&mut self) -> bool {
-        flate2::Compress::reset(self);
-        true
-    }
-}
-
-impl PooledState for flate2::Decompress {
-    fn shelf(pool: &Inner) -> &Shelf<Self> {
-        &pool.decompressors
-    }
-
-    fn reset(&mut self) -> bool {
-        // A raw inflater resets in nanoseconds; a gzip-mode one would rebuild its state.
-        flate2::Decompress::reset(self, false);
-        true
     }
 }
 

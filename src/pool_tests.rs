@@ -110,7 +110,7 @@ fn guard_dropped_while_panicking_is_discarded_and_lock_survives() {
 #[test]
 fn a_poisoned_shelf_lock_is_recovered() {
     let pool = CodecPool::builder().max_idle(4).build();
-    let shelf = &pool.inner.compressors;
+    let shelf = pool.inner.shelf::<Compress>();
     let poisoner = catch_unwind(AssertUnwindSafe(|| {
         let _held = shelf.idle.lock().unwrap();
         panic!("poison the shelf");
@@ -149,10 +149,8 @@ fn discard_counts_and_does_not_return() {
 struct Unresettable;
 
 impl PooledState for Unresettable {
-    fn shelf(_: &Inner) -> &Shelf<Self> {
-        static SHELF: OnceLock<Shelf<Unresettable>> = OnceLock::new();
-        SHELF.get_or_init(Shelf::default)
-    }
+    // The last slot: no codec's kind.
+    const KIND: Kind = Kind::new(Kind::SLOTS - 1, "unresettable");
 
     fn reset(&mut self) -> bool {
         false
@@ -162,9 +160,9 @@ impl PooledState for Unresettable {
 #[test]
 fn a_state_that_cannot_be_reset_is_discarded() {
     let pool = CodecPool::builder().max_idle(4).build();
-    let before = Unresettable::shelf(&pool.inner).stats.snapshot();
+    let before = pool.kind_stats(Unresettable::KIND);
     drop(pool.take(Level::NONE, || Unresettable));
-    let after = Unresettable::shelf(&pool.inner).stats.snapshot();
+    let after = pool.kind_stats(Unresettable::KIND);
     assert_eq!(after.created - before.created, 1);
     assert_eq!(after.discarded - before.discarded, 1);
     assert_eq!(after.returned, before.returned);

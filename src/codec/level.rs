@@ -1,4 +1,5 @@
 use super::ContentCoding;
+use crate::pool::Level;
 
 /// The compression level, with tower-http's names and per-coding meaning.
 ///
@@ -43,28 +44,7 @@ impl CompressionLevel {
             CompressionLevel::Best => levels.best,
             CompressionLevel::Precise(n) => n.clamp(levels.min, levels.max),
         };
-        Level(level as u8)
-    }
-}
-
-/// A level already resolved and clamped for one coding: at most 22, so it can tag a pool
-/// shelf without a range check.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct Level(u8);
-
-impl Level {
-    /// The most distinct levels any coding has (zstd: 1..=22, tagged by value).
-    pub(crate) const COUNT: usize = 23;
-
-    /// The tag of states that have no level (decompressors).
-    pub(crate) const NONE: Level = Level(0);
-
-    pub(crate) fn get(self) -> u8 {
-        self.0
-    }
-
-    pub(crate) fn index(self) -> usize {
-        usize::from(self.0)
+        Level::new(level as u8)
     }
 }
 

@@ -48,6 +48,7 @@ pub(crate) mod br;
 mod error;
 pub(crate) mod flate;
 mod history;
+pub(crate) mod kinds;
 mod level;
 #[cfg(test)]
 mod pause_steps;
@@ -55,10 +56,10 @@ mod pause_steps;
 pub(crate) mod zstd;
 
 pub(crate) use crate::coding::{CODINGS, CodingSet, ContentCoding};
+pub(crate) use crate::pool::Level;
 pub use any::{Decoder, Encoder, OneShot, encode_all};
 pub use error::{DecodeError, DecodeErrorKind, EncodeError};
 pub use level::CompressionLevel;
-pub(crate) use level::Level;
 
 /// The coding type's former name.
 #[deprecated(note = "use `tower_gzip::ContentCoding`")]

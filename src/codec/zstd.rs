@@ -13,7 +13,7 @@ use zstd_safe::{CCtx, CParameter, DCtx, DParameter, InBuffer, OutBuffer, ResetDi
 use super::{DecodeError, DecodeErrorKind, Encode, EncodeError, Level, Progress, SliceEnd, Totals};
 use crate::decoding::{DecodeCore, Driven, Stepped};
 use crate::ffi::{Spare, error_code};
-use crate::pool::{CodecPool, Hold, Inner, Pooled, PooledState, Shelf};
+use crate::pool::{CodecPool, Hold, Kind, Pooled, PooledState};
 
 /// RFC 9659 section 3: "the window size is limited to 8 MB", a window log of 23.
 pub(crate) const MAX_WINDOW_LOG: u32 = 23;
@@ -30,9 +30,7 @@ pub(crate) struct DecompressContext(DCtx<'static>);
 
 // A context is an owned heap object with no thread affinity (zstd-safe marks them Send).
 impl PooledState for CompressContext {
-    fn shelf(pool: &Inner) -> &Shelf<Self> {
-        &pool.zstd_compressors
-    }
+    const KIND: Kind = super::kinds::ZSTD_COMPRESSORS;
 
     fn reset(&mut self) -> bool {
         // Keeps the parameters (level, window, checksum) and the allocated tables; drops the
@@ -42,9 +40,7 @@ impl PooledState for CompressContext {
 }
 
 impl PooledState for DecompressContext {
-    fn shelf(pool: &Inner) -> &Shelf<Self> {
-        &pool.zstd_decompressors
-    }
+    const KIND: Kind = super::kinds::ZSTD_DECOMPRESSORS;
 
     fn reset(&mut self) -> bool {
         self.0.reset(ResetDirective::SessionOnly).is_ok() && self.0.sizeof() <= MAX_KEPT_CONTEXT

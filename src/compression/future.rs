@@ -198,7 +198,7 @@ fn prefers_releasable(headers: &HeaderMap, size: Option<u64>, settings: &Setting
     });
     #[cfg(feature = "br")]
     let busy = {
-        let turns = settings.pool.br_turns();
+        let turns = settings.pool.turns();
         size.is_none() && turns.held() >= turns.limit()
     };
     #[cfg(not(feature = "br"))]

@@ -49,7 +49,7 @@ struct Inner {
     metadata: UseAsDictionary,
     use_as_dictionary: HeaderValue,
     available_dictionary: HeaderValue,
-    #[cfg(feature = "zstd")]
+    #[cfg(feature = "dcz")]
     zstd: super::dcz::Prepared,
 }
 
@@ -70,7 +70,7 @@ impl Dictionary {
         Ok(Dictionary {
             inner: Arc::new(Inner {
                 available_dictionary: available_dictionary_value(&hash),
-                #[cfg(feature = "zstd")]
+                #[cfg(feature = "dcz")]
                 zstd: super::dcz::Prepared::new(&bytes),
                 bytes,
                 hash,
@@ -142,13 +142,13 @@ impl Dictionary {
     /// The memory held by the zstd tables prepared so far (one digested dictionary per
     /// compression level used), on top of [`len`](Dictionary::len): for a 16 KiB trained
     /// dictionary, 47 KB at level 1, 408 KB at level 3, 540 KB more at level 19.
-    #[cfg(feature = "zstd")]
+    #[cfg(feature = "dcz")]
     pub fn prepared_size(&self) -> usize {
         self.inner.zstd.cdicts_size()
     }
 
     /// The zstd state prepared from the dictionary.
-    #[cfg(feature = "zstd")]
+    #[cfg(feature = "dcz")]
     pub(super) fn zstd(&self) -> &super::dcz::Prepared {
         &self.inner.zstd
     }

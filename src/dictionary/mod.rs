@@ -86,17 +86,13 @@ mod gate;
 mod headers;
 mod select;
 mod serve;
-#[cfg(feature = "zstd")]
+#[cfg(feature = "dcz")]
 mod shelf;
 mod store;
-#[cfg(all(test, feature = "zstd", feature = "br"))]
+#[cfg(all(test, feature = "dcz", feature = "dcb"))]
 mod tests;
-#[cfg(feature = "zstd")]
+#[cfg(feature = "dcz")]
 mod train;
-#[cfg(feature = "zstd")]
-pub(crate) use crate::ffi::zstd_raw::{
-    CompressContext as DictCompressContext, DecompressContext as DictDecompressContext,
-};
 
 pub(crate) use client::Candidate;
 pub use client::{
@@ -127,7 +123,7 @@ pub use serve::{
     link_header,
 };
 pub use store::{DictionaryStore, ResponseStore};
-#[cfg(feature = "zstd")]
+#[cfg(feature = "dcz")]
 pub use train::train;
 
 /// The largest dictionary this crate accepts: 128 MiB, the largest window a `dcz` client

@@ -7,18 +7,15 @@
 //! are neutral: no dictionary, default parameters (see `CompressContext::clear`), so any
 //! dictionary's response can use any.
 
-use crate::codec::Level;
 use crate::ffi::zstd_raw::{CompressContext, DecompressContext};
-use crate::pool::{CodecPool, Inner, Pooled, PooledState, Shelf};
+use crate::pool::{CodecPool, Kind, Level, Pooled, PooledState};
 
 /// A context grown past this (a large window, a big one-shot body) is freed rather than
 /// shelved, as the plain zstd shelves do (`codec::zstd`).
 const MAX_KEPT_CONTEXT: usize = 4 << 20;
 
 impl PooledState for CompressContext {
-    fn shelf(pool: &Inner) -> &Shelf<Self> {
-        &pool.dict_zstd_compressors
-    }
+    const KIND: Kind = crate::codec::kinds::DCZ_COMPRESSORS;
 
     fn reset(&mut self) -> bool {
         self.clear(MAX_KEPT_CONTEXT)
@@ -26,9 +23,7 @@ impl PooledState for CompressContext {
 }
 
 impl PooledState for DecompressContext {
-    fn shelf(pool: &Inner) -> &Shelf<Self> {
-        &pool.dict_zstd_decompressors
-    }
+    const KIND: Kind = crate::codec::kinds::DCZ_DECOMPRESSORS;
 
     fn reset(&mut self) -> bool {
         self.clear(MAX_KEPT_CONTEXT)

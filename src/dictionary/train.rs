@@ -54,7 +54,7 @@ pub fn train<S: AsRef<[u8]>>(samples: &[S], max_size: usize) -> Result<Bytes, Di
     Ok(Bytes::from(dictionary))
 }
 
-#[cfg(all(test, feature = "br"))] // the samples live in the tests of both codings
+#[cfg(all(test, feature = "dcb"))] // the samples live in the tests of both codings
 mod tests {
     use super::*;
     use crate::dictionary::tests::json_samples;

@@ -25,7 +25,7 @@ impl<T: PooledState> Pooled<T> {
     /// place holds a parked state: the caller then releases it as before.
     pub(crate) fn park(mut self) -> Result<Lease<T>, Self> {
         let state = self.state.take().expect("state is present until drop");
-        let shelf = T::shelf(&self.pool.inner);
+        let shelf = self.pool.inner.shelf::<T>();
         match shelf.park(state, self.level, self.pool.inner.max_idle) {
             Ok(ticket) => Ok(Lease {
                 ticket,
@@ -44,14 +44,17 @@ impl<T: PooledState> Pooled<T> {
     /// Whether [`park`](Self::park) would find a place now (a hint).
     #[cfg_attr(not(feature = "zstd"), allow(dead_code))] // zstd's idle uses it
     fn has_room_to_park(&self) -> bool {
-        T::shelf(&self.pool.inner).has_room_to_park(self.pool.inner.max_idle)
+        self.pool
+            .inner
+            .shelf::<T>()
+            .has_room_to_park(self.pool.inner.max_idle)
     }
 }
 
 impl<T: PooledState> Lease<T> {
     /// The parked state, as it was left, unless a draw has taken it.
     pub(crate) fn reclaim(self) -> Option<Pooled<T>> {
-        let (state, level) = T::shelf(&self.pool.inner).unpark(self.ticket, true)?;
+        let (state, level) = self.pool.inner.shelf::<T>().unpark(self.ticket, true)?;
         Some(Pooled {
             state: Some(state),
             pool: self.pool.clone(),
@@ -64,7 +67,7 @@ impl<T: PooledState> Drop for Lease<T> {
     /// A stream that ends (or is dropped) while paused leaves a clean state behind; after a
     /// `reclaim` the ticket is gone and this finds nothing.
     fn drop(&mut self) {
-        let shelf = T::shelf(&self.pool.inner);
+        let shelf = self.pool.inner.shelf::<T>();
         if let Some((mut state, level)) = shelf.unpark(self.ticket, false) {
             if state.reset() {
                 shelf.restore(state, level, self.pool.inner.max_idle);

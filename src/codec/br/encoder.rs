@@ -6,10 +6,11 @@ use brotli::enc::encode::BrotliEncoderOperation;
 use bytes::BytesMut;
 
 use super::state::{Carry, CompressorState, draw_compressor};
+use super::turn::Turn;
 use crate::codec::history::History;
 use crate::codec::{Encode, EncodeError, Level, Progress, SliceEnd, Totals};
+use crate::pool::Ticket;
 use crate::pool::{CodecPool, Hold};
-use crate::turns::{Ticket, Turn};
 
 /// Runs `op` over all of `input`, appending the output to `out`, until brotli has taken all
 /// input and (for a flush or finish) written everything it owes.
@@ -368,7 +369,7 @@ impl Drop for BrEncoder {
     fn drop(&mut self) {
         // A stream dropped while waiting leaves the line (its turn, if held, goes back with
         // the `Turn`).
-        self.pool.br_turns().leave(&mut self.ticket);
+        self.pool.turns().leave(&mut self.ticket);
     }
 }
 

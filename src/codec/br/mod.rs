@@ -27,10 +27,11 @@ mod resume_tests;
 mod state;
 #[cfg(test)]
 mod tests;
+mod turn;
 
 pub(crate) use decoder::{BrDecoder, Step as DecodeStep, step as decode_step};
 pub(crate) use encoder::{BrEncoder, compress, encode_all};
-pub(crate) use state::{CompressorState, DecompressorState, draw_compressor};
+pub(crate) use state::{CompressorState, draw_compressor};
 
 /// The window: brotli's default, 4 MiB.
 const LGWIN: u32 = 22;

@@ -12,7 +12,7 @@ use brotli::enc::encode::{
 use super::alloc::{DecAlloc, EncAlloc, FreeLists};
 use super::{LGWIN, MAX_KEPT_DECODER, MAX_KEPT_ENCODER};
 use crate::codec::Level;
-use crate::pool::{CodecPool, Inner, Pooled, PooledState, Shelf};
+use crate::pool::{CodecPool, Kind, Pooled, PooledState};
 
 pub(super) type EncoderCore = BrotliEncoderStateStruct<EncAlloc>;
 pub(super) type DecoderCore = BrotliState<DecAlloc, DecAlloc, DecAlloc>;
@@ -214,9 +214,7 @@ fn set_params(core: &mut EncoderCore, quality: u32) {
 }
 
 impl PooledState for CompressorState {
-    fn shelf(pool: &Inner) -> &Shelf<Self> {
-        &pool.br_compressors
-    }
+    const KIND: Kind = crate::codec::kinds::BR_COMPRESSORS;
 
     fn reset(&mut self) -> bool {
         // The hasher of a small stream is kept whole (see `SpareHasher`); if the stream built
@@ -278,9 +276,7 @@ fn new_decoder_core(lists: &DecAlloc) -> DecoderCore {
 }
 
 impl PooledState for DecompressorState {
-    fn shelf(pool: &Inner) -> &Shelf<Self> {
-        &pool.br_decompressors
-    }
+    const KIND: Kind = crate::codec::kinds::BR_DECOMPRESSORS;
 
     fn reset(&mut self) -> bool {
         // Dropping the old state frees its blocks into the shared lists.

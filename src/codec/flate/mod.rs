@@ -9,11 +9,30 @@ mod oneshot;
 
 pub(crate) use decoder::FlateDecoder;
 pub(crate) use encoder::FlateEncoder;
-#[cfg(feature = "libdeflate")]
-pub(crate) use oneshot::BlockCompressor;
 pub(crate) use oneshot::encode_all;
 // flate2's `*_uninit` calls write into spare capacity: their one unsafe line is in `ffi`.
 pub(crate) use crate::ffi::{compress_into, decompress_into};
+
+// Raw deflate states: gzip and zlib framing are ours, so one state serves both and resets in
+// nanoseconds (a gzip-mode zlib-rs inflater rebuilds 48 KB of state on reset; a raw one does
+// not).
+impl crate::pool::PooledState for flate2::Compress {
+    const KIND: crate::pool::Kind = crate::codec::kinds::DEFLATE_COMPRESSORS;
+
+    fn reset(&mut self) -> bool {
+        flate2::Compress::reset(self);
+        true
+    }
+}
+
+impl crate::pool::PooledState for flate2::Decompress {
+    const KIND: crate::pool::Kind = crate::codec::kinds::DEFLATE_DECOMPRESSORS;
+
+    fn reset(&mut self) -> bool {
+        flate2::Decompress::reset(self, false);
+        true
+    }
+}
 
 /// The wrapper around the deflate data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

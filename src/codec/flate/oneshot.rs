@@ -67,9 +67,7 @@ impl BlockCompressor {
 
 #[cfg(feature = "libdeflate")]
 impl crate::pool::PooledState for BlockCompressor {
-    fn shelf(pool: &crate::pool::Inner) -> &crate::pool::Shelf<Self> {
-        &pool.block_compressors
-    }
+    const KIND: crate::pool::Kind = crate::codec::kinds::BLOCK_COMPRESSORS;
 
     fn reset(&mut self) -> bool {
         // libdeflate keeps no state between calls, and the scratch buffer is overwritten by

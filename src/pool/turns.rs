@@ -1,16 +1,13 @@
-//! Turns: a bound on how many streams of one kind hold codec state at once, the others
-//! waiting first come, first served.
+//! Turns: a bound on how many streams hold a large codec state at once, the others waiting
+//! first come, first served.
 //!
-//! A brotli stream cannot give its encoder back midway (unlike deflate, primed again from its
-//! history, or zstd, which starts a new frame), and each holds megabytes. Without a bound,
-//! every in-flight br response holds one: 256 concurrent downloads held 2.3 GB. With it, at
-//! most `limit` streams compress at once and the rest wait for a turn before drawing state.
+//! A streaming br encoder holds megabytes while its stream runs. Without a bound, every
+//! in-flight br response held one: 256 concurrent downloads held 2.3 GB. With it, at most
+//! `limit` streams compress at once and the rest wait for a turn before drawing state.
 
 use std::collections::VecDeque;
 use std::sync::{Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
-
-use crate::pool::CodecPool;
 
 /// The turns of one kind of stream.
 pub(crate) struct Turns {
@@ -122,36 +119,6 @@ impl Turns {
                 next.wake_by_ref();
             }
         }
-    }
-}
-
-/// A held turn of a pool's br streams; given back when dropped.
-pub(crate) struct Turn {
-    pool: CodecPool,
-}
-
-impl Turn {
-    /// Polls for a br stream turn in `pool`.
-    pub(crate) fn poll_br(
-        pool: &CodecPool,
-        ticket: &mut Ticket,
-        cx: &mut Context<'_>,
-    ) -> Poll<Turn> {
-        pool.br_turns()
-            .poll_take(ticket, cx)
-            .map(|()| Turn { pool: pool.clone() })
-    }
-}
-
-impl Drop for Turn {
-    fn drop(&mut self) {
-        self.pool.br_turns().give_back();
-    }
-}
-
-impl std::fmt::Debug for Turn {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Turn").finish_non_exhaustive()
     }
 }
 
