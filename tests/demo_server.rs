@@ -1,8 +1,10 @@
 //! Runs `examples/server.rs` as a process and checks every route over real HTTP, with a
-//! hyper client and with `curl --compressed` (curl must be installed).
+//! hyper client and with `curl --compressed` (skipped without curl; see `tests/common/tools.rs`).
 
 #[path = "common/demo.rs"]
 mod demo;
+#[path = "common/tools.rs"]
+mod tools;
 
 use std::io::{Read, Write};
 use std::process::Command;
@@ -320,7 +322,7 @@ fn curl(args: &[&str]) -> Vec<u8> {
         .output()
     {
         Ok(out) => out,
-        Err(e) => panic!("this test needs curl on PATH (CI installs it): {e}"),
+        Err(e) => panic!("cannot run curl ({e}): check for it with `tools::available` first"),
     };
     assert!(
         out.status.success(),
@@ -332,6 +334,9 @@ fn curl(args: &[&str]) -> Vec<u8> {
 
 #[test]
 fn curl_compressed_gives_the_same_bytes_as_identity() {
+    if !tools::available(&["curl"], &[]) {
+        return;
+    }
     let server = Server::start(&[]);
     let routes = [
         ("/", true),

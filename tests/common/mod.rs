@@ -1,11 +1,13 @@
 //! Helpers shared by the test files: independent encoders and decoders (flate2, libzstd,
-//! brotli), deterministic test data, test bodies, a collected response, and the loopback
-//! server harness (`server`). The counting allocator (`alloc.rs`) is included on its own, as
-//! it installs itself as the global allocator.
+//! brotli), deterministic test data, test bodies, a collected response, the loopback server
+//! harness (`server`), and the check for the outside programs interop tests run (`tools`:
+//! skipped when missing, a failure under `REQUIRE_INTEROP=1`). The counting allocator
+//! (`alloc.rs`) is included on its own, as it installs itself as the global allocator.
 #![allow(dead_code)]
 
 pub mod bomb;
 pub mod server;
+pub mod tools;
 
 use std::io::{Read, Write};
 use std::pin::Pin;

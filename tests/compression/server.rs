@@ -389,7 +389,7 @@ async fn curl(args: &[&str], url: &str) -> CurlOut {
         .output()
         .await
         .unwrap_or_else(|e| {
-            panic!("curl is required for this test and could not be run ({e}); install curl")
+            panic!("cannot run curl ({e}): check for it with `tools::available` first")
         });
     assert!(
         output.status.success(),
@@ -476,11 +476,17 @@ async fn curl_compares_with(http2: bool, layer: CompressionLayer, coding: Option
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn curl_compressed_matches_identity_http1() {
+    if !crate::common::tools::available(&["curl"], &[]) {
+        return;
+    }
     curl_compares(false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn curl_compressed_matches_identity_http2() {
+    if !crate::common::tools::available(&["curl"], &[]) {
+        return;
+    }
     curl_compares(true).await;
 }
 

@@ -162,29 +162,3 @@ fn pooled_contexts_come_back_neutral() {
         bodies[0].len()
     );
 }
-
-#[test]
-#[ignore]
-fn report_prepared_sizes() {
-    // The memory of the digested dictionaries, for the module docs:
-    // `cargo test --lib report_prepared_sizes -- --ignored --nocapture`.
-    let pool = CodecPool::new();
-    for size in [4 << 10, 16 << 10, 32 << 10] {
-        let dict = dictionary(train(&json_samples(2000, 21), size).unwrap());
-        for level in [1, 3, 9, 19] {
-            encode_dcz(
-                &dict,
-                CompressionLevel::Precise(level),
-                b"x",
-                &pool,
-                &mut BytesMut::new(),
-            )
-            .unwrap();
-            println!(
-                "{} KiB dictionary, level {level}: {} bytes of CDicts so far",
-                size >> 10,
-                dict.prepared_size()
-            );
-        }
-    }
-}
