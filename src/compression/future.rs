@@ -123,28 +123,13 @@ fn decide<B: Body, P: Predicate>(
 ) -> Action {
     let status = res.status();
     let headers = res.headers();
-    if headers.contains_key(CONTENT_ENCODING)
-        || headers.contains_key(CONTENT_RANGE)
-        || status.is_informational()
-        || status == StatusCode::NO_CONTENT
-        || status == StatusCode::PARTIAL_CONTENT
-        || has_no_transform(headers)
-        || !predicate.should_compress(res)
-    {
+    if is_never_encoded(res) || !predicate.should_compress(res) {
         return Action::Skip;
     }
     if request.head || status == StatusCode::NOT_MODIFIED {
         return Action::VaryOnly;
     }
-    // A client that refuses identity gets the coding it accepts even for a tiny body:
-    // identity would be unacceptable to it (RFC 9110 section 12.5.3). A custom predicate
-    // decides alone, as in tower-http: the floor is only `DefaultPredicate`'s, for bodies
-    // of known size and for those read ahead alike.
-    let floor = if request.choice.identity_refused || !predicate.applies_min_size() {
-        0
-    } else {
-        settings.min_size
-    };
+    let floor = size_floor(request, settings, predicate);
     let size = body_size(headers, res.body());
     let small = size.is_some_and(|size| size < floor);
     let start = match size.filter(|&size| size > MAX_INPUT_PER_POLL as u64) {
@@ -164,24 +149,65 @@ fn decide<B: Body, P: Predicate>(
         };
         return Action::Encode { target, start };
     }
-    let format = match request.choice.negotiated {
-        Negotiated::Encode(format) => format,
-        Negotiated::Identity => return Action::VaryOnly,
-        Negotiated::NotAcceptable if status.is_success() => return Action::NotAcceptable,
-        Negotiated::NotAcceptable => return Action::VaryOnly,
-    };
-    let format = match request.releasable {
-        Some(other) if prefers_releasable(headers, size, settings) => other,
-        _ => format,
-    };
-    if small {
-        return Action::VaryOnly;
+    match negotiated_coding(request, res, size, settings) {
+        Ok(_) if small => Action::VaryOnly,
+        Ok(coding) => {
+            let target = Target {
+                coding,
+                dictionary: None,
+            };
+            Action::Encode { target, start }
+        }
+        Err(action) => action,
     }
-    let target = Target {
-        coding: format,
-        dictionary: None,
+}
+
+/// Rule 1: a response that is encoded or partial already, has no content or forbids
+/// transformation is never touched, whatever the predicate says.
+fn is_never_encoded<B>(res: &Response<B>) -> bool {
+    let status = res.status();
+    let headers = res.headers();
+    headers.contains_key(CONTENT_ENCODING)
+        || headers.contains_key(CONTENT_RANGE)
+        || status.is_informational()
+        || status == StatusCode::NO_CONTENT
+        || status == StatusCode::PARTIAL_CONTENT
+        || has_no_transform(headers)
+}
+
+/// Rule 5: the smallest body worth encoding, 0 when there is no floor.
+fn size_floor<P: Predicate>(request: &Request, settings: &Settings, predicate: &P) -> u64 {
+    // A client that refuses identity gets the coding it accepts even for a tiny body:
+    // identity would be unacceptable to it (RFC 9110 section 12.5.3). A custom predicate
+    // decides alone, as in tower-http: the floor is only `DefaultPredicate`'s, for bodies
+    // of known size and for those read ahead alike.
+    if request.choice.identity_refused || !predicate.applies_min_size() {
+        0
+    } else {
+        settings.min_size
+    }
+}
+
+/// Rule 4: the coding negotiation chose (or the one streams can give back instead of br),
+/// or what to do when it chose none.
+fn negotiated_coding<B>(
+    request: &Request,
+    res: &Response<B>,
+    size: Option<u64>,
+    settings: &Settings,
+) -> Result<ContentCoding, Action> {
+    let coding = match request.choice.negotiated {
+        Negotiated::Encode(coding) => coding,
+        Negotiated::Identity => return Err(Action::VaryOnly),
+        Negotiated::NotAcceptable if res.status().is_success() => {
+            return Err(Action::NotAcceptable);
+        }
+        Negotiated::NotAcceptable => return Err(Action::VaryOnly),
     };
-    Action::Encode { target, start }
+    Ok(match request.releasable {
+        Some(other) if prefers_releasable(res.headers(), size, settings) => other,
+        _ => coding,
+    })
 }
 
 /// Whether a response that would be br goes with another coding the client accepts: an

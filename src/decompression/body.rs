@@ -462,52 +462,77 @@ fn pull(
         if produced >= max {
             return Ok(produced);
         }
-        let input: &[u8] = match earlier.last() {
-            Some(prev) => &prev.buf,
-            None => wire,
-        };
-        if !input.is_empty() || last.decoder.has_pending_output() {
-            let (len, before) = (input.len(), out.len());
-            let consumed = last
-                .decoder
-                .decode(input, out, max - produced)
-                .map_err(Stop::Decode)?;
-            match earlier.last_mut() {
-                Some(prev) => prev.buf.advance(consumed),
-                None => crate::buf::consume(wire, consumed),
-            }
-            let stalled = consumed == 0 && out.len() == before;
-            if stalled && len > 0 && !last.decoder.has_pending_output() {
-                // The decoder promises progress; never spin if it breaks that promise.
-                return Err(Stop::Decode(DecodeError::new(
-                    DecodeErrorKind::CorruptData,
-                    "the decoder made no progress",
-                )));
-            }
+        if !stage_input(earlier, wire).is_empty() || last.decoder.has_pending_output() {
+            decode_stage(last, earlier, wire, out, max - produced)?;
             continue;
         }
         // This stage's input is used up: refill it from the stage before.
-        let Some(prev) = earlier.last_mut() else {
-            return Ok(out.len() - start);
-        };
-        let mut buf = std::mem::take(&mut prev.buf);
-        buf.clear();
-        let stage_max = match max_size {
-            Some(limit) => {
-                let allowance = limit.saturating_sub(prev.decoder.total_out()) + 1;
-                (STAGE_CHUNK as u64).min(allowance) as usize
-            }
-            None => STAGE_CHUNK,
-        };
-        let refilled = pull(earlier, wire, &mut buf, stage_max, max_size)?;
-        if let Some(prev) = earlier.last_mut() {
-            if max_size.is_some_and(|limit| prev.decoder.total_out() > limit) {
-                return Err(Stop::Limit);
-            }
-            prev.buf = buf;
-        }
-        if refilled == 0 {
+        if refill(earlier, wire, max_size)? == 0 {
             return Ok(out.len() - start);
         }
     }
+}
+
+/// The input of the stage after `earlier`: the output of the last of them, or `wire`.
+fn stage_input<'a>(earlier: &'a [Stage], wire: &'a Bytes) -> &'a [u8] {
+    match earlier.last() {
+        Some(prev) => &prev.buf,
+        None => wire,
+    }
+}
+
+/// One decode call of `stage` over its input, adding at most `room` bytes to `out`, and
+/// consuming what it took from that input.
+fn decode_stage(
+    stage: &mut Stage,
+    earlier: &mut [Stage],
+    wire: &mut Bytes,
+    out: &mut BytesMut,
+    room: usize,
+) -> Result<(), Stop> {
+    let input = stage_input(earlier, wire);
+    let (len, before) = (input.len(), out.len());
+    let consumed = stage
+        .decoder
+        .decode(input, out, room)
+        .map_err(Stop::Decode)?;
+    match earlier.last_mut() {
+        Some(prev) => prev.buf.advance(consumed),
+        None => crate::buf::consume(wire, consumed),
+    }
+    let stalled = consumed == 0 && out.len() == before;
+    if stalled && len > 0 && !stage.decoder.has_pending_output() {
+        // The decoder promises progress; never spin if it breaks that promise.
+        return Err(Stop::Decode(DecodeError::new(
+            DecodeErrorKind::CorruptData,
+            "the decoder made no progress",
+        )));
+    }
+    Ok(())
+}
+
+/// Refills the last of `earlier`'s output buffer, the next stage's input, with up to
+/// [`STAGE_CHUNK`] bytes (within `max_size`) pulled through the stages before it. Returns
+/// how many: 0 once the wire input is used up, or when there is no stage before.
+fn refill(earlier: &mut [Stage], wire: &mut Bytes, max_size: Option<u64>) -> Result<usize, Stop> {
+    let Some(prev) = earlier.last_mut() else {
+        return Ok(0);
+    };
+    let mut buf = std::mem::take(&mut prev.buf);
+    buf.clear();
+    let stage_max = match max_size {
+        Some(limit) => {
+            let allowance = limit.saturating_sub(prev.decoder.total_out()) + 1;
+            (STAGE_CHUNK as u64).min(allowance) as usize
+        }
+        None => STAGE_CHUNK,
+    };
+    let refilled = pull(earlier, wire, &mut buf, stage_max, max_size)?;
+    if let Some(prev) = earlier.last_mut() {
+        if max_size.is_some_and(|limit| prev.decoder.total_out() > limit) {
+            return Err(Stop::Limit);
+        }
+        prev.buf = buf;
+    }
+    Ok(refilled)
 }

@@ -54,58 +54,104 @@ where
 {
     let mut available_in = input.len();
     let mut in_offset = 0;
-    let corrupt = || DecodeError::new(DecodeErrorKind::CorruptData, "invalid brotli data");
     loop {
         // Output first: what the ring buffer holds goes out before more is decoded.
-        while *budget > 0 && BrotliDecoderHasMoreOutput(core) {
-            let mut size = *budget;
-            let chunk = BrotliDecoderTakeOutput(core, &mut size);
-            let chunk = &chunk[..size.min(chunk.len())];
-            if chunk.is_empty() {
-                break;
+        take_output(core, out, budget);
+        if let Some(stop) = stop_before_decoding(core, *budget, available_in) {
+            return (in_offset, Ok(stop));
+        }
+        if let Some(stop) = decode_more(core, input, &mut available_in, &mut in_offset) {
+            return (in_offset, stop);
+        }
+    }
+}
+
+/// Moves what brotli's ring buffer holds into `out`, no more than `budget`.
+fn take_output<A8, A32, AHC>(
+    core: &mut BrotliState<A8, A32, AHC>,
+    out: &mut BytesMut,
+    budget: &mut usize,
+) where
+    A8: Allocator<u8>,
+    A32: Allocator<u32>,
+    AHC: Allocator<HuffmanCode>,
+{
+    while *budget > 0 && BrotliDecoderHasMoreOutput(core) {
+        let mut size = *budget;
+        let chunk = BrotliDecoderTakeOutput(core, &mut size);
+        let chunk = &chunk[..size.min(chunk.len())];
+        if chunk.is_empty() {
+            break;
+        }
+        out.extend_from_slice(chunk);
+        *budget -= chunk.len();
+    }
+}
+
+/// Where the call stops before decoding more: output the budget could not take, the end of
+/// the stream, or no budget for the output more input would make.
+fn stop_before_decoding<A8, A32, AHC>(
+    core: &BrotliState<A8, A32, AHC>,
+    budget: usize,
+    available_in: usize,
+) -> Option<Step>
+where
+    A8: Allocator<u8>,
+    A32: Allocator<u32>,
+    AHC: Allocator<HuffmanCode>,
+{
+    if BrotliDecoderHasMoreOutput(core) {
+        return Some(Step::Budget);
+    }
+    if BrotliDecoderIsFinished(core) {
+        return Some(Step::End);
+    }
+    if budget == 0 && available_in > 0 {
+        return Some(Step::Budget);
+    }
+    None
+}
+
+/// Decodes from the input left into the ring buffer. Returns where the call stops, or
+/// `None` to take the new output and go on.
+fn decode_more<A8, A32, AHC>(
+    core: &mut BrotliState<A8, A32, AHC>,
+    input: &[u8],
+    available_in: &mut usize,
+    in_offset: &mut usize,
+) -> Option<Result<Step, DecodeError>>
+where
+    A8: Allocator<u8>,
+    A32: Allocator<u32>,
+    AHC: Allocator<HuffmanCode>,
+{
+    let corrupt = || DecodeError::new(DecodeErrorKind::CorruptData, "invalid brotli data");
+    let (mut available_out, mut out_offset, mut total_out) = (0, 0, 0);
+    let before_in = *available_in;
+    let result = BrotliDecompressStream(
+        available_in,
+        in_offset,
+        input,
+        &mut available_out,
+        &mut out_offset,
+        &mut [],
+        &mut total_out,
+        core,
+    );
+    match result {
+        BrotliResult::ResultFailure => Some(Err(corrupt())),
+        BrotliResult::NeedsMoreInput => {
+            if *available_in != 0 {
+                return Some(Err(corrupt()));
             }
-            out.extend_from_slice(chunk);
-            *budget -= chunk.len();
+            (!BrotliDecoderHasMoreOutput(core)).then_some(Ok(Step::Input))
         }
-        if BrotliDecoderHasMoreOutput(core) {
-            return (in_offset, Ok(Step::Budget));
+        BrotliResult::NeedsMoreOutput => {
+            // Neither input taken nor output ready: cannot go on.
+            let stuck = *available_in == before_in && !BrotliDecoderHasMoreOutput(core);
+            stuck.then(|| Err(corrupt()))
         }
-        if BrotliDecoderIsFinished(core) {
-            return (in_offset, Ok(Step::End));
-        }
-        if *budget == 0 && available_in > 0 {
-            return (in_offset, Ok(Step::Budget));
-        }
-        let (mut available_out, mut out_offset, mut total_out) = (0, 0, 0);
-        let before_in = available_in;
-        let result = BrotliDecompressStream(
-            &mut available_in,
-            &mut in_offset,
-            input,
-            &mut available_out,
-            &mut out_offset,
-            &mut [],
-            &mut total_out,
-            core,
-        );
-        match result {
-            BrotliResult::ResultFailure => return (in_offset, Err(corrupt())),
-            BrotliResult::NeedsMoreInput => {
-                if available_in != 0 {
-                    return (in_offset, Err(corrupt()));
-                }
-                if !BrotliDecoderHasMoreOutput(core) {
-                    return (in_offset, Ok(Step::Input));
-                }
-            }
-            BrotliResult::NeedsMoreOutput => {
-                if available_in == before_in && !BrotliDecoderHasMoreOutput(core) {
-                    // Neither input taken nor output ready: cannot go on.
-                    return (in_offset, Err(corrupt()));
-                }
-            }
-            BrotliResult::ResultSuccess => {}
-        }
+        BrotliResult::ResultSuccess => None,
     }
 }
 

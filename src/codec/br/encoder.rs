@@ -5,7 +5,7 @@ use std::task::{Context, Poll, ready};
 use brotli::enc::encode::BrotliEncoderOperation;
 use bytes::BytesMut;
 
-use super::state::{Carry, CompressorState, draw_compressor};
+use super::state::{Carry, CompressorState, EncoderCore, draw_compressor};
 use super::turn::Turn;
 use crate::codec::history::History;
 use crate::codec::{Encode, EncodeError, Level, Progress, SliceEnd, Totals};
@@ -30,38 +30,12 @@ pub(crate) fn compress(
     loop {
         state.adopt_spare(available_in);
         let core = &mut *state.core;
-        let (mut available_out, mut out_offset, mut total_out) = (0, 0, None);
         let before_in = available_in;
-        let ok = core.compress_stream(
-            op,
-            &mut available_in,
-            input,
-            &mut in_offset,
-            &mut available_out,
-            &mut [],
-            &mut out_offset,
-            &mut total_out,
-            &mut |_, _, _, _| (),
-        );
-        if !ok {
-            return Err(EncodeError::new("brotli: the encoder refused the call"));
-        }
+        compress_stream(core, op, input, &mut available_in, &mut in_offset)?;
         // As the C API documents: call again while input is left or output was owed after
         // the call.
         let more = available_in != 0 || core.has_more_output();
-        let mut produced = 0;
-        loop {
-            // `size` 0 asks for everything; the slice returned may run past what was
-            // taken, `size` tells how much was.
-            let mut size = 0;
-            let chunk = core.take_output(&mut size);
-            let chunk = &chunk[..size.min(chunk.len())];
-            if chunk.is_empty() {
-                break;
-            }
-            produced += chunk.len();
-            out.extend_from_slice(chunk);
-        }
+        let produced = take_output(core, out);
         let done = match op {
             BrotliEncoderOperation::BROTLI_OPERATION_FINISH => core.is_finished(),
             _ => !more,
@@ -77,6 +51,51 @@ pub(crate) fn compress(
         } else {
             stalled = 0;
         }
+    }
+}
+
+/// One `BrotliEncoderCompressStream` call with no output space: the output stays in
+/// brotli's buffer for [`take_output`].
+fn compress_stream(
+    core: &mut EncoderCore,
+    op: BrotliEncoderOperation,
+    input: &[u8],
+    available_in: &mut usize,
+    in_offset: &mut usize,
+) -> Result<(), EncodeError> {
+    let (mut available_out, mut out_offset, mut total_out) = (0, 0, None);
+    let ok = core.compress_stream(
+        op,
+        available_in,
+        input,
+        in_offset,
+        &mut available_out,
+        &mut [],
+        &mut out_offset,
+        &mut total_out,
+        &mut |_, _, _, _| (),
+    );
+    if ok {
+        Ok(())
+    } else {
+        Err(EncodeError::new("brotli: the encoder refused the call"))
+    }
+}
+
+/// Moves all the output brotli holds into `out`. Returns how many bytes.
+fn take_output(core: &mut EncoderCore, out: &mut BytesMut) -> usize {
+    let mut produced = 0;
+    loop {
+        // `size` 0 asks for everything; the slice returned may run past what was taken,
+        // `size` tells how much was.
+        let mut size = 0;
+        let chunk = core.take_output(&mut size);
+        let chunk = &chunk[..size.min(chunk.len())];
+        if chunk.is_empty() {
+            return produced;
+        }
+        produced += chunk.len();
+        out.extend_from_slice(chunk);
     }
 }
 

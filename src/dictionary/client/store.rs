@@ -313,62 +313,10 @@ impl ClientDictionaryStore {
             state.stats.not_stored += 1;
             return false;
         };
-        // A dictionary with the same `match` and `match-dest` on the origin is replaced.
-        let same = state.by_origin.get(&candidate.origin).and_then(|ids| {
-            ids.iter().copied().find(|id| {
-                let old = &state.entries[id].metadata;
-                old.match_pattern() == candidate.metadata.match_pattern()
-                    && old.match_dest() == candidate.metadata.match_dest()
-            })
-        });
-        if let Some(id) = same {
-            state.remove(id);
-        }
-        let origin_full = |s: &State| {
-            s.by_origin.get(&candidate.origin).map_or(0, Vec::len) >= limits.max_entries_per_origin
-        };
-        while origin_full(&state) {
-            let oldest = state.by_origin[&candidate.origin]
-                .iter()
-                .copied()
-                .min_by_key(|id| state.entries[id].used);
-            match oldest {
-                Some(id) => state.evict(id),
-                None => break,
-            }
-        }
-        while state.bytes + dictionary.len() > limits.max_bytes
-            || state.entries.len() >= limits.max_entries
-        {
-            let Some((_, &id)) = state.lru.first_key_value() else {
-                break;
-            };
-            state.evict(id);
-        }
-        let id = state.next_id;
-        state.next_id += 1;
-        let now = state.bump();
-        state.bytes += dictionary.len();
-        state.lru.insert(now, id);
-        state
-            .by_origin
-            .entry(candidate.origin.clone())
-            .or_default()
-            .push(id);
-        state.entries.insert(
-            id,
-            Entry {
-                id: candidate.metadata.id().and_then(dictionary_id),
-                origin: candidate.origin,
-                pattern: candidate.pattern,
-                metadata: candidate.metadata,
-                dictionary,
-                fetched: now,
-                used: now,
-                expires: candidate.expires,
-            },
-        );
-        state.stats.stored += 1;
+        state.remove_same_match(&candidate);
+        state.evict_from_origin(&candidate.origin, limits.max_entries_per_origin);
+        state.evict_for(dictionary.len(), &limits);
+        state.insert(candidate, dictionary);
         true
     }
 
@@ -463,6 +411,73 @@ impl State {
     fn evict(&mut self, id: u64) {
         self.remove(id);
         self.stats.evicted += 1;
+    }
+
+    /// Drops the dictionary of `candidate`'s origin with the same `match` and `match-dest`:
+    /// the new one replaces it.
+    fn remove_same_match(&mut self, candidate: &Candidate) {
+        let same = self.by_origin.get(&candidate.origin).and_then(|ids| {
+            ids.iter().copied().find(|id| {
+                let old = &self.entries[id].metadata;
+                old.match_pattern() == candidate.metadata.match_pattern()
+                    && old.match_dest() == candidate.metadata.match_dest()
+            })
+        });
+        if let Some(id) = same {
+            self.remove(id);
+        }
+    }
+
+    /// Evicts `origin`'s least recently used until it has room for one more.
+    fn evict_from_origin(&mut self, origin: &Origin, max_entries_per_origin: usize) {
+        while self.by_origin.get(origin).map_or(0, Vec::len) >= max_entries_per_origin {
+            let oldest = self.by_origin[origin]
+                .iter()
+                .copied()
+                .min_by_key(|id| self.entries[id].used);
+            match oldest {
+                Some(id) => self.evict(id),
+                None => break,
+            }
+        }
+    }
+
+    /// Evicts the least recently used of any origin until `len` more bytes and one more
+    /// entry fit.
+    fn evict_for(&mut self, len: usize, limits: &Limits) {
+        while self.bytes + len > limits.max_bytes || self.entries.len() >= limits.max_entries {
+            let Some((_, &id)) = self.lru.first_key_value() else {
+                break;
+            };
+            self.evict(id);
+        }
+    }
+
+    /// Adds `dictionary` as the most recently used entry.
+    fn insert(&mut self, candidate: Candidate, dictionary: Dictionary) {
+        let id = self.next_id;
+        self.next_id += 1;
+        let now = self.bump();
+        self.bytes += dictionary.len();
+        self.lru.insert(now, id);
+        self.by_origin
+            .entry(candidate.origin.clone())
+            .or_default()
+            .push(id);
+        self.entries.insert(
+            id,
+            Entry {
+                id: candidate.metadata.id().and_then(dictionary_id),
+                origin: candidate.origin,
+                pattern: candidate.pattern,
+                metadata: candidate.metadata,
+                dictionary,
+                fetched: now,
+                used: now,
+                expires: candidate.expires,
+            },
+        );
+        self.stats.stored += 1;
     }
 }
 
