@@ -6,15 +6,15 @@ use bytes::BytesMut;
 
 #[cfg(feature = "br")]
 use super::br;
+#[cfg(feature = "dcb")]
+use super::dcb::{DcbDecoder, DcbEncoder};
+#[cfg(feature = "dcz")]
+use super::dcz::{DczDecoder, DczEncoder};
+use super::dictionary::Dictionary;
 use super::flate::{self, FlateDecoder, FlateEncoder, Framing};
 #[cfg(feature = "zstd")]
 use super::zstd;
 use super::{CompressionLevel, ContentCoding, Decode, DecodeError, Encode, EncodeError, SliceEnd};
-use crate::dictionary::Dictionary;
-#[cfg(feature = "dcb")]
-use crate::dictionary::{DcbDecoder, DcbEncoder};
-#[cfg(feature = "dcz")]
-use crate::dictionary::{DczDecoder, DczEncoder};
 use crate::pool::CodecPool;
 
 /// A streaming encoder for any [`ContentCoding`], over pooled codec state.
@@ -508,11 +508,11 @@ impl<'a> OneShot<'a> {
             (ContentCoding::Br, _) => br::encode_all(level, input, self.pool, out),
             #[cfg(feature = "dcz")]
             (ContentCoding::Dcz, Some(dictionary)) => {
-                crate::dictionary::encode_dcz(dictionary, self.level, input, self.pool, out)
+                super::dcz::encode_dcz(dictionary, self.level, input, self.pool, out)
             }
             #[cfg(feature = "dcb")]
             (ContentCoding::Dcb, Some(dictionary)) => {
-                crate::dictionary::encode_dcb(dictionary, self.level, input, self.pool, out)
+                super::dcb::encode_dcb(dictionary, self.level, input, self.pool, out)
             }
             #[allow(unreachable_patterns)]
             (coding, _) => Err(EncodeError::new(format!(

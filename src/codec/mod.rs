@@ -45,6 +45,11 @@ use bytes::BytesMut;
 mod any;
 #[cfg(feature = "br")]
 pub(crate) mod br;
+#[cfg(feature = "dcb")]
+pub(crate) mod dcb;
+#[cfg(feature = "dcz")]
+pub(crate) mod dcz;
+pub(crate) mod dictionary;
 mod error;
 pub(crate) mod flate;
 mod history;

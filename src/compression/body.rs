@@ -1,4 +1,3 @@
-use std::collections::VecDeque;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -10,7 +9,7 @@ use pin_project_lite::pin_project;
 use super::stats::CompressionStats;
 use crate::BoxError;
 use crate::ContentCoding;
-use crate::buf::poll_bytes;
+use crate::buf::{Chunks, poll_bytes};
 use crate::codec::{Encoder, SliceEnd};
 use crate::ended::Ended;
 
@@ -174,56 +173,6 @@ where
             }
             Kind::Encoding { .. } => SizeHint::default(),
         }
-    }
-}
-
-/// Input read ahead of compression, in order. Usually one chunk (a `Full` body), so the
-/// first is kept inline and the queue allocates only for bodies of several ready frames.
-#[derive(Debug, Default)]
-pub(crate) struct Chunks {
-    first: Bytes,
-    rest: VecDeque<Bytes>,
-    len: usize,
-}
-
-impl Chunks {
-    pub(crate) fn push(&mut self, chunk: Bytes) {
-        if chunk.is_empty() {
-            return;
-        }
-        self.len += chunk.len();
-        if self.first.is_empty() && self.rest.is_empty() {
-            self.first = chunk;
-        } else {
-            self.rest.push_back(chunk);
-        }
-    }
-
-    /// Bytes queued.
-    pub(crate) fn len(&self) -> usize {
-        self.len
-    }
-
-    fn pop(&mut self) -> Option<Bytes> {
-        let chunk = if self.first.is_empty() {
-            self.rest.pop_front()?
-        } else {
-            std::mem::take(&mut self.first)
-        };
-        self.len -= chunk.len();
-        Some(chunk)
-    }
-
-    /// All the bytes as one buffer: the chunk itself when there is one.
-    pub(crate) fn concat(mut self) -> Bytes {
-        if self.rest.is_empty() {
-            return self.first;
-        }
-        let mut all = BytesMut::with_capacity(self.len);
-        while let Some(chunk) = self.pop() {
-            all.extend_from_slice(&chunk);
-        }
-        all.freeze()
     }
 }
 

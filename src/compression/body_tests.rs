@@ -11,7 +11,7 @@ use crate::codec::{CompressionLevel, ContentCoding, Decoder};
 /// A body that yields its queued chunks, then `Pending` until more are pushed through
 /// the shared handle.
 #[derive(Clone, Default)]
-struct Trickle(std::sync::Arc<std::sync::Mutex<(VecDeque<Bytes>, bool)>>);
+struct Trickle(std::sync::Arc<std::sync::Mutex<(std::collections::VecDeque<Bytes>, bool)>>);
 
 impl Trickle {
     fn push(&self, chunk: Bytes) {

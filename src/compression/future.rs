@@ -12,11 +12,12 @@ use http::{Response, StatusCode};
 use http_body::Body;
 use pin_project_lite::pin_project;
 
-use super::body::{Chunks, CompressionBody, MAX_INPUT_PER_POLL};
+use super::body::{CompressionBody, MAX_INPUT_PER_POLL};
 use super::dictionary::{self, DictionaryRequest};
 use super::service::Settings;
 use super::stats::DictionaryOutcome;
 use crate::BoxError;
+use crate::buf::Chunks;
 use crate::codec::{ContentCoding, Encoder, OneShot};
 use crate::dictionary::Dictionary;
 use crate::headers::{add_vary, add_vary_token, body_size, has_no_transform};

@@ -79,7 +79,6 @@ pub(crate) mod stats;
 
 pub use crate::codec::CompressionLevel;
 pub use crate::predicate::{self, DefaultPredicate, Predicate};
-pub(crate) use body::Chunks;
 pub use body::CompressionBody;
 pub use future::ResponseFuture;
 pub use layer::{CompressionLayer, DEFAULT_MIN_SIZE};

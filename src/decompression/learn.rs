@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 
-use crate::compression::Chunks;
+use crate::buf::Chunks;
 use crate::dictionary::{Candidate, ClientDictionaryStore};
 
 /// A response body on its way to becoming a dictionary.

@@ -29,13 +29,13 @@
 //!
 //! # Checked against other implementations
 //!
-//! `src/dictionary/tests/interop.rs` (each skipped, with a note, where the tool is
+//! `src/codec/dictionary/tests/interop.rs` (each skipped, with a note, where the tool is
 //! missing): Python's `zstandard` with `DICT_TYPE_RAWCONTENT` decodes `dcz` payloads (one
 //! shot and streamed with flushes) and makes frames the `dcz` decoder reads; Google's C
 //! brotli 1.2 (in Python's `brotli` package), driven as Chromium drives it
 //! (`BrotliDecoderAttachDictionary`, raw), decodes `dcb` payloads at qualities 5, 9
-//! (streamed) and 11, and encodes with a prepared raw dictionary for the `dcb` decoder. Every case uses a trained dictionary and a body
-//! that repeats the dictionary's first bytes (zstd's magic and header), which only a
+//! (streamed) and 11, and encodes with a prepared raw dictionary for the `dcb` decoder. Every
+//! case uses a trained dictionary and a body that repeats the dictionary's first bytes (zstd's magic and header), which only a
 //! raw-content reading can match.
 //!
 //! # Example
@@ -60,62 +60,28 @@
 //! assert_eq!(&plain[..], &body[..]);
 //! ```
 
-use bytes::BytesMut;
-
-use crate::ContentCoding;
-
 mod client;
-#[cfg(feature = "dcb")]
-mod dcb;
-#[cfg(feature = "dcb")]
-mod dcb_decoder;
-#[cfg(feature = "dcz")]
-mod dcz;
-#[cfg(feature = "dcz")]
-mod dcz_decoder;
-mod dict;
-#[cfg(any(feature = "dcz", feature = "dcb"))]
-mod dict_decoder;
-#[cfg(any(feature = "dcz", feature = "dcb"))]
-mod dict_encoder;
-mod error;
-// Without a codec only the magic bytes and `peek` are used.
-#[cfg_attr(not(any(feature = "dcz", feature = "dcb")), allow(dead_code))]
-mod frame;
 mod gate;
-mod headers;
 mod select;
 mod serve;
-#[cfg(feature = "dcz")]
-mod shelf;
 mod store;
-#[cfg(all(test, feature = "dcz", feature = "dcb"))]
-mod tests;
 #[cfg(feature = "dcz")]
 mod train;
 
+#[cfg(feature = "dcb")]
+pub use crate::codec::dcb::{DCB_MAX_WINDOW_LOG, DcbDecoder, DcbEncoder, decode_dcb, encode_dcb};
+#[cfg(feature = "dcz")]
+pub use crate::codec::dcz::{DczDecoder, DczEncoder, dcz_window_limit, decode_dcz, encode_dcz};
+pub use crate::codec::dictionary::{
+    AVAILABLE_DICTIONARY, DICTIONARY_ID, DictDecodeError, Dictionary, DictionaryError,
+    MAX_DICTIONARY_LEN, MAX_ID_LEN, USE_AS_DICTIONARY, UseAsDictionary, available_dictionary,
+    available_dictionary_value, parse_available_dictionary, peek,
+};
 pub(crate) use client::Candidate;
 pub use client::{
     ClientDictionaryStats, ClientDictionaryStore, ClientDictionaryStoreBuilder, linked_dictionaries,
 };
-#[cfg(feature = "dcb")]
-pub use dcb::{DCB_MAX_WINDOW_LOG, DcbEncoder, encode_dcb};
-#[cfg(feature = "dcb")]
-pub use dcb_decoder::{DcbDecoder, decode_dcb};
-#[cfg(feature = "dcz")]
-pub use dcz::{DczEncoder, dcz_window_limit, encode_dcz};
-#[cfg(feature = "dcz")]
-pub use dcz_decoder::{DczDecoder, decode_dcz};
-pub use dict::Dictionary;
-pub use error::{DictDecodeError, DictionaryError};
-#[cfg(test)]
-pub(crate) use frame::{DCB_MAGIC, DCZ_MAGIC};
-
 pub use gate::{Readability, gate};
-pub use headers::{
-    AVAILABLE_DICTIONARY, DICTIONARY_ID, MAX_ID_LEN, USE_AS_DICTIONARY, UseAsDictionary,
-    available_dictionary, available_dictionary_value, parse_available_dictionary,
-};
 pub(crate) use select::select_parsed;
 pub use select::{VARY, select};
 pub use serve::{
@@ -125,65 +91,3 @@ pub use serve::{
 pub use store::{DictionaryStore, ResponseStore};
 #[cfg(feature = "dcz")]
 pub use train::train;
-
-/// The largest dictionary this crate accepts: 128 MiB, the largest window a `dcz` client
-/// must support (RFC 9842 section 5).
-pub const MAX_DICTIONARY_LEN: usize = 128 << 20;
-
-/// The dictionary coding and the dictionary hash a body's header names, when it starts with a
-/// complete `dcz` or `dcb` header (a client can pick the dictionary this way).
-pub fn peek(body: &[u8]) -> Option<(ContentCoding, [u8; 32])> {
-    frame::HEADERS
-        .iter()
-        .find_map(|(coding, magic)| frame::peek_hash(magic, body).map(|hash| (*coding, hash)))
-}
-
-/// Drives a decoder over a whole body: `step(input, out, budget)` returns the input consumed
-/// and whether output is pending. Fails once the output passes `max_len`.
-#[cfg_attr(not(any(feature = "dcz", feature = "dcb")), allow(dead_code))]
-fn decode_loop(
-    body: &[u8],
-    max_len: usize,
-    mut step: impl FnMut(&[u8], &mut BytesMut, usize) -> Result<(usize, bool), DictDecodeError>,
-) -> Result<BytesMut, DictDecodeError> {
-    let mut out = BytesMut::new();
-    let mut input = body;
-    loop {
-        // One byte over the limit tells a body at the limit from one past it.
-        let budget = max_len.saturating_add(1) - out.len();
-        let before = out.len();
-        let (consumed, more) = step(input, &mut out, budget)?;
-        if out.len() > max_len {
-            return Err(DictDecodeError::OutputTooLarge { limit: max_len });
-        }
-        input = &input[consumed..];
-        // A call with room that neither took input nor wrote output cannot go on: the
-        // decoder's `finish` tells a truncated body from a complete one.
-        let stalled = consumed == 0 && out.len() == before;
-        if (input.is_empty() && !more) || stalled {
-            return Ok(out);
-        }
-    }
-}
-
-#[cfg(test)]
-mod mod_tests {
-    use super::*;
-
-    #[test]
-    fn coding_tokens_and_peek() {
-        assert_eq!(ContentCoding::Dcz.as_str(), "dcz");
-        assert_eq!(ContentCoding::Dcb.as_str(), "dcb");
-        assert_eq!(ContentCoding::from_token(" DCZ "), Some(ContentCoding::Dcz));
-        assert_eq!(ContentCoding::from_token("dcb"), Some(ContentCoding::Dcb));
-        let mut body = DCB_MAGIC.to_vec();
-        body.extend_from_slice(&[3; 32]);
-        assert_eq!(peek(&body), Some((ContentCoding::Dcb, [3; 32])));
-        let mut body = DCZ_MAGIC.to_vec();
-        body.extend_from_slice(&[4; 32]);
-        body.push(0);
-        assert_eq!(peek(&body), Some((ContentCoding::Dcz, [4; 32])));
-        assert_eq!(peek(&body[..20]), None);
-        assert_eq!(peek(b""), None);
-    }
-}

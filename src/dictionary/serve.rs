@@ -19,9 +19,9 @@ use pin_project_lite::pin_project;
 use tower_layer::Layer;
 use tower_service::Service;
 
-use super::headers::USE_AS_DICTIONARY;
 use super::{Dictionary, DictionaryStore, UseAsDictionary};
 use crate::buf::poll_bytes;
+use crate::codec::dictionary::USE_AS_DICTIONARY;
 
 /// One year: a dictionary is named by its hash, so its bytes never change under its URL
 /// unless the URL itself is retired. Chromium keeps a dictionary only while it is fresh.

@@ -11,7 +11,7 @@ use http::HeaderMap;
 use sha2::{Digest, Sha256};
 
 use super::Dictionary;
-use super::headers::available_dictionary;
+use crate::codec::dictionary::available_dictionary;
 
 /// What an entry counts against the byte bound.
 trait Weighed: Clone {

@@ -9,7 +9,7 @@
 use bytes::Bytes;
 
 use super::MAX_DICTIONARY_LEN;
-use super::error::DictionaryError;
+use crate::codec::dictionary::DictionaryError;
 
 /// The most sample bytes accepted: zstd's trainer works in memory, on 32-bit offsets.
 const MAX_SAMPLES_LEN: usize = 1 << 30;
@@ -57,7 +57,7 @@ pub fn train<S: AsRef<[u8]>>(samples: &[S], max_size: usize) -> Result<Bytes, Di
 #[cfg(all(test, feature = "dcb"))] // the samples live in the tests of both codings
 mod tests {
     use super::*;
-    use crate::dictionary::tests::json_samples;
+    use crate::codec::dictionary::tests::json_samples;
 
     #[test]
     fn training_is_deterministic() {

@@ -14,7 +14,7 @@ pub(crate) const DCZ_MAGIC: [u8; 8] = [0x5e, 0x2a, 0x4d, 0x18, 0x20, 0x00, 0x00,
 pub(crate) const DCB_MAGIC: [u8; 4] = [0xff, 0x44, 0x43, 0x42];
 
 /// Each dictionary coding compiled in, with its magic bytes.
-pub(super) const HEADERS: &[(ContentCoding, &[u8])] = &[
+pub(crate) const HEADERS: &[(ContentCoding, &[u8])] = &[
     #[cfg(feature = "dcz")]
     (ContentCoding::Dcz, &DCZ_MAGIC),
     #[cfg(feature = "dcb")]
@@ -22,10 +22,10 @@ pub(super) const HEADERS: &[(ContentCoding, &[u8])] = &[
 ];
 
 /// The longest header (`dcz`'s): 8 magic bytes and 32 hash bytes.
-pub(super) const MAX_HEADER: usize = DCZ_MAGIC.len() + 32;
+pub(crate) const MAX_HEADER: usize = DCZ_MAGIC.len() + 32;
 
 /// Appends `magic` and `hash` to `out`.
-pub(super) fn write_header(magic: &[u8], hash: &[u8; 32], out: &mut BytesMut) {
+pub(crate) fn write_header(magic: &[u8], hash: &[u8; 32], out: &mut BytesMut) {
     out.reserve(magic.len() + hash.len());
     out.extend_from_slice(magic);
     out.extend_from_slice(hash);
@@ -34,7 +34,7 @@ pub(super) fn write_header(magic: &[u8], hash: &[u8; 32], out: &mut BytesMut) {
 /// Reads a header in whatever pieces the body arrives in, checking each byte as it comes:
 /// a wrong magic byte fails at once, a wrong hash once the 32 bytes are in.
 #[derive(Debug)]
-pub(super) struct HeaderReader {
+pub(crate) struct HeaderReader {
     magic: &'static [u8],
     expected: [u8; 32],
     buf: [u8; MAX_HEADER],
@@ -42,7 +42,7 @@ pub(super) struct HeaderReader {
 }
 
 impl HeaderReader {
-    pub(super) fn new(magic: &'static [u8], expected: [u8; 32]) -> Self {
+    pub(crate) fn new(magic: &'static [u8], expected: [u8; 32]) -> Self {
         HeaderReader {
             magic,
             expected,
@@ -56,22 +56,22 @@ impl HeaderReader {
     }
 
     /// Whether the whole header has been read and checked.
-    pub(super) fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.filled == self.len()
     }
 
     /// Header bytes read so far.
-    pub(super) fn taken(&self) -> usize {
+    pub(crate) fn taken(&self) -> usize {
         self.filled
     }
 
     /// Whether no header byte has been read yet.
-    pub(super) fn is_untouched(&self) -> bool {
+    pub(crate) fn is_untouched(&self) -> bool {
         self.filled == 0
     }
 
     /// Takes header bytes from the start of `input`; returns how many.
-    pub(super) fn feed(&mut self, input: &[u8]) -> Result<usize, DictDecodeError> {
+    pub(crate) fn feed(&mut self, input: &[u8]) -> Result<usize, DictDecodeError> {
         let take = (self.len() - self.filled).min(input.len());
         let start = self.filled;
         self.buf[start..start + take].copy_from_slice(&input[..take]);
@@ -91,7 +91,7 @@ impl HeaderReader {
     }
 
     /// At the end of the body: `Ok` for a complete header (or none at all, an empty body).
-    pub(super) fn finish(&self) -> Result<(), DictDecodeError> {
+    pub(crate) fn finish(&self) -> Result<(), DictDecodeError> {
         if self.is_done() || self.is_untouched() {
             Ok(())
         } else {
@@ -101,7 +101,7 @@ impl HeaderReader {
 }
 
 /// The hash a body names, when it starts with a complete header of `magic`.
-pub(super) fn peek_hash(magic: &[u8], body: &[u8]) -> Option<[u8; 32]> {
+pub(crate) fn peek_hash(magic: &[u8], body: &[u8]) -> Option<[u8; 32]> {
     let rest = body.strip_prefix(magic)?;
     rest.get(..32)?.try_into().ok()
 }

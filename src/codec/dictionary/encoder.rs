@@ -8,7 +8,7 @@ use crate::codec::EncodeError;
 
 /// What one call asks of the coding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Op {
+pub(crate) enum Op {
     /// Compress; the codec may hold output back.
     Process,
     /// Make everything so far decodable.
@@ -18,7 +18,7 @@ pub(super) enum Op {
 }
 
 /// A dictionary coding's pooled codec state, as [`Headed`] runs it.
-pub(super) trait Stream {
+pub(crate) trait Stream {
     /// Runs `op` over all of `input`, appending to `out`.
     fn run(&mut self, op: Op, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError>;
 
@@ -27,7 +27,7 @@ pub(super) trait Stream {
 }
 
 /// A dictionary coding's codec under [`Headed`].
-pub(super) trait EncodeCore {
+pub(crate) trait EncodeCore {
     /// The pooled codec state a stream holds while it compresses.
     type State: Stream;
     /// The magic bytes its header starts with.
@@ -57,7 +57,7 @@ enum Phase<S> {
 }
 
 /// A dictionary coding's encoder: the header, then the coding's stream through `C`.
-pub(super) struct Headed<C: EncodeCore> {
+pub(crate) struct Headed<C: EncodeCore> {
     core: C,
     phase: Phase<C::State>,
     hash: [u8; 32],
@@ -91,7 +91,7 @@ fn finished() -> EncodeError {
 }
 
 impl<C: EncodeCore> Headed<C> {
-    pub(super) fn new(core: C, state: C::State, hash: [u8; 32]) -> Self {
+    pub(crate) fn new(core: C, state: C::State, hash: [u8; 32]) -> Self {
         Headed {
             core,
             phase: Phase::Start(state),
@@ -101,7 +101,7 @@ impl<C: EncodeCore> Headed<C> {
         }
     }
 
-    pub(super) fn finish(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
+    pub(crate) fn finish(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
         if let Phase::Finished = self.phase {
             return Ok(());
         }
@@ -112,7 +112,7 @@ impl<C: EncodeCore> Headed<C> {
     }
 
     /// The producer has nothing for now: see [`EncodeCore::RELEASES_WHEN_IDLE`].
-    pub(super) fn idle(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
+    pub(crate) fn idle(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
         if !C::RELEASES_WHEN_IDLE {
             return self.run(Op::Flush, &[], out);
         }
@@ -130,29 +130,29 @@ impl<C: EncodeCore> Headed<C> {
         Ok(())
     }
 
-    pub(super) fn total_in(&self) -> u64 {
+    pub(crate) fn total_in(&self) -> u64 {
         self.total_in
     }
 
-    pub(super) fn total_out(&self) -> u64 {
+    pub(crate) fn total_out(&self) -> u64 {
         self.total_out
     }
 
-    pub(super) fn is_finished(&self) -> bool {
+    pub(crate) fn is_finished(&self) -> bool {
         matches!(self.phase, Phase::Finished)
     }
 
-    pub(super) fn holds_state(&self) -> bool {
+    pub(crate) fn holds_state(&self) -> bool {
         matches!(self.phase, Phase::Start(_) | Phase::Open(_))
     }
 
-    pub(super) fn has_payload(&self) -> bool {
+    pub(crate) fn has_payload(&self) -> bool {
         !matches!(self.phase, Phase::Start(_) | Phase::Idle { header: false })
     }
 
     /// Runs `op` over `input`: the header first if it is still owed (not for a call that
     /// writes nothing), a state drawn again after an idle.
-    pub(super) fn run(
+    pub(crate) fn run(
         &mut self,
         op: Op,
         input: &[u8],
@@ -215,7 +215,7 @@ macro_rules! dict_encoder {
     ($(#[$doc:meta])* $name:ident, $core:ty) => {
         $(#[$doc])*
         #[derive(Debug)]
-        pub struct $name(crate::dictionary::dict_encoder::Headed<$core>);
+        pub struct $name(crate::codec::dictionary::HeadedEncoder<$core>);
 
         impl $name {
             /// Compresses `input`; the codec may hold output back until more input, a flush
@@ -225,12 +225,12 @@ macro_rules! dict_encoder {
                 input: &[u8],
                 out: &mut bytes::BytesMut,
             ) -> Result<(), crate::codec::EncodeError> {
-                self.0.run(crate::dictionary::dict_encoder::Op::Process, input, out)
+                self.0.run(crate::codec::dictionary::Op::Process, input, out)
             }
 
             /// Makes everything encoded so far decodable from `out`.
             pub fn flush(&mut self, out: &mut bytes::BytesMut) -> Result<(), crate::codec::EncodeError> {
-                self.0.run(crate::dictionary::dict_encoder::Op::Flush, &[], out)
+                self.0.run(crate::codec::dictionary::Op::Flush, &[], out)
             }
 
             /// Ends the stream; the codec state goes back to the pool. Calling it again
@@ -299,4 +299,4 @@ macro_rules! dict_encoder {
     };
 }
 
-pub(super) use dict_encoder;
+pub(crate) use dict_encoder;

@@ -11,14 +11,14 @@ use crate::decoding::{DecodeCore, Driven};
 
 /// A dictionary coding's decoder: its header, then the coding's stream through `C`.
 #[derive(Debug)]
-pub(super) struct Headed<C> {
+pub(crate) struct Headed<C> {
     header: HeaderReader,
     body: Driven<C>,
     failed: Option<DictDecodeError>,
 }
 
 impl<C: DecodeCore> Headed<C> {
-    pub(super) fn new(header: HeaderReader, core: C) -> Self {
+    pub(crate) fn new(header: HeaderReader, core: C) -> Self {
         Headed {
             header,
             body: Driven::with_core(core),
@@ -28,7 +28,7 @@ impl<C: DecodeCore> Headed<C> {
 
     /// Decodes from `input`, appending at most `max_out` bytes to `out`; returns the bytes
     /// consumed. After an error, every call returns it again.
-    pub(super) fn decode(
+    pub(crate) fn decode(
         &mut self,
         input: &[u8],
         out: &mut BytesMut,
@@ -64,13 +64,13 @@ impl<C: DecodeCore> Headed<C> {
         Ok(pos + progress.consumed)
     }
 
-    pub(super) fn has_pending_output(&self) -> bool {
+    pub(crate) fn has_pending_output(&self) -> bool {
         self.body.has_pending_output()
     }
 
     /// The end of the body: `Ok` if it was complete (or empty). A header with nothing after
     /// it is truncated.
-    pub(super) fn finish(&self) -> Result<(), DictDecodeError> {
+    pub(crate) fn finish(&self) -> Result<(), DictDecodeError> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
@@ -81,35 +81,62 @@ impl<C: DecodeCore> Headed<C> {
         self.body.check_end(false).map_err(DictDecodeError::Codec)
     }
 
-    pub(super) fn is_stream_end(&self) -> bool {
+    pub(crate) fn is_stream_end(&self) -> bool {
         self.body.is_stream_end()
     }
 
     /// Body bytes consumed so far, header included.
-    pub(super) fn total_in(&self) -> u64 {
+    pub(crate) fn total_in(&self) -> u64 {
         self.header.taken() as u64 + self.body.total_in()
     }
 
-    pub(super) fn total_out(&self) -> u64 {
+    pub(crate) fn total_out(&self) -> u64 {
         self.body.total_out()
     }
 
-    pub(super) fn members(&self) -> u64 {
+    pub(crate) fn members(&self) -> u64 {
         self.body.members()
     }
 
     /// Decodes a whole body, refusing output over `max_len` bytes (a decompression bomb).
-    pub(super) fn decode_all(
+    pub(crate) fn decode_all(
         mut self,
         body: &[u8],
         max_len: usize,
     ) -> Result<BytesMut, DictDecodeError> {
-        let out = super::decode_loop(body, max_len, |input, out, budget| {
+        let out = decode_loop(body, max_len, |input, out, budget| {
             let consumed = self.decode(input, out, budget)?;
             Ok((consumed, self.has_pending_output()))
         })?;
         self.finish()?;
         Ok(out)
+    }
+}
+
+/// Drives a decoder over a whole body: `step(input, out, budget)` returns the input consumed
+/// and whether output is pending. Fails once the output passes `max_len`.
+pub(crate) fn decode_loop(
+    body: &[u8],
+    max_len: usize,
+    mut step: impl FnMut(&[u8], &mut BytesMut, usize) -> Result<(usize, bool), DictDecodeError>,
+) -> Result<BytesMut, DictDecodeError> {
+    let mut out = BytesMut::new();
+    let mut input = body;
+    loop {
+        // One byte over the limit tells a body at the limit from one past it.
+        let budget = max_len.saturating_add(1) - out.len();
+        let before = out.len();
+        let (consumed, more) = step(input, &mut out, budget)?;
+        if out.len() > max_len {
+            return Err(DictDecodeError::OutputTooLarge { limit: max_len });
+        }
+        input = &input[consumed..];
+        // A call with room that neither took input nor wrote output cannot go on: the
+        // decoder's `finish` tells a truncated body from a complete one.
+        let stalled = consumed == 0 && out.len() == before;
+        if (input.is_empty() && !more) || stalled {
+            return Ok(out);
+        }
     }
 }
 
@@ -119,7 +146,7 @@ macro_rules! dict_decoder {
     ($(#[$doc:meta])* $name:ident, $core:ty) => {
         $(#[$doc])*
         #[derive(Debug)]
-        pub struct $name(crate::dictionary::dict_decoder::Headed<$core>);
+        pub struct $name(crate::codec::dictionary::HeadedDecoder<$core>);
 
         impl $name {
             /// Decodes from `input`, appending at most `max_out` bytes to `out`; returns the
@@ -200,4 +227,4 @@ macro_rules! dict_decoder {
     };
 }
 
-pub(super) use dict_decoder;
+pub(crate) use dict_decoder;

@@ -24,7 +24,7 @@ fn dcz_round_trips_one_shot_and_streaming() {
             assert_eq!(&wire[..8], &DCZ_MAGIC);
             assert_eq!(&wire[8..40], &dict.hash());
             assert_eq!(
-                crate::dictionary::peek(&wire),
+                super::super::peek(&wire),
                 Some((ContentCoding::Dcz, dict.hash()))
             );
             assert_eq!(
@@ -58,7 +58,7 @@ fn dcb_round_trips_one_shot_and_streaming() {
             assert_eq!(&wire[..4], &DCB_MAGIC);
             assert_eq!(&wire[4..36], &dict.hash());
             assert_eq!(
-                crate::dictionary::peek(&wire),
+                super::super::peek(&wire),
                 Some((ContentCoding::Dcb, dict.hash()))
             );
             assert_eq!(&decode_dcb(&dict, &wire, LIMIT).unwrap()[..], &body[..]);

@@ -6,10 +6,10 @@ use brotli_decompressor::{
 };
 use bytes::BytesMut;
 
-use super::Dictionary;
-use super::dict_decoder::{Headed, dict_decoder};
-use super::error::DictDecodeError;
-use super::frame::{DCB_MAGIC, HeaderReader};
+use crate::codec::dictionary::DictDecodeError;
+use crate::codec::dictionary::Dictionary;
+use crate::codec::dictionary::frame::{DCB_MAGIC, HeaderReader};
+use crate::codec::dictionary::{HeadedDecoder as Headed, dict_decoder};
 use crate::decoding::{BrState, BrStream};
 
 /// A brotli decoder state primed with a dictionary (boxed: it is a few KB inline).

@@ -5,12 +5,12 @@
 use bytes::BytesMut;
 use zstd_safe::InBuffer;
 
-use super::Dictionary;
-use super::dcz::dcz_window_limit;
-use super::dict_decoder::{Headed, dict_decoder};
-use super::error::DictDecodeError;
-use super::frame::{DCZ_MAGIC, HeaderReader};
+use super::encoder::dcz_window_limit;
 use super::shelf::draw_decompressor;
+use crate::codec::dictionary::DictDecodeError;
+use crate::codec::dictionary::Dictionary;
+use crate::codec::dictionary::frame::{DCZ_MAGIC, HeaderReader};
+use crate::codec::dictionary::{HeadedDecoder as Headed, dict_decoder};
 use crate::codec::zstd::{FrameContext, Frames, Hint};
 use crate::codec::{DecodeError, DecodeErrorKind};
 use crate::ffi::zstd_raw::DecompressContext;

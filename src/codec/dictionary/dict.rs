@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 
 use super::MAX_DICTIONARY_LEN;
 use super::error::DictionaryError;
-use super::headers::{UseAsDictionary, available_dictionary_value};
+use super::metadata::{UseAsDictionary, available_dictionary_value};
 
 /// A compression dictionary (RFC 9842): its bytes, their SHA-256 (computed once), the
 /// `Use-As-Dictionary` metadata it is served with, and the zstd state prepared from it.
@@ -50,7 +50,7 @@ struct Inner {
     use_as_dictionary: HeaderValue,
     available_dictionary: HeaderValue,
     #[cfg(feature = "dcz")]
-    zstd: super::dcz::Prepared,
+    zstd: crate::codec::dcz::Prepared,
 }
 
 impl Dictionary {
@@ -71,7 +71,7 @@ impl Dictionary {
             inner: Arc::new(Inner {
                 available_dictionary: available_dictionary_value(&hash),
                 #[cfg(feature = "dcz")]
-                zstd: super::dcz::Prepared::new(&bytes),
+                zstd: crate::codec::dcz::Prepared::new(&bytes),
                 bytes,
                 hash,
                 metadata,
@@ -149,12 +149,12 @@ impl Dictionary {
 
     /// The zstd state prepared from the dictionary.
     #[cfg(feature = "dcz")]
-    pub(super) fn zstd(&self) -> &super::dcz::Prepared {
+    pub(crate) fn zstd(&self) -> &crate::codec::dcz::Prepared {
         &self.inner.zstd
     }
 
     /// Whether both are the same dictionary (same bytes).
-    pub(super) fn same_as(&self, other: &Dictionary) -> bool {
+    pub(crate) fn same_as(&self, other: &Dictionary) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner) || self.inner.hash == other.inner.hash
     }
 }
@@ -188,7 +188,7 @@ impl PartialEq for Dictionary {
 impl Eq for Dictionary {}
 
 /// Lower-case hex, for `Debug` and reports.
-pub(super) fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;
     bytes.iter().fold(String::new(), |mut s, b| {
         let _ = write!(s, "{b:02x}");

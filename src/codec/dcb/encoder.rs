@@ -1,17 +1,17 @@
 //! `dcb` (RFC 9842 section 4): the 36-byte header, then a brotli stream (RFC 7932) with the
 //! dictionary as a prefix ("custom dictionary"), window at most 16 MiB.
 //!
-//! The pure-Rust `brotli` crate's `set_custom_dictionary` is what Chromium was shown to
-//! decode (`../shared/research/dictionary-transport.md`). Quality is at least 5: below,
-//! brotli gives a dictionary little or no use.
+//! The pure-Rust `brotli` crate's `set_custom_dictionary` writes what Chromium decodes (the
+//! headless browser test in `tests/interop`). Quality is at least 5: below, brotli gives a
+//! dictionary little or no use.
 
 use brotli::enc::encode::BrotliEncoderOperation as BrOp;
 use bytes::BytesMut;
 
-use super::Dictionary;
-use super::dict_encoder::{EncodeCore, Headed, Op, Stream, dict_encoder};
-use super::frame::DCB_MAGIC;
 use crate::codec::br::{CompressorState, compress, draw_compressor};
+use crate::codec::dictionary::Dictionary;
+use crate::codec::dictionary::frame::DCB_MAGIC;
+use crate::codec::dictionary::{EncodeCore, HeadedEncoder as Headed, Op, Stream, dict_encoder};
 use crate::codec::{CompressionLevel, ContentCoding, EncodeError, Level};
 use crate::pool::{CodecPool, Pooled};
 

@@ -1,11 +1,16 @@
-//! Tests across the module, by concern: round trips (fixed and property-based), the
-//! raw-content proof and pooling, typed errors and bounds, interop with other
-//! implementations and the measurement of what dictionaries buy.
+//! Tests of `dcz` and `dcb` by concern: round trips (fixed and property-based), the
+//! raw-content proof and pooling, typed errors and bounds, and interop with other
+//! implementations.
 
 use bytes::BytesMut;
 
-use super::*;
+use super::frame::{DCB_MAGIC, DCZ_MAGIC};
+use crate::ContentCoding;
+use crate::codec::dcb::*;
+use crate::codec::dcz::*;
+use crate::codec::dictionary::*;
 use crate::codec::{Decode, Encode};
+use crate::dictionary::{DictionaryStore, ResponseStore, train};
 
 mod errors;
 mod interop;
@@ -13,7 +18,7 @@ mod raw_content;
 mod round_trip;
 
 /// `n` API-like JSON records of varied content, deterministic per `seed`.
-pub(in crate::dictionary) fn json_samples(n: usize, seed: u64) -> Vec<Vec<u8>> {
+pub(crate) fn json_samples(n: usize, seed: u64) -> Vec<Vec<u8>> {
     let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
     let mut next = move || {
         x ^= x << 13;

@@ -9,11 +9,11 @@ use std::sync::{Arc, OnceLock};
 use bytes::{Bytes, BytesMut};
 use zstd_safe::zstd_sys::ZSTD_EndDirective as End;
 
-use super::Dictionary;
-use super::dict_encoder::{EncodeCore, Headed, Op, Stream, dict_encoder};
-use super::error::DictDecodeError;
-use super::frame::DCZ_MAGIC;
 use super::shelf::draw_compressor;
+use crate::codec::dictionary::DictDecodeError;
+use crate::codec::dictionary::Dictionary;
+use crate::codec::dictionary::frame::DCZ_MAGIC;
+use crate::codec::dictionary::{EncodeCore, HeadedEncoder as Headed, Op, Stream, dict_encoder};
 use crate::codec::{
     CompressionLevel, ContentCoding, DecodeError, DecodeErrorKind, EncodeError, Level,
 };
@@ -56,7 +56,7 @@ pub(crate) struct Prepared {
 }
 
 impl Prepared {
-    pub(super) fn new(bytes: &Bytes) -> Self {
+    pub(crate) fn new(bytes: &Bytes) -> Self {
         Prepared {
             bytes: bytes.clone(),
             cdicts: std::array::from_fn(|_| OnceLock::new()),
@@ -77,7 +77,7 @@ impl Prepared {
     }
 
     /// The `DDict`, made once.
-    pub(super) fn ddict(&self) -> Result<Arc<RawDDict>, DictDecodeError> {
+    pub(crate) fn ddict(&self) -> Result<Arc<RawDDict>, DictDecodeError> {
         if let Some(ddict) = self.ddict.get() {
             return Ok(ddict.clone());
         }
@@ -91,7 +91,7 @@ impl Prepared {
     }
 
     /// The memory the digested dictionaries made so far hold (for reports and tests).
-    pub(super) fn cdicts_size(&self) -> usize {
+    pub(crate) fn cdicts_size(&self) -> usize {
         self.cdicts
             .iter()
             .filter_map(OnceLock::get)

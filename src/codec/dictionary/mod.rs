@@ -1,0 +1,60 @@
+//! The dictionary value and what `dcz` and `dcb` share (RFC 9842): the body header (magic
+//! and the dictionary's SHA-256), one encoder driver and one decoder driver over each
+//! coding's stream, and their typed errors.
+//!
+//! HTTP policy (which request gets which dictionary, the stores, serving) is the
+//! [`dictionary`](crate::dictionary) module's; this one knows bytes only.
+
+mod decoder;
+mod dict;
+mod encoder;
+mod error;
+pub(crate) mod frame;
+mod metadata;
+#[cfg(all(test, feature = "dcz", feature = "dcb"))]
+pub(crate) mod tests;
+
+pub(crate) use decoder::{Headed as HeadedDecoder, dict_decoder};
+pub use dict::Dictionary;
+pub(crate) use encoder::{EncodeCore, Headed as HeadedEncoder, Op, Stream, dict_encoder};
+pub use error::{DictDecodeError, DictionaryError};
+pub use metadata::{
+    AVAILABLE_DICTIONARY, DICTIONARY_ID, MAX_ID_LEN, USE_AS_DICTIONARY, UseAsDictionary,
+    available_dictionary, available_dictionary_value, parse_available_dictionary,
+};
+
+use crate::ContentCoding;
+
+/// The largest dictionary this crate accepts: 128 MiB, the largest window a `dcz` client
+/// must support (RFC 9842 section 5).
+pub const MAX_DICTIONARY_LEN: usize = 128 << 20;
+
+/// The dictionary coding and the dictionary hash a body's header names, when it starts with a
+/// complete `dcz` or `dcb` header (a client can pick the dictionary this way).
+pub fn peek(body: &[u8]) -> Option<(ContentCoding, [u8; 32])> {
+    frame::HEADERS
+        .iter()
+        .find_map(|(coding, magic)| frame::peek_hash(magic, body).map(|hash| (*coding, hash)))
+}
+
+#[cfg(test)]
+mod mod_tests {
+    use super::*;
+
+    #[test]
+    fn coding_tokens_and_peek() {
+        assert_eq!(ContentCoding::Dcz.as_str(), "dcz");
+        assert_eq!(ContentCoding::Dcb.as_str(), "dcb");
+        assert_eq!(ContentCoding::from_token(" DCZ "), Some(ContentCoding::Dcz));
+        assert_eq!(ContentCoding::from_token("dcb"), Some(ContentCoding::Dcb));
+        let mut body = frame::DCB_MAGIC.to_vec();
+        body.extend_from_slice(&[3; 32]);
+        assert_eq!(peek(&body), Some((ContentCoding::Dcb, [3; 32])));
+        let mut body = frame::DCZ_MAGIC.to_vec();
+        body.extend_from_slice(&[4; 32]);
+        body.push(0);
+        assert_eq!(peek(&body), Some((ContentCoding::Dcz, [4; 32])));
+        assert_eq!(peek(&body[..20]), None);
+        assert_eq!(peek(b""), None);
+    }
+}
