@@ -234,7 +234,7 @@ fn request_br(c: &mut Criterion) {
 /// `dcb` with a 16 KiB dictionary trained on other responses of the same API (records the
 /// measured body does not contain), beside plain `zstd` and `br` from the same layer. Setup
 /// checks each coding and prints the bytes of each answer.
-#[cfg(all(feature = "zstd", feature = "br"))]
+#[cfg(all(feature = "dcz", feature = "dcb"))]
 fn response_dict(c: &mut Criterion) {
     use tower_gzip::ContentCoding;
     let rt = runtime();
@@ -264,14 +264,14 @@ fn response_dict(c: &mut Criterion) {
     }
 }
 
-#[cfg(not(all(feature = "zstd", feature = "br")))]
+#[cfg(not(all(feature = "dcz", feature = "dcb")))]
 fn response_dict(_: &mut Criterion) {}
 
 /// Group `client_dict/1KiB`: what a client pays to decode a 1 KiB JSON response sent `dcz`
 /// (the layer offers the learned dictionary: pattern match, `Available-Dictionary`, then a
 /// pooled context with the prepared `DDict`) against the same response sent plain `zstd`,
 /// both through our `DecompressionLayer`; and the two decoders alone.
-#[cfg(feature = "zstd")]
+#[cfg(dictionary_client)]
 fn client_dict(c: &mut Criterion) {
     use bytes::BytesMut;
     use http::{Request, Response};
@@ -376,7 +376,7 @@ fn client_dict(c: &mut Criterion) {
     group.finish();
 }
 
-#[cfg(not(feature = "zstd"))]
+#[cfg(not(dictionary_client))]
 fn client_dict(_: &mut Criterion) {}
 
 #[cfg(not(feature = "zstd"))]

@@ -68,6 +68,7 @@ macro_rules! builder_methods {
         /// `Accept-Encoding` also varies with `Available-Dictionary`.
         ///
         /// The store is shared: add and retire dictionaries while the server runs.
+        #[cfg(dictionary)]
         pub fn dictionaries(self, store: $crate::dictionary::DictionaryStore) -> Self {
             self.with(|s| s.dictionaries = Some(store))
         }
@@ -75,6 +76,7 @@ macro_rules! builder_methods {
         /// The dictionary codings this layer makes, most preferred first when the client's
         /// q-values tie (default: `dcz`, then `dcb`, those compiled in). An empty list turns
         /// dictionary compression off.
+        #[cfg(dictionary)]
         pub fn dictionary_codings(self, order: &[$crate::ContentCoding]) -> Self {
             let order: Vec<_> = order
                 .iter()

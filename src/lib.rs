@@ -47,7 +47,11 @@ mod coding;
 pub mod compression;
 mod decoding;
 pub mod decompression;
+#[cfg(dictionary)]
 pub mod dictionary;
+#[cfg(not(dictionary))]
+#[path = "dictionary_off.rs"]
+mod dictionary;
 mod ended;
 // The one module allowed `unsafe` code.
 #[allow(unsafe_code)]

@@ -127,6 +127,7 @@ impl AcceptEncoding {
     }
 
     /// The q-value `coding` is listed with by name, 0 if it is not (`*` aside).
+    #[cfg_attr(not(dictionary), allow(dead_code))]
     pub(crate) fn listed(&self, coding: ContentCoding) -> Q {
         self.codings[coding.index()].unwrap_or(0)
     }
@@ -507,7 +508,7 @@ mod tests {
         }
     }
 
-    #[cfg(all(feature = "zstd", feature = "br"))]
+    #[cfg(all(feature = "dcz", feature = "dcb"))]
     #[test]
     fn ties_follow_the_preference_order() {
         let all = Offered::default();

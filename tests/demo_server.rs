@@ -658,7 +658,7 @@ async fn dictionary_transport_for_the_api_and_the_script() {
 
 /// `--prefer`, `--save-dictionary` and `--dictionary`: dcb first, the trained dictionary
 /// written and served again from its file, bad lists refused.
-#[cfg(all(feature = "zstd", feature = "br"))]
+#[cfg(all(feature = "dcz", feature = "dcb"))]
 #[tokio::test]
 async fn prefer_and_dictionary_files() {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))

@@ -566,7 +566,7 @@ pub fn check_request_decoding(
 
 /// A 16 KiB dictionary trained on 400 responses of the [`json`] API numbered from 10^6
 /// (records the measured bodies, numbered from 0, do not contain), and a store holding it.
-#[cfg(feature = "zstd")]
+#[cfg(feature = "dcz")]
 pub fn trained_dictionary() -> (
     tower_gzip::dictionary::Dictionary,
     tower_gzip::dictionary::DictionaryStore,
@@ -583,6 +583,7 @@ pub fn trained_dictionary() -> (
 }
 
 /// A same-origin request accepting only `coding`, naming `dictionary`.
+#[cfg(feature = "dcz")]
 pub fn offering(
     coding: &'static str,
     dictionary: &tower_gzip::dictionary::Dictionary,

@@ -139,11 +139,23 @@ impl Encoder {
     /// An encoder for a dictionary coding (RFC 9842), header included: `dcz` (zstd, the
     /// dictionary as raw content) or `dcb` (brotli, the dictionary as a prefix). Fails for a
     /// coding that takes no dictionary, or when libzstd cannot digest the dictionary.
+    #[cfg(dictionary)]
+    pub fn with_dictionary(
+        coding: ContentCoding,
+        dictionary: &Dictionary,
+        level: CompressionLevel,
+        pool: &CodecPool,
+    ) -> Result<Self, EncodeError> {
+        Self::against(coding, dictionary, level, pool)
+    }
+
+    /// [`with_dictionary`](Encoder::with_dictionary) in every build (without dictionary
+    /// codings no dictionary exists to call it with).
     #[cfg_attr(
-        not(any(feature = "dcz", feature = "dcb")),
+        not(all(feature = "dcz", feature = "dcb")),
         allow(unused_variables, unreachable_code)
     )]
-    pub fn with_dictionary(
+    pub(crate) fn against(
         coding: ContentCoding,
         dictionary: &Dictionary,
         level: CompressionLevel,
@@ -335,11 +347,21 @@ impl Decoder {
     /// 16 MiB. The body's header must name `dictionary` by its SHA-256, else decoding fails
     /// with [`DictionaryMismatch`](super::DecodeErrorKind::DictionaryMismatch). Fails for a
     /// coding that takes no dictionary, or when libzstd cannot digest the dictionary.
+    #[cfg(dictionary)]
+    pub fn with_dictionary(
+        coding: ContentCoding,
+        dictionary: &Dictionary,
+        pool: &CodecPool,
+    ) -> Result<Self, DecodeError> {
+        Self::against(coding, dictionary, pool)
+    }
+
+    /// [`with_dictionary`](Decoder::with_dictionary) in every build.
     #[cfg_attr(
-        not(any(feature = "dcz", feature = "dcb")),
+        not(all(feature = "dcz", feature = "dcb")),
         allow(unused_variables, unreachable_code)
     )]
-    pub fn with_dictionary(
+    pub(crate) fn against(
         coding: ContentCoding,
         dictionary: &Dictionary,
         pool: &CodecPool,
@@ -476,8 +498,14 @@ impl<'a> OneShot<'a> {
     }
 
     /// The dictionary `dcz` and `dcb` compress against (the other codings ignore it).
-    pub fn dictionary(mut self, dictionary: &'a Dictionary) -> Self {
-        self.dictionary = Some(dictionary);
+    #[cfg(dictionary)]
+    pub fn dictionary(self, dictionary: &'a Dictionary) -> Self {
+        self.against(Some(dictionary))
+    }
+
+    /// [`dictionary`](OneShot::dictionary) in every build.
+    pub(crate) fn against(mut self, dictionary: Option<&'a Dictionary>) -> Self {
+        self.dictionary = dictionary;
         self
     }
 

@@ -50,7 +50,7 @@ pub struct PoolStats {
     /// zstd decompression contexts for `dcz`.
     pub dictionary_decompressors: KindStats,
     /// br streams holding an encoder now (at most
-    /// [`CodecPoolBuilder::br_stream_limit`]).
+    /// [`CodecPoolBuilder::br_stream_limit`](crate::CodecPoolBuilder::br_stream_limit)).
     pub br_streams_active: usize,
     /// br streams waiting for their turn to draw an encoder.
     pub br_streams_waiting: usize,

@@ -49,6 +49,10 @@ pub(crate) mod br;
 pub(crate) mod dcb;
 #[cfg(feature = "dcz")]
 pub(crate) mod dcz;
+#[cfg(dictionary)]
+pub(crate) mod dictionary;
+#[cfg(not(dictionary))]
+#[path = "dictionary_off.rs"]
 pub(crate) mod dictionary;
 mod error;
 pub(crate) mod flate;

@@ -377,7 +377,7 @@ fn encoder(settings: &Settings, target: &Target, size: Option<u64>) -> Result<En
     let (coding, level, pool) = (target.coding, settings.level, &settings.pool);
     let encoder = match &target.dictionary {
         None => Encoder::new(coding, level, pool).with_header_padding(padding(settings, coding)),
-        Some(dictionary) => Encoder::with_dictionary(coding, dictionary, level, pool)?,
+        Some(dictionary) => Encoder::against(coding, dictionary, level, pool)?,
     };
     Ok(match size {
         Some(size) => encoder.with_size_hint(size),
@@ -399,14 +399,12 @@ fn one_shot(settings: &Settings, target: &Target, chunks: Chunks) -> Result<Byte
     let len = chunks.len();
     let input = chunks.concat();
     let mut out = BytesMut::new();
-    let mut one_shot = OneShot::new(target.coding)
+    OneShot::new(target.coding)
         .level(settings.level)
         .pool(&settings.pool)
-        .header_padding(padding(settings, target.coding));
-    if let Some(dictionary) = &target.dictionary {
-        one_shot = one_shot.dictionary(dictionary);
-    }
-    one_shot.encode(&input, &mut out)?;
+        .header_padding(padding(settings, target.coding))
+        .against(target.dictionary.as_ref())
+        .encode(&input, &mut out)?;
     settings
         .stats
         .record_bytes(target.coding, len as u64, out.len() as u64);

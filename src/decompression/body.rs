@@ -151,7 +151,7 @@ impl<B> DecompressionBody<B> {
             .map(|coding| {
                 let decoder = match (coding.needs_dictionary(), dictionary) {
                     (false, _) => Decoder::new(coding, pool),
-                    (true, Some(dictionary)) => Decoder::with_dictionary(coding, dictionary, pool)?,
+                    (true, Some(dictionary)) => Decoder::against(coding, dictionary, pool)?,
                     (true, None) => {
                         return Err(DecodeError::new(
                             DecodeErrorKind::DictionaryMismatch,

@@ -60,6 +60,7 @@
 //! assert_eq!(&plain[..], &body[..]);
 //! ```
 
+#[cfg_attr(not(dictionary_client), path = "client_off.rs")]
 mod client;
 mod gate;
 mod select;
@@ -78,6 +79,9 @@ pub use crate::codec::dictionary::{
     available_dictionary_value, parse_available_dictionary, peek,
 };
 pub(crate) use client::Candidate;
+#[cfg(not(dictionary_client))]
+pub(crate) use client::ClientDictionaryStore;
+#[cfg(dictionary_client)]
 pub use client::{
     ClientDictionaryStats, ClientDictionaryStore, ClientDictionaryStoreBuilder, linked_dictionaries,
 };

@@ -73,7 +73,7 @@ pub(crate) fn select_parsed(
     Some((coding, dictionary))
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "dcz", feature = "dcb"))]
 mod tests {
     use super::*;
     use crate::dictionary::{AVAILABLE_DICTIONARY, UseAsDictionary};

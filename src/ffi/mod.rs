@@ -14,7 +14,7 @@ use zstd_safe::zstd_sys::{self, ZSTD_ErrorCode};
 
 #[cfg(test)]
 mod tests;
-#[cfg(feature = "zstd")]
+#[cfg(feature = "dcz")]
 pub(crate) mod zstd_raw;
 
 /// Bytes consumed and produced by one deflate or inflate call, and its status.

@@ -312,7 +312,7 @@ async fn learns_offers_where_it_matches_and_decodes_dcz() {
         "{echo}"
     );
     assert!(echo.contains(r#"dictionary-id: "api-v1""#), "{echo}");
-    #[cfg(all(feature = "zstd", feature = "br"))]
+    #[cfg(all(feature = "dcz", feature = "dcb"))]
     assert!(
         echo.contains("accept-encoding: zstd, br, gzip, deflate, dcz, dcb"),
         "{echo}"

@@ -6,6 +6,7 @@
 mod common;
 
 #[cfg(feature = "zstd")]
+#[cfg(dictionary_client)]
 mod dictionaries;
 mod loopback;
 mod tools;
@@ -87,7 +88,7 @@ async fn adds_accept_encoding_only_when_absent() {
     .await;
     // Every coding compiled in: "zstd, br, gzip, deflate" with the default features.
     assert_eq!(sent[ACCEPT_ENCODING], accepted_codings(&[]));
-    #[cfg(all(feature = "zstd", feature = "br"))]
+    #[cfg(all(feature = "dcz", feature = "dcb"))]
     assert_eq!(sent[ACCEPT_ENCODING], "zstd, br, gzip, deflate");
     #[cfg(all(feature = "zstd", not(feature = "br")))]
     assert_eq!(sent[ACCEPT_ENCODING], "zstd, gzip, deflate");

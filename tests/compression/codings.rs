@@ -10,7 +10,7 @@
 // Written for both codings; with only one compiled in, the other's helpers and imports
 // go unused.
 #![cfg_attr(
-    not(all(feature = "zstd", feature = "br")),
+    not(all(feature = "dcz", feature = "dcb")),
     allow(unused_imports, dead_code)
 )]
 
@@ -293,7 +293,7 @@ async fn will_not_compress_if_filtered_out() {
 // and `wildcard_q_zero_with_unsupported_encoding_returns_not_satisfiable`
 // (`wildcard_and_identity_exclusions`), `identity_q_zero_with_gzip_picks_gzip`
 // (`identity_excluded_small_body_is_still_encoded`).
-#[cfg(all(feature = "zstd", feature = "br"))]
+#[cfg(all(feature = "dcz", feature = "dcb"))]
 mod content_encoding {
     use super::*;
 

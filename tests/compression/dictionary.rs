@@ -2,7 +2,7 @@
 //! `dcb`), when they are chosen and when not, the readability gate, hostile
 //! `Available-Dictionary` values, `Vary`, streamed bodies and the counters.
 
-#![cfg(all(feature = "zstd", feature = "br"))]
+#![cfg(all(feature = "dcz", feature = "dcb"))]
 
 use bytes::Bytes;
 use http::header::{ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_LENGTH, ETAG, VARY};

@@ -5,7 +5,7 @@
 // Written for both codings; with only one compiled in, the other's helpers and imports
 // go unused.
 #![cfg_attr(
-    not(all(feature = "zstd", feature = "br")),
+    not(all(feature = "dcz", feature = "dcb")),
     allow(unused_imports, dead_code)
 )]
 

@@ -5,8 +5,11 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+// The demo server needs dictionary transport, client side included.
+#[cfg(dictionary_client)]
 #[path = "../common/demo.rs"]
 mod demo;
 
 mod codecs;
+#[cfg(dictionary_client)]
 mod real_clients;

@@ -608,7 +608,7 @@ fn headless_chromium_decodes_dcz() {
     chromium_decodes_dictionary_codings(&[], "dcz");
 }
 
-#[cfg(all(feature = "zstd", feature = "br"))]
+#[cfg(all(feature = "dcz", feature = "dcb"))]
 #[test]
 fn headless_chromium_decodes_dcb() {
     chromium_decodes_dictionary_codings(&["--prefer", "dcb"], "dcb");

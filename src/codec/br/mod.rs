@@ -30,8 +30,10 @@ mod tests;
 mod turn;
 
 pub(crate) use decoder::{BrDecoder, Step as DecodeStep, step as decode_step};
-pub(crate) use encoder::{BrEncoder, compress, encode_all};
-pub(crate) use state::{CompressorState, draw_compressor};
+pub(crate) use encoder::{BrEncoder, encode_all};
+// What `dcb` builds on.
+#[cfg(feature = "dcb")]
+pub(crate) use {encoder::compress, state::CompressorState, state::draw_compressor};
 
 /// The window: brotli's default, 4 MiB.
 const LGWIN: u32 = 22;

@@ -82,6 +82,7 @@ impl CompressorState {
     /// `lgwin`, before the first compress call. A spare hasher is handed over first, so that
     /// brotli prepares it (rather than zero-filled new tables) before hashing the dictionary
     /// in.
+    #[cfg(feature = "dcb")]
     pub(crate) fn set_dictionary(&mut self, lgwin: u32, dictionary: &[u8]) {
         self.set_window(lgwin);
         self.adopt_spare(dictionary.len());

@@ -37,7 +37,7 @@ pub fn peek(body: &[u8]) -> Option<(ContentCoding, [u8; 32])> {
         .find_map(|(coding, magic)| frame::peek_hash(magic, body).map(|hash| (*coding, hash)))
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "dcz", feature = "dcb"))]
 mod mod_tests {
     use super::*;
 

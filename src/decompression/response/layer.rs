@@ -42,6 +42,7 @@ impl DecompressionLayer {
 
     builder_methods!(decompression);
 
+    #[cfg(dictionary_client)]
     /// Learns compression dictionaries into `store` and offers them (RFC 9842, as Chromium
     /// does): a `2xx` response to a `GET` with `Use-As-Dictionary` and a freshness lifetime
     /// is stored once its body has been read in full; a later request whose URL matches a

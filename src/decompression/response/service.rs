@@ -45,6 +45,7 @@ impl<S> Decompression<S> {
         }
     }
 
+    #[cfg(dictionary_client)]
     /// Learns dictionaries into `store` and offers them (RFC 9842); see
     /// [`DecompressionLayer::dictionaries`].
     pub fn dictionaries(mut self, store: ClientDictionaryStore) -> Self {
@@ -98,6 +99,7 @@ where
 /// Names the dictionary that best matches the request, if any, in `Available-Dictionary`
 /// (and `Dictionary-ID`). Only for requests whose codings this layer chooses: one with its
 /// own `Accept-Encoding` or `Available-Dictionary`, or a `Range`, goes out as it is.
+#[cfg_attr(not(dictionary_client), allow(unreachable_code, unused_variables))]
 fn offer<B>(
     store: &ClientDictionaryStore,
     accept: CodingSet,

@@ -1,0 +1,11 @@
+//! Without `dcz` and `dcb`: a dictionary type with no values.
+
+/// No dictionary can exist.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Dictionary {}
+
+impl Dictionary {
+    pub(crate) fn available_dictionary(&self) -> http::HeaderValue {
+        match *self {}
+    }
+}
