@@ -30,6 +30,7 @@ pub(crate) trait DecodeCore {
     fn is_stream_end(&self) -> bool;
 
     /// Streams (members, frames) completed so far.
+    #[cfg(test)]
     fn members(&self) -> u64;
 
     /// See [`Decode::announced_size`].
@@ -124,6 +125,8 @@ impl<C: DecodeCore> Decode for Driven<C> {
         self.tally.total_out()
     }
 
+    #[cfg(test)]
+
     fn members(&self) -> u64 {
         self.core.members()
     }
@@ -216,6 +219,8 @@ impl<S: BrState> DecodeCore for BrStream<S> {
     fn is_stream_end(&self) -> bool {
         self.done
     }
+
+    #[cfg(test)]
 
     fn members(&self) -> u64 {
         u64::from(self.done)

@@ -61,7 +61,7 @@ mod negotiate;
 mod pool;
 pub mod predicate;
 
-pub use codec::CompressionLevel;
+pub use codec::level::CompressionLevel;
 pub use codec::kinds::PoolStats;
 pub use coding::ContentCoding;
 pub use pool::{CodecPool, CodecPoolBuilder, KindStats};

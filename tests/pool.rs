@@ -378,13 +378,11 @@ fn every_coding_returns_its_state_and_idle_releases_it() {
         let mut wire = BytesMut::new();
         let mut encoder = Encoder::new(*format, CompressionLevel::Default, &pool);
         encoder.encode(&data[..20_000], &mut wire).unwrap();
-        assert!(encoder.holds_state(), "{format:?}");
         assert!(pool.stats().in_use() >= 1, "{format:?}");
         encoder.idle(&mut wire).unwrap();
         // gzip, deflate and zstd give their state back while idle; br cannot restart a
         // stream and keeps it.
         let keeps = format.as_str() == "br";
-        assert_eq!(encoder.holds_state(), keeps, "{format:?}");
         assert_eq!(pool.stats().in_use(), u64::from(keeps), "{format:?}");
         encoder.encode(&data[20_000..], &mut wire).unwrap();
         encoder.finish(&mut wire).unwrap();

@@ -44,9 +44,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use http::header::{
-    ACCEPT_ENCODING, AGE, CACHE_CONTROL, CONTENT_ENCODING, DATE, EXPIRES, RANGE,
-};
+use http::header::{ACCEPT_ENCODING, AGE, CACHE_CONTROL, CONTENT_ENCODING, DATE, EXPIRES, RANGE};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode, Uri};
 use http_body::{Body, Frame};
 use http_body_util::{BodyExt, Empty, LengthLimitError};
@@ -55,12 +53,15 @@ use tower::{Layer, Service, ServiceExt, service_fn};
 use tower_gzip::codec::{DecodeError, DecodeErrorKind};
 use tower_gzip::decompression::DecompressionLayer;
 use tower_gzip::dictionary::{
-    AVAILABLE_DICTIONARY, ClientDictionaryStore, DCB_MAGIC, DCZ_MAGIC, Dictionary,
-    USE_AS_DICTIONARY, UseAsDictionary, available_dictionary_value, encode_dcz,
-    parse_available_dictionary,
+    AVAILABLE_DICTIONARY, ClientDictionaryStore, Dictionary, USE_AS_DICTIONARY, UseAsDictionary,
+    available_dictionary, encode_dcz,
 };
 use tower_gzip::{BoxError, CodecPool, CompressionLevel};
 use tower_gzip_fuzz::props::block_on;
+
+/// The `dcz` and `dcb` body headers' magic bytes (RFC 9842 sections 4 and 5).
+const DCZ_MAGIC: [u8; 8] = [0x5e, 0x2a, 0x4d, 0x18, 0x20, 0x00, 0x00, 0x00];
+const DCB_MAGIC: [u8; 4] = [0xff, 0x44, 0x43, 0x42];
 
 // ---------------------------------------------------------------------------------------
 // Input
@@ -153,7 +154,10 @@ fn check_store(store: &ClientDictionaryStore, limits: &Limits, origins: usize) {
     let (len, bytes) = (store.len(), store.bytes());
     assert!(len <= limits.max_entries, "{len} entries over {limits:?}");
     assert!(bytes <= limits.max_bytes, "{bytes} bytes over {limits:?}");
-    assert!(len <= limits.per_origin * origins, "{len} entries over {limits:?}");
+    assert!(
+        len <= limits.per_origin * origins,
+        "{len} entries over {limits:?}"
+    );
     // Every dictionary has at least one byte and at most `max_entry_bytes`.
     assert!(bytes >= len, "{bytes} bytes for {len} entries");
     assert!(
@@ -172,7 +176,11 @@ fn hash_of(bytes: &Bytes) -> Option<[u8; 32]> {
 // ---------------------------------------------------------------------------------------
 // One exchange, as the input describes it
 
-const ORIGINS: [&str; 3] = ["http://fuzz.test", "https://fuzz.test", "http://fuzz.test:8080"];
+const ORIGINS: [&str; 3] = [
+    "http://fuzz.test",
+    "https://fuzz.test",
+    "http://fuzz.test:8080",
+];
 const PATHS: [&str; 6] = [
     "/dict",
     "/api/items?n=5",
@@ -357,7 +365,11 @@ fn contain_known_panics() {
                 return fuzzer_hook(info);
             }
             CONTAINED.fetch_add(1, Ordering::Relaxed);
-            if seen.lock().unwrap_or_else(|e| e.into_inner()).insert(location) {
+            if seen
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(location)
+            {
                 eprintln!("contained panic (caught by the library): {info}");
             }
         }));
@@ -377,17 +389,13 @@ fn truncate(wire: Bytes, tweak: u16) -> Bytes {
 
 /// Answers as a server that knows every body it delivered: it reads which dictionary the
 /// client offered and encodes with it.
-fn serve(
-    plan: &Plan,
-    req: &Request<Empty<Bytes>>,
-    known: &HashMap<[u8; 32], Bytes>,
-) -> Served {
+fn serve(plan: &Plan, req: &Request<Empty<Bytes>>, known: &HashMap<[u8; 32], Bytes>) -> Served {
     let available = req.headers().get(AVAILABLE_DICTIONARY);
     let offered = if plan.own_available {
         None
     } else {
         available.map(|v| {
-            parse_available_dictionary(v.as_bytes())
+            available_dictionary(req.headers())
                 .unwrap_or_else(|| panic!("the client sent a malformed Available-Dictionary {v:?}"))
         })
     };
@@ -498,7 +506,11 @@ fn serve(
         match mode {
             Mode::Plain | Mode::Raw | Mode::Gzip => Expect::Bytes(payload.clone()),
             _ if offered.is_none() => Expect::Mismatch,
-            Mode::Dcz | Mode::Dcb | Mode::DczGzip | Mode::GzipDcz | Mode::DczOther
+            Mode::Dcz
+            | Mode::Dcb
+            | Mode::DczGzip
+            | Mode::GzipDcz
+            | Mode::DczOther
             | Mode::DcbOther => {
                 if matches {
                     Expect::Bytes(payload.clone())
@@ -646,7 +658,9 @@ fuzz_target!(|data: &[u8]| {
             *response.status_mut() = plan.status;
             *response.headers_mut() = plan.headers;
             if let Some(coding) = &answer.coding {
-                response.headers_mut().insert(CONTENT_ENCODING, coding.clone());
+                response
+                    .headers_mut()
+                    .insert(CONTENT_ENCODING, coding.clone());
             }
             *served.borrow_mut() = Some(answer);
             async move { Ok::<_, Infallible>(response) }
@@ -706,7 +720,7 @@ fuzz_target!(|data: &[u8]| {
             3 => {
                 req.headers_mut().insert(
                     AVAILABLE_DICTIONARY,
-                    available_dictionary_value(&other_dictionary().hash()),
+                    other_dictionary().available_dictionary(),
                 );
             }
             _ => {}
@@ -864,7 +878,10 @@ fuzz_target!(|data: &[u8]| {
                 },
                 match &result {
                     Ok(body) => format!("ok:{}", body.len()),
-                    Err(err) => format!("err:{:?}", err.downcast_ref::<DecodeError>().map(|e| e.kind())),
+                    Err(err) => format!(
+                        "err:{:?}",
+                        err.downcast_ref::<DecodeError>().map(|e| e.kind())
+                    ),
                 },
                 after.stored > before.stored,
             );
@@ -885,7 +902,10 @@ fuzz_target!(|data: &[u8]| {
         if after.stored > before.stored {
             let body = result.as_ref().expect("learned from a body that failed");
             let hash = hash_of(body).expect("learned an empty body");
-            assert!(store.contains(&hash), "the body learned is not the body read");
+            assert!(
+                store.contains(&hash),
+                "the body learned is not the body read"
+            );
         }
 
         // A response that must be learned is.

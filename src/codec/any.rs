@@ -294,7 +294,7 @@ impl Encoder {
 
     /// Whether the encoder holds pooled codec state now: drawn at the first input, so false
     /// before it, after [`idle`](Encoder::idle) released it, and after the finish.
-    pub fn holds_state(&self) -> bool {
+    pub(crate) fn holds_state(&self) -> bool {
         dispatch!(&self.codec, c => Encode::holds_state(c))
     }
 }
@@ -399,7 +399,8 @@ impl Decoder {
     }
 
     /// Complete gzip members, zstd frames or zlib/raw/br streams decoded so far.
-    pub fn members(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn members(&self) -> u64 {
         dispatch!(&self.codec, c => Decode::members(c))
     }
 

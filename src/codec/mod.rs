@@ -58,7 +58,7 @@ mod error;
 pub(crate) mod flate;
 mod history;
 pub(crate) mod kinds;
-mod level;
+pub(crate) mod level;
 #[cfg(test)]
 mod pause_steps;
 #[cfg(feature = "zstd")]
@@ -68,7 +68,7 @@ pub(crate) use crate::coding::{CODINGS, CodingSet, ContentCoding};
 pub(crate) use crate::pool::Level;
 pub use any::{Decoder, Encoder, OneShot, encode_all};
 pub use error::{DecodeError, DecodeErrorKind, EncodeError};
-pub use level::CompressionLevel;
+pub(crate) use level::CompressionLevel;
 
 /// The coding type's former name.
 #[deprecated(note = "use `tower_gzip::ContentCoding`")]
@@ -268,5 +268,6 @@ pub(crate) trait Decode {
     fn total_out(&self) -> u64;
 
     /// Complete members (gzip), frames (zstd) or streams decoded so far.
+    #[cfg(test)]
     fn members(&self) -> u64;
 }

@@ -77,7 +77,7 @@ mod layer;
 mod service;
 pub(crate) mod stats;
 
-pub use crate::codec::CompressionLevel;
+pub use crate::CompressionLevel;
 pub use crate::predicate::{self, DefaultPredicate, Predicate};
 pub use body::CompressionBody;
 pub use future::ResponseFuture;

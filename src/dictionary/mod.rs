@@ -14,7 +14,9 @@
 //!   `Available-Dictionary`, the gate), or none.
 //! - [`DictionaryStore`], [`ResponseStore`]: dictionaries (and remembered responses) by
 //!   hash, bounded in bytes, least recently used out first.
-//! - [`DczEncoder`], [`encode_dcz`], [`DczDecoder`], [`decode_dcz`]; the `dcb` equivalents.
+//! - [`encode_dcz`], [`decode_dcz`] and the `dcb` equivalents for bodies known in full;
+//!   [`Encoder::with_dictionary`](crate::codec::Encoder::with_dictionary) and
+//!   [`Decoder::with_dictionary`](crate::codec::Decoder::with_dictionary) stream.
 //! - [`train`]: a dictionary from sample bodies, with zstd's trainer.
 //! - [`ClientDictionaryStore`]: the client side, for
 //!   [`DecompressionLayer::dictionaries`](crate::decompression::DecompressionLayer::dictionaries):
@@ -70,13 +72,12 @@ mod store;
 mod train;
 
 #[cfg(feature = "dcb")]
-pub use crate::codec::dcb::{DCB_MAX_WINDOW_LOG, DcbDecoder, DcbEncoder, decode_dcb, encode_dcb};
+pub use crate::codec::dcb::{decode_dcb, encode_dcb};
 #[cfg(feature = "dcz")]
-pub use crate::codec::dcz::{DczDecoder, DczEncoder, dcz_window_limit, decode_dcz, encode_dcz};
+pub use crate::codec::dcz::{decode_dcz, encode_dcz};
 pub use crate::codec::dictionary::{
     AVAILABLE_DICTIONARY, DICTIONARY_ID, DictDecodeError, Dictionary, DictionaryError,
-    MAX_DICTIONARY_LEN, MAX_ID_LEN, USE_AS_DICTIONARY, UseAsDictionary, available_dictionary,
-    available_dictionary_value, parse_available_dictionary, peek,
+    MAX_DICTIONARY_LEN, MAX_ID_LEN, USE_AS_DICTIONARY, UseAsDictionary, available_dictionary, peek,
 };
 pub(crate) use client::Candidate;
 #[cfg(not(dictionary_client))]

@@ -319,7 +319,7 @@ mod tests {
         let mut request = HeaderMap::new();
         request.insert(
             super::super::AVAILABLE_DICTIONARY,
-            super::super::available_dictionary_value(&hash),
+            crate::codec::dictionary::metadata::available_dictionary_value(&hash),
         );
         assert_eq!(store.for_request(&request).map(|d| d.hash()), Some(hash));
         assert!(!store.is_empty());

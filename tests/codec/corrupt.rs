@@ -266,7 +266,6 @@ fn many_empty_members_decode() {
     feed(&mut decoder, &wire, &[wire.len()], 1 << 20, &mut out).unwrap();
     decoder.finish().unwrap();
     assert!(out.is_empty());
-    assert_eq!(decoder.members(), 10_000);
     assert_eq!(decoder.total_in(), wire.len() as u64);
     // The caller's buffer did not grow per member.
     assert!(out.capacity() <= 512 * 1024, "capacity {}", out.capacity());
@@ -332,7 +331,6 @@ fn multi_member_with_headers_byte_by_byte() {
     feed(&mut decoder, &wire, &[1], 2, &mut out).unwrap();
     decoder.finish().unwrap();
     assert_eq!(&out[..], b"first second");
-    assert_eq!(decoder.members(), 3);
 }
 
 #[test]

@@ -30,6 +30,9 @@ fn features() -> String {
     if cfg!(feature = "dcb") {
         features.push("dcb");
     }
+    if cfg!(feature = "dictionary-client") {
+        features.push("dictionary-client");
+    }
     features.join(",")
 }
 

@@ -406,26 +406,17 @@ fn dict_decode(
     partial: bool,
 ) -> Vec<u8> {
     use bytes::BytesMut;
-    use tower_gzip::dictionary::{DcbDecoder, DczDecoder};
+    use tower_gzip::codec::Decoder;
     let mut out = BytesMut::new();
-    // Both decoders have the same inherent methods: one loop for either.
-    macro_rules! drain {
-        ($decoder:expr) => {{
-            let mut decoder = $decoder;
-            let mut input = wire;
-            while !input.is_empty() || decoder.has_pending_output() {
-                let n = decoder.decode(input, &mut out, 1 << 20).unwrap();
-                input = &input[n..];
-            }
-            if !partial {
-                decoder.finish().unwrap();
-            }
-        }};
+    let pool = CodecPool::new();
+    let mut decoder = Decoder::with_dictionary(coding, dictionary, &pool).unwrap();
+    let mut input = wire;
+    while !input.is_empty() || decoder.has_pending_output() {
+        let n = decoder.decode(input, &mut out, 1 << 20).unwrap();
+        input = &input[n..];
     }
-    match coding {
-        ContentCoding::Dcz => drain!(DczDecoder::new(dictionary, &CodecPool::new()).unwrap()),
-        ContentCoding::Dcb => drain!(DcbDecoder::new(dictionary)),
-        other => panic!("{other:?} is not a dictionary coding"),
+    if !partial {
+        decoder.finish().unwrap();
     }
     out.to_vec()
 }

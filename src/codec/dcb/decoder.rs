@@ -38,7 +38,7 @@ dict_decoder!(
 
 impl DcbDecoder {
     /// A decoder for bodies made with `dictionary` (it keeps its own copy of the bytes).
-    pub fn new(dictionary: &Dictionary) -> DcbDecoder {
+    pub(crate) fn new(dictionary: &Dictionary) -> DcbDecoder {
         let mut alloc = DecAlloc::default();
         let bytes = dictionary.bytes();
         let mut copy = <DecAlloc as Allocator<u8>>::alloc_cell(&mut alloc, bytes.len());

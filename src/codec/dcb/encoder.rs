@@ -17,7 +17,7 @@ use crate::pool::{CodecPool, Pooled};
 
 /// The largest window log a `dcb` stream may use: 24, brotli's 16 MiB (RFC 7932 without the
 /// large-window extension), as RFC 9842 caps it.
-pub const DCB_MAX_WINDOW_LOG: u32 = 24;
+pub(crate) const DCB_MAX_WINDOW_LOG: u32 = 24;
 
 /// The lowest quality used: brotli makes (almost) no use of a dictionary below 5.
 const MIN_QUALITY: u32 = 5;
@@ -122,7 +122,11 @@ dict_encoder!(
 impl DcbEncoder {
     /// An encoder at `level` (see the module notes: quality 5 by default, never below), its
     /// brotli state from `pool`.
-    pub fn new(dictionary: &Dictionary, level: CompressionLevel, pool: &CodecPool) -> DcbEncoder {
+    pub(crate) fn new(
+        dictionary: &Dictionary,
+        level: CompressionLevel,
+        pool: &CodecPool,
+    ) -> DcbEncoder {
         Self::start(dictionary, level, pool, None)
     }
 

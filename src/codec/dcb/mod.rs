@@ -4,5 +4,7 @@
 mod decoder;
 mod encoder;
 
-pub use decoder::{DcbDecoder, decode_dcb};
-pub use encoder::{DCB_MAX_WINDOW_LOG, DcbEncoder, encode_dcb};
+pub(crate) use decoder::DcbDecoder;
+pub use decoder::decode_dcb;
+pub(crate) use encoder::DcbEncoder;
+pub use encoder::encode_dcb;

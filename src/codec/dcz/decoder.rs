@@ -37,7 +37,10 @@ dict_decoder!(
 
 impl DczDecoder {
     /// A decoder for bodies made with `dictionary`, with a context from `pool`.
-    pub fn new(dictionary: &Dictionary, pool: &CodecPool) -> Result<DczDecoder, DictDecodeError> {
+    pub(crate) fn new(
+        dictionary: &Dictionary,
+        pool: &CodecPool,
+    ) -> Result<DczDecoder, DictDecodeError> {
         let ddict = dictionary.zstd().ddict()?;
         let mut ctx = draw_decompressor(pool);
         let max_window = usize::try_from(dcz_window_limit(dictionary.len())).unwrap_or(usize::MAX);

@@ -27,7 +27,7 @@ const MAX_WINDOW: u64 = 128 << 20;
 
 /// The largest window a `dcz` body made with a dictionary of `dictionary_len` bytes may
 /// use: max(8 MiB, 1.25 x `dictionary_len`), at most 128 MiB.
-pub fn dcz_window_limit(dictionary_len: usize) -> u64 {
+pub(crate) fn dcz_window_limit(dictionary_len: usize) -> u64 {
     (dictionary_len as u64)
         .saturating_mul(5)
         .div_ceil(4)
@@ -174,7 +174,7 @@ dict_encoder!(
 impl DczEncoder {
     /// An encoder at `level` (zstd's levels; `Default` is 3) with a context from `pool`.
     /// Fails only if libzstd cannot digest the dictionary (out of memory).
-    pub fn new(
+    pub(crate) fn new(
         dictionary: &Dictionary,
         level: CompressionLevel,
         pool: &CodecPool,

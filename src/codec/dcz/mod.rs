@@ -5,6 +5,9 @@ mod decoder;
 mod encoder;
 mod shelf;
 
-pub use decoder::{DczDecoder, decode_dcz};
-pub(crate) use encoder::Prepared;
-pub use encoder::{DczEncoder, dcz_window_limit, encode_dcz};
+pub(crate) use decoder::DczDecoder;
+pub use decoder::decode_dcz;
+#[cfg(test)]
+pub(crate) use encoder::dcz_window_limit;
+pub use encoder::encode_dcz;
+pub(crate) use encoder::{DczEncoder, Prepared};

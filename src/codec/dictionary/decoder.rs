@@ -94,6 +94,8 @@ impl<C: DecodeCore> Headed<C> {
         self.body.total_out()
     }
 
+    #[cfg(test)]
+
     pub(crate) fn members(&self) -> u64 {
         self.body.members()
     }
@@ -140,53 +142,13 @@ pub(crate) fn decode_loop(
     }
 }
 
-/// The public face of a dictionary decoder, `$name` over `Headed<$core>`: the same methods
-/// for `dcz` and `dcb`, written once. Each coding adds its own `new`.
+/// A dictionary decoder, `$name` over `Headed<$core>`: the `Decode` impl for `dcz` and
+/// `dcb`, written once. Each coding adds its own `new`.
 macro_rules! dict_decoder {
     ($(#[$doc:meta])* $name:ident, $core:ty) => {
         $(#[$doc])*
         #[derive(Debug)]
-        pub struct $name(crate::codec::dictionary::HeadedDecoder<$core>);
-
-        impl $name {
-            /// Decodes from `input`, appending at most `max_out` bytes to `out`; returns the
-            /// bytes consumed (all of `input` unless the budget ran out). After an error,
-            /// every call returns it again.
-            pub fn decode(
-                &mut self,
-                input: &[u8],
-                out: &mut bytes::BytesMut,
-                max_out: usize,
-            ) -> Result<usize, DictDecodeError> {
-                self.0.decode(input, out, max_out)
-            }
-
-            /// The last `decode` stopped at its budget: more output may be ready without
-            /// input.
-            pub fn has_pending_output(&self) -> bool {
-                self.0.has_pending_output()
-            }
-
-            /// The end of the body: `Ok` if it was complete (or empty).
-            pub fn finish(&self) -> Result<(), DictDecodeError> {
-                self.0.finish()
-            }
-
-            /// Whether a complete stream has been decoded and the body may end here.
-            pub fn is_stream_end(&self) -> bool {
-                self.0.is_stream_end()
-            }
-
-            /// Body bytes consumed so far, header included.
-            pub fn total_in(&self) -> u64 {
-                self.0.total_in()
-            }
-
-            /// Decoded bytes so far.
-            pub fn total_out(&self) -> u64 {
-                self.0.total_out()
-            }
-        }
+        pub(crate) struct $name(crate::codec::dictionary::HeadedDecoder<$core>);
 
         impl crate::codec::Decode for $name {
             fn decode(
@@ -219,6 +181,8 @@ macro_rules! dict_decoder {
             fn total_out(&self) -> u64 {
                 self.0.total_out()
             }
+
+            #[cfg(test)]
 
             fn members(&self) -> u64 {
                 self.0.members()

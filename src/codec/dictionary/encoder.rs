@@ -215,12 +215,12 @@ macro_rules! dict_encoder {
     ($(#[$doc:meta])* $name:ident, $core:ty) => {
         $(#[$doc])*
         #[derive(Debug)]
-        pub struct $name(crate::codec::dictionary::HeadedEncoder<$core>);
+        pub(crate) struct $name(crate::codec::dictionary::HeadedEncoder<$core>);
 
         impl $name {
             /// Compresses `input`; the codec may hold output back until more input, a flush
             /// or the finish.
-            pub fn encode(
+            pub(crate) fn encode(
                 &mut self,
                 input: &[u8],
                 out: &mut bytes::BytesMut,
@@ -229,29 +229,8 @@ macro_rules! dict_encoder {
             }
 
             /// Makes everything encoded so far decodable from `out`.
-            pub fn flush(&mut self, out: &mut bytes::BytesMut) -> Result<(), crate::codec::EncodeError> {
+            pub(crate) fn flush(&mut self, out: &mut bytes::BytesMut) -> Result<(), crate::codec::EncodeError> {
                 self.0.run(crate::codec::dictionary::Op::Flush, &[], out)
-            }
-
-            /// Ends the stream; the codec state goes back to the pool. Calling it again
-            /// does nothing.
-            pub fn finish(&mut self, out: &mut bytes::BytesMut) -> Result<(), crate::codec::EncodeError> {
-                self.0.finish(out)
-            }
-
-            /// Input bytes taken so far.
-            pub fn total_in(&self) -> u64 {
-                self.0.total_in()
-            }
-
-            /// Output bytes written so far, header included.
-            pub fn total_out(&self) -> u64 {
-                self.0.total_out()
-            }
-
-            /// Whether [`finish`](Self::finish) has completed the stream.
-            pub fn is_finished(&self) -> bool {
-                self.0.is_finished()
             }
         }
 

@@ -35,7 +35,7 @@ const MAX_USE_AS_DICTIONARY_LEN: usize = 8 * 1024;
 ///
 /// Parameters on the item are ignored, as RFC 9651 asks of parameters a field does not
 /// define (RFC 9842 defines none).
-pub fn parse_available_dictionary(value: &[u8]) -> Option<[u8; 32]> {
+pub(crate) fn parse_available_dictionary(value: &[u8]) -> Option<[u8; 32]> {
     if value.is_empty() || value.len() > MAX_AVAILABLE_DICTIONARY_LEN {
         return None;
     }
@@ -47,7 +47,10 @@ pub fn parse_available_dictionary(value: &[u8]) -> Option<[u8; 32]> {
 }
 
 /// The hash a request's `Available-Dictionary` names, if it has exactly one such header
-/// line and the value is valid (see [`parse_available_dictionary`]).
+/// line and the value is one Structured Field byte sequence of exactly 32 bytes (a SHA-256).
+/// Anything else gives `None`: another item type, bad base64, another length, a list, an
+/// empty or oversized value. Parameters are ignored, as RFC 9651 asks of parameters a field
+/// does not define.
 pub fn available_dictionary(headers: &HeaderMap) -> Option<[u8; 32]> {
     let mut values = headers.get_all(AVAILABLE_DICTIONARY).iter();
     let value = values.next()?;
@@ -59,7 +62,7 @@ pub fn available_dictionary(headers: &HeaderMap) -> Option<[u8; 32]> {
 }
 
 /// The `Available-Dictionary` value for a hash: `:<base64>:`.
-pub fn available_dictionary_value(hash: &[u8; 32]) -> HeaderValue {
+pub(crate) fn available_dictionary_value(hash: &[u8; 32]) -> HeaderValue {
     let value = ItemSerializer::new().bare_item(&hash[..]).finish();
     HeaderValue::from_str(&value).expect("an SF byte sequence is a valid header value")
 }

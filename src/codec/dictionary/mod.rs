@@ -10,7 +10,7 @@ mod dict;
 mod encoder;
 mod error;
 pub(crate) mod frame;
-mod metadata;
+pub(crate) mod metadata;
 #[cfg(all(test, feature = "dcz", feature = "dcb"))]
 pub(crate) mod tests;
 
@@ -20,7 +20,7 @@ pub(crate) use encoder::{EncodeCore, Headed as HeadedEncoder, Op, Stream, dict_e
 pub use error::{DictDecodeError, DictionaryError};
 pub use metadata::{
     AVAILABLE_DICTIONARY, DICTIONARY_ID, MAX_ID_LEN, USE_AS_DICTIONARY, UseAsDictionary,
-    available_dictionary, available_dictionary_value, parse_available_dictionary,
+    available_dictionary,
 };
 
 use crate::ContentCoding;

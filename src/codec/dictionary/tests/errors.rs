@@ -112,6 +112,7 @@ fn typed_errors_for_wrong_dictionary_and_broken_bodies() {
     // An error repeats, and the encoders refuse use after the finish.
     let mut decoder = DczDecoder::new(&other, &pool).unwrap();
     assert!(decoder.decode(&dcz, &mut BytesMut::new(), 1024).is_err());
+    let wrong = crate::codec::DecodeError::from(wrong);
     assert_eq!(
         decoder.decode(b"", &mut BytesMut::new(), 1024).unwrap_err(),
         wrong

@@ -5,9 +5,12 @@
 use bytes::BytesMut;
 
 use super::frame::{DCB_MAGIC, DCZ_MAGIC};
+use super::metadata::parse_available_dictionary;
 use crate::ContentCoding;
 use crate::codec::dcb::*;
+use crate::codec::dcb::{DcbDecoder, DcbEncoder};
 use crate::codec::dcz::*;
+use crate::codec::dcz::{DczDecoder, DczEncoder, dcz_window_limit};
 use crate::codec::dictionary::*;
 use crate::codec::{Decode, Encode};
 use crate::dictionary::{DictionaryStore, ResponseStore, train};
