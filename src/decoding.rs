@@ -126,7 +126,6 @@ impl<C: DecodeCore> Decode for Driven<C> {
     }
 
     #[cfg(test)]
-
     fn members(&self) -> u64 {
         self.core.members()
     }
@@ -221,7 +220,6 @@ impl<S: BrState> DecodeCore for BrStream<S> {
     }
 
     #[cfg(test)]
-
     fn members(&self) -> u64 {
         u64::from(self.done)
     }

@@ -512,7 +512,6 @@ impl<X: FrameContext> DecodeCore for Frames<X> {
     }
 
     #[cfg(test)]
-
     fn members(&self) -> u64 {
         self.frames
     }

@@ -95,7 +95,6 @@ impl<C: DecodeCore> Headed<C> {
     }
 
     #[cfg(test)]
-
     pub(crate) fn members(&self) -> u64 {
         self.body.members()
     }
@@ -183,7 +182,6 @@ macro_rules! dict_decoder {
             }
 
             #[cfg(test)]
-
             fn members(&self) -> u64 {
                 self.0.members()
             }

@@ -289,7 +289,6 @@ impl DecodeCore for FlateStream {
     }
 
     #[cfg(test)]
-
     fn members(&self) -> u64 {
         self.members
     }
