@@ -45,7 +45,6 @@ pub mod client;
 pub mod codec;
 mod coding;
 pub mod compression;
-mod decoding;
 pub mod decompression;
 #[cfg(dictionary)]
 pub mod dictionary;
@@ -61,8 +60,8 @@ mod negotiate;
 mod pool;
 pub mod predicate;
 
-pub use codec::level::CompressionLevel;
 pub use codec::kinds::PoolStats;
+pub use codec::level::CompressionLevel;
 pub use coding::ContentCoding;
 pub use pool::{CodecPool, CodecPoolBuilder, KindStats};
 

@@ -35,10 +35,17 @@
 //!
 //! # Adding a coding
 //!
-//! A coding is one file here implementing the crate-internal `Encode` and `Decode` traits (plus a one-shot
-//! `encode_all`), one variant of [`ContentCoding`], one arm in each dispatch of `any.rs`, its
-//! shelves in [`CodecPool`](crate::CodecPool), and its token in negotiation. The bodies of the
-//! layers are written against the traits and do not change.
+//! 1. A folder here (`codec/NAME/`) with the coding's encoder and decoder: each implements
+//!    the crate-internal `Encode` / `Decode` traits (decoders through the shared driver in
+//!    `decoding.rs`), draws its state from the pool through a `PooledState` impl whose
+//!    `KIND` is a new line in `kinds.rs` (and a field of [`PoolStats`](crate::PoolStats)),
+//!    and offers a one-shot `encode_all`.
+//! 2. One line in the coding table (`src/coding.rs`): the variant of [`ContentCoding`], its
+//!    token, the coding it builds on and its levels.
+//! 3. One cargo feature in `Cargo.toml`, and its arm in each dispatch of `any.rs`.
+//!
+//! Negotiation, the layers and their bodies work from the table and the traits and do not
+//! change.
 
 use bytes::BytesMut;
 
@@ -49,10 +56,8 @@ pub(crate) mod br;
 pub(crate) mod dcb;
 #[cfg(feature = "dcz")]
 pub(crate) mod dcz;
-#[cfg(dictionary)]
-pub(crate) mod dictionary;
-#[cfg(not(dictionary))]
-#[path = "dictionary_off.rs"]
+pub(crate) mod decoding;
+#[cfg_attr(not(dictionary), path = "dictionary_off.rs")]
 pub(crate) mod dictionary;
 mod error;
 pub(crate) mod flate;
@@ -64,7 +69,7 @@ mod pause_steps;
 #[cfg(feature = "zstd")]
 pub(crate) mod zstd;
 
-pub(crate) use crate::coding::{CODINGS, CodingSet, ContentCoding};
+pub(crate) use crate::coding::ContentCoding;
 pub(crate) use crate::pool::Level;
 pub use any::{Decoder, Encoder, OneShot, encode_all};
 pub use error::{DecodeError, DecodeErrorKind, EncodeError};

@@ -11,7 +11,7 @@ use zstd_safe::zstd_sys::{ZSTD_EndDirective as EndDirective, ZSTD_ErrorCode};
 use zstd_safe::{CCtx, CParameter, DCtx, DParameter, InBuffer, OutBuffer, ResetDirective};
 
 use super::{DecodeError, DecodeErrorKind, Encode, EncodeError, Level, Progress, SliceEnd, Totals};
-use crate::decoding::{DecodeCore, Driven, Stepped};
+use crate::codec::decoding::{DecodeCore, Driven, Stepped};
 use crate::ffi::{Spare, error_code};
 use crate::pool::{CodecPool, Hold, Kind, Pooled, PooledState};
 

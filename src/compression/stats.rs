@@ -1,7 +1,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::codec::{CODINGS, ContentCoding};
+use crate::coding::{CODINGS, ContentCoding};
 
 /// Counters shared by every service a [`CompressionLayer`](super::CompressionLayer) builds.
 ///

@@ -9,8 +9,8 @@ use bytes::BytesMut;
 
 use super::alloc::DecAlloc;
 use super::state::{DecompressorState, draw_decompressor};
+use crate::codec::decoding::{BrState, BrStream, Driven};
 use crate::codec::{DecodeError, DecodeErrorKind};
-use crate::decoding::{BrState, BrStream, Driven};
 use crate::pool::{CodecPool, Pooled};
 
 /// A streaming br decoder over pooled decoder memory: one stream (RFC 7932 has no framing

@@ -6,11 +6,11 @@ use brotli_decompressor::{
 };
 use bytes::BytesMut;
 
+use crate::codec::decoding::{BrState, BrStream};
 use crate::codec::dictionary::DictDecodeError;
 use crate::codec::dictionary::Dictionary;
 use crate::codec::dictionary::frame::{DCB_MAGIC, HeaderReader};
 use crate::codec::dictionary::{HeadedDecoder as Headed, dict_decoder};
-use crate::decoding::{BrState, BrStream};
 
 /// A brotli decoder state primed with a dictionary (boxed: it is a few KB inline).
 struct DcbState(Box<BrotliState<DecAlloc, DecAlloc, DecAlloc>>);

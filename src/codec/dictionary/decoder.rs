@@ -7,7 +7,7 @@ use bytes::BytesMut;
 use super::error::DictDecodeError;
 use super::frame::HeaderReader;
 use crate::codec::Decode;
-use crate::decoding::{DecodeCore, Driven};
+use crate::codec::decoding::{DecodeCore, Driven};
 
 /// A dictionary coding's decoder: its header, then the coding's stream through `C`.
 #[derive(Debug)]

@@ -4,8 +4,8 @@ use flate2::{Decompress, Status};
 use super::checksum::Checksum;
 use super::gzip_header::HeaderParser;
 use super::{Framing, decompress_into};
+use crate::codec::decoding::{self, DecodeCore, Driven};
 use crate::codec::{DecodeError, DecodeErrorKind, Level};
-use crate::decoding::{self, DecodeCore, Driven};
 use crate::pool::{CodecPool, Pooled};
 
 /// A streaming gzip or zlib/raw-deflate decoder over a pooled raw inflate state.

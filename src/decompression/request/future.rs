@@ -8,7 +8,7 @@ use http::{Response, StatusCode};
 use pin_project_lite::pin_project;
 
 use super::RequestDecompressionResponseBody;
-use crate::codec::CodingSet;
+use crate::coding::CodingSet;
 use crate::decompression::MAX_CODINGS;
 use crate::decompression::coding::accept_encoding;
 

@@ -8,7 +8,7 @@ use tower_service::Service;
 use super::future::Exchange;
 use super::{DecompressionLayer, ResponseFuture};
 use crate::builders::builder_methods;
-use crate::codec::CodingSet;
+use crate::coding::CodingSet;
 use crate::decompression::coding::{Settings, accept_encoding, decodable};
 use crate::dictionary::{AVAILABLE_DICTIONARY, ClientDictionaryStore, DICTIONARY_ID};
 
