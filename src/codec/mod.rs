@@ -50,6 +50,7 @@ pub(crate) mod dcb;
 #[cfg(feature = "dcz")]
 pub(crate) mod dcz;
 pub(crate) mod dictionary;
+pub(crate) mod encoding;
 mod error;
 pub(crate) mod flate;
 mod history;
