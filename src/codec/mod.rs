@@ -59,6 +59,7 @@ pub(crate) mod dcz;
 pub(crate) mod decoding;
 #[cfg_attr(not(dictionary), path = "dictionary_off.rs")]
 pub(crate) mod dictionary;
+pub(crate) mod encoding;
 mod error;
 pub(crate) mod flate;
 mod history;

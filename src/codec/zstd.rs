@@ -10,7 +10,8 @@ use bytes::BytesMut;
 use zstd_safe::zstd_sys::{ZSTD_EndDirective as EndDirective, ZSTD_ErrorCode};
 use zstd_safe::{CCtx, CParameter, DCtx, DParameter, InBuffer, OutBuffer, ResetDirective};
 
-use super::{DecodeError, DecodeErrorKind, Encode, EncodeError, Level, Progress, SliceEnd, Totals};
+use super::encoding::{Driving, EncodeCore};
+use super::{DecodeError, DecodeErrorKind, EncodeError, Level, SliceEnd};
 use crate::codec::decoding::{DecodeCore, Driven, Stepped};
 use crate::ffi::{Spare, error_code};
 use crate::pool::{CodecPool, Hold, Kind, Pooled, PooledState};
@@ -112,43 +113,41 @@ fn compress_step(
         .map_err(|code| EncodeError::new(format!("zstd: {}", zstd_safe::get_error_name(code))))
 }
 
-/// Where a zstd stream is.
+/// Where a zstd stream is in its frames.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Stage {
-    /// Before the first frame, or after `idle` ended one: the stream may end here with no
-    /// more than an empty frame (or none, if a frame was written).
-    BetweenFrames,
+enum Frame {
+    /// Nothing written yet: the stream still owes one frame, empty if need be (an empty
+    /// body is an empty frame, not zero bytes).
+    Unstarted,
     /// A frame has been started and not yet ended.
-    InFrame,
-    Finished,
-    /// A libzstd call failed; the stream cannot be completed.
-    Failed,
+    Open,
+    /// `idle` ended a frame: the stream may end here.
+    Ended,
 }
 
 /// A streaming zstd encoder over a pooled context.
 ///
-/// [`idle`](Encode::idle) flushes and parks the context in the pool: the frame goes on
-/// when data comes. If another stream took the context meanwhile, the frame is ended with
-/// an empty last block and the stream goes on as a new frame (RFC 8878 section 3.1: a zstd
-/// stream is frames back to back, and decoders must decode them all).
-pub(crate) struct ZstdEncoder {
+/// [`idle`](crate::codec::Encode::idle) flushes and parks the context in the pool: the
+/// frame goes on when data comes. If another stream took the context meanwhile, the frame
+/// is ended with an empty last block and the stream goes on as a new frame (RFC 8878
+/// section 3.1: a zstd stream is frames back to back, and decoders must decode them all).
+pub(crate) type ZstdEncoder = Driving<ZstdCore>;
+
+/// The [`EncodeCore`] of zstd: a pooled context and the frame it is in.
+pub(crate) struct ZstdCore {
     /// Not held before the first input, while idle, after the finish or after a failure.
     ctx: Hold<CompressContext>,
     pool: CodecPool,
     level: Level,
-    /// A frame has been started and not yet ended.
-    stage: Stage,
-    total_in: u64,
-    total_out: u64,
+    frame: Frame,
 }
 
-impl std::fmt::Debug for ZstdEncoder {
+impl std::fmt::Debug for ZstdCore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ZstdEncoder")
+        f.debug_struct("ZstdCore")
             .field("level", &self.level)
             .field("ctx", &self.ctx)
-            .field("total_in", &self.total_in)
-            .field("total_out", &self.total_out)
+            .field("frame", &self.frame)
             .finish_non_exhaustive()
     }
 }
@@ -157,27 +156,16 @@ impl ZstdEncoder {
     pub(crate) fn new(level: Level, pool: &CodecPool) -> Self {
         // Drawn at the first input (see `run`): many responses may be built before their
         // bodies are first polled, and none should hold a context for it.
-        ZstdEncoder {
-            stage: Stage::BetweenFrames,
+        Driving::with_core(ZstdCore {
             ctx: Hold::default(),
             pool: pool.clone(),
             level,
-
-            total_in: 0,
-            total_out: 0,
-        }
+            frame: Frame::Unstarted,
+        })
     }
+}
 
-    fn check(&self) -> Result<(), EncodeError> {
-        match self.stage {
-            Stage::Failed => Err(EncodeError::new(
-                "an earlier call failed; the stream is unusable",
-            )),
-            Stage::Finished => Err(EncodeError::new("the stream is already finished")),
-            Stage::BetweenFrames | Stage::InFrame => Ok(()),
-        }
-    }
-
+impl ZstdCore {
     /// Runs `directive` over `input` until it is consumed and, for a flush or end, until
     /// libzstd has nothing left to write.
     fn run(
@@ -186,39 +174,27 @@ impl ZstdEncoder {
         out: &mut BytesMut,
         directive: EndDirective,
     ) -> Result<(), EncodeError> {
-        self.check()?;
         if !self.ctx.resume().is_held() {
-            if self.stage == Stage::InFrame {
+            if self.frame == Frame::Open {
                 self.end_frame_without_context(out);
             }
             self.ctx.hold(draw_compressor(&self.pool, self.level)?);
         }
-        let before = out.len();
         let cctx = &mut self.ctx.held().expect("drawn above").0;
         let mut input = InBuffer::around(input);
-        let result = loop {
+        loop {
             let room =
                 zstd_safe::compress_bound(input.src.len() - input.pos).max(CCtx::out_size() / 4);
-            let left = match compress_step(cctx, &mut input, out, room, directive) {
-                Ok(left) => left,
-                Err(e) => break Err(e),
-            };
+            let left = compress_step(cctx, &mut input, out, room, directive)?;
             let consumed_all = input.pos == input.src.len();
             let done = match directive {
                 EndDirective::ZSTD_e_continue => consumed_all,
                 _ => consumed_all && left == 0,
             };
             if done {
-                break Ok(());
+                return Ok(());
             }
-        };
-        self.total_out += (out.len() - before) as u64;
-        if result.is_err() {
-            self.stage = Stage::Failed;
-            // The pool resets the interrupted context before anyone else gets it.
-            self.ctx.release();
         }
-        result
     }
 
     /// Ends a flushed frame whose context is gone (parked, then given to another stream)
@@ -227,73 +203,57 @@ impl ZstdEncoder {
     /// Our frames carry no content checksum and no content size, so nothing else is owed.
     fn end_frame_without_context(&mut self, out: &mut BytesMut) {
         out.extend_from_slice(&LAST_EMPTY_BLOCK);
-        self.total_out += LAST_EMPTY_BLOCK.len() as u64;
-        self.stage = Stage::BetweenFrames;
+        self.frame = Frame::Ended;
     }
 }
 
 /// An empty raw block with its Last_Block bit set: a 3-byte little-endian block header.
 const LAST_EMPTY_BLOCK: [u8; 3] = [1, 0, 0];
 
-impl Encode for ZstdEncoder {
-    fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        let before = out.len();
+impl EncodeCore for ZstdCore {
+    fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
         if input.is_empty() {
-            self.check()?;
-            return Ok(Progress::default());
+            return Ok(());
         }
         self.run(input, out, EndDirective::ZSTD_e_continue)?;
-        self.stage = Stage::InFrame;
-        self.total_in += input.len() as u64;
-        Ok(Progress::since(input.len(), before, out))
+        self.frame = Frame::Open;
+        Ok(())
     }
 
-    fn flush(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        let before = out.len();
-        self.check()?;
+    fn flush(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
         // A parked context was flushed when it was parked.
-        if self.stage == Stage::InFrame && self.ctx.is_held() {
+        if self.frame == Frame::Open && self.ctx.is_held() {
             self.run(&[], out, EndDirective::ZSTD_e_flush)?;
         }
-        Ok(Progress::since(0, before, out))
+        Ok(())
     }
 
-    fn finish(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        let before = out.len();
-        if self.stage == Stage::Finished {
-            return Ok(Progress::default());
-        }
-        // A failed stream cannot be completed, even when it has no frame open.
-        self.check()?;
-        if self.stage == Stage::InFrame && !self.ctx.is_held() {
+    fn finish(&mut self, out: &mut BytesMut, _total_in: u64) -> Result<(), EncodeError> {
+        if self.frame == Frame::Open && !self.ctx.is_held() {
             // Paused since a flush: no need to take the context back to say "done".
             self.ctx.release();
             self.end_frame_without_context(out);
         }
-        // A stream that was never started, or that ended its frame when it went idle,
-        // still needs one frame: an empty body is an empty frame, not zero bytes.
-        if self.stage == Stage::InFrame || self.total_out == 0 {
+        // A stream that ended its frame when it went idle owes nothing more.
+        if self.frame != Frame::Ended {
             self.run(&[], out, EndDirective::ZSTD_e_end)?;
         }
-        self.stage = Stage::Finished;
         self.ctx.release();
-        Ok(Progress::since(0, before, out))
+        Ok(())
     }
 
-    fn idle(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        let before = out.len();
-        self.check()?;
+    fn idle(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
         if !self.ctx.is_held() {
-            return Ok(Progress::default());
+            return Ok(());
         }
-        if self.stage == Stage::InFrame {
+        if self.frame == Frame::Open {
             if self.ctx.would_park() {
                 // Flush, not end: a context taken back goes on with the frame and its
                 // window, where a new frame would start cold (a fresh frame clears the match
                 // tables, the cost of each pause at high levels).
                 self.run(&[], out, EndDirective::ZSTD_e_flush)?;
                 match self.ctx.park() {
-                    Ok(()) => return Ok(Progress::since(0, before, out)),
+                    Ok(()) => return Ok(()),
                     // The place went to another stream meanwhile: end the frame (3 bytes
                     // after the flush) and let go.
                     Err(ctx) => self.ctx.hold(ctx),
@@ -302,10 +262,15 @@ impl Encode for ZstdEncoder {
             // Ending the frame at once makes it decodable as a flush would, without the
             // flush's empty block.
             self.run(&[], out, EndDirective::ZSTD_e_end)?;
-            self.stage = Stage::BetweenFrames;
+            self.frame = Frame::Ended;
         }
         self.ctx.release_paused();
-        Ok(Progress::since(0, before, out))
+        Ok(())
+    }
+
+    fn fail(&mut self) {
+        // The pool resets the interrupted context before anyone else gets it.
+        self.ctx.release();
     }
 
     fn holds_state(&self) -> bool {
@@ -318,18 +283,12 @@ impl Encode for ZstdEncoder {
     /// one's history (frames are independent, RFC 8878 section 3.1): ~5% more bytes on text
     /// while crowded, and none when not.
     fn at_slice_end(&self) -> SliceEnd {
-        if self.stage == Stage::InFrame
-            && self.ctx.is_held()
-            && self.pool.crowded::<CompressContext>()
+        if self.frame == Frame::Open && self.ctx.is_held() && self.pool.crowded::<CompressContext>()
         {
             SliceEnd::Release
         } else {
             SliceEnd::Keep
         }
-    }
-
-    fn totals(&self) -> Totals {
-        Totals::new(self.total_in, self.total_out, self.stage == Stage::Finished)
     }
 }
 

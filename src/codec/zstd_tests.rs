@@ -1,7 +1,7 @@
 //! Unit tests of the zstd codec: contexts reused clean, web-safe windows, frames and errors.
 
 use super::*;
-use crate::codec::{CompressionLevel, ContentCoding, Decoder, Encoder};
+use crate::codec::{CompressionLevel, ContentCoding, Decoder, Encode, Encoder};
 
 fn level(n: i32) -> Level {
     CompressionLevel::Precise(n).resolve(ContentCoding::Zstd)
@@ -231,7 +231,7 @@ fn finish_refuses_a_stream_that_failed() {
     encoder.idle(&mut wire).unwrap();
     // What a failed call leaves (its context dropped), between frames: finishing must not
     // report a complete stream.
-    encoder.stage = Stage::Failed;
+    encoder.fail();
     assert!(encoder.finish(&mut wire).is_err());
     assert!(!encoder.is_finished());
 }

@@ -2,15 +2,15 @@
 
 use std::task::{Context, Poll, ready};
 
-use brotli::enc::encode::BrotliEncoderOperation;
+use brotli::enc::encode::BrotliEncoderOperation as Op;
 use bytes::BytesMut;
 
 use super::state::{Carry, CompressorState, EncoderCore, draw_compressor};
 use super::turn::Turn;
+use crate::codec::encoding::{Driving, EncodeCore};
 use crate::codec::history::History;
-use crate::codec::{Encode, EncodeError, Level, Progress, SliceEnd, Totals};
-use crate::pool::Ticket;
-use crate::pool::{CodecPool, Hold};
+use crate::codec::{EncodeError, Level, SliceEnd};
+use crate::pool::{CodecPool, Hold, Ticket};
 
 /// Runs `op` over all of `input`, appending the output to `out`, until brotli has taken all
 /// input and (for a flush or finish) written everything it owes.
@@ -20,7 +20,7 @@ use crate::pool::{CodecPool, Hold};
 /// advance.
 pub(crate) fn compress(
     state: &mut CompressorState,
-    op: BrotliEncoderOperation,
+    op: Op,
     input: &[u8],
     out: &mut BytesMut,
 ) -> Result<(), EncodeError> {
@@ -37,7 +37,7 @@ pub(crate) fn compress(
         let more = available_in != 0 || core.has_more_output();
         let produced = take_output(core, out);
         let done = match op {
-            BrotliEncoderOperation::BROTLI_OPERATION_FINISH => core.is_finished(),
+            Op::BROTLI_OPERATION_FINISH => core.is_finished(),
             _ => !more,
         };
         if done {
@@ -58,7 +58,7 @@ pub(crate) fn compress(
 /// brotli's buffer for [`take_output`].
 fn compress_stream(
     core: &mut EncoderCore,
-    op: BrotliEncoderOperation,
+    op: Op,
     input: &[u8],
     available_in: &mut usize,
     in_offset: &mut usize,
@@ -113,43 +113,56 @@ fn take_output(core: &mut EncoderCore, out: &mut BytesMut) -> usize {
 /// (the size of its events) instead of an encoder (145 KB at quality 4). Short pauses keep
 /// the encoder: priming one costs ~80 us. Qualities 0-1 keep theirs: it is ~7 KB with no
 /// window to prime.
-pub(crate) struct BrEncoder {
-    /// Not held before the first draw, while idle, after the finish and after a failure.
-    state: Hold<CompressorState>,
+pub(crate) type BrEncoder = Driving<BrCore>;
+
+/// The [`EncodeCore`] of br.
+pub(crate) struct BrCore {
     pool: CodecPool,
     level: Level,
-    size_hint: Option<u64>,
-    streaming: bool,
-    /// The stream's window, once its first encoder is drawn.
-    lgwin: Option<u32>,
+    /// Declared before `stream`, so dropped first: the state is back on the shelf before
+    /// the turn goes to the next stream in line.
+    phase: Phase,
     /// The input's tail, kept by streams that give their state back.
     history: History,
-    /// Set when the state was given back mid-stream: what the next one resumes with.
-    carry: Option<Carry>,
+    /// A streaming body's place among the pool's br streams; `None` for other bodies.
+    stream: Option<Streaming>,
+}
+
+/// Where a br stream is with its encoder.
+#[derive(Debug)]
+enum Phase {
+    /// No encoder drawn yet: the body's size, when known, sizes the first.
+    Fresh { size_hint: Option<u64> },
+    /// An encoder holds the stream, with its window; over short pauses too.
+    Holding {
+        state: Hold<CompressorState>,
+        lgwin: u32,
+    },
+    /// Given back at a long pause, after a flush: a fresh encoder goes on from the window,
+    /// the history and `carry`. The empty `pauses` times the pause.
+    GivenBack {
+        pauses: Hold<CompressorState>,
+        lgwin: u32,
+        carry: Carry,
+    },
+    /// Finished or failed: the state is gone.
+    Done,
+}
+
+/// A streaming body's turn (held from `poll_ready` to its next pause) and place in line.
+#[derive(Debug, Default)]
+struct Streaming {
     turn: Option<Turn>,
     ticket: Ticket,
-    stage: Stage,
-    total_in: u64,
-    total_out: u64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Stage {
-    Running,
-    Finished,
-    /// A brotli call failed; the stream cannot be completed.
-    Failed,
-}
-
-impl std::fmt::Debug for BrEncoder {
+impl std::fmt::Debug for BrCore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BrEncoder")
+        // Not the history: up to 32 KiB of a response.
+        f.debug_struct("BrCore")
             .field("level", &self.level)
-            .field("state", &self.state)
-            .field("has_turn", &self.turn.is_some())
-            .field("stage", &self.stage)
-            .field("total_in", &self.total_in)
-            .field("total_out", &self.total_out)
+            .field("phase", &self.phase)
+            .field("stream", &self.stream)
             .finish_non_exhaustive()
     }
 }
@@ -178,217 +191,233 @@ const STREAM_LGWIN_UNKNOWN: u32 = 18;
 
 impl BrEncoder {
     pub(crate) fn new(level: Level, pool: &CodecPool) -> Self {
-        BrEncoder {
-            state: Hold::default(),
+        Driving::with_core(BrCore {
             pool: pool.clone(),
             level,
-            size_hint: None,
-            streaming: false,
-            lgwin: None,
+            phase: Phase::Fresh { size_hint: None },
             history: History::default(),
-            carry: None,
-            turn: None,
-            ticket: Ticket::default(),
-            stage: Stage::Running,
-            total_in: 0,
-            total_out: 0,
-        }
+            stream: None,
+        })
     }
 
     /// Marks this encoder as a streaming body's (see the type's docs).
     pub(crate) fn streaming(&mut self) {
-        self.streaming = true;
-        self.history.tracking = self.gives_back();
-    }
-
-    /// Whether idle gives the state back: streaming bodies from quality 2 (below it brotli
-    /// takes no custom dictionary, and its state is small).
-    fn gives_back(&self) -> bool {
-        self.streaming && self.level.get() >= 2
+        let core = self.core_mut();
+        core.stream.get_or_insert_with(Streaming::default);
+        core.history.tracking = core.gives_back();
     }
 
     /// The stream's total input size, when known before it starts: brotli picks its match
     /// finder from it (at quality 4, a 1 MiB body gets the larger H54 hasher), as it does
     /// when a whole body arrives in one call, and the window is sized to it.
     pub(crate) fn set_size_hint(&mut self, len: u64) {
-        if self.total_in == 0 && self.lgwin.is_none() {
-            self.size_hint = Some(len);
+        if let Phase::Fresh { size_hint } = &mut self.core_mut().phase {
+            *size_hint = Some(len);
         }
     }
 
     /// Bytes its state has live in brotli's allocator (for tests).
     #[cfg(test)]
     pub(super) fn live_bytes(&mut self) -> usize {
-        self.state.held().map_or(0, |s| s.core.m8.0.live())
+        match &mut self.core_mut().phase {
+            Phase::Holding { state, .. } => state.held().map_or(0, |s| s.core.m8.0.live()),
+            _ => 0,
+        }
     }
 
     /// Ready when this encoder may compress: always, except for a streaming encoder
     /// without state, which needs a turn first (and is woken when one may be free).
     pub(crate) fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        if !self.streaming || self.turn.is_some() || self.stage != Stage::Running {
+        let core = self.core_mut();
+        let Some(stream) = &mut core.stream else {
+            return Poll::Ready(());
+        };
+        if stream.turn.is_some() || matches!(core.phase, Phase::Done) {
             return Poll::Ready(());
         }
-        let turn = ready!(Turn::poll_br(&self.pool, &mut self.ticket, cx));
-        self.turn = Some(turn);
+        let turn = ready!(Turn::poll_br(&core.pool, &mut stream.ticket, cx));
+        stream.turn = Some(turn);
         Poll::Ready(())
     }
+}
 
-    /// The state: held, the parked one taken back, or one drawn (and, mid-stream, primed
-    /// to go on with the stream).
-    fn state(&mut self) -> &mut CompressorState {
-        if !self.state.resume().is_held() {
-            let mut state = draw_compressor(&self.pool, self.level);
-            match self.carry {
-                Some(carry) => {
-                    let lgwin = self
-                        .lgwin
-                        .expect("a stream that gave its state back had one");
-                    state.resume(lgwin, &self.history.tail, &carry);
-                    self.pool
-                        .note_primed::<CompressorState>(self.history.tail.len());
-                }
-                None => {
-                    if let Some(len) = self.size_hint {
-                        state.hint(len);
-                    }
-                    let lgwin = match (self.streaming, self.size_hint) {
-                        (true, Some(len)) => window_for(len),
-                        (true, None) => STREAM_LGWIN_UNKNOWN,
-                        // The public encoder keeps brotli's defaults, as its one-shot calls do.
-                        (false, _) => super::LGWIN,
-                    };
-                    if self.streaming {
-                        state.set_window(lgwin);
-                    }
-                    self.lgwin = Some(lgwin);
-                }
-            }
-            self.state.hold(state);
-        }
-        self.state.held().expect("drawn above")
+impl BrCore {
+    /// Whether idle gives the state back: streaming bodies from quality 2 (below it brotli
+    /// takes no custom dictionary, and its state is small).
+    fn gives_back(&self) -> bool {
+        self.stream.is_some() && self.level.get() >= 2
     }
 
-    fn run(
-        &mut self,
-        op: BrotliEncoderOperation,
-        input: &[u8],
-        out: &mut BytesMut,
-    ) -> Result<Progress, EncodeError> {
-        match self.stage {
-            Stage::Running => {}
-            Stage::Finished => return Err(EncodeError::new("the stream is already finished")),
-            Stage::Failed => {
-                return Err(EncodeError::new(
-                    "an earlier call failed; the stream is unusable",
-                ));
+    /// The state: the one held, or one drawn (fresh, or primed to go on with the stream).
+    fn state(&mut self) -> &mut CompressorState {
+        match &mut self.phase {
+            Phase::Fresh { size_hint } => {
+                let size_hint = *size_hint;
+                self.phase = self.first_draw(size_hint);
             }
+            Phase::GivenBack {
+                pauses,
+                lgwin,
+                carry,
+            } => {
+                let (pauses, lgwin, carry) = (std::mem::take(pauses), *lgwin, *carry);
+                self.phase = self.resume(pauses, lgwin, &carry);
+            }
+            Phase::Holding { .. } | Phase::Done => {}
         }
-        let before = out.len();
-        let result = compress(self.state(), op, input, out);
-        self.total_out += (out.len() - before) as u64;
-        match result {
-            Ok(()) => {
-                self.total_in += input.len() as u64;
-                // A state drawn now is primed with the history *before* this input.
-                self.history.record(input);
-                Ok(Progress::since(input.len(), before, out))
-            }
-            Err(e) => {
-                self.stage = Stage::Failed;
-                self.state.discard();
-                self.turn = None;
-                Err(e)
-            }
+        match &mut self.phase {
+            // `resume` times a pause the state was kept over.
+            Phase::Holding { state, .. } => state.resume().held().expect("drawn above"),
+            _ => unreachable!("the driver compresses nothing after the finish or a failure"),
+        }
+    }
+
+    /// The stream's first encoder, sized to the body when its size is known.
+    fn first_draw(&self, size_hint: Option<u64>) -> Phase {
+        let mut state = draw_compressor(&self.pool, self.level);
+        if let Some(len) = size_hint {
+            state.hint(len);
+        }
+        let streaming = self.stream.is_some();
+        let lgwin = match (streaming, size_hint) {
+            (true, Some(len)) => window_for(len),
+            (true, None) => STREAM_LGWIN_UNKNOWN,
+            // The public encoder keeps brotli's defaults, as its one-shot calls do.
+            (false, _) => super::LGWIN,
+        };
+        if streaming {
+            state.set_window(lgwin);
+        }
+        let mut held = Hold::default();
+        held.hold(state);
+        Phase::Holding { state: held, lgwin }
+    }
+
+    /// A fresh encoder primed to go on with a stream that gave its state back.
+    fn resume(&self, mut pauses: Hold<CompressorState>, lgwin: u32, carry: &Carry) -> Phase {
+        // Times the pause that ends here (nothing is parked to take back).
+        pauses.resume();
+        let mut state = draw_compressor(&self.pool, self.level);
+        state.resume(lgwin, &self.history.tail, carry);
+        self.pool
+            .note_primed::<CompressorState>(self.history.tail.len());
+        pauses.hold(state);
+        Phase::Holding {
+            state: pauses,
+            lgwin,
+        }
+    }
+
+    /// After the flush of a pause: keeps the state over a short one, else gives it back
+    /// with what the next encoder needs to go on.
+    fn pause(&mut self) {
+        let Phase::Holding { state, lgwin } = &mut self.phase else {
+            return;
+        };
+        if state.pauses_are_short() {
+            // Short pauses keep the encoder. Parked on the shelf it would be taken by the
+            // next draw whenever streams outnumber the places, and priming a fresh one
+            // costs ~80 us an event at quality 4 (256 SSE streams at 1 ms paid +104 us an
+            // event over identity, against +13 for 8 streams that kept theirs).
+            state.keep();
+            return;
+        }
+        // The first pause (its length unknown) and long ones give it back.
+        let carry = state.held().expect("holding").carry();
+        let (mut pauses, lgwin) = (std::mem::take(state), *lgwin);
+        pauses.release_paused();
+        self.phase = Phase::GivenBack {
+            pauses,
+            lgwin,
+            carry,
+        };
+    }
+
+    /// The turn goes back (after the state, when both go: the next stream in line then
+    /// finds the state on the shelf).
+    fn give_turn_back(&mut self) {
+        if let Some(stream) = &mut self.stream {
+            stream.turn = None;
         }
     }
 }
 
-impl Encode for BrEncoder {
-    fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        if input.is_empty() && self.stage == Stage::Running {
-            return Ok(Progress::default());
+impl EncodeCore for BrCore {
+    fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
+        if input.is_empty() {
+            return Ok(());
         }
-        self.run(BrotliEncoderOperation::BROTLI_OPERATION_PROCESS, input, out)
+        compress(self.state(), Op::BROTLI_OPERATION_PROCESS, input, out)?;
+        // A state drawn now is primed with the history *before* this input.
+        self.history.record(input);
+        Ok(())
     }
 
-    fn flush(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        if !self.state.is_held() && self.stage == Stage::Running {
-            // Nothing was encoded since the state was given back (flushed), or ever: nothing
-            // to flush, and no state to draw for it.
-            return Ok(Progress::default());
+    fn flush(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
+        // Nothing was encoded since the state was given back (flushed), or ever: nothing to
+        // flush, and no state to draw for it.
+        if !matches!(self.phase, Phase::Holding { .. }) {
+            return Ok(());
         }
-        self.run(BrotliEncoderOperation::BROTLI_OPERATION_FLUSH, &[], out)
+        compress(self.state(), Op::BROTLI_OPERATION_FLUSH, &[], out)
     }
 
-    fn finish(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        if self.stage == Stage::Finished {
-            return Ok(Progress::default());
+    fn finish(&mut self, out: &mut BytesMut, _total_in: u64) -> Result<(), EncodeError> {
+        if let Phase::GivenBack { .. } = self.phase {
+            // Given back after a flush (byte-aligned): the end is one last, empty meta-block
+            // (ISLAST, ISLASTEMPTY), with no state drawn to say it.
+            out.extend_from_slice(&[0x03]);
+        } else {
+            compress(self.state(), Op::BROTLI_OPERATION_FINISH, &[], out)?;
         }
-        let progress =
-            if self.carry.is_some() && !self.state.is_held() && self.stage == Stage::Running {
-                // Given back after a flush (byte-aligned): the end is one last, empty meta-block
-                // (ISLAST, ISLASTEMPTY), with no state drawn to say it.
-                let before = out.len();
-                out.extend_from_slice(&[0x03]);
-                self.total_out += 1;
-                Progress::since(0, before, out)
-            } else {
-                self.run(BrotliEncoderOperation::BROTLI_OPERATION_FINISH, &[], out)?
-            };
-        self.stage = Stage::Finished;
         // Back to the pool now, not when the encoder is dropped; then the turn.
-        self.state.release();
-        self.turn = None;
-        Ok(progress)
+        self.phase = Phase::Done;
+        self.give_turn_back();
+        Ok(())
     }
 
-    fn idle(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        let progress = self.flush(out)?;
+    fn idle(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
+        self.flush(out)?;
         // The turn goes: a stream whose producer waits must not keep busy streams from
         // starting. So does the state after a long pause, once what the next encoder needs
         // to go on is noted.
-        self.turn = None;
-        if self.gives_back() && self.stage == Stage::Running && self.history.tail.len() >= 2 {
-            // A history of 0-1 bytes is not a custom dictionary brotli takes: the encoder
-            // that resumed would not know the byte before the next flush's literals (their
-            // context), which the decoder does. Such a stream keeps its state this pause.
-            if self.state.pauses_are_short() {
-                // Short pauses keep the encoder. Parked on the shelf it would be taken by the
-                // next draw whenever streams outnumber the places, and priming a fresh one
-                // costs ~80 us an event at quality 4 (256 SSE streams at 1 ms paid +104 us an
-                // event over identity, against +13 for 8 streams that kept theirs).
-                self.state.keep();
-            } else if let Some(state) = self.state.held() {
-                // The first pause (its length unknown) and long ones give it back.
-                self.carry = Some(state.carry());
-                self.state.release_paused();
-            }
+        self.give_turn_back();
+        // A history of 0-1 bytes is not a custom dictionary brotli takes: the encoder that
+        // resumed would not know the byte before the next flush's literals (their context),
+        // which the decoder does. Such a stream keeps its state this pause.
+        if self.gives_back() && self.history.tail.len() >= 2 {
+            self.pause();
         }
-        Ok(progress)
+        Ok(())
+    }
+
+    fn fail(&mut self) {
+        if let Phase::Holding { mut state, .. } = std::mem::replace(&mut self.phase, Phase::Done) {
+            state.discard();
+        }
+        self.give_turn_back();
+    }
+
+    fn holds_state(&self) -> bool {
+        matches!(self.phase, Phase::Holding { .. })
     }
 
     fn at_slice_end(&self) -> SliceEnd {
-        if self.streaming {
+        if self.stream.is_some() {
             SliceEnd::Flush
         } else {
             SliceEnd::Keep
         }
     }
-
-    fn holds_state(&self) -> bool {
-        self.state.is_held()
-    }
-
-    fn totals(&self) -> Totals {
-        Totals::new(self.total_in, self.total_out, self.stage == Stage::Finished)
-    }
 }
 
-impl Drop for BrEncoder {
+impl Drop for BrCore {
     fn drop(&mut self) {
         // A stream dropped while waiting leaves the line (its turn, if held, goes back with
         // the `Turn`).
-        self.pool.turns().leave(&mut self.ticket);
+        if let Some(stream) = &mut self.stream {
+            self.pool.turns().leave(&mut stream.ticket);
+        }
     }
 }
 
@@ -406,12 +435,7 @@ pub(crate) fn encode_all(
     // ring buffer of its size anyway).
     state.hint(input.len() as u64);
     out.reserve(input.len() / 4 + 64);
-    let result = compress(
-        &mut state,
-        BrotliEncoderOperation::BROTLI_OPERATION_FINISH,
-        input,
-        out,
-    );
+    let result = compress(&mut state, Op::BROTLI_OPERATION_FINISH, input, out);
     if result.is_err() {
         state.discard();
     }

@@ -11,7 +11,8 @@ use bytes::BytesMut;
 use crate::codec::br::{CompressorState, compress, draw_compressor};
 use crate::codec::dictionary::Dictionary;
 use crate::codec::dictionary::frame::DCB_MAGIC;
-use crate::codec::dictionary::{EncodeCore, HeadedEncoder as Headed, Op, Stream, dict_encoder};
+use crate::codec::dictionary::{DictCodec, HeadedEncoder as Headed, Op, Stream, dict_encoder};
+use crate::codec::encoding::Driving;
 use crate::codec::{CompressionLevel, ContentCoding, EncodeError, Level};
 use crate::pool::{CodecPool, Pooled};
 
@@ -70,7 +71,7 @@ fn new_state(
 #[derive(Debug)]
 pub(super) struct DcbCore;
 
-impl EncodeCore for DcbCore {
+impl DictCodec for DcbCore {
     type State = Pooled<CompressorState>;
     const MAGIC: &'static [u8] = &DCB_MAGIC;
     const RELEASES_WHEN_IDLE: bool = false;
@@ -127,18 +128,19 @@ impl DcbEncoder {
         level: CompressionLevel,
         pool: &CodecPool,
     ) -> DcbEncoder {
-        Self::start(dictionary, level, pool, None)
+        DcbEncoder(Driving::with_core(headed(dictionary, level, pool, None)))
     }
+}
 
-    fn start(
-        dictionary: &Dictionary,
-        level: CompressionLevel,
-        pool: &CodecPool,
-        size_hint: Option<usize>,
-    ) -> Self {
-        let state = new_state(dictionary, level, pool, size_hint);
-        DcbEncoder(Headed::new(DcbCore, state, dictionary.hash()))
-    }
+/// The header and the stream, its brotli state sized by `size_hint`.
+fn headed(
+    dictionary: &Dictionary,
+    level: CompressionLevel,
+    pool: &CodecPool,
+    size_hint: Option<usize>,
+) -> Headed<DcbCore> {
+    let state = new_state(dictionary, level, pool, size_hint);
+    Headed::new(DcbCore, state, dictionary.hash())
 }
 
 /// Compresses all of `input` as a `dcb` body appended to `out`, with its size as brotli's
@@ -151,6 +153,5 @@ pub fn encode_dcb(
     out: &mut BytesMut,
 ) -> Result<(), EncodeError> {
     out.reserve(36 + input.len() / 4 + 64);
-    let mut encoder = DcbEncoder::start(dictionary, level, pool, Some(input.len()));
-    encoder.0.run(Op::Finish, input, out)
+    headed(dictionary, level, pool, Some(input.len())).encode_all(input, out)
 }

@@ -13,7 +13,8 @@ use super::shelf::draw_compressor;
 use crate::codec::dictionary::DictDecodeError;
 use crate::codec::dictionary::Dictionary;
 use crate::codec::dictionary::frame::DCZ_MAGIC;
-use crate::codec::dictionary::{EncodeCore, HeadedEncoder as Headed, Op, Stream, dict_encoder};
+use crate::codec::dictionary::{DictCodec, HeadedEncoder as Headed, Op, Stream, dict_encoder};
+use crate::codec::encoding::Driving;
 use crate::codec::{
     CompressionLevel, ContentCoding, DecodeError, DecodeErrorKind, EncodeError, Level,
 };
@@ -133,7 +134,7 @@ impl std::fmt::Debug for DczCore {
     }
 }
 
-impl EncodeCore for DczCore {
+impl DictCodec for DczCore {
     type State = Pooled<CompressContext>;
     const MAGIC: &'static [u8] = &DCZ_MAGIC;
     // A new frame sees the whole dictionary again.
@@ -179,24 +180,26 @@ impl DczEncoder {
         level: CompressionLevel,
         pool: &CodecPool,
     ) -> Result<DczEncoder, EncodeError> {
-        Self::start(dictionary, level, pool, None)
+        let headed = headed(dictionary, level, pool, None)?;
+        Ok(DczEncoder(Driving::with_core(headed)))
     }
+}
 
-    fn start(
-        dictionary: &Dictionary,
-        level: CompressionLevel,
-        pool: &CodecPool,
-        pledged: Option<u64>,
-    ) -> Result<DczEncoder, EncodeError> {
-        let level = level.resolve(ContentCoding::Zstd);
-        let core = DczCore {
-            pool: pool.clone(),
-            cdict: dictionary.zstd().cdict(level)?,
-            window_log: window_log(level, dictionary.len()),
-        };
-        let ctx = core.draw(pledged)?;
-        Ok(DczEncoder(Headed::new(core, ctx, dictionary.hash())))
-    }
+/// The header and the stream, a context drawn with `pledged` as the frame's size.
+fn headed(
+    dictionary: &Dictionary,
+    level: CompressionLevel,
+    pool: &CodecPool,
+    pledged: Option<u64>,
+) -> Result<Headed<DczCore>, EncodeError> {
+    let level = level.resolve(ContentCoding::Zstd);
+    let core = DczCore {
+        pool: pool.clone(),
+        cdict: dictionary.zstd().cdict(level)?,
+        window_log: window_log(level, dictionary.len()),
+    };
+    let ctx = core.draw(pledged)?;
+    Ok(Headed::new(core, ctx, dictionary.hash()))
 }
 
 /// Runs `directive` over all of `input` and, for a flush or end, until zstd owes nothing.
@@ -233,7 +236,7 @@ pub fn encode_dcz(
     out: &mut BytesMut,
 ) -> Result<(), EncodeError> {
     out.reserve(40 + zstd_safe::compress_bound(input.len()));
-    let mut encoder = DczEncoder::start(dictionary, level, pool, Some(input.len() as u64))?;
-    // One call: the header, then the whole frame. The context goes back when `encoder` drops.
-    encoder.0.run(Op::Finish, input, out)
+    let headed = headed(dictionary, level, pool, Some(input.len() as u64))?;
+    // One call: the header, then the whole frame. The context goes back when it is done.
+    headed.encode_all(input, out)
 }

@@ -16,7 +16,7 @@ pub(crate) mod tests;
 
 pub(crate) use decoder::{Headed as HeadedDecoder, dict_decoder};
 pub use dict::Dictionary;
-pub(crate) use encoder::{EncodeCore, Headed as HeadedEncoder, Op, Stream, dict_encoder};
+pub(crate) use encoder::{DictCodec, Headed as HeadedEncoder, Op, Stream, dict_encoder};
 pub use error::{DictDecodeError, DictionaryError};
 pub use metadata::{
     AVAILABLE_DICTIONARY, DICTIONARY_ID, MAX_ID_LEN, USE_AS_DICTIONARY, UseAsDictionary,

@@ -3,8 +3,9 @@ use flate2::{Compress, Compression, FlushCompress, Status};
 
 use super::checksum::Checksum;
 use super::{Framing, compress_into, deflate_bound};
+use crate::codec::encoding::{Driving, EncodeCore};
 use crate::codec::history::History;
-use crate::codec::{Encode, EncodeError, Level, Progress, SliceEnd, Totals};
+use crate::codec::{EncodeError, Level, SliceEnd};
 use crate::pool::{CodecPool, Hold, Pooled};
 
 /// A complete, empty, final fixed-Huffman block (BFINAL=1, BTYPE=01, end-of-block), valid
@@ -14,43 +15,42 @@ const EMPTY_FINAL_BLOCK: [u8; 2] = [0x03, 0x00];
 
 /// A streaming gzip or zlib encoder over a pooled raw deflate state.
 ///
-/// The framing (header, CRC-32 or Adler-32, trailer) and the byte counts live here, not in
-/// the deflate state, so [`idle`](Encode::idle) can end the current block with a sync flush
-/// and park the ~190 KB state in the pool: the stream goes on with it when data comes, or,
-/// if another stream took it meanwhile, with a fresh state primed with the last 32 KiB of
-/// input as its dictionary. The output is one valid deflate stream either way: after a
-/// flush the stream is byte-aligned, and a state primed with the true history only refers
-/// to bytes the decoder has (as in pigz).
+/// The framing (header, CRC-32 or Adler-32, trailer) lives here and the byte counts in the
+/// driver, not in the deflate state, so [`idle`](crate::codec::Encode::idle) can end the
+/// current block with a sync flush and park the ~190 KB state in the pool: the stream goes
+/// on with it when data comes, or, if another stream took it meanwhile, with a fresh state
+/// primed with the last 32 KiB of input as its dictionary. The output is one valid deflate
+/// stream either way: after a flush the stream is byte-aligned, and a state primed with the
+/// true history only refers to bytes the decoder has (as in pigz).
+pub(crate) type FlateEncoder = Driving<FlateCore>;
+
+/// The [`EncodeCore`] of gzip and zlib: our framing around a pooled raw deflate state.
 #[derive(Debug)]
-pub(crate) struct FlateEncoder {
+pub(crate) struct FlateCore {
     /// Not held before the first input, while idle and after the finish.
     deflate: Hold<Compress>,
     pool: CodecPool,
     framing: Framing,
     level: Level,
     check: Checksum,
-    header_padding: usize,
-    stage: Stage,
-    /// The last input (at most [`DICTIONARY`] bytes), to prime a state drawn after idling.
+    header: Header,
+    /// The last input (at most [`DICTIONARY`](crate::codec::history::DICTIONARY) bytes), to
+    /// prime a state drawn after idling.
     history: History,
-    header_len: usize,
-    total_in: u64,
-    total_out: u64,
 }
 
+/// Whether the header is out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Stage {
-    /// Nothing written yet, not even the header.
-    Fresh,
-    Running,
-    Finished,
-    /// A deflate call failed; the stream cannot be completed.
-    Failed,
+enum Header {
+    /// Owed, with this many bytes of gzip comment padding.
+    Owed { padding: usize },
+    /// Written: this many bytes, which are not payload.
+    Written { len: usize },
 }
 
 impl FlateEncoder {
     pub(crate) fn new(framing: Framing, level: Level, pool: &CodecPool) -> Self {
-        FlateEncoder {
+        Driving::with_core(FlateCore {
             // Drawn at the first input: many responses may be built before their bodies
             // are first polled, and none should hold a state for it.
             deflate: Hold::default(),
@@ -58,46 +58,36 @@ impl FlateEncoder {
             framing,
             level,
             check: Checksum::new(framing),
-            header_padding: 0,
-            stage: Stage::Fresh,
+            header: Header::Owed { padding: 0 },
             history: History::default(),
-            header_len: 0,
-            total_in: 0,
-            total_out: 0,
-        }
+        })
     }
 
     /// Keeps the last 32 KiB of input from now on, so a released state resumes with the
     /// ratio of an unbroken stream.
     pub(crate) fn keep_history(&mut self) {
-        self.history.tracking = true;
+        self.core_mut().history.tracking = true;
     }
 
     /// Pads the gzip header with a comment field of `len` bytes (at most 65,535). Ignored
     /// for zlib and once output has been written.
     pub(crate) fn set_header_padding(&mut self, len: usize) {
-        self.header_padding = len.min(u16::MAX as usize);
+        if let Header::Owed { padding } = &mut self.core_mut().header {
+            *padding = len.min(u16::MAX as usize);
+        }
     }
+}
 
-    fn begin(&mut self, out: &mut BytesMut, input_len: usize) -> Result<(), EncodeError> {
-        match self.stage {
-            Stage::Running => Ok(()),
-            Stage::Finished => Err(EncodeError::new("the stream is already finished")),
-            Stage::Failed => Err(EncodeError::new(
-                "an earlier call failed; the stream is unusable",
-            )),
-            Stage::Fresh => {
-                // One reservation for the header, this call's output and the trailer, so a
-                // short message costs the output buffer a single allocation.
-                let header = header_len(self.framing, self.header_padding);
-                self.header_len = header;
-                out.reserve(header + deflate_bound(input_len).max(64) + 64 + 8);
-                let before = out.len();
-                write_header(self.framing, self.level, self.header_padding, out);
-                self.total_out += (out.len() - before) as u64;
-                self.stage = Stage::Running;
-                Ok(())
-            }
+impl FlateCore {
+    /// Writes the header if it is still owed.
+    fn begin(&mut self, out: &mut BytesMut, input_len: usize) {
+        if let Header::Owed { padding } = self.header {
+            // One reservation for the header, this call's output and the trailer, so a
+            // short message costs the output buffer a single allocation.
+            let len = header_len(self.framing, padding);
+            out.reserve(len + deflate_bound(input_len).max(64) + 64 + 8);
+            write_header(self.framing, self.level, padding, out);
+            self.header = Header::Written { len };
         }
     }
 
@@ -124,8 +114,7 @@ impl FlateEncoder {
         out: &mut BytesMut,
         flush: FlushCompress,
     ) -> Result<(), EncodeError> {
-        let before = out.len();
-        let result = (|| loop {
+        loop {
             // Output room is reserved, not zero-filled, so using all the spare capacity the
             // caller left is free and saves flush/finish loops over small rooms.
             let spare = out.capacity() - out.len();
@@ -149,21 +138,7 @@ impl FlateEncoder {
                     "deflate made no progress ({status:?})"
                 )));
             }
-        })();
-        self.total_out += (out.len() - before) as u64;
-        if result.is_err() {
-            self.stage = Stage::Failed;
-            // An interrupted state is reset by the pool before anyone else gets it.
-            self.deflate.release();
         }
-        result
-    }
-
-    fn write_trailer(&mut self, out: &mut BytesMut) {
-        out.reserve(8);
-        let before = out.len();
-        write_trailer(self.framing, self.check.value(), self.total_in, out);
-        self.total_out += (out.len() - before) as u64;
     }
 }
 
@@ -173,34 +148,27 @@ fn draw(pool: &CodecPool, level: Level) -> Pooled<Compress> {
     })
 }
 
-impl Encode for FlateEncoder {
-    fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        let before = out.len();
-        self.begin(out, input.len())?;
+impl EncodeCore for FlateCore {
+    fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
+        self.begin(out, input.len());
         self.check.update(input);
-        self.total_in += input.len() as u64;
         // A state drawn now is primed with the history *before* this input.
         self.run(input, out, FlushCompress::None)?;
         self.history.record(input);
-        Ok(Progress::since(input.len(), before, out))
+        Ok(())
     }
 
-    fn flush(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        let before = out.len();
-        self.begin(out, 0)?;
+    fn flush(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
+        self.begin(out, 0);
         // A parked state was flushed when it was parked.
         if self.deflate.is_held() {
             self.run(&[], out, FlushCompress::Sync)?;
         }
-        Ok(Progress::since(0, before, out))
+        Ok(())
     }
 
-    fn finish(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        let before = out.len();
-        if self.stage == Stage::Finished {
-            return Ok(Progress::default());
-        }
-        self.begin(out, 0)?;
+    fn finish(&mut self, out: &mut BytesMut, total_in: u64) -> Result<(), EncodeError> {
+        self.begin(out, 0);
         if self.deflate.is_held() {
             self.run(&[], out, FlushCompress::Finish)?;
         } else {
@@ -208,18 +176,16 @@ impl Encode for FlateEncoder {
             // a parked state goes back to the shelf clean (dropping the lease).
             self.deflate.release();
             out.extend_from_slice(&EMPTY_FINAL_BLOCK);
-            self.total_out += EMPTY_FINAL_BLOCK.len() as u64;
         }
-        self.write_trailer(out);
-        self.stage = Stage::Finished;
+        out.reserve(8);
+        write_trailer(self.framing, self.check.value(), total_in, out);
         // The state goes back to the pool as soon as the stream is done.
         self.deflate.release();
-        Ok(Progress::since(0, before, out))
+        Ok(())
     }
 
-    fn idle(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        let before = out.len();
-        self.begin(out, 0)?;
+    fn idle(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
+        self.begin(out, 0);
         if self.deflate.is_held() {
             // A sync flush, not a full one: the parked state keeps its window (a full flush
             // clears the hash table, and the stream would lose its matches); one primed with
@@ -229,15 +195,23 @@ impl Encode for FlateEncoder {
             // No room to park: released, as a crowded pool's slice end does.
             drop(self.deflate.park());
         }
-        Ok(Progress::since(0, before, out))
+        Ok(())
+    }
+
+    fn fail(&mut self) {
+        // An interrupted state is reset by the pool before anyone else gets it.
+        self.deflate.release();
     }
 
     fn holds_state(&self) -> bool {
         self.deflate.is_held()
     }
 
-    fn has_payload(&self) -> bool {
-        self.total_out > self.header_len as u64
+    fn has_payload(&self, total_out: u64) -> bool {
+        match self.header {
+            Header::Owed { .. } => false,
+            Header::Written { len } => total_out > len as u64,
+        }
     }
 
     fn at_slice_end(&self) -> SliceEnd {
@@ -246,10 +220,6 @@ impl Encode for FlateEncoder {
         } else {
             SliceEnd::Keep
         }
-    }
-
-    fn totals(&self) -> Totals {
-        Totals::new(self.total_in, self.total_out, self.stage == Stage::Finished)
     }
 }
 
@@ -315,6 +285,7 @@ pub(crate) fn write_trailer(framing: Framing, check: u32, len: u64, out: &mut By
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::Encode;
     use crate::codec::pause_steps::step;
     use crate::codec::{CompressionLevel, ContentCoding, Decoder};
 
