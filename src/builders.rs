@@ -230,26 +230,22 @@ macro_rules! builder_methods {
             self.deflate(false)
         }
 
-        #[doc = concat!("Sets whether zstd is ", $what, " (cargo feature `zstd`).")]
-        #[cfg(feature = "zstd")]
+        #[doc = concat!("Sets whether zstd is ", $what, " (with the cargo feature `zstd`; without it, zstd is never ", $what, ").")]
         pub fn zstd(self, enable: bool) -> Self {
             self.set_coding($crate::codec::ContentCoding::Zstd, enable)
         }
 
         #[doc = concat!("zstd is not ", $what, ".")]
-        #[cfg(feature = "zstd")]
         pub fn no_zstd(self) -> Self {
             self.zstd(false)
         }
 
-        #[doc = concat!("Sets whether br (Brotli) is ", $what, " (cargo feature `br`).")]
-        #[cfg(feature = "br")]
+        #[doc = concat!("Sets whether br (Brotli) is ", $what, " (with the cargo feature `br`; without it, br is never ", $what, ").")]
         pub fn br(self, enable: bool) -> Self {
             self.set_coding($crate::codec::ContentCoding::Br, enable)
         }
 
         #[doc = concat!("br is not ", $what, ".")]
-        #[cfg(feature = "br")]
         pub fn no_br(self) -> Self {
             self.br(false)
         }

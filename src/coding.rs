@@ -1,10 +1,14 @@
 //! The one name for a content coding, and sets of them.
 //!
-//! Every layer, codec and counter of this crate speaks [`ContentCoding`]. A coding's variant
-//! exists when its cargo feature is on (`zstd`, `br`, `dcz`, `dcb`; gzip and deflate always),
-//! so a build without a coding cannot name it.
+//! Every layer, codec and counter of this crate speaks [`ContentCoding`]. Every variant
+//! exists in every build; [`ContentCoding::ALL`] lists those whose cargo feature is on, and
+//! only those are negotiated, parsed from headers or decoded.
 
 /// A content coding this crate speaks (the `Content-Encoding` / `Accept-Encoding` tokens).
+///
+/// Every variant exists whatever the cargo features; a coding whose feature is off is never
+/// negotiated nor read from a header, and an encoder or decoder made for it explicitly
+/// fails with an error at its first call.
 ///
 /// ```
 /// use tower_gzip::ContentCoding;
@@ -17,46 +21,36 @@
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ContentCoding {
+    /// `zstd`: Zstandard frames (RFC 8878), with a window of at most 8 MiB (RFC 9659).
+    Zstd,
+    /// `br`: a Brotli stream (RFC 7932).
+    Br,
     /// `gzip` (and its alias `x-gzip`): RFC 1952 members.
     Gzip,
     /// `deflate`: a zlib stream (RFC 1950). The decoder also accepts raw deflate
     /// (RFC 1951), which many clients send under this name.
     Deflate,
-    /// `zstd`: Zstandard frames (RFC 8878), with a window of at most 8 MiB (RFC 9659).
-    #[cfg(feature = "zstd")]
-    Zstd,
-    /// `br`: a Brotli stream (RFC 7932).
-    #[cfg(feature = "br")]
-    Br,
     /// `dcz`: zstd with a dictionary the client holds, as raw content (RFC 9842).
-    #[cfg(feature = "dcz")]
     Dcz,
     /// `dcb`: Brotli with a dictionary the client holds, as a prefix (RFC 9842).
-    #[cfg(feature = "dcb")]
     Dcb,
 }
 
 impl ContentCoding {
     /// Every coding compiled in: the plain ones in tower-http's order of preference when
     /// q-values tie (zstd, br, gzip, deflate), then the dictionary codings.
-    pub const ALL: &'static [ContentCoding] = &[
-        #[cfg(feature = "zstd")]
-        ContentCoding::Zstd,
-        #[cfg(feature = "br")]
-        ContentCoding::Br,
-        ContentCoding::Gzip,
-        ContentCoding::Deflate,
-        #[cfg(feature = "dcz")]
-        ContentCoding::Dcz,
-        #[cfg(feature = "dcb")]
-        ContentCoding::Dcb,
-    ];
+    pub const ALL: &'static [ContentCoding] = &COMPILED;
 
     /// The codings compiled in that need no dictionary, in [`ALL`](Self::ALL)'s order.
     pub const PLAIN: &'static [ContentCoding] = Self::ALL.split_at(PLAIN_COUNT).0;
 
     /// The codings compiled in that need a dictionary (`dcz`, `dcb`).
     pub const DICTIONARY: &'static [ContentCoding] = Self::ALL.split_at(PLAIN_COUNT).1;
+
+    /// Whether the coding's cargo feature is on.
+    pub fn is_compiled(self) -> bool {
+        self.row().compiled
+    }
 
     /// The token used in `Content-Encoding`.
     pub fn as_str(self) -> &'static str {
@@ -105,26 +99,58 @@ impl ContentCoding {
     }
 }
 
-/// One line per coding: its token, the coding it is built on, and its levels. Indexed by the variant's
-/// discriminant, so the lines follow the enum's order.
+/// One line per coding, in the enum's order (which is [`ContentCoding::ALL`]'s): the coding,
+/// its token, the coding it is built on, its levels, and whether its cargo feature is on.
 struct Row {
+    coding: ContentCoding,
     token: &'static str,
     base: ContentCoding,
     levels: Levels,
+    compiled: bool,
 }
 
-const TABLE: &[Row] = &[
-    Row::new("gzip", ContentCoding::Gzip, DEFLATE_LEVELS),
-    Row::new("deflate", ContentCoding::Deflate, DEFLATE_LEVELS),
-    #[cfg(feature = "zstd")]
-    Row::new("zstd", ContentCoding::Zstd, ZSTD_LEVELS),
-    #[cfg(feature = "br")]
-    Row::new("br", ContentCoding::Br, BR_LEVELS),
-    #[cfg(feature = "dcz")]
-    Row::new("dcz", ContentCoding::Zstd, ZSTD_LEVELS),
-    #[cfg(feature = "dcb")]
-    Row::new("dcb", ContentCoding::Br, BR_LEVELS),
+use ContentCoding::{Br, Dcb, Dcz, Deflate, Gzip, Zstd};
+
+const TABLE: [Row; 6] = [
+    Row::new(Zstd, "zstd", Zstd, ZSTD_LEVELS, cfg!(feature = "zstd")),
+    Row::new(Br, "br", Br, BR_LEVELS, cfg!(feature = "br")),
+    Row::new(Gzip, "gzip", Gzip, DEFLATE_LEVELS, true),
+    Row::new(Deflate, "deflate", Deflate, DEFLATE_LEVELS, true),
+    Row::new(Dcz, "dcz", Zstd, ZSTD_LEVELS, cfg!(feature = "dcz")),
+    Row::new(Dcb, "dcb", Br, BR_LEVELS, cfg!(feature = "dcb")),
 ];
+
+/// The codings compiled in, in the table's order.
+const COMPILED: [ContentCoding; count(false)] = {
+    let mut compiled = [Gzip; count(false)];
+    let (mut i, mut n) = (0, 0);
+    while i < TABLE.len() {
+        if TABLE[i].compiled {
+            compiled[n] = TABLE[i].coding;
+            n += 1;
+        }
+        i += 1;
+    }
+    compiled
+};
+
+/// Of the codings compiled in, how many need no dictionary (they come first).
+const PLAIN_COUNT: usize = count(true);
+
+/// How many codings are compiled in (`plain_only`: of those that need no dictionary).
+const fn count(plain_only: bool) -> usize {
+    let mut n = 0;
+    let mut i = 0;
+    while i < TABLE.len() {
+        let row = &TABLE[i];
+        let plain = row.base as usize == row.coding as usize;
+        if row.compiled && (plain || !plain_only) {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
 
 /// A coding's levels: the fastest, the default, the densest, and the range `Precise` is
 /// clamped to.
@@ -140,9 +166,7 @@ pub(crate) struct Levels {
 const DEFLATE_LEVELS: Levels = Levels::new(1, 6, 9, 0, 9);
 // Best is 21, not 22: level 22 asks for a window past RFC 9659's 8 MiB, which the encoder
 // caps anyway, at several times 21's time.
-#[cfg(feature = "zstd")]
 const ZSTD_LEVELS: Levels = Levels::new(1, 3, 21, 1, 22);
-#[cfg(feature = "br")]
 const BR_LEVELS: Levels = Levels::new(0, 4, 11, 0, 11);
 
 impl Levels {
@@ -158,29 +182,25 @@ impl Levels {
 }
 
 impl Row {
-    const fn new(token: &'static str, base: ContentCoding, levels: Levels) -> Self {
+    const fn new(
+        coding: ContentCoding,
+        token: &'static str,
+        base: ContentCoding,
+        levels: Levels,
+        compiled: bool,
+    ) -> Self {
         Row {
+            coding,
             token,
             base,
             levels,
+            compiled,
         }
     }
 }
 
-/// How many codings are compiled in: the bound of [`ContentCoding::index`].
+/// How many codings there are: the bound of [`ContentCoding::index`].
 pub(crate) const CODINGS: usize = TABLE.len();
-
-const PLAIN_COUNT: usize = {
-    let mut count = 0;
-    let mut i = 0;
-    while i < TABLE.len() {
-        if TABLE[i].base as usize == i {
-            count += 1;
-        }
-        i += 1;
-    }
-    count
-};
 
 /// A set of codings: which a layer offers, sends or decodes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -24,15 +24,12 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 mod lease;
 mod level;
 mod shelf;
-// Only br streams take turns.
-#[cfg_attr(not(feature = "br"), allow(dead_code, unused_imports))]
-mod turns;
+pub(crate) mod turns;
 
 pub(crate) use lease::Hold;
 pub(crate) use level::Level;
 use shelf::{Counters, Found, Shelf};
-#[cfg_attr(not(feature = "br"), allow(unused_imports))]
-pub(crate) use turns::{Ticket, Turns};
+pub(crate) use turns::Turns;
 
 /// A shared, bounded pool of codec states.
 ///
@@ -318,7 +315,6 @@ impl CodecPool {
     }
 
     /// The turns streams take before they draw a large state (br's).
-    #[cfg_attr(not(feature = "br"), allow(dead_code))]
     pub(crate) fn turns(&self) -> &Turns {
         &self.inner.turns
     }
@@ -433,7 +429,7 @@ pub(crate) struct Pooled<T: PooledState> {
 
 impl<T: PooledState> Pooled<T> {
     /// Drops the state instead of returning it to the pool.
-    #[cfg_attr(not(any(feature = "zstd", test)), allow(dead_code))]
+    #[cfg_attr(not(feature = "zstd"), allow(dead_code))]
     pub(crate) fn discard(mut self) {
         if self.state.take().is_some() {
             let stats = &self.pool.inner.shelf::<T>().stats;

@@ -4,17 +4,10 @@
 
 use bytes::BytesMut;
 
-#[cfg(feature = "br")]
-use super::br;
-#[cfg(feature = "dcb")]
-use super::dcb::{DcbDecoder, DcbEncoder};
-#[cfg(feature = "dcz")]
-use super::dcz::{DczDecoder, DczEncoder};
 use super::dictionary::Dictionary;
 use super::flate::{self, FlateDecoder, FlateEncoder, Framing};
-#[cfg(feature = "zstd")]
-use super::zstd;
 use super::{CompressionLevel, ContentCoding, Decode, DecodeError, Encode, EncodeError, SliceEnd};
+use super::{br, dcb, dcz, zstd};
 use crate::pool::CodecPool;
 
 /// A streaming encoder for any [`ContentCoding`], over pooled codec state.
@@ -32,13 +25,9 @@ pub struct Encoder {
 /// The codec types of one direction, so that one enum (and one dispatch) serves both.
 trait Side {
     type Flate;
-    #[cfg(feature = "zstd")]
     type Zstd;
-    #[cfg(feature = "br")]
     type Br;
-    #[cfg(feature = "dcz")]
     type Dcz;
-    #[cfg(feature = "dcb")]
     type Dcb;
 }
 
@@ -47,14 +36,10 @@ enum Encoding {}
 
 impl Side for Encoding {
     type Flate = FlateEncoder;
-    #[cfg(feature = "zstd")]
     type Zstd = zstd::ZstdEncoder;
-    #[cfg(feature = "br")]
     type Br = br::BrEncoder;
-    #[cfg(feature = "dcz")]
-    type Dcz = DczEncoder;
-    #[cfg(feature = "dcb")]
-    type Dcb = DcbEncoder;
+    type Dcz = dcz::DczEncoder;
+    type Dcb = dcb::DcbEncoder;
 }
 
 #[derive(Debug)]
@@ -62,14 +47,10 @@ enum Decoding {}
 
 impl Side for Decoding {
     type Flate = FlateDecoder;
-    #[cfg(feature = "zstd")]
     type Zstd = zstd::ZstdDecoder;
-    #[cfg(feature = "br")]
     type Br = br::BrDecoder;
-    #[cfg(feature = "dcz")]
-    type Dcz = DczDecoder;
-    #[cfg(feature = "dcb")]
-    type Dcb = DcbDecoder;
+    type Dcz = dcz::DczDecoder;
+    type Dcb = dcb::DcbDecoder;
 }
 
 /// One codec of either direction. Inline, not boxed: gzip/deflate is the common case, and a
@@ -79,13 +60,9 @@ impl Side for Decoding {
 #[derive(Debug)]
 enum AnyCodec<S: Side> {
     Flate(S::Flate),
-    #[cfg(feature = "zstd")]
     Zstd(S::Zstd),
-    #[cfg(feature = "br")]
     Br(S::Br),
-    #[cfg(feature = "dcz")]
     Dcz(S::Dcz),
-    #[cfg(feature = "dcb")]
     Dcb(S::Dcb),
 }
 
@@ -97,13 +74,9 @@ macro_rules! dispatch {
     ($codec:expr, $name:ident => $call:expr) => {
         match $codec {
             AnyCodec::Flate($name) => $call,
-            #[cfg(feature = "zstd")]
             AnyCodec::Zstd($name) => $call,
-            #[cfg(feature = "br")]
             AnyCodec::Br($name) => $call,
-            #[cfg(feature = "dcz")]
             AnyCodec::Dcz($name) => $call,
-            #[cfg(feature = "dcb")]
             AnyCodec::Dcb($name) => $call,
         }
     };
@@ -123,11 +96,8 @@ impl Encoder {
             ContentCoding::Deflate => {
                 AnyEncoder::Flate(FlateEncoder::new(Framing::Zlib, level, pool))
             }
-            #[cfg(feature = "zstd")]
             ContentCoding::Zstd => AnyEncoder::Zstd(zstd::ZstdEncoder::new(level, pool)),
-            #[cfg(feature = "br")]
             ContentCoding::Br => AnyEncoder::Br(br::BrEncoder::new(level, pool)),
-            #[allow(unreachable_patterns)]
             dictionary => panic!(
                 "{} needs a dictionary: Encoder::with_dictionary",
                 dictionary.as_str()
@@ -151,10 +121,6 @@ impl Encoder {
 
     /// [`with_dictionary`](Encoder::with_dictionary) in every build (without dictionary
     /// codings no dictionary exists to call it with).
-    #[cfg_attr(
-        not(all(feature = "dcz", feature = "dcb")),
-        allow(unused_variables, unreachable_code)
-    )]
     pub(crate) fn against(
         coding: ContentCoding,
         dictionary: &Dictionary,
@@ -162,10 +128,8 @@ impl Encoder {
         pool: &CodecPool,
     ) -> Result<Self, EncodeError> {
         let codec = match coding {
-            #[cfg(feature = "dcz")]
-            ContentCoding::Dcz => AnyEncoder::Dcz(DczEncoder::new(dictionary, level, pool)?),
-            #[cfg(feature = "dcb")]
-            ContentCoding::Dcb => AnyEncoder::Dcb(DcbEncoder::new(dictionary, level, pool)),
+            ContentCoding::Dcz => AnyEncoder::Dcz(dcz::encoder(dictionary, level, pool)?),
+            ContentCoding::Dcb => AnyEncoder::Dcb(dcb::encoder(dictionary, level, pool)?),
             plain => {
                 return Err(EncodeError::new(format!(
                     "{} takes no dictionary",
@@ -180,10 +144,7 @@ impl Encoder {
     /// mitigation that makes the response length vary. Ignored by the other codings, which
     /// have no such field, and once output has been written.
     pub fn with_header_padding(mut self, len: usize) -> Self {
-        #[allow(irrefutable_let_patterns)] // without the zstd and br features
-        if let AnyEncoder::Flate(flate) = &mut self.codec {
-            flate.set_header_padding(len);
-        }
+        dispatch!(&mut self.codec, c => Encode::set_header_padding(c, len));
         self
     }
 
@@ -191,12 +152,8 @@ impl Encoder {
     /// from it, as brotli does when a whole body arrives in one call (at 1 MiB and quality 4,
     /// a larger hasher and up to 17% smaller output). The other codings ignore it: a pledged zstd size above 64 KiB made
     /// libzstd pick slower, larger parameters. Ignored once input has been encoded.
-    #[cfg_attr(not(feature = "br"), allow(unused_mut, unused_variables))]
     pub fn with_size_hint(mut self, len: u64) -> Self {
-        #[cfg(feature = "br")]
-        if let AnyEncoder::Br(br) = &mut self.codec {
-            br.set_size_hint(len);
-        }
+        dispatch!(&mut self.codec, c => Encode::set_size_hint(c, len));
         self
     }
 
@@ -257,29 +214,14 @@ impl Encoder {
     /// one buffer per stream); br waits for a turn before it draws a state and flushes at
     /// every slice end.
     pub(crate) fn for_stream(mut self) -> Self {
-        match &mut self.codec {
-            AnyEncoder::Flate(flate) => flate.keep_history(),
-            #[cfg(feature = "zstd")]
-            AnyEncoder::Zstd(_) => {}
-            #[cfg(feature = "br")]
-            AnyEncoder::Br(br) => br.streaming(),
-            #[cfg(feature = "dcz")]
-            AnyEncoder::Dcz(_) => {}
-            #[cfg(feature = "dcb")]
-            AnyEncoder::Dcb(_) => {}
-        }
+        dispatch!(&mut self.codec, c => Encode::streaming(c));
         self
     }
 
     /// Ready when the encoder may compress now; pending (and woken later) while a streaming
     /// br encoder waits for its turn.
-    #[cfg_attr(not(feature = "br"), allow(unused_variables))]
     pub(crate) fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
-        match &mut self.codec {
-            #[cfg(feature = "br")]
-            AnyEncoder::Br(br) => br.poll_ready(cx),
-            _ => std::task::Poll::Ready(()),
-        }
+        dispatch!(&mut self.codec, c => Encode::poll_ready(c, cx))
     }
 
     /// What a streaming body does at a slice end (see [`Encode::at_slice_end`]).
@@ -328,11 +270,8 @@ impl Decoder {
         let codec = match coding {
             ContentCoding::Gzip => AnyDecoder::Flate(FlateDecoder::new(Framing::Gzip, pool)),
             ContentCoding::Deflate => AnyDecoder::Flate(FlateDecoder::new(Framing::Zlib, pool)),
-            #[cfg(feature = "zstd")]
             ContentCoding::Zstd => AnyDecoder::Zstd(zstd::ZstdDecoder::new(pool)),
-            #[cfg(feature = "br")]
             ContentCoding::Br => AnyDecoder::Br(br::BrDecoder::new(pool)),
-            #[allow(unreachable_patterns)]
             dictionary => panic!(
                 "{} needs a dictionary: Decoder::with_dictionary",
                 dictionary.as_str()
@@ -357,22 +296,14 @@ impl Decoder {
     }
 
     /// [`with_dictionary`](Decoder::with_dictionary) in every build.
-    #[cfg_attr(
-        not(all(feature = "dcz", feature = "dcb")),
-        allow(unused_variables, unreachable_code)
-    )]
     pub(crate) fn against(
         coding: ContentCoding,
         dictionary: &Dictionary,
         pool: &CodecPool,
     ) -> Result<Self, DecodeError> {
         let codec = match coding {
-            #[cfg(feature = "dcz")]
-            ContentCoding::Dcz => {
-                AnyDecoder::Dcz(DczDecoder::new(dictionary, pool).map_err(DecodeError::from)?)
-            }
-            #[cfg(feature = "dcb")]
-            ContentCoding::Dcb => AnyDecoder::Dcb(DcbDecoder::new(dictionary)),
+            ContentCoding::Dcz => AnyDecoder::Dcz(dcz::decoder(dictionary, pool)?),
+            ContentCoding::Dcb => AnyDecoder::Dcb(dcb::decoder(dictionary, pool)?),
             _ => {
                 return Err(DecodeError::new(
                     super::DecodeErrorKind::CorruptHeader,
@@ -531,19 +462,14 @@ impl<'a> OneShot<'a> {
             (ContentCoding::Deflate, _) => {
                 flate::encode_all(Framing::Zlib, level, input, self.pool, 0, out)
             }
-            #[cfg(feature = "zstd")]
             (ContentCoding::Zstd, _) => zstd::encode_all(level, input, self.pool, out),
-            #[cfg(feature = "br")]
             (ContentCoding::Br, _) => br::encode_all(level, input, self.pool, out),
-            #[cfg(feature = "dcz")]
             (ContentCoding::Dcz, Some(dictionary)) => {
-                super::dcz::encode_dcz(dictionary, self.level, input, self.pool, out)
+                dcz::encode_all(dictionary, self.level, input, self.pool, out)
             }
-            #[cfg(feature = "dcb")]
             (ContentCoding::Dcb, Some(dictionary)) => {
-                super::dcb::encode_dcb(dictionary, self.level, input, self.pool, out)
+                dcb::encode_all(dictionary, self.level, input, self.pool, out)
             }
-            #[allow(unreachable_patterns)]
             (coding, _) => Err(EncodeError::new(format!(
                 "{} needs a dictionary: OneShot::dictionary",
                 coding.as_str()

@@ -3,6 +3,8 @@
 //! Generic, as the decoders' `Driven` is: each encoder is its own monomorphized type, with
 //! no boxing and no dynamic dispatch per chunk.
 
+use std::task::{Context, Poll};
+
 use bytes::BytesMut;
 
 use super::{Encode, EncodeError, Progress, SliceEnd, Totals};
@@ -40,6 +42,20 @@ pub(crate) trait EncodeCore {
     fn has_payload(&self, total_out: u64) -> bool {
         total_out > 0
     }
+
+    /// Prepares a streaming body's encoder (see `Encoder::for_stream`).
+    fn streaming(&mut self) {}
+
+    /// The input's total size, known before the first byte (see `Encoder::with_size_hint`).
+    fn set_size_hint(&mut self, _len: u64) {}
+
+    /// Bytes of gzip header padding (see `Encoder::with_header_padding`).
+    fn set_header_padding(&mut self, _len: usize) {}
+
+    /// Ready when the encoder may compress now (see `Encoder::poll_ready`).
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<()> {
+        Poll::Ready(())
+    }
 }
 
 /// Where a stream is, as the driver sees it.
@@ -70,6 +86,7 @@ impl<C: EncodeCore> Driving<C> {
         }
     }
 
+    #[cfg(all(test, feature = "br"))]
     pub(crate) fn core_mut(&mut self) -> &mut C {
         &mut self.core
     }
@@ -152,6 +169,22 @@ impl<C: EncodeCore> Encode for Driving<C> {
 
     fn totals(&self) -> Totals {
         Totals::new(self.total_in, self.total_out, self.stage == Stage::Finished)
+    }
+
+    fn streaming(&mut self) {
+        self.core.streaming();
+    }
+
+    fn set_size_hint(&mut self, len: u64) {
+        self.core.set_size_hint(len);
+    }
+
+    fn set_header_padding(&mut self, len: usize) {
+        self.core.set_header_padding(len);
+    }
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        self.core.poll_ready(cx)
     }
 }
 

@@ -22,6 +22,8 @@ pub enum DecodeErrorKind {
     /// A `dcz` or `dcb` body (RFC 9842) names a dictionary, by its SHA-256, other than the
     /// one the request offered, or came back to a request that offered none.
     DictionaryMismatch,
+    /// The coding's cargo feature is off: a decoder made for it reads nothing.
+    Unsupported,
 }
 
 /// A typed error from [`Decoder`](crate::codec::Decoder).
@@ -52,6 +54,7 @@ impl fmt::Display for DecodeError {
             DecodeErrorKind::TrailingData => "trailing data after the stream",
             DecodeErrorKind::WindowTooLarge => "window larger than 8 MiB",
             DecodeErrorKind::DictionaryMismatch => "not the offered dictionary",
+            DecodeErrorKind::Unsupported => "coding not compiled in",
         };
         write!(f, "invalid compressed body: {what}: {}", self.detail)
     }

@@ -35,9 +35,10 @@
 //!
 //! # Adding a coding
 //!
-//! 1. A folder here (`codec/NAME/`) with the coding's encoder and decoder: each implements
-//!    the crate-internal `Encode` / `Decode` traits (decoders through the shared driver in
-//!    `decoding.rs`), draws its state from the pool through a `PooledState` impl whose
+//! 1. A folder here (`codec/NAME/`) with the coding's encoder and decoder: the core of each
+//!    under the shared drivers (`EncodeCore` in `encoding.rs`, `DecodeCore` in
+//!    `decoding.rs`, which keep the stage, the counts and the errors), drawing its state
+//!    from the pool through a `PooledState` impl whose
 //!    `KIND` is a new line in `kinds.rs` (and a field of [`PoolStats`](crate::PoolStats)),
 //!    and offers a one-shot `encode_all`.
 //! 2. One line in the coding table (`src/coding.rs`): the variant of [`ContentCoding`], its
@@ -47,14 +48,20 @@
 //! Negotiation, the layers and their bodies work from the table and the traits and do not
 //! change.
 
+// A coding whose feature is off is a stand-in loaded from one file for zstd and br (and
+// another for dcz and dcb): distinct modules by design.
+#![allow(clippy::duplicate_mod)]
+
+use std::task::{Context, Poll};
+
 use bytes::BytesMut;
 
 mod any;
-#[cfg(feature = "br")]
+#[cfg_attr(not(feature = "br"), path = "absent.rs")]
 pub(crate) mod br;
-#[cfg(feature = "dcb")]
+#[cfg_attr(not(feature = "dcb"), path = "absent_dictionary.rs")]
 pub(crate) mod dcb;
-#[cfg(feature = "dcz")]
+#[cfg_attr(not(feature = "dcz"), path = "absent_dictionary.rs")]
 pub(crate) mod dcz;
 pub(crate) mod decoding;
 #[cfg_attr(not(dictionary), path = "dictionary_off.rs")]
@@ -67,7 +74,7 @@ pub(crate) mod kinds;
 pub(crate) mod level;
 #[cfg(test)]
 mod pause_steps;
-#[cfg(feature = "zstd")]
+#[cfg_attr(not(feature = "zstd"), path = "absent.rs")]
 pub(crate) mod zstd;
 
 pub(crate) use crate::coding::ContentCoding;
@@ -83,12 +90,7 @@ pub type Format = ContentCoding;
 /// Whether streams of `coding` wait for a turn before they draw an encoder, and keep it
 /// over short pauses (br, whose encoders are the largest and dearest to resume).
 pub(crate) fn takes_turns(coding: ContentCoding) -> bool {
-    #[cfg(feature = "br")]
-    if coding == ContentCoding::Br {
-        return true;
-    }
-    let _ = coding;
-    false
+    coding == ContentCoding::Br
 }
 
 /// Bytes consumed from the input and appended to the output by one codec call.
@@ -202,6 +204,20 @@ pub(crate) trait Encode {
     /// Whether [`finish`](Encode::finish) has completed the stream.
     fn is_finished(&self) -> bool {
         self.totals().finished
+    }
+
+    /// Prepares a streaming body's encoder (see `Encoder::for_stream`).
+    fn streaming(&mut self) {}
+
+    /// The input's total size, known before the first byte (see `Encoder::with_size_hint`).
+    fn set_size_hint(&mut self, _len: u64) {}
+
+    /// Bytes of gzip header padding (see `Encoder::with_header_padding`).
+    fn set_header_padding(&mut self, _len: usize) {}
+
+    /// Ready when the encoder may compress now (see `Encoder::poll_ready`).
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<()> {
+        Poll::Ready(())
     }
 }
 

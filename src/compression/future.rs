@@ -216,20 +216,14 @@ fn negotiated_coding<B>(
 /// after a long pause primes a fresh one with up to 32 KiB, dearer than deflate's), and a
 /// body of unknown size while every br stream turn is taken (it would wait for one before
 /// sending a byte).
-#[cfg_attr(not(feature = "br"), allow(unused_variables))]
 fn prefers_releasable(headers: &HeaderMap, size: Option<u64>, settings: &Settings) -> bool {
     let event_stream = headers.get(CONTENT_TYPE).is_some_and(|v| {
         v.as_bytes()
             .get(..17)
             .is_some_and(|t| t.eq_ignore_ascii_case(b"text/event-stream"))
     });
-    #[cfg(feature = "br")]
-    let busy = {
-        let turns = settings.pool.turns();
-        size.is_none() && turns.held() >= turns.limit()
-    };
-    #[cfg(not(feature = "br"))]
-    let busy = false;
+    let turns = settings.pool.turns();
+    let busy = size.is_none() && turns.held() >= turns.limit();
     event_stream || busy
 }
 

@@ -7,6 +7,8 @@
 //! idle (a paused stream holds nothing), and goes back to its stream as it was; only a draw
 //! that finds no clean state takes it, so a quiet pool costs a pause a flush and a crowded
 //! one costs what releasing did.
+// Parts of the pause protocol only zstd's or br's streams use.
+#![cfg_attr(not(all(feature = "zstd", feature = "br")), allow(dead_code))]
 
 use std::marker::PhantomData;
 use std::time::{Duration, Instant};
@@ -42,7 +44,6 @@ impl<T: PooledState> Pooled<T> {
 
 impl<T: PooledState> Pooled<T> {
     /// Whether [`park`](Self::park) would find a place now (a hint).
-    #[cfg_attr(not(feature = "zstd"), allow(dead_code))] // zstd's idle uses it
     fn has_room_to_park(&self) -> bool {
         self.pool
             .inner
@@ -138,7 +139,6 @@ impl<T: PooledState> Hold<T> {
 
     /// Lets go of the state without resetting it (a held one is freed: a failed call may
     /// have left it unfit to reuse).
-    #[cfg(feature = "br")]
     pub(crate) fn discard(&mut self) {
         if let Slot::Held(state) = std::mem::replace(&mut self.slot, Slot::None) {
             state.discard();
@@ -174,21 +174,18 @@ impl<T: PooledState> Hold<T> {
     /// Whether [`park`](Self::park) would park (a state is held, the last pause was short
     /// and the pool has a place for it), so the caller can skip work that only parking
     /// needs. A hint: the place may be gone by the time `park` is called.
-    #[cfg_attr(not(feature = "zstd"), allow(dead_code))] // zstd's idle uses it
     pub(crate) fn would_park(&self) -> bool {
         matches!(&self.slot, Slot::Held(state) if self.short_pauses && state.has_room_to_park())
     }
 
     /// Whether the stream's last pause was short enough to park for (its first pause is
     /// not: its length is not known).
-    #[cfg_attr(not(feature = "br"), allow(dead_code))] // br's idle uses it
     pub(crate) fn pauses_are_short(&self) -> bool {
         self.short_pauses
     }
 
     /// Keeps a held state over a pause, timing the pause (br's short pauses: its priming
     /// costs more than a park saves).
-    #[cfg_attr(not(feature = "br"), allow(dead_code))] // br's idle uses it
     pub(crate) fn keep(&mut self) {
         if self.is_held() {
             self.parked_at = Some(Instant::now());
@@ -197,7 +194,6 @@ impl<T: PooledState> Hold<T> {
     }
 
     /// Lets go of the state at a pause that does not park, timing the pause all the same.
-    #[cfg_attr(not(any(feature = "zstd", feature = "br")), allow(dead_code))] // their idle
     pub(crate) fn release_paused(&mut self) {
         self.parked_at = Some(Instant::now());
         self.slot = Slot::None;

@@ -4,6 +4,8 @@
 //! A streaming br encoder holds megabytes while its stream runs. Without a bound, every
 //! in-flight br response held one: 256 concurrent downloads held 2.3 GB. With it, at most
 //! `limit` streams compress at once and the rest wait for a turn before drawing state.
+// Only br streams take turns.
+#![cfg_attr(not(feature = "br"), allow(dead_code))]
 
 use std::collections::VecDeque;
 use std::sync::{Mutex, MutexGuard};

@@ -9,7 +9,8 @@ use bytes::BytesMut;
 
 use super::alloc::DecAlloc;
 use super::state::{DecompressorState, draw_decompressor};
-use crate::codec::decoding::{BrState, BrStream, Driven};
+use super::{BrState, BrStream};
+use crate::codec::decoding::Driven;
 use crate::codec::{DecodeError, DecodeErrorKind};
 use crate::pool::{CodecPool, Pooled};
 

@@ -10,7 +10,8 @@ use super::turn::Turn;
 use crate::codec::encoding::{Driving, EncodeCore};
 use crate::codec::history::History;
 use crate::codec::{EncodeError, Level, SliceEnd};
-use crate::pool::{CodecPool, Hold, Ticket};
+use crate::pool::turns::Ticket;
+use crate::pool::{CodecPool, Hold};
 
 /// Runs `op` over all of `input`, appending the output to `out`, until brotli has taken all
 /// input and (for a flush or finish) written everything it owes.
@@ -200,22 +201,6 @@ impl BrEncoder {
         })
     }
 
-    /// Marks this encoder as a streaming body's (see the type's docs).
-    pub(crate) fn streaming(&mut self) {
-        let core = self.core_mut();
-        core.stream.get_or_insert_with(Streaming::default);
-        core.history.tracking = core.gives_back();
-    }
-
-    /// The stream's total input size, when known before it starts: brotli picks its match
-    /// finder from it (at quality 4, a 1 MiB body gets the larger H54 hasher), as it does
-    /// when a whole body arrives in one call, and the window is sized to it.
-    pub(crate) fn set_size_hint(&mut self, len: u64) {
-        if let Phase::Fresh { size_hint } = &mut self.core_mut().phase {
-            *size_hint = Some(len);
-        }
-    }
-
     /// Bytes its state has live in brotli's allocator (for tests).
     #[cfg(test)]
     pub(super) fn live_bytes(&mut self) -> usize {
@@ -223,21 +208,6 @@ impl BrEncoder {
             Phase::Holding { state, .. } => state.held().map_or(0, |s| s.core.m8.0.live()),
             _ => 0,
         }
-    }
-
-    /// Ready when this encoder may compress: always, except for a streaming encoder
-    /// without state, which needs a turn first (and is woken when one may be free).
-    pub(crate) fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        let core = self.core_mut();
-        let Some(stream) = &mut core.stream else {
-            return Poll::Ready(());
-        };
-        if stream.turn.is_some() || matches!(core.phase, Phase::Done) {
-            return Poll::Ready(());
-        }
-        let turn = ready!(Turn::poll_br(&core.pool, &mut stream.ticket, cx));
-        stream.turn = Some(turn);
-        Poll::Ready(())
     }
 }
 
@@ -343,6 +313,35 @@ impl BrCore {
 }
 
 impl EncodeCore for BrCore {
+    /// Marks this encoder as a streaming body's (see the type's docs).
+    fn streaming(&mut self) {
+        self.stream.get_or_insert_with(Streaming::default);
+        self.history.tracking = self.gives_back();
+    }
+
+    /// The stream's total input size, when known before it starts: brotli picks its match
+    /// finder from it (at quality 4, a 1 MiB body gets the larger H54 hasher), as it does
+    /// when a whole body arrives in one call, and the window is sized to it.
+    fn set_size_hint(&mut self, len: u64) {
+        if let Phase::Fresh { size_hint } = &mut self.phase {
+            *size_hint = Some(len);
+        }
+    }
+
+    /// Ready when this encoder may compress: always, except for a streaming encoder
+    /// without state, which needs a turn first (and is woken when one may be free).
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let Some(stream) = &mut self.stream else {
+            return Poll::Ready(());
+        };
+        if stream.turn.is_some() || matches!(self.phase, Phase::Done) {
+            return Poll::Ready(());
+        }
+        let turn = ready!(Turn::poll_br(&self.pool, &mut stream.ticket, cx));
+        stream.turn = Some(turn);
+        Poll::Ready(())
+    }
+
     fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
         if input.is_empty() {
             return Ok(());

@@ -25,12 +25,14 @@ mod encoder;
 #[cfg(test)]
 mod resume_tests;
 mod state;
+mod stream;
 #[cfg(test)]
 mod tests;
 mod turn;
 
 pub(crate) use decoder::{BrDecoder, Step as DecodeStep, step as decode_step};
 pub(crate) use encoder::{BrEncoder, encode_all};
+pub(crate) use stream::{BrState, BrStream};
 // What `dcb` builds on.
 #[cfg(feature = "dcb")]
 pub(crate) use {encoder::compress, state::CompressorState, state::draw_compressor};

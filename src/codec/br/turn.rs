@@ -3,7 +3,8 @@
 
 use std::task::{Context, Poll};
 
-use crate::pool::{CodecPool, Ticket};
+use crate::pool::CodecPool;
+use crate::pool::turns::Ticket;
 
 /// A held turn of a pool's br streams; given back when dropped.
 pub(crate) struct Turn {

@@ -6,7 +6,7 @@ use brotli_decompressor::{
 };
 use bytes::BytesMut;
 
-use crate::codec::decoding::{BrState, BrStream};
+use crate::codec::br::{BrState, BrStream};
 use crate::codec::dictionary::DictDecodeError;
 use crate::codec::dictionary::Dictionary;
 use crate::codec::dictionary::frame::{DCB_MAGIC, HeaderReader};

@@ -8,3 +8,22 @@ pub(crate) use decoder::DcbDecoder;
 pub use decoder::decode_dcb;
 pub(crate) use encoder::DcbEncoder;
 pub use encoder::encode_dcb;
+pub(crate) use encoder::encode_dcb as encode_all;
+
+use super::dictionary::Dictionary;
+use super::{CompressionLevel, DecodeError, EncodeError};
+use crate::pool::CodecPool;
+
+/// A streaming `dcb` encoder against `dictionary`.
+pub(crate) fn encoder(
+    dictionary: &Dictionary,
+    level: CompressionLevel,
+    pool: &CodecPool,
+) -> Result<DcbEncoder, EncodeError> {
+    Ok(DcbEncoder::new(dictionary, level, pool))
+}
+
+/// A streaming `dcb` decoder against `dictionary` (brotli's decoder has no pooled state).
+pub(crate) fn decoder(dictionary: &Dictionary, _: &CodecPool) -> Result<DcbDecoder, DecodeError> {
+    Ok(DcbDecoder::new(dictionary))
+}

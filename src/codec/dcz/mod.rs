@@ -7,7 +7,29 @@ mod shelf;
 
 pub(crate) use decoder::DczDecoder;
 pub use decoder::decode_dcz;
-#[cfg(test)]
+#[cfg(all(test, feature = "dcb"))]
 pub(crate) use encoder::dcz_window_limit;
 pub use encoder::encode_dcz;
+pub(crate) use encoder::encode_dcz as encode_all;
 pub(crate) use encoder::{DczEncoder, Prepared};
+
+use super::dictionary::Dictionary;
+use super::{CompressionLevel, DecodeError, EncodeError};
+use crate::pool::CodecPool;
+
+/// A streaming `dcz` encoder against `dictionary`.
+pub(crate) fn encoder(
+    dictionary: &Dictionary,
+    level: CompressionLevel,
+    pool: &CodecPool,
+) -> Result<DczEncoder, EncodeError> {
+    DczEncoder::new(dictionary, level, pool)
+}
+
+/// A streaming `dcz` decoder against `dictionary`.
+pub(crate) fn decoder(
+    dictionary: &Dictionary,
+    pool: &CodecPool,
+) -> Result<DczDecoder, DecodeError> {
+    DczDecoder::new(dictionary, pool).map_err(DecodeError::from)
+}

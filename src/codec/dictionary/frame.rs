@@ -11,14 +11,11 @@ use crate::ContentCoding;
 pub(crate) const DCZ_MAGIC: [u8; 8] = [0x5e, 0x2a, 0x4d, 0x18, 0x20, 0x00, 0x00, 0x00];
 
 /// The `dcb` magic: `0xff` and `DCB`.
-#[cfg_attr(not(feature = "dcb"), allow(dead_code))]
 pub(crate) const DCB_MAGIC: [u8; 4] = [0xff, 0x44, 0x43, 0x42];
 
 /// Each dictionary coding compiled in, with its magic bytes.
 pub(crate) const HEADERS: &[(ContentCoding, &[u8])] = &[
-    #[cfg(feature = "dcz")]
     (ContentCoding::Dcz, &DCZ_MAGIC),
-    #[cfg(feature = "dcb")]
     (ContentCoding::Dcb, &DCB_MAGIC),
 ];
 

@@ -62,20 +62,6 @@ impl FlateEncoder {
             history: History::default(),
         })
     }
-
-    /// Keeps the last 32 KiB of input from now on, so a released state resumes with the
-    /// ratio of an unbroken stream.
-    pub(crate) fn keep_history(&mut self) {
-        self.core_mut().history.tracking = true;
-    }
-
-    /// Pads the gzip header with a comment field of `len` bytes (at most 65,535). Ignored
-    /// for zlib and once output has been written.
-    pub(crate) fn set_header_padding(&mut self, len: usize) {
-        if let Header::Owed { padding } = &mut self.core_mut().header {
-            *padding = len.min(u16::MAX as usize);
-        }
-    }
 }
 
 impl FlateCore {
@@ -149,6 +135,20 @@ fn draw(pool: &CodecPool, level: Level) -> Pooled<Compress> {
 }
 
 impl EncodeCore for FlateCore {
+    /// A streaming body keeps the last 32 KiB of input from now on, so a released state resumes with the
+    /// ratio of an unbroken stream.
+    fn streaming(&mut self) {
+        self.history.tracking = true;
+    }
+
+    /// Pads the gzip header with a comment field of `len` bytes (at most 65,535). Ignored
+    /// for zlib and once output has been written.
+    fn set_header_padding(&mut self, len: usize) {
+        if let Header::Owed { padding } = &mut self.header {
+            *padding = len.min(u16::MAX as usize);
+        }
+    }
+
     fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
         self.begin(out, input.len());
         self.check.update(input);

@@ -1,6 +1,8 @@
 //! gzip (RFC 1952) and zlib (RFC 1950) framing of our own around pooled raw deflate states
 //! (flate2 on zlib-rs), and the one-shot path (libdeflate with its feature).
 
+#[cfg(feature = "libdeflate")]
+mod block;
 mod checksum;
 mod decoder;
 mod encoder;
