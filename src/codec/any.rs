@@ -83,7 +83,8 @@ macro_rules! dispatch {
 }
 
 impl Encoder {
-    /// An encoder for `coding` at `level`, with its state from `pool`.
+    /// An encoder for `coding` at `level`, with its state from `pool`. For a coding whose
+    /// cargo feature is off, every call fails with an [`EncodeError`].
     ///
     /// # Panics
     ///
@@ -260,7 +261,9 @@ pub struct Decoder {
 }
 
 impl Decoder {
-    /// A decoder for `coding`, with its state from `pool`.
+    /// A decoder for `coding`, with its state from `pool`. For a coding whose cargo feature
+    /// is off, every call fails with
+    /// [`Unsupported`](super::DecodeErrorKind::Unsupported).
     ///
     /// # Panics
     ///

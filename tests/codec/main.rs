@@ -358,3 +358,29 @@ fn format_tokens() {
     assert_eq!(CompressionLevel::Precise(42).as_u32(), 9);
     assert_eq!(CompressionLevel::Precise(-3).as_u32(), 0);
 }
+
+/// A coding whose cargo feature is off exists as a name only: not parsed from a token, and an
+/// encoder or decoder made for it explicitly fails at its first call, with a typed error.
+#[cfg(not(feature = "zstd"))]
+#[test]
+fn a_coding_not_compiled_in_fails_at_its_first_call() {
+    let pool = CodecPool::new();
+    assert_eq!(ContentCoding::from_token("zstd"), None);
+    assert!(!ContentCoding::Zstd.is_compiled());
+    assert!(!ContentCoding::ALL.contains(&ContentCoding::Zstd));
+    let mut encoder = Encoder::new(ContentCoding::Zstd, CompressionLevel::Default, &pool);
+    assert!(encoder.encode(b"hello", &mut BytesMut::new()).is_err());
+    assert!(encoder.finish(&mut BytesMut::new()).is_err());
+    let mut decoder = Decoder::new(ContentCoding::Zstd, &pool);
+    let error = decoder
+        .decode(&[0x28, 0xb5, 0x2f, 0xfd], &mut BytesMut::new(), 1024)
+        .unwrap_err();
+    assert_eq!(error.kind(), DecodeErrorKind::Unsupported);
+    let mut out = BytesMut::new();
+    assert!(
+        tower_gzip::codec::OneShot::new(ContentCoding::Zstd)
+            .encode(b"hello", &mut out)
+            .is_err()
+    );
+    assert_eq!(pool.stats().in_use(), 0);
+}
