@@ -14,13 +14,13 @@
 //! few nanoseconds, against ~1 µs for resetting a compressor and 5-100 µs of compression
 //! work per response; the `contention` group of `benches/response.rs` measures two threads
 //! sharing one pool. The lock is never held across user code, and a poisoned lock is
-//! recovered (a `Vec` push or pop cannot be left half done).
+//! recovered (`crate::sync::lock`: a `Vec` push or pop cannot be left half done).
 
 use std::any::Any;
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 mod lease;
 mod level;
@@ -405,13 +405,6 @@ impl fmt::Debug for CodecPool {
             .field("park_bound", &self.inner.park_bound)
             .finish_non_exhaustive()
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic elsewhere cannot leave a Vec push/pop half done, so a poisoned lock is safe.
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// A state that can live in the pool. Each codec implements it for its own state type.
