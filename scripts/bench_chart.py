@@ -22,7 +22,7 @@ point estimate, in ns), then:
 - prints markdown tables of the medians and the ratios tower_gzip/tower_http,
   tower_gzip/raw_floor and tower_gzip/libdeflate_floor for every group found (response,
   response_l1, streaming, response_zstd, response_br, request, request_zstd, request_br,
-  contention), then the issues' targets with PASS/FAIL;
+  contention), then the time targets with PASS/FAIL;
 - with `--allocs` (the output of `examples/measure/allocs.rs`, which ends with the bytes on
   the wire per size and coding): a table of our time and output bytes per size and coding.
 
@@ -223,7 +223,7 @@ def tables(results):
 
 
 def targets(results):
-    """The issue's time targets: [(text, ok or None when not measured)]."""
+    """The time targets: [(text, ok or None when not measured)]."""
     out = []
 
     def get(group, function):
@@ -249,7 +249,7 @@ def targets(results):
     for size, _ in family_groups(results, "request"):
         g = f"request/{size}"
         check(f"{g} tower_gzip/tower_http", rat(g, "tower_gzip", "tower_http"), 1.00)
-    # Issue 10: the one-shot gzip path against its own codec, zstd and br against tower-http.
+    # The one-shot gzip path against its own codec, zstd and br against tower-http.
     for size in ["1KiB", "16KiB"]:
         g = f"response/{size}"
         r = rat(g, "tower_gzip", "libdeflate_floor")

@@ -59,6 +59,7 @@ mod headers;
 mod negotiate;
 mod pool;
 pub mod predicate;
+mod sync;
 
 pub use codec::kinds::PoolStats;
 pub use codec::level::CompressionLevel;

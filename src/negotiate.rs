@@ -383,7 +383,7 @@ mod tests {
         // `q` without a value, and a doubled weight, are also dropped.
         assert_eq!(neg("gzip;q"), IDENTITY);
         assert_eq!(neg("gzip;q=1;q=0"), IDENTITY);
-        // A dropped identity;q=0 no longer excludes identity.
+        // A dropped identity;q=0 does not exclude identity.
         assert_eq!(neg("identity;q=-0"), IDENTITY);
     }
 

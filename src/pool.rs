@@ -7,19 +7,20 @@
 //! mmapped) page faults. The pool keeps a bounded number of idle states per kind and hands
 //! them out behind a guard that resets the state and puts it back when dropped.
 //!
-//! //! # Design
+//! # Design
 //!
-//! Each kind of state sits in a `Mutex<Vec<_>>` per level. A checkout or return holds the lock
-//! for a `Vec::pop`/`push`, a few nanoseconds, against ~1 µs for resetting a compressor and
-//! 5-100 µs of compression work per response; the `contention` group of `benches/response.rs`
-//! measures two threads sharing one pool. The lock is never held across user code, and a
-//! poisoned lock is recovered (a `Vec` push or pop cannot be left half done).
+//! Each kind of state sits on a shelf: one `Mutex` over a `Vec` per level and the states
+//! parked by paused streams. A checkout or return holds the lock for a `Vec::pop`/`push`, a
+//! few nanoseconds, against ~1 µs for resetting a compressor and 5-100 µs of compression
+//! work per response; the `contention` group of `benches/response.rs` measures two threads
+//! sharing one pool. The lock is never held across user code, and a poisoned lock is
+//! recovered (`crate::sync::lock`: a `Vec` push or pop cannot be left half done).
 
 use std::any::Any;
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 mod lease;
 mod level;
@@ -180,7 +181,7 @@ impl CodecPoolBuilder {
     ///
     /// Up to this many paused streams (SSE) keep their gzip, deflate or zstd state across
     /// pauses, parked on the shelf; past that, a stream that draws takes the oldest parked
-    /// state, and its owner draws another at its next event (see the README, "Pauses").
+    /// state, and its owner draws another at its next event (see docs/design.md, "Pauses").
     pub fn max_idle(mut self, max_idle: usize) -> Self {
         self.max_idle = max_idle;
         self
@@ -197,12 +198,15 @@ impl CodecPoolBuilder {
     /// input, so the ratio holds within 0.3%). Below the limit streams keep their state: no
     /// flush, no priming, the full speed of one uninterrupted stream. Zero parks at every
     /// slice end. Whatever the limit, a stream whose producer has nothing ready parks its
-    /// state (see [`max_idle`](Self::max_idle)).
+    /// state or gives it back (see [`max_idle`](Self::max_idle) and
+    /// [`park_bound`](Self::park_bound)).
     ///
     /// zstd streams follow the same limit: past it, a stream flushes at each slice end and
     /// parks its context; if another stream took it, the frame ends and the next slice
-    /// starts a new one (RFC 8878 section 3.1), at a few percent of ratio while crowded. br streams cannot be resumed and keep
-    /// their state; how many hold one at once is [`br_stream_limit`](Self::br_stream_limit).
+    /// starts a new one (RFC 8878 section 3.1), at a few percent of ratio while crowded. br
+    /// streams do not: they flush at each slice end and keep their encoder between slices
+    /// (at a pause they keep it or give it back, see [`park_bound`](Self::park_bound)); how
+    /// many hold one at once is [`br_stream_limit`](Self::br_stream_limit).
     pub fn hold_limit(mut self, hold_limit: usize) -> Self {
         self.hold_limit = hold_limit;
         self
@@ -220,14 +224,14 @@ impl CodecPoolBuilder {
     }
 
     /// The longest pause a stream keeps its state over (default 1 s): parked on the shelf
-    /// for it to take back, or, for a br stream in a pool with no place to park, kept.
+    /// for it to take back (a br stream keeps its encoder instead of parking it).
     /// After a longer pause (and at a stream's first, whose length is not known) the state
     /// goes back to the pool, and the stream's next event draws one primed with its
     /// history. Zero gives the state back at every pause.
     ///
     /// Keeping saves an event the draw and the priming (~10 us for gzip, ~80 us for br at
     /// quality 4); giving back lets 1,000 SSE streams with an event every few seconds hold no
-    /// codec state between events (see the README, "Pauses").
+    /// codec state between events (see docs/design.md, "Pauses").
     pub fn park_bound(mut self, bound: std::time::Duration) -> Self {
         self.park_bound = bound;
         self
@@ -397,13 +401,6 @@ impl fmt::Debug for CodecPool {
             .field("park_bound", &self.inner.park_bound)
             .finish_non_exhaustive()
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic elsewhere cannot leave a Vec push/pop half done, so a poisoned lock is safe.
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// A state that can live in the pool. Each codec implements it for its own state type.

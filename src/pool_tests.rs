@@ -1,5 +1,5 @@
-//! Unit tests of the pool's guard and shelves (moved here from tests/pool.rs, which tests the
-//! pool through the public codecs).
+//! Unit tests of the pool's guard and shelves (tests/pool.rs tests the pool through the
+//! public codecs).
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 

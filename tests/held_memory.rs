@@ -192,7 +192,7 @@ fn a_stalled_reader_pins_no_codec_state_in_a_crowded_pool() {
         let pinned = alloc::this_thread().live - before;
         assert_eq!(pool.stats().in_use(), 0, "{format:?}");
         // The frame the reader holds (a 32 KiB output block) and the 32 KiB dictionary
-        // (66,360 bytes); none of the producer's chunks (an emptied view of one used to pin
+        // (66,360 bytes); none of the producer's chunks (an emptied view of one would pin
         // it whole, 16 KiB more).
         assert!(
             pinned < 72 * 1024,

@@ -101,8 +101,7 @@ impl Body for Streamed {
             && matches!(self.ending, Ending::Panic)
         {
             // Right after a chunk, before the Pending: the encoder holds its state (it
-            // gives it back at each Pending since the idle release), so the panic
-            // interrupts a state in use.
+            // gives it back at each Pending), so the panic interrupts a state in use.
             panic!("inner body panicked mid-stream (expected by the test)");
         }
         if std::mem::take(&mut self.yielded) {
@@ -305,9 +304,9 @@ async fn disconnect_storm_leaves_the_pool_healthy() {
         compression.bytes_out,
     );
     assert_eq!(compression.compressed, clients as u64);
-    // At least one checkout per response; more since the idle release, as a stream that
-    // goes Pending gives its state back and draws one again when data comes. Each ends
-    // exactly once (assert_healthy).
+    // At least one checkout per response; more when a stream that goes Pending gives its
+    // state back and draws one again when data comes. Each ends exactly once
+    // (assert_healthy).
     assert!(stats.created + stats.reused >= clients as u64, "{stats:?}");
     assert_healthy(stats, "after the storm");
     // Responses are streamed and the clients left early: most encoders were cut off.

@@ -7,7 +7,7 @@
 //! ```
 //!
 //! Each case runs 50 warm-up iterations, then the average over 200 iterations is printed as
-//! a markdown table, followed by PASS/FAIL against the targets of the performance issue
+//! a markdown table, followed by PASS/FAIL against its allocation and memory targets
 //! (nothing is asserted: the exit status is 0 either way). Everything runs on the main
 //! thread in a current-thread tokio runtime, so the global counters see only the case.
 //!

@@ -8,8 +8,8 @@
 //! ```
 //!
 //! Policies at a slice end: `keep` (encode only), `flush` (a sync flush), `idle` (the
-//! encoder's idle: zstd ends its frame and gives the context back, gzip a full flush and
-//! its state back, br a flush).
+//! encoder's idle, as at a producer's pause: a flush, then the state parked, kept or given
+//! back as `Encoder::idle` describes).
 
 use std::time::Instant;
 

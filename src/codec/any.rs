@@ -197,14 +197,18 @@ impl Encoder {
     }
 
     /// The producer has nothing for now: like [`flush`](Encoder::flush), and where the
-    /// coding allows it the codec state is parked in the pool until the next
-    /// [`encode`](Encoder::encode), which takes it back as it was. If the pool gave it to
-    /// another stream meanwhile, gzip and deflate draw a state primed with the last 32 KiB
-    /// of input, and zstd ends the frame and starts another. With no room to park (the
-    /// pool's `max_idle` reached by parked states) the state goes back as before. A
-    /// streaming br encoder at quality 2 and up does the same, and is primed with the last
-    /// 32 KiB of input and its last distances once it has two bytes of history (brotli takes
-    /// no shorter custom dictionary); other br encoders keep their state.
+    /// coding allows it the codec state waits in the pool until the next
+    /// [`encode`](Encoder::encode). After a short pause (under the pool's
+    /// [`park_bound`](crate::CodecPoolBuilder::park_bound); the first pause, whose length is
+    /// not known, is not short) gzip, deflate and zstd park the state, and the next `encode`
+    /// takes it back as it was. Otherwise the state goes back to the pool: after a long
+    /// pause, with no room to park (the pool's `max_idle` reached by parked states), or when
+    /// the pool gave the parked state to another stream meanwhile; then gzip and deflate draw
+    /// a state primed with the last 32 KiB of input, and zstd ends the frame and starts
+    /// another. A streaming br encoder at quality 2 and up keeps its state over short pauses
+    /// and gives it back at the others, once it has two bytes of history (brotli takes no
+    /// shorter custom dictionary); it resumes primed with the last 32 KiB of input and its
+    /// last distances. Other br encoders keep their state.
     pub fn idle(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
         dispatch!(&mut self.codec, c => Encode::idle(c, out)).map(drop)
     }

@@ -351,8 +351,8 @@ where
         Poll::Ready(Some(Ok(frame)))
     }
 
-    /// The producer has nothing more for now: make what we have decodable, and give the
-    /// codec state to the pool while we wait (parked: see `pool::lease`).
+    /// The producer has nothing more for now: make what we have decodable, and let the
+    /// encoder park its codec state or give it back while we wait (see `Encoder::idle`).
     fn pause(&mut self) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         let Phase::Running(running) = &mut self.phase else {
             unreachable!("only a running stream encodes")

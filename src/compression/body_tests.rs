@@ -232,9 +232,9 @@ fn decoded_len(format: ContentCoding, wire: &[u8]) -> usize {
     plain.len()
 }
 
-/// Under the hold limit a stream keeps its state between slices: no full flush, no
-/// priming, the speed of one uninterrupted stream. The output is one deflate stream as
-/// flate2 writes it when fed the same pieces.
+/// Under the hold limit a stream keeps its state between slices: no flush, no priming, the
+/// speed of one uninterrupted stream. The output is one deflate stream as flate2 writes it
+/// when fed the same pieces.
 #[test]
 fn under_the_hold_limit_a_stream_keeps_its_state() {
     let pool = CodecPool::builder().hold_limit(1).build();
@@ -252,7 +252,7 @@ fn under_the_hold_limit_a_stream_keeps_its_state() {
     assert!(slices > 4, "{slices} polls for 256 KiB");
     assert_eq!(pool.stats().compressors.created, 1);
     assert_eq!(decoded_len(ContentCoding::Gzip, &wire), 16 * 16 * 1024);
-    // No full flush anywhere: a full flush writes an empty stored block (00 00 ff ff).
+    // No flush anywhere: a sync or full flush writes an empty stored block (00 00 ff ff).
     assert!(
         !wire.windows(4).any(|w| w == [0, 0, 0xff, 0xff]),
         "a slice end flushed"

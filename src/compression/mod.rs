@@ -50,21 +50,27 @@
 //!   pooled libdeflate compressor with the default `libdeflate` feature, zstd by a pooled
 //!   context with the size pledged, br in one call), and sent with an exact `Content-Length`.
 //! - **Streamed**: each inner frame is compressed as it arrives. When the inner body has
-//!   nothing more ready (it returns `Pending`), everything sent so far is made decodable and
-//!   the codec state goes back to the pool until data comes (gzip and deflate end the block
-//!   with a full flush and prime the next state with the last 32 KiB; zstd ends the frame;
-//!   br flushes and primes the next encoder with the last 32 KiB and its last distances,
-//!   except at quality 0-1, which keeps its small encoder). Server-sent events are
-//!   compressed and arrive event by event, and an idle stream holds no codec state. One poll
-//!   compresses at most 64 KiB of input, so a huge frame cannot hold an executor thread for
-//!   long and many large responses progress together. While more gzip/deflate (or zstd)
-//!   streams hold a state than the pool's [hold limit](crate::CodecPoolBuilder::hold_limit)
-//!   (2 per CPU by default), a stream also gives its state back at the end of each slice, so
-//!   hundreds of slow readers cost a 32 KiB history each (zstd: nothing; its next slice
-//!   starts a new frame), not a state each. br streams flush at every slice end and take
-//!   turns: at most [`br_stream_limit`](crate::CodecPoolBuilder::br_stream_limit) hold an
-//!   encoder at once; event streams, and streams of unknown size while the turns are all
-//!   taken, get another coding the client accepts instead of br.
+//!   nothing more ready (it returns `Pending`), everything sent so far is made decodable with
+//!   a sync flush, and the codec state waits in the pool until data comes (see
+//!   [`Encoder::idle`](crate::codec::Encoder::idle)). After a short pause (under the pool's
+//!   [park bound](crate::CodecPoolBuilder::park_bound), 1 s by default) gzip, deflate and
+//!   zstd streams take back the state they parked, as they left it; after their first pause,
+//!   a long one, or when another stream took the parked state, gzip and deflate draw a state
+//!   primed with the last 32 KiB, and zstd ends the frame and starts another. br keeps its
+//!   encoder over short pauses, and after its first pause or a long one gives it back and
+//!   resumes with one primed with the last 32 KiB and its last distances (at quality 0-1 it
+//!   keeps its small encoder). Server-sent events are compressed and arrive event by event,
+//!   and a stream whose events come further apart than the park bound holds no codec state
+//!   between them (br at quality 0-1 excepted). One poll compresses at most 64 KiB of input,
+//!   so a huge frame cannot hold an executor thread for long and many large responses
+//!   progress together. While more gzip/deflate (or zstd) streams hold a state than the
+//!   pool's [hold limit](crate::CodecPoolBuilder::hold_limit) (2 per CPU by default), a
+//!   stream also parks its state at the end of each slice, so hundreds of slow readers cost a
+//!   32 KiB history each (zstd: nothing; once its context is taken, its next slice starts a
+//!   new frame), not a state each. br streams flush at every slice end and take turns: at
+//!   most [`br_stream_limit`](crate::CodecPoolBuilder::br_stream_limit) hold an encoder at
+//!   once; event streams, and streams of unknown size while the turns are all taken, get
+//!   another coding the client accepts instead of br.
 //!
 //! Codec states come from a [`CodecPool`](crate::CodecPool) (the global one unless
 //! [`pool`](CompressionLayer::pool) says otherwise) and go back to it, reset, as soon as the

@@ -4,7 +4,7 @@
 //! dictionary can get the next version as a delta).
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use http::HeaderMap;
@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 
 use super::Dictionary;
 use crate::codec::dictionary::available_dictionary;
+use crate::sync::lock;
 
 /// What an entry counts against the byte bound.
 trait Weighed: Clone {
@@ -95,14 +96,6 @@ impl<V: Weighed> Lru<V> {
         self.bytes -= value.weight();
         Some(value)
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Every update above finishes before it can panic (no user code runs under the lock),
-    // so a poisoned lock holds consistent data.
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// What both stores offer over their shared `Lru`, written once: `$name` holds an

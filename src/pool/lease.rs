@@ -1,12 +1,12 @@
 //! Parking: a paused stream lends its state to the pool and takes it back at its next input,
 //! unless another stream needed it meanwhile.
 //!
-//! Giving a paused stream's state back made idle streams cheap, but a stream that pauses
-//! after every event then paid a redraw, a reset and (gzip) 32 KiB of priming per event:
+//! Giving a paused stream's state back keeps idle streams cheap, but costs a stream that
+//! pauses after every event a redraw, a reset and (gzip) 32 KiB of priming per event:
 //! ~100 us on an SSE event of 25 bytes. A parked state stays on the shelf unreset, counted
 //! idle (a paused stream holds nothing), and goes back to its stream as it was; only a draw
 //! that finds no clean state takes it, so a quiet pool costs a pause a flush and a crowded
-//! one costs what releasing did.
+//! one costs what releasing does.
 // Parts of the pause protocol only zstd's or br's streams use.
 #![cfg_attr(not(all(feature = "zstd", feature = "br")), allow(dead_code))]
 
@@ -24,7 +24,7 @@ pub(crate) struct Lease<T: PooledState> {
 
 impl<T: PooledState> Pooled<T> {
     /// Parks the state for its stream's next input. `Err` gives it back when every idle
-    /// place holds a parked state: the caller then releases it as before.
+    /// place holds a parked state: the caller then releases it.
     pub(crate) fn park(mut self) -> Result<Lease<T>, Self> {
         let state = self.state.take().expect("state is present until drop");
         let shelf = self.pool.inner.shelf::<T>();
@@ -107,10 +107,11 @@ enum Slot<T: PooledState> {
 
 /// The longest pause worth parking for, unless the pool sets another
 /// ([`CodecPoolBuilder::park_bound`](crate::CodecPoolBuilder::park_bound)). Parking saves a
-/// gzip event ~50 us and a zstd event its frame; a stream whose events come a second or more apart saves under 0.005% of a
-/// core by it, while the state it keeps (190 KB for deflate, ~1 MB for zstd) could not be
-/// shared: 1,000 SSE streams with an event every 5 s made 8 zstd contexts where 2 served
-/// (1.21x identity's RSS growth against 1.08x for gzip). Such streams release at a pause.
+/// gzip event ~50 us and a zstd event its frame; a stream whose events come a second or
+/// more apart saves under 0.005% of a core by it, while the state it keeps (190 KB for
+/// deflate, ~1 MB for zstd) cannot be shared: parking, 1,000 SSE streams with an event
+/// every 5 s make 8 zstd contexts where 2 serve (measured: 1.21x identity's RSS growth
+/// against 1.08x for gzip). Such streams release at a pause.
 pub(crate) const PARK_BOUND: Duration = Duration::from_secs(1);
 
 impl<T: PooledState> Hold<T> {

@@ -4,8 +4,9 @@ use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
+use super::KindStats;
 use super::Level;
-use super::{KindStats, lock};
+use crate::sync::lock;
 
 /// Idle states of one kind, kept apart by level (decompressors all sit at level 0) so a
 /// state never serves another level, and their counters.

@@ -55,8 +55,7 @@ impl Turns {
     }
 
     fn lock(&self) -> MutexGuard<'_, Queue> {
-        // A push, pop or counter update cannot be left half done: a poisoned lock is safe.
-        self.queue.lock().unwrap_or_else(|p| p.into_inner())
+        crate::sync::lock(&self.queue)
     }
 
     /// A turn if one is free and nobody who came earlier is waiting; else the stream joins

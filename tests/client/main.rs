@@ -104,7 +104,7 @@ async fn adds_accept_encoding_only_when_absent() {
         accepted_codings(&[ContentCoding::Deflate])
     );
 
-    // Only gzip left: exactly "gzip", as before zstd and br existed.
+    // Only gzip left: exactly "gzip".
     #[allow(unused_mut)] // only changed with the zstd or br feature
     let mut gzip_only = DecompressionLayer::new().deflate(false);
     #[cfg(feature = "zstd")]
@@ -178,7 +178,7 @@ async fn decodes_gzip_x_gzip_deflate_and_multi_member() {
 #[tokio::test]
 async fn unknown_or_disabled_codings_are_left_untouched() {
     // zstd and br are decoded when compiled in, so they are tested disabled; `compress` and
-    // `lzw` stand for the unknown codings they were here before.
+    // `lzw` stand for unknown codings.
     #[allow(unused_mut)]
     let mut cases = vec![
         (DecompressionLayer::new(), "compress"),
@@ -448,13 +448,12 @@ async fn skips_what_should_not_be_compressed() {
         .header(CONTENT_TYPE, "image/png")
         .body(big())
         .unwrap();
-    // (`skip_compressed_types(false)` before: any predicate other than DefaultPredicate
-    // leaves content types alone.)
+    // Any predicate other than DefaultPredicate leaves content types alone.
     let layer = RequestCompressionLayer::new().compress_when(SizeAbove::new(0));
     assert_eq!(send(layer, req).await.headers[CONTENT_ENCODING], "gzip");
 }
 
-/// Item 6 ("a custom predicate decides alone"): the 1 KiB request floor applies under
+/// A custom predicate decides alone: the 1 KiB request floor applies under
 /// DefaultPredicate only; any other predicate decides alone on bodies of known size.
 #[tokio::test]
 async fn custom_request_predicate_decides_alone_on_small_bodies() {

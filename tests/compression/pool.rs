@@ -84,8 +84,7 @@ async fn codec_returns_to_pool_when_body_ends() {
     let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
     assert_eq!(in_use(&pool), 0, "released between slices");
     let mut all = first.to_vec();
-    // Since the idle release: once the producer waits, the state goes back to the pool
-    // until more data comes.
+    // Once the producer waits, the state goes back to the pool until more data comes.
     drain_ready(&mut body, &mut all);
     assert_eq!(in_use(&pool), 0, "not held while the producer waits");
     drop(tx);

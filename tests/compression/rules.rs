@@ -225,18 +225,16 @@ async fn custom_predicate_every_other_response() {
     assert_eq!(gunzip(&second.body), data);
 }
 
-/// Changed by item 6 ("a custom predicate decides alone"): the `min_size` floor no longer
-/// applies to bodies of known size under a custom predicate, as in tower-http. It was
-/// `compress_when_does_not_override_hard_rules_or_min_size`, which asserted that a 100-byte
-/// `Full` body stayed identity under `compress_when(Always)`; that case is now compressed.
-/// Since the drop-in fix (issue 17, item 0) the same holds for bodies of unknown size found
-/// complete and small when read ahead: tower-http compresses them under `Always`, and so do
-/// we; under `DefaultPredicate` they stay identity.
+/// A custom predicate decides alone: the `min_size` floor does not apply to bodies of known
+/// size under a custom predicate, as in tower-http (a 100-byte `Full` body is compressed
+/// under `compress_when(Always)`). The same holds for bodies of unknown size found complete
+/// and small when read ahead: tower-http compresses them under `Always`, and so do we; under
+/// `DefaultPredicate` they stay identity.
 #[tokio::test]
 async fn compress_when_does_not_override_hard_rules_and_decides_alone_on_any_size() {
     let data = text(100);
     let layer = CompressionLayer::new().compress_when(Always);
-    // Item 6: known size, under min_size, custom predicate: compressed.
+    // Known size, under min_size, custom predicate: compressed.
     let out = round(&layer, Some("gzip"), full(data.clone())).await;
     assert_eq!(
         out.encoding(),

@@ -300,7 +300,9 @@ fn we_decode_concatenated_members_from_cat() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-/// Our stream with an idle release every `idle_every` bytes (zstd: a new frame each time).
+/// Our stream with an idle every `idle_every` bytes (zstd: the first idle, its pause length
+/// unknown, ends the frame and the next input starts another; later ones, after short
+/// pauses, park the context with the frame open).
 #[cfg(feature = "zstd")]
 fn ours_with_idles(format: ContentCoding, data: &[u8], idle_every: usize) -> Vec<u8> {
     let pool = CodecPool::new();
@@ -314,7 +316,8 @@ fn ours_with_idles(format: ContentCoding, data: &[u8], idle_every: usize) -> Vec
     wire.to_vec()
 }
 
-/// Our zstd streams of `data`: flushed, with idle releases (several frames), and one-shot.
+/// Our zstd streams of `data`: flushed, with idles (two frames when `data` is over 50,000
+/// bytes), and one-shot.
 #[cfg(feature = "zstd")]
 fn our_zstd_wires(data: &[u8]) -> [Vec<u8>; 3] {
     let mut one_shot = BytesMut::new();

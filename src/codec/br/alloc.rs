@@ -169,10 +169,7 @@ pub(crate) struct DecAlloc(pub(super) Arc<Mutex<FreeLists>>);
 
 impl DecAlloc {
     pub(super) fn lists(&self) -> MutexGuard<'_, FreeLists> {
-        // A panic inside alloc/free cannot leave a Vec push or pop half done.
-        self.0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        crate::sync::lock(&self.0)
     }
 }
 

@@ -202,10 +202,10 @@ fn a_one_byte_history_keeps_the_state() {
     }
 }
 
-/// The second fuzz finding: a stream resumed from a two-byte history whose later input
-/// matches from the history's last byte on. brotli cut such a match at the end of its
-/// custom dictionary to a one-byte copy and panicked coding it (quality 5 here); the
-/// encoder is now primed with no dictionary boundary (`CompressorState::load_history`).
+/// A fuzz finding: a stream resumed from a two-byte history whose later input matches from
+/// the history's last byte on. brotli cuts such a match at the end of a custom dictionary
+/// to a one-byte copy and panics coding it (quality 5 here), so the encoder is primed with
+/// no dictionary boundary (`CompressorState::load_history`).
 #[test]
 fn a_match_from_the_last_history_byte_is_coded() {
     let events: [&[&[u8]]; 3] = [
@@ -241,7 +241,7 @@ fn a_match_from_the_last_history_byte_is_coded() {
 
 /// Short pauses keep the encoder, places to park or not (parked, it would be taken by the
 /// next draw whenever streams outnumber the places, and priming one again costs ~80 us at
-/// quality 4 against ~13 for a kept one); the first pause, whose length was unknown, gave
+/// quality 4 against ~13 for a kept one); the first pause, whose length is unknown, gives
 /// it back.
 #[test]
 fn short_pauses_keep_the_state() {

@@ -36,8 +36,8 @@ fn quality(level: CompressionLevel) -> Level {
 /// The window log: the smallest from 18 (256 KiB) that holds the dictionary and `body`
 /// bytes after it (brotli keeps at most a window minus 16 bytes), up to 24 (16 MiB). The
 /// encoder's ring buffer is twice the window and, once glibc serves it from its heap, is
-/// cleared whole at the stream's second write (the body after the dictionary): with the
-/// default 4 MiB window that was ~1 ms per 1 KiB response.
+/// cleared whole at the stream's second write (the body after the dictionary): with
+/// brotli's default 4 MiB window that costs ~1 ms per 1 KiB response.
 fn lgwin(dictionary_len: usize, body: usize) -> u32 {
     let span = dictionary_len.saturating_add(body);
     (18..DCB_MAX_WINDOW_LOG)

@@ -140,8 +140,10 @@ impl Dictionary {
     }
 
     /// The memory held by the zstd tables prepared so far (one digested dictionary per
-    /// compression level used), on top of [`len`](Dictionary::len): for a 16 KiB trained
-    /// dictionary, 47 KB at level 1, 408 KB at level 3, 540 KB more at level 19.
+    /// compression level used), on top of [`len`](Dictionary::len). For a 16 KiB trained
+    /// dictionary used at levels 1, 3, 9 and 19 in turn,
+    /// `cargo run --release --example dict_prepared_size` prints 47,680 bytes after level 1,
+    /// 455,808 after level 3, 798,400 after level 9 and 1,337,600 after level 19.
     #[cfg(feature = "dcz")]
     pub fn prepared_size(&self) -> usize {
         self.inner.zstd.cdicts_size()

@@ -9,8 +9,8 @@ use crate::codec::{EncodeError, Level, SliceEnd};
 use crate::pool::{CodecPool, Hold, Pooled};
 
 /// A complete, empty, final fixed-Huffman block (BFINAL=1, BTYPE=01, end-of-block), valid
-/// at a byte boundary. Ends a stream whose last block was a full flush without drawing a
-/// deflate state just to say "done".
+/// at a byte boundary. Ends a stream idle since a sync flush (byte-aligned) without drawing
+/// a deflate state just to say "done".
 const EMPTY_FINAL_BLOCK: [u8; 2] = [0x03, 0x00];
 
 /// A streaming gzip or zlib encoder over a pooled raw deflate state.

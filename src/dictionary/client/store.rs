@@ -267,12 +267,7 @@ impl ClientDictionaryStore {
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        // No user code runs under the lock and every update completes before it could
-        // panic, so a poisoned lock still holds consistent data.
-        self.shared
-            .state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        crate::sync::lock(&self.shared.state)
     }
 
     fn now(&self) -> Instant {
