@@ -475,5 +475,4 @@ impl<T: PooledState> fmt::Debug for Pooled<T> {
 }
 
 #[cfg(test)]
-#[path = "pool_tests.rs"]
 mod tests;

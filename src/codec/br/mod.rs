@@ -22,8 +22,6 @@
 mod alloc;
 mod decoder;
 mod encoder;
-#[cfg(test)]
-mod resume_tests;
 mod state;
 mod stream;
 #[cfg(test)]

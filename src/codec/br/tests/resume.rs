@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 
-use super::BrEncoder;
-use super::state::draw_compressor;
+use super::super::BrEncoder;
+use super::super::state::draw_compressor;
 use crate::CompressionLevel;
 use crate::codec::pause_steps::step;
 use crate::codec::{ContentCoding, Encode, Level};

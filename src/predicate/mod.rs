@@ -390,5 +390,4 @@ impl Predicate for DefaultPredicate {
 }
 
 #[cfg(test)]
-#[path = "predicate_tests.rs"]
 mod tests;

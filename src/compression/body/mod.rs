@@ -444,5 +444,4 @@ impl<B> Drop for Encoding<B> {
 }
 
 #[cfg(test)]
-#[path = "body_tests.rs"]
 mod tests;

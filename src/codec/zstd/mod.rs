@@ -485,5 +485,4 @@ impl<X: FrameContext> DecodeCore for Frames<X> {
 }
 
 #[cfg(test)]
-#[path = "zstd_tests.rs"]
 mod tests;

@@ -5,9 +5,10 @@ use super::encoder::compress;
 use super::state::{draw_compressor, draw_decompressor};
 use super::*;
 use crate::codec::{Decode, DecodeError, DecodeErrorKind, Encode, Level};
+use crate::pool::{CodecPool, PooledState};
 use brotli::enc::encode::BrotliEncoderOperation;
 
-use crate::pool::{CodecPool, PooledState};
+mod resume;
 
 /// A small deterministic generator (xorshift64*), so failures reproduce.
 struct Rng(u64);
