@@ -1,7 +1,7 @@
 //! The codec pool through the public codecs: cap, accounting, level separation, panics,
 //! clean reuse, and the allocation count of pooled codecs. The guard itself (discard, drop
 //! while panicking, reset byte for byte against a fresh flate2 state) is unit-tested in
-//! src/pool_tests.rs.
+//! src/pool/tests.rs.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Barrier;
@@ -135,7 +135,7 @@ fn levels_are_kept_apart() {
 
 #[test]
 fn codecs_dropped_while_panicking_are_discarded_and_the_pool_survives() {
-    // The guard itself is tested in src/pool_tests.rs; here, through the public codecs.
+    // The guard itself is tested in src/pool/tests.rs; here, through the public codecs.
     let pool = CodecPool::builder().max_idle(4).build();
     let result = catch_unwind(AssertUnwindSafe(|| {
         let mut encoder = Encoder::new(ContentCoding::Gzip, CompressionLevel::Default, &pool);
