@@ -111,6 +111,8 @@ struct Config {
     dict_codings: Vec<ContentCoding>,
     dictionary: Option<PathBuf>,
     save_dictionary: Option<PathBuf>,
+    /// `--level`: a level for some codings, the others at their defaults.
+    levels: Vec<(ContentCoding, i32)>,
 }
 
 /// Dictionary transport, ours only.
@@ -184,7 +186,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 const USAGE: &str = "usage: server [--baseline tower-http] [--prefer LIST] \
-    [--dictionary FILE] [--save-dictionary FILE]   (env: ADDR, RUST_LOG)\n\
+    [--level CODING=N[,CODING=N...]] [--dictionary FILE] [--save-dictionary FILE]   \
+    (env: ADDR, RUST_LOG)\n\
     LIST: comma-separated codings, most preferred first: zstd, br, gzip, deflate, dcz, dcb";
 
 fn usage(why: &str) -> ! {
@@ -199,6 +202,7 @@ fn parse_args() -> Config {
         dict_codings: DICT_CODINGS.to_vec(),
         dictionary: None,
         save_dictionary: None,
+        levels: Vec::new(),
     };
     let mut ours_only = Vec::new();
     let mut args = std::env::args().skip(1);
@@ -213,9 +217,10 @@ fn parse_args() -> Config {
             println!("{USAGE}");
             std::process::exit(0);
         }
-        const FLAGS: [&str; 4] = [
+        const FLAGS: [&str; 5] = [
             "--baseline",
             "--prefer",
+            "--level",
             "--dictionary",
             "--save-dictionary",
         ];
@@ -235,6 +240,7 @@ fn parse_args() -> Config {
                 let rest = DICT_CODINGS.iter().filter(|c| !dict.contains(c));
                 config.dict_codings = dict.iter().chain(rest).copied().collect();
             }
+            "--level" => config.levels = parse_levels(&value).unwrap_or_else(|e| usage(&e)),
             "--dictionary" => config.dictionary = Some(value.into()),
             "--save-dictionary" => config.save_dictionary = Some(value.into()),
             _ => usage(&format!("unknown argument {arg:?}")),
@@ -250,6 +256,27 @@ fn parse_args() -> Config {
         ));
     }
     config
+}
+
+/// `--level`'s list: `br=9,zstd=12`, each coding's level (clamped to its range).
+fn parse_levels(list: &str) -> Result<Vec<(ContentCoding, i32)>, String> {
+    let mut levels = Vec::new();
+    for item in list.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        let (token, level) = item
+            .split_once('=')
+            .ok_or_else(|| format!("--level: {item:?} is not CODING=N"))?;
+        let coding = ContentCoding::from_token(token)
+            .ok_or_else(|| format!("--level: unknown or not compiled-in coding {token:?}"))?;
+        let level = level
+            .trim()
+            .parse()
+            .map_err(|_| format!("--level: {level:?} is not a number"))?;
+        levels.push((coding, level));
+    }
+    if levels.is_empty() {
+        return Err("--level: an empty list".into());
+    }
+    Ok(levels)
 }
 
 /// `--prefer`'s list: the plain codings and the dictionary codings, each in order.
@@ -332,6 +359,9 @@ fn app(
         Mode::TowerHttp => None,
     };
     let mut ours = CompressionLayer::new().quality(CompressionLevel::Default);
+    for &(coding, level) in &config.levels {
+        ours = ours.level(coding, CompressionLevel::Precise(level));
+    }
     if let Some(d) = &dictionaries {
         if let Some(api) = &d.api {
             d.store.insert(api.clone());

@@ -174,12 +174,18 @@ macro_rules! builder_methods {
             self.with(|s| s.offered.set(format, enable))
         }
 
-        /// The compression level (default
+        /// The compression level of every coding (default
         /// [`CompressionLevel::Default`](crate::CompressionLevel::Default): gzip and deflate 6,
         /// zstd 3, br 4), mapped per coding as [`CompressionLevel`](crate::CompressionLevel)
-        /// shows.
+        /// shows. [`level`](Self::level) then sets one coding's.
         pub fn quality(self, level: $crate::CompressionLevel) -> Self {
-            self.with(|s| s.level = level)
+            self.with(|s| s.levels = $crate::codec::Levels::all(level))
+        }
+
+        /// The compression level of one coding, the others keeping theirs: `br` at 5 and
+        /// `zstd` at 3 in one layer, say. `dcz` and `dcb` have levels of their own.
+        pub fn level(self, coding: $crate::ContentCoding, level: $crate::CompressionLevel) -> Self {
+            self.with(|s| s.levels.set(coding, level))
         }
 
         /// The pool to draw codec states from (default:

@@ -813,3 +813,27 @@ async fn our_client_learns_and_uses_the_demo_dictionaries() {
     }
     assert!(store.stats().offered >= 3, "{:?}", store.stats());
 }
+
+/// `--level CODING=N` sets one coding's level, the others keep theirs: gzip at 9 marks its
+/// header "maximum compression" (XFL 2, RFC 1952 section 2.3.1), at the default 6 not (0).
+#[tokio::test]
+async fn level_flag_sets_one_coding() {
+    let url_of = |server: &Server| server.url("/api/items?n=50&start=1");
+    let default = Server::start(&[]);
+    let plain = get(&url_of(&default), "gzip").await;
+    assert_eq!(plain.encoding(), Some("gzip"));
+    assert_eq!(plain.body[8], 0, "XFL at the default level");
+    drop(default);
+    let tuned = Server::start(&["--level", "gzip=9,br=5"]);
+    let best = get(&url_of(&tuned), "gzip").await;
+    assert_eq!(best.encoding(), Some("gzip"));
+    assert_eq!(best.body[8], 2, "XFL at level 9");
+    assert!(best.body.len() <= plain.body.len());
+    // A bad list is refused with the usage, before anything is served.
+    let out = Command::new(demo::server_binary())
+        .args(["--level", "gzip"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--level"));
+}

@@ -5,7 +5,7 @@ use tower_layer::Layer;
 use super::RequestCompression;
 use crate::CodecPool;
 use crate::builders::builder_methods;
-use crate::codec::{CompressionLevel, ContentCoding};
+use crate::codec::{ContentCoding, Levels};
 use crate::negotiate::Offered;
 use crate::predicate::{DefaultPredicate, Predicate};
 
@@ -17,7 +17,7 @@ pub const DEFAULT_REQUEST_MIN_SIZE: u64 = 1024;
 pub(crate) struct Settings {
     /// The codings that may be sent; the most preferred one enabled is used.
     pub(crate) offered: Offered,
-    pub(crate) level: CompressionLevel,
+    pub(crate) levels: Levels,
     pub(crate) min_size: u64,
     pub(crate) pool: CodecPool,
 }
@@ -31,7 +31,7 @@ impl Default for Settings {
         }
         Settings {
             offered,
-            level: CompressionLevel::Default,
+            levels: Levels::default(),
             min_size: DEFAULT_REQUEST_MIN_SIZE,
             pool: CodecPool::global().clone(),
         }

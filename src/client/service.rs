@@ -89,7 +89,7 @@ where
                     .insert(CONTENT_ENCODING, HeaderValue::from_static(format.as_str()));
                 parts.headers.remove(CONTENT_LENGTH);
                 let settings = &self.settings;
-                let encoder = Encoder::new(format, settings.level, &settings.pool);
+                let encoder = Encoder::new(format, settings.levels.of(format), &settings.pool);
                 CompressionBody::encode(body, encoder)
             }
             None => CompressionBody::identity(body),

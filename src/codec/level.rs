@@ -1,4 +1,5 @@
 use super::ContentCoding;
+use crate::coding::CODINGS;
 use crate::pool::Level;
 
 /// The compression level, with tower-http's names and per-coding meaning.
@@ -45,6 +46,34 @@ impl CompressionLevel {
             CompressionLevel::Precise(n) => n.clamp(levels.min, levels.max),
         };
         Level::new(level as u8)
+    }
+}
+
+/// A level for each coding, as a layer is configured with: `quality(..)` sets them all,
+/// `level(coding, ..)` one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Levels([CompressionLevel; CODINGS]);
+
+impl Levels {
+    /// `level` for every coding.
+    pub(crate) fn all(level: CompressionLevel) -> Self {
+        Levels([level; CODINGS])
+    }
+
+    /// Sets `coding`'s level.
+    pub(crate) fn set(&mut self, coding: ContentCoding, level: CompressionLevel) {
+        self.0[coding.index()] = level;
+    }
+
+    /// `coding`'s level.
+    pub(crate) fn of(&self, coding: ContentCoding) -> CompressionLevel {
+        self.0[coding.index()]
+    }
+}
+
+impl Default for Levels {
+    fn default() -> Self {
+        Levels::all(CompressionLevel::Default)
     }
 }
 

@@ -82,6 +82,7 @@ pub(crate) use crate::pool::Level;
 pub use any::{Decoder, Encoder, OneShot, encode_all};
 pub use error::{DecodeError, DecodeErrorKind, EncodeError};
 pub(crate) use level::CompressionLevel;
+pub(crate) use level::Levels;
 
 /// The coding type's former name.
 #[deprecated(note = "use `tower_gzip::ContentCoding`")]

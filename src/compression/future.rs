@@ -368,7 +368,8 @@ fn add_varies(settings: &Settings, headers: &mut HeaderMap) {
 }
 
 fn encoder(settings: &Settings, target: &Target, size: Option<u64>) -> Result<Encoder, BoxError> {
-    let (coding, level, pool) = (target.coding, settings.level, &settings.pool);
+    let (coding, pool) = (target.coding, &settings.pool);
+    let level = settings.levels.of(coding);
     let encoder = match &target.dictionary {
         None => Encoder::new(coding, level, pool).with_header_padding(padding(settings, coding)),
         Some(dictionary) => Encoder::against(coding, dictionary, level, pool)?,
@@ -394,7 +395,7 @@ fn one_shot(settings: &Settings, target: &Target, chunks: Chunks) -> Result<Byte
     let input = chunks.concat();
     let mut out = BytesMut::new();
     OneShot::new(target.coding)
-        .level(settings.level)
+        .level(settings.levels.of(target.coding))
         .pool(&settings.pool)
         .header_padding(padding(settings, target.coding))
         .against(target.dictionary.as_ref())

@@ -5,7 +5,7 @@ use tower_layer::Layer;
 use super::service::{Compression, Settings};
 use super::stats::CompressionStats;
 use crate::builders::builder_methods;
-use crate::codec::CompressionLevel;
+use crate::codec::Levels;
 use crate::negotiate::Offered;
 use crate::pool::CodecPool;
 use crate::predicate::{DefaultPredicate, Predicate};
@@ -48,7 +48,7 @@ impl CompressionLayer {
         CompressionLayer {
             settings: Arc::new(Settings {
                 offered: Offered::default(),
-                level: CompressionLevel::Default,
+                levels: Levels::default(),
                 min_size: DEFAULT_MIN_SIZE,
                 jitter: 0,
                 pool: CodecPool::global().clone(),

@@ -11,8 +11,8 @@ use super::future::ResponseFuture;
 use super::layer::CompressionLayer;
 use super::stats::CompressionStats;
 use crate::builders::builder_methods;
-use crate::codec::CompressionLevel;
 use crate::codec::ContentCoding;
+use crate::codec::Levels;
 use crate::dictionary::DictionaryStore;
 use crate::negotiate::{AcceptEncoding, Choice, Negotiated, Offered, choose};
 use crate::pool::CodecPool;
@@ -22,7 +22,7 @@ use crate::predicate::{DefaultPredicate, Predicate};
 #[derive(Clone, Debug)]
 pub(crate) struct Settings {
     pub(crate) offered: Offered,
-    pub(crate) level: CompressionLevel,
+    pub(crate) levels: Levels,
     pub(crate) min_size: u64,
     pub(crate) jitter: u16,
     pub(crate) pool: CodecPool,

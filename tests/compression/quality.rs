@@ -253,3 +253,66 @@ async fn stats_add_up() {
     // Clones share counters.
     assert_eq!(layer.clone().stats().snapshot(), snap);
 }
+
+/// A body known in full, compressed in one shot as the layer does: what `coding` at `level`
+/// must produce, byte for byte (every coding's one-shot output is deterministic).
+fn one_shot(coding: tower_gzip::ContentCoding, level: CompressionLevel, data: &[u8]) -> Vec<u8> {
+    let mut out = bytes::BytesMut::new();
+    tower_gzip::codec::OneShot::new(coding)
+        .level(level)
+        .pool(&private_pool())
+        .encode(data, &mut out)
+        .unwrap();
+    out.to_vec()
+}
+
+/// `level(coding, ..)` sets that coding's level and leaves the others at `quality(..)`'s:
+/// each coding's response is exactly its one-shot output at its own level.
+#[tokio::test]
+async fn each_coding_uses_its_own_level() {
+    use tower_gzip::ContentCoding;
+    let data = text(20_000);
+    let own = [
+        (ContentCoding::Gzip, CompressionLevel::Precise(4)),
+        (ContentCoding::Deflate, CompressionLevel::Precise(9)),
+        (ContentCoding::Zstd, CompressionLevel::Precise(19)),
+        (ContentCoding::Br, CompressionLevel::Precise(9)),
+    ];
+    let mut layer = CompressionLayer::new()
+        .pool(private_pool())
+        .quality(CompressionLevel::Fastest);
+    for (coding, level) in own {
+        layer = layer.level(coding, level);
+    }
+    for &coding in ContentCoding::PLAIN {
+        let (_, level) = own.iter().find(|(c, _)| *c == coding).unwrap();
+        let out = round(&layer, Some(coding.as_str()), full(data.clone())).await;
+        assert_eq!(out.encoding(), Some(coding.as_str()));
+        assert_eq!(out.body, one_shot(coding, *level, &data), "{coding:?}");
+        // Not what the layer's own quality would have made.
+        let fastest = one_shot(coding, CompressionLevel::Fastest, &data);
+        assert_ne!(out.body, fastest, "{coding:?} at its own level");
+    }
+}
+
+/// `quality(..)` after `level(..)` sets every coding again.
+#[tokio::test]
+async fn quality_sets_every_coding() {
+    use tower_gzip::ContentCoding;
+    let data = text(20_000);
+    let layer = CompressionLayer::new()
+        .pool(private_pool())
+        .level(ContentCoding::Gzip, CompressionLevel::Precise(1))
+        .quality(CompressionLevel::Best);
+    for &coding in ContentCoding::PLAIN {
+        if coding == ContentCoding::Br {
+            continue; // quality 11 takes seconds on debug builds; covered by the test above
+        }
+        let out = round(&layer, Some(coding.as_str()), full(data.clone())).await;
+        assert_eq!(
+            out.body,
+            one_shot(coding, CompressionLevel::Best, &data),
+            "{coding:?}"
+        );
+    }
+}
