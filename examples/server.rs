@@ -89,12 +89,7 @@ const MAX_ECHO: usize = 64 << 20;
 /// The dictionaries the server keeps: the API's, and the versions of the script.
 const STORE_BYTES: usize = 8 << 20;
 /// The dictionary codings this build makes, in the default order.
-const DICT_CODINGS: &[ContentCoding] = &[
-    #[cfg(feature = "zstd")]
-    ContentCoding::Dcz,
-    #[cfg(feature = "br")]
-    ContentCoding::Dcb,
-];
+const DICT_CODINGS: &[ContentCoding] = ContentCoding::DICTIONARY;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
@@ -283,35 +278,15 @@ fn parse_levels(list: &str) -> Result<Vec<(ContentCoding, i32)>, String> {
 fn parse_prefer(list: &str) -> Result<(Vec<ContentCoding>, Vec<ContentCoding>), String> {
     let (mut plain, mut dict) = (Vec::new(), Vec::new());
     for token in list.split(',').map(str::trim).filter(|t| !t.is_empty()) {
-        let token = token.to_ascii_lowercase();
-        match token.as_str() {
-            "dcz" | "dcb" => {
-                let coding = if token == "dcz" {
-                    ContentCoding::Dcz
-                } else {
-                    ContentCoding::Dcb
-                };
-                if !DICT_CODINGS.contains(&coding) {
-                    return Err(format!(
-                        "--prefer: {token} is not compiled in (it needs the {} feature)",
-                        if token == "dcz" { "zstd" } else { "br" }
-                    ));
-                }
-                if !dict.contains(&coding) {
-                    dict.push(coding);
-                }
-            }
-            _ => match ContentCoding::from_token(&token)
-                .filter(|f| ContentCoding::PLAIN.contains(f))
-            {
-                Some(format) if !plain.contains(&format) => plain.push(format),
-                Some(_) => {}
-                None => {
-                    return Err(format!(
-                        "--prefer: unknown or not compiled-in coding {token:?}"
-                    ));
-                }
-            },
+        let coding = ContentCoding::from_token(token)
+            .ok_or_else(|| format!("--prefer: unknown or not compiled-in coding {token:?}"))?;
+        let list = if coding.needs_dictionary() {
+            &mut dict
+        } else {
+            &mut plain
+        };
+        if !list.contains(&coding) {
+            list.push(coding);
         }
     }
     if plain.is_empty() && dict.is_empty() {
