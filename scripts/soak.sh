@@ -20,7 +20,7 @@ seconds="${1:-${SOAK_SECONDS:-60}}"
 
 echo "soak: cargo build --release --example server"
 cargo build --release --example server --quiet
-server_bin=target/release/examples/server
+server_bin="${CARGO_TARGET_DIR:-target}/release/examples/server"
 
 workdir=$(mktemp -d)
 server_pid=""
