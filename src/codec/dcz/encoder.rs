@@ -4,21 +4,18 @@
 //! The window is at most max(8 MiB, 1.25 x the dictionary), never over 128 MiB: what a
 //! client must accept, and so what the decoder here accepts, exactly.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-use bytes::{Bytes, BytesMut};
+use bytes::BytesMut;
 use zstd_safe::zstd_sys::ZSTD_EndDirective as End;
 
 use super::shelf::draw_compressor;
-use crate::codec::dictionary::DictDecodeError;
 use crate::codec::dictionary::Dictionary;
 use crate::codec::dictionary::frame::DCZ_MAGIC;
 use crate::codec::dictionary::{DictCodec, HeadedEncoder as Headed, Op, Stream, dict_encoder};
 use crate::codec::encoding::Driving;
-use crate::codec::{
-    CompressionLevel, ContentCoding, DecodeError, DecodeErrorKind, EncodeError, Level,
-};
-use crate::ffi::zstd_raw::{CompressContext, RawCDict, RawDDict, ZstdError};
+use crate::codec::{CompressionLevel, ContentCoding, EncodeError, Level};
+use crate::ffi::zstd_raw::{CompressContext, RawCDict, ZstdError};
 use crate::pool::{CodecPool, Pooled};
 
 /// The smallest window a `dcz` client must accept: 8 MiB.
@@ -46,59 +43,6 @@ pub(crate) fn dcz_window_limit(dictionary_len: usize) -> u64 {
 fn window_log(level: Level, dictionary_len: usize) -> u32 {
     let limit = dcz_window_limit(dictionary_len).ilog2();
     crate::ffi::zstd_raw::natural_window_log(i32::from(level.get())).min(limit)
-}
-
-/// The zstd state of one dictionary: a raw-content `CDict` per level, made on first use,
-/// and one `DDict`. Creation failures (out of memory) are not cached.
-pub(crate) struct Prepared {
-    bytes: Bytes,
-    cdicts: [OnceLock<Arc<RawCDict>>; Level::COUNT],
-    ddict: OnceLock<Arc<RawDDict>>,
-}
-
-impl Prepared {
-    pub(crate) fn new(bytes: &Bytes) -> Self {
-        Prepared {
-            bytes: bytes.clone(),
-            cdicts: std::array::from_fn(|_| OnceLock::new()),
-            ddict: OnceLock::new(),
-        }
-    }
-
-    /// The `CDict` for `level`, made once.
-    fn cdict(&self, level: Level) -> Result<Arc<RawCDict>, EncodeError> {
-        let slot = &self.cdicts[level.index()];
-        if let Some(cdict) = slot.get() {
-            return Ok(cdict.clone());
-        }
-        let made = RawCDict::new(&self.bytes, i32::from(level.get()))
-            .ok_or_else(|| EncodeError::new("zstd: could not digest the dictionary"))?;
-        // Two threads may race to make it; one wins and both use the winner.
-        Ok(slot.get_or_init(|| Arc::new(made)).clone())
-    }
-
-    /// The `DDict`, made once.
-    pub(crate) fn ddict(&self) -> Result<Arc<RawDDict>, DictDecodeError> {
-        if let Some(ddict) = self.ddict.get() {
-            return Ok(ddict.clone());
-        }
-        let made = RawDDict::new(&self.bytes).ok_or_else(|| {
-            DictDecodeError::Codec(DecodeError::new(
-                DecodeErrorKind::CorruptData,
-                "zstd could not digest the dictionary",
-            ))
-        })?;
-        Ok(self.ddict.get_or_init(|| Arc::new(made)).clone())
-    }
-
-    /// The memory the digested dictionaries made so far hold (for reports and tests).
-    pub(crate) fn cdicts_size(&self) -> usize {
-        self.cdicts
-            .iter()
-            .filter_map(OnceLock::get)
-            .map(|c| c.sizeof())
-            .sum()
-    }
 }
 
 fn encode_error(e: ZstdError) -> EncodeError {

@@ -7,11 +7,11 @@ mod shelf;
 
 pub(crate) use decoder::DczDecoder;
 pub use decoder::decode_dcz;
+pub(crate) use encoder::DczEncoder;
 #[cfg(all(test, feature = "dcb"))]
 pub(crate) use encoder::dcz_window_limit;
 pub use encoder::encode_dcz;
 pub(crate) use encoder::encode_dcz as encode_all;
-pub(crate) use encoder::{DczEncoder, Prepared};
 
 use super::dictionary::Dictionary;
 use super::{CompressionLevel, DecodeError, EncodeError};

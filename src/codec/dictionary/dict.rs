@@ -50,7 +50,7 @@ struct Inner {
     use_as_dictionary: HeaderValue,
     available_dictionary: HeaderValue,
     #[cfg(feature = "dcz")]
-    zstd: crate::codec::dcz::Prepared,
+    zstd: super::Prepared,
 }
 
 impl Dictionary {
@@ -71,7 +71,7 @@ impl Dictionary {
             inner: Arc::new(Inner {
                 available_dictionary: available_dictionary_value(&hash),
                 #[cfg(feature = "dcz")]
-                zstd: crate::codec::dcz::Prepared::new(&bytes),
+                zstd: super::Prepared::new(&bytes),
                 bytes,
                 hash,
                 metadata,
@@ -151,7 +151,7 @@ impl Dictionary {
 
     /// The zstd state prepared from the dictionary.
     #[cfg(feature = "dcz")]
-    pub(crate) fn zstd(&self) -> &crate::codec::dcz::Prepared {
+    pub(crate) fn zstd(&self) -> &super::Prepared {
         &self.inner.zstd
     }
 
