@@ -67,7 +67,7 @@ fi
 # --- build -------------------------------------------------------------------------------
 log "building the demo server (release)"
 (cd "$ROOT" && cargo build --release --example server --quiet)
-BIN="$ROOT/target/release/examples/server"
+BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/examples/server"
 
 # --- server control ----------------------------------------------------------------------
 BASE=""
