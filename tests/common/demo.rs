@@ -14,26 +14,20 @@ use serde_json::Value;
 /// ones (`cargo test --no-default-features --features ...` must not rebuild the crate with
 /// the defaults for the example).
 fn features() -> String {
-    let mut features = Vec::new();
-    if cfg!(feature = "libdeflate") {
-        features.push("libdeflate");
-    }
-    if cfg!(feature = "zstd") {
-        features.push("zstd");
-    }
-    if cfg!(feature = "br") {
-        features.push("br");
-    }
-    if cfg!(feature = "dcz") {
-        features.push("dcz");
-    }
-    if cfg!(feature = "dcb") {
-        features.push("dcb");
-    }
-    if cfg!(feature = "dictionary-client") {
-        features.push("dictionary-client");
-    }
-    features.join(",")
+    let features = [
+        ("libdeflate", cfg!(feature = "libdeflate")),
+        ("zstd", cfg!(feature = "zstd")),
+        ("br", cfg!(feature = "br")),
+        ("dcz", cfg!(feature = "dcz")),
+        ("dcb", cfg!(feature = "dcb")),
+        ("dictionary-client", cfg!(feature = "dictionary-client")),
+    ];
+    let on: Vec<&str> = features
+        .iter()
+        .filter(|(_, on)| *on)
+        .map(|(name, _)| *name)
+        .collect();
+    on.join(",")
 }
 
 /// Builds the example (a no-op when fresh) in the profile and with the features this test
