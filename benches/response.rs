@@ -278,23 +278,21 @@ fn client_dict(c: &mut Criterion) {
     use http_body_util::{BodyExt, Empty, Full};
     use tower::ServiceExt;
     use tower_gzip::ContentCoding;
+    use tower_gzip::client::ClientDictionaryStore;
     use tower_gzip::codec::Decoder;
+    use tower_gzip::codec::OneShot;
     use tower_gzip::decompression::DecompressionLayer;
-    use tower_gzip::dictionary::{ClientDictionaryStore, encode_dcz};
 
     let rt = runtime();
     let (dictionary, _) = support::trained_dictionary();
     let payload = json(1024);
     let pool = CodecPool::global();
     let mut dcz = BytesMut::new();
-    encode_dcz(
-        &dictionary,
-        tower_gzip::CompressionLevel::Default,
-        &payload,
-        pool,
-        &mut dcz,
-    )
-    .unwrap();
+    OneShot::new(ContentCoding::Dcz)
+        .dictionary(&dictionary)
+        .pool(pool)
+        .encode(&payload, &mut dcz)
+        .unwrap();
     let dcz = dcz.freeze();
     let zstd = support::zstd_bytes(&payload, 3);
     eprintln!(

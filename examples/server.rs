@@ -77,9 +77,9 @@ use tower_gzip::CompressionLevel;
 use tower_gzip::ContentCoding;
 use tower_gzip::compression::{CompressionLayer, CompressionStats};
 use tower_gzip::dictionary::{
-    Dictionary, DictionaryService, DictionaryStore, UseAsDictionary, UseAsDictionaryLayer,
-    link_header,
+    Dictionary, DictionaryService, DictionaryStore, UseAsDictionaryLayer, link_header,
 };
+use tower_gzip::headers::UseAsDictionary;
 use tracing::{info, warn};
 
 use bodies::WireStats;

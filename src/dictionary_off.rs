@@ -7,16 +7,6 @@ use crate::ContentCoding;
 pub(crate) use crate::codec::dictionary::Dictionary;
 use crate::negotiate::AcceptEncoding;
 
-#[path = "dictionary/client_off.rs"]
-mod client;
-
-pub(crate) use client::{Candidate, ClientDictionaryStore};
-
-/// The request header naming the client's dictionary (RFC 9842 section 2.2).
-pub(crate) const AVAILABLE_DICTIONARY: &str = "available-dictionary";
-/// The request header carrying the dictionary's `id` (RFC 9842 section 2.3).
-pub(crate) const DICTIONARY_ID: &str = "dictionary-id";
-
 /// No store can exist.
 #[derive(Clone, Debug)]
 pub(crate) enum DictionaryStore {}

@@ -55,7 +55,7 @@ mod ended;
 // The one module allowed `unsafe` code.
 #[allow(unsafe_code)]
 mod ffi;
-mod headers;
+pub mod headers;
 mod negotiate;
 mod pool;
 pub mod predicate;

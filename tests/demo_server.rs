@@ -482,14 +482,18 @@ async fn get_with_dictionary(url: &str, available: &str, accept_encoding: &str) 
 
 #[cfg(feature = "zstd")]
 fn dictionary_of(bytes: &[u8], pattern: &str) -> tower_gzip::dictionary::Dictionary {
-    use tower_gzip::dictionary::{Dictionary, UseAsDictionary};
+    use tower_gzip::dictionary::Dictionary;
+    use tower_gzip::headers::UseAsDictionary;
     Dictionary::new(Bytes::copy_from_slice(bytes), UseAsDictionary::new(pattern)).unwrap()
 }
 
 #[cfg(feature = "zstd")]
 fn undcz(dictionary: &tower_gzip::dictionary::Dictionary, body: &[u8]) -> Vec<u8> {
     let pool = tower_gzip::CodecPool::global();
-    tower_gzip::dictionary::decode_dcz(dictionary, body, pool, 16 << 20)
+    tower_gzip::codec::OneShot::new(tower_gzip::ContentCoding::Dcz)
+        .dictionary(dictionary)
+        .pool(pool)
+        .decode(body, 16 << 20)
         .unwrap()
         .to_vec()
 }
@@ -676,7 +680,10 @@ async fn prefer_and_dictionary_files() {
     let all = "gzip, deflate, br, zstd, dcb, dcz";
     let dcb = get_with_dictionary(&url, api.available_dictionary().to_str().unwrap(), all).await;
     assert_eq!(dcb.encoding(), Some("dcb"));
-    let decoded = tower_gzip::dictionary::decode_dcb(&api, &dcb.body, 1 << 20).unwrap();
+    let decoded = tower_gzip::codec::OneShot::new(tower_gzip::ContentCoding::Dcb)
+        .dictionary(&api)
+        .decode(&dcb.body, 1 << 20)
+        .unwrap();
     assert_eq!(&decoded[..], &plain[..]);
     // Plain codings: br first.
     assert_eq!(get(&url, "gzip, zstd, br").await.encoding(), Some("br"));
@@ -743,8 +750,8 @@ async fn baseline_tower_http_has_no_dictionaries() {
 async fn our_client_learns_and_uses_the_demo_dictionaries() {
     use std::sync::{Arc, Mutex};
     use tower::{ServiceBuilder, ServiceExt};
+    use tower_gzip::client::{ClientDictionaryStore, linked_dictionaries};
     use tower_gzip::decompression::DecompressionLayer;
-    use tower_gzip::dictionary::{ClientDictionaryStore, linked_dictionaries};
 
     let server = Server::start(&[]);
     let store = ClientDictionaryStore::new();

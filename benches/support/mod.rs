@@ -571,7 +571,8 @@ pub fn trained_dictionary() -> (
     tower_gzip::dictionary::Dictionary,
     tower_gzip::dictionary::DictionaryStore,
 ) {
-    use tower_gzip::dictionary::{Dictionary, DictionaryStore, UseAsDictionary, train};
+    use tower_gzip::dictionary::{Dictionary, DictionaryStore, train};
+    use tower_gzip::headers::UseAsDictionary;
     let samples: Vec<Bytes> = (0..400)
         .map(|k| json_from(1_000_000 + k * 37, 1024 + (k as usize % 7) * 512))
         .collect();

@@ -6,7 +6,8 @@
 use std::path::Path;
 use std::time::Instant;
 
-use tower_gzip::dictionary::{Dictionary, UseAsDictionary};
+use tower_gzip::dictionary::Dictionary;
+use tower_gzip::headers::UseAsDictionary;
 use tracing::info;
 
 use crate::routes::{items_json, mix};

@@ -1,6 +1,6 @@
 //! Where a `dcb` response's time goes: a new brotli encoder, the same with the dictionary
 //! loaded into it (`set_custom_dictionary`, which hashes it), and a whole `dcb` response
-//! (`encode_dcb`, quality 5), for a 4 KiB and a 32 KiB trained dictionary; the mean of 200
+//! (`OneShot` with a dictionary, quality 5), for a 4 KiB and a 32 KiB trained dictionary; the mean of 200
 //! runs each. The `brotli` crate has no shared prepared dictionary, so `dcb` pays the
 //! loading on every response (BENCHMARKS.md, "What dictionaries buy on small API JSON").
 //!
@@ -10,8 +10,9 @@
 
 use brotli::enc::encode::{BrotliEncoderParameter as P, BrotliEncoderStateStruct};
 use bytes::BytesMut;
-use tower_gzip::dictionary::{encode_dcb, train};
-use tower_gzip::{CodecPool, CompressionLevel};
+use tower_gzip::ContentCoding;
+use tower_gzip::codec::OneShot;
+use tower_gzip::dictionary::train;
 
 mod dict_samples;
 use dict_samples::{dictionary, json_samples};
@@ -42,14 +43,10 @@ fn main() {
         });
         let whole = time(&|| {
             let mut out = BytesMut::new();
-            encode_dcb(
-                &dict,
-                CompressionLevel::Default,
-                &body,
-                CodecPool::global(),
-                &mut out,
-            )
-            .unwrap();
+            OneShot::new(ContentCoding::Dcb)
+                .dictionary(&dict)
+                .encode(&body, &mut out)
+                .unwrap();
         });
         println!(
             "{} KiB dictionary, {} B body: new encoder {fresh:.1} µs, + dictionary {with_dict:.1} µs, whole dcb {whole:.1} µs",

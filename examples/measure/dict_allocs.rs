@@ -26,7 +26,8 @@ use tower::{Layer, service_fn};
 use tower_gzip::CodecPool;
 use tower_gzip::ContentCoding;
 use tower_gzip::compression::CompressionLayer;
-use tower_gzip::dictionary::{Dictionary, UseAsDictionary, train};
+use tower_gzip::dictionary::{Dictionary, train};
+use tower_gzip::headers::UseAsDictionary;
 
 use support::{expect_coding, full_response, json, respond};
 
@@ -201,7 +202,6 @@ fn issues_page(page: u64) -> Vec<u8> {
 fn api_json_bytes() {
     use tower_gzip::ContentCoding;
     use tower_gzip::codec::OneShot;
-    use tower_gzip::dictionary::{encode_dcb, encode_dcz};
     let pool = CodecPool::new();
     let training: Vec<Vec<u8>> = (0..300).map(issues_page).collect();
     let measured: Vec<Vec<u8>> = (10_000..10_200).map(issues_page).collect();
@@ -227,10 +227,18 @@ fn api_json_bytes() {
                 .unwrap();
             br += out.len();
             out.clear();
-            encode_dcz(&dictionary, Default::default(), body, &pool, &mut out).unwrap();
+            OneShot::new(ContentCoding::Dcz)
+                .dictionary(&dictionary)
+                .pool(&pool)
+                .encode(body, &mut out)
+                .unwrap();
             dcz += out.len();
             out.clear();
-            encode_dcb(&dictionary, Default::default(), body, &pool, &mut out).unwrap();
+            OneShot::new(ContentCoding::Dcb)
+                .dictionary(&dictionary)
+                .pool(&pool)
+                .encode(body, &mut out)
+                .unwrap();
             dcb += out.len();
         }
         let pct = |n: usize| 100.0 * n as f64 / identity as f64;

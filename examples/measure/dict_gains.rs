@@ -14,7 +14,7 @@
 use bytes::BytesMut;
 use tower_gzip::ContentCoding;
 use tower_gzip::codec::OneShot;
-use tower_gzip::dictionary::{decode_dcz, encode_dcb, encode_dcz, train};
+use tower_gzip::dictionary::train;
 use tower_gzip::{CodecPool, CompressionLevel};
 
 mod dict_samples;
@@ -83,24 +83,27 @@ fn main() {
         let trained_in = started.elapsed();
         for body in &bodies {
             let mut out = BytesMut::new();
-            encode_dcz(&dict, CompressionLevel::Precise(3), body, &pool, &mut out).unwrap();
-            assert_eq!(
-                &decode_dcz(&dict, &out, &pool, LIMIT).unwrap()[..],
-                &body[..]
-            );
+            let dcz = OneShot::new(ContentCoding::Dcz)
+                .dictionary(&dict)
+                .level(CompressionLevel::Precise(3))
+                .pool(&pool);
+            dcz.encode(body, &mut out).unwrap();
+            assert_eq!(&dcz.decode(&out, LIMIT).unwrap()[..], &body[..]);
         }
         let (dcz, dcz_us) = run(&|body, out| {
-            encode_dcz(&dict, CompressionLevel::Precise(3), body, &pool, out).unwrap()
+            OneShot::new(ContentCoding::Dcz)
+                .dictionary(&dict)
+                .level(CompressionLevel::Precise(3))
+                .pool(&pool)
+                .encode(body, out)
+                .unwrap()
         });
         let (dcb, dcb_us) = run(&|body, out| {
-            encode_dcb(
-                &dict,
-                CompressionLevel::Precise(5),
-                body,
-                CodecPool::global(),
-                out,
-            )
-            .unwrap()
+            OneShot::new(ContentCoding::Dcb)
+                .dictionary(&dict)
+                .level(CompressionLevel::Precise(5))
+                .encode(body, out)
+                .unwrap()
         });
         let kib = size >> 10;
         // A row: the bytes (and without the headers), their share of identity, and how they

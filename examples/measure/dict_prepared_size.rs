@@ -7,7 +7,9 @@
 //! ```
 
 use bytes::BytesMut;
-use tower_gzip::dictionary::{encode_dcz, train};
+use tower_gzip::ContentCoding;
+use tower_gzip::codec::OneShot;
+use tower_gzip::dictionary::train;
 use tower_gzip::{CodecPool, CompressionLevel};
 
 mod dict_samples;
@@ -18,14 +20,12 @@ fn main() {
     for size in [4 << 10, 16 << 10, 32 << 10] {
         let dict = dictionary(train(&json_samples(2000, 21), size).unwrap());
         for level in [1, 3, 9, 19] {
-            encode_dcz(
-                &dict,
-                CompressionLevel::Precise(level),
-                b"x",
-                &pool,
-                &mut BytesMut::new(),
-            )
-            .unwrap();
+            OneShot::new(ContentCoding::Dcz)
+                .dictionary(&dict)
+                .level(CompressionLevel::Precise(level))
+                .pool(&pool)
+                .encode(b"x", &mut BytesMut::new())
+                .unwrap();
             println!(
                 "{} KiB dictionary, level {level}: {} bytes of CDicts so far",
                 size >> 10,

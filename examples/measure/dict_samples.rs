@@ -3,7 +3,8 @@
 //! as the crate's dictionary unit tests (`src/codec/dictionary/tests/samples.rs`).
 #![allow(dead_code)]
 
-use tower_gzip::dictionary::{Dictionary, UseAsDictionary};
+use tower_gzip::dictionary::Dictionary;
+use tower_gzip::headers::UseAsDictionary;
 
 #[path = "../../src/codec/dictionary/tests/samples.rs"]
 mod samples;

@@ -52,10 +52,10 @@ use libfuzzer_sys::fuzz_target;
 use tower::{Layer, Service, ServiceExt, service_fn};
 use tower_gzip::codec::{DecodeError, DecodeErrorKind};
 use tower_gzip::decompression::DecompressionLayer;
-use tower_gzip::dictionary::{
-    AVAILABLE_DICTIONARY, ClientDictionaryStore, Dictionary, USE_AS_DICTIONARY, UseAsDictionary,
-    available_dictionary, encode_dcz,
-};
+use tower_gzip::headers::{AVAILABLE_DICTIONARY, USE_AS_DICTIONARY, UseAsDictionary, available_dictionary};
+use tower_gzip::client::ClientDictionaryStore;
+use tower_gzip::codec::OneShot;
+use tower_gzip::dictionary::Dictionary;
 use tower_gzip::{BoxError, CodecPool, CompressionLevel};
 use tower_gzip_fuzz::props::block_on;
 
@@ -322,7 +322,11 @@ fn gzip(data: &[u8]) -> Bytes {
 
 fn dcz(dictionary: &Dictionary, level: CompressionLevel, data: &[u8]) -> Bytes {
     let mut out = BytesMut::new();
-    encode_dcz(dictionary, level, data, CodecPool::global(), &mut out).expect("encode_dcz");
+    OneShot::new(ContentCoding::Dcz)
+        .dictionary(dictionary)
+        .level(level)
+        .encode(data, &mut out)
+        .expect("dcz");
     out.freeze()
 }
 
@@ -332,7 +336,10 @@ fn dcz(dictionary: &Dictionary, level: CompressionLevel, data: &[u8]) -> Bytes {
 #[cfg(feature = "br")]
 fn dcb(dictionary: &Dictionary, level: CompressionLevel, data: &[u8]) -> Option<Bytes> {
     let mut out = BytesMut::new();
-    tower_gzip::dictionary::encode_dcb(dictionary, level, data, CodecPool::global(), &mut out)
+    OneShot::new(ContentCoding::Dcb)
+        .dictionary(dictionary)
+        .level(level)
+        .encode(data, &mut out)
         .ok()?;
     Some(out.freeze())
 }

@@ -6,9 +6,8 @@
 use http::{HeaderMap, HeaderValue};
 use libfuzzer_sys::fuzz_target;
 use tower_gzip::ContentCoding;
-use tower_gzip::dictionary::{
-    Dictionary, DictionaryStore, UseAsDictionary, available_dictionary, gate, select,
-};
+use tower_gzip::headers::{UseAsDictionary, available_dictionary};
+use tower_gzip::dictionary::{Dictionary, DictionaryStore, gate, select};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(value) = HeaderValue::from_bytes(data) {

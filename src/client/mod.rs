@@ -40,6 +40,10 @@
 mod layer;
 mod service;
 
+#[cfg(dictionary_client)]
+pub use crate::decompression::dictionaries::{
+    ClientDictionaryStats, ClientDictionaryStore, ClientDictionaryStoreBuilder, linked_dictionaries,
+};
 pub use crate::decompression::{Decompression, DecompressionLayer};
 pub use layer::{DEFAULT_REQUEST_MIN_SIZE, RequestCompressionLayer};
 pub use service::RequestCompression;

@@ -24,6 +24,9 @@ pub enum DecodeErrorKind {
     DictionaryMismatch,
     /// The coding's cargo feature is off: a decoder made for it reads nothing.
     Unsupported,
+    /// The decoded body passed the caller's limit (a one-shot decode's `max_len`): a
+    /// decompression bomb, or a limit set too low.
+    TooLarge,
 }
 
 /// A typed error from [`Decoder`](crate::codec::Decoder).
@@ -55,6 +58,7 @@ impl fmt::Display for DecodeError {
             DecodeErrorKind::WindowTooLarge => "window larger than 8 MiB",
             DecodeErrorKind::DictionaryMismatch => "not the offered dictionary",
             DecodeErrorKind::Unsupported => "coding not compiled in",
+            DecodeErrorKind::TooLarge => "decoded body over the limit",
         };
         write!(f, "invalid compressed body: {what}: {}", self.detail)
     }

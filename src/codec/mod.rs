@@ -72,6 +72,7 @@ pub(crate) mod flate;
 mod history;
 pub(crate) mod kinds;
 pub(crate) mod level;
+pub(crate) mod one_shot;
 #[cfg(test)]
 mod pause_steps;
 #[cfg_attr(not(feature = "zstd"), path = "absent.rs")]
@@ -79,10 +80,11 @@ pub(crate) mod zstd;
 
 pub(crate) use crate::coding::ContentCoding;
 pub(crate) use crate::pool::Level;
-pub use any::{Decoder, Encoder, OneShot, encode_all};
+pub use any::{Decoder, Encoder};
 pub use error::{DecodeError, DecodeErrorKind, EncodeError};
 pub(crate) use level::CompressionLevel;
 pub(crate) use level::Levels;
+pub use one_shot::{OneShot, encode_all};
 
 /// The coding type's former name.
 #[deprecated(note = "use `tower_gzip::ContentCoding`")]

@@ -6,7 +6,8 @@ use http::HeaderMap;
 use super::service::Settings;
 use super::stats::DictionaryOutcome;
 use crate::ContentCoding;
-use crate::dictionary::{AVAILABLE_DICTIONARY, Dictionary, gate, select_parsed};
+use crate::dictionary::{Dictionary, gate, select_parsed};
+use crate::headers::AVAILABLE_DICTIONARY;
 use crate::negotiate::AcceptEncoding;
 
 /// The request headers the decision reads, copied at the request (the response's

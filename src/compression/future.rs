@@ -3,24 +3,19 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
-use bytes::{Buf, Bytes, BytesMut};
-use http::header::{
-    ACCEPT_RANGES, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_RANGE, CONTENT_TYPE, ETAG, HeaderMap,
-    HeaderValue, VARY,
-};
+use bytes::Bytes;
+use http::header::{CONTENT_ENCODING, CONTENT_RANGE, CONTENT_TYPE, HeaderMap, HeaderValue, VARY};
 use http::{Response, StatusCode};
 use http_body::Body;
 use pin_project_lite::pin_project;
 
 use super::body::{CompressionBody, MAX_INPUT_PER_POLL};
 use super::dictionary::{self, DictionaryRequest};
+use super::encode::{Fallback, Start, Target, add_varies, encode};
 use super::service::Settings;
-use super::stats::DictionaryOutcome;
 use crate::BoxError;
-use crate::buf::Chunks;
-use crate::codec::{ContentCoding, Encoder, OneShot};
-use crate::dictionary::Dictionary;
-use crate::headers::{add_vary, add_vary_token, body_size, has_no_transform};
+use crate::codec::ContentCoding;
+use crate::headers::{add_vary, body_size, has_no_transform};
 use crate::negotiate::{Choice, Negotiated};
 use crate::predicate::Predicate;
 
@@ -89,17 +84,6 @@ enum Action {
     Encode { target: Target, start: Start },
 }
 
-/// How an encoded body starts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Start {
-    /// Read ahead what is ready, then compress in one shot or stream; a body found complete
-    /// and smaller than `floor` stays unencoded.
-    ReadAhead { floor: u64 },
-    /// Stream from the start: the body is known to be `size` bytes, more than one poll's
-    /// slice.
-    Stream { size: u64 },
-}
-
 /// The rules, in order. Hard rules come first and hold whatever the predicate says:
 ///
 /// 1. A response that already has `Content-Encoding` or `Content-Range`, a 1xx, 204 or 206,
@@ -143,19 +127,33 @@ fn decide<B: Body, P: Predicate>(
         .as_ref()
         .filter(|_| !small)
         .and_then(|d| dictionary::choose(d, headers, settings));
+    let negotiated = negotiated_coding(request, res, size, settings);
+    let identity = !request.choice.identity_refused;
     if let Some((coding, dictionary)) = chosen {
+        let fallback = Fallback {
+            coding: negotiated.as_ref().ok().copied(),
+            identity,
+        };
+        let dictionary = Some(dictionary);
         let target = Target {
             coding,
-            dictionary: Some(dictionary),
+            dictionary,
+            fallback,
         };
         return Action::Encode { target, start };
     }
-    match negotiated_coding(request, res, size, settings) {
+    match negotiated {
         Ok(_) if small => Action::VaryOnly,
         Ok(coding) => {
+            let fallback = Fallback {
+                coding: None,
+                identity,
+            };
+            let dictionary = None;
             let target = Target {
                 coding,
-                dictionary: None,
+                dictionary,
+                fallback,
             };
             Action::Encode { target, start }
         }
@@ -227,14 +225,6 @@ fn prefers_releasable(headers: &HeaderMap, size: Option<u64>, settings: &Setting
     event_stream || busy
 }
 
-/// What a compressed body is encoded with: a coding, and for `dcz` / `dcb` the dictionary
-/// the client named.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Target {
-    coding: ContentCoding,
-    dictionary: Option<Dictionary>,
-}
-
 /// Carries out `action`: the one place that writes headers and counts the response.
 fn apply<B: Body<Error: Into<BoxError>>>(
     action: Action,
@@ -253,224 +243,6 @@ fn apply<B: Body<Error: Into<BoxError>>>(
         add_varies(settings, res.headers_mut());
     }
     res
-}
-
-/// The response encoded with `target`, or sent as it is when reading ahead finds it
-/// complete and under the floor, or failed before anything was compressed.
-fn encode<B: Body<Error: Into<BoxError>>>(
-    target: Target,
-    start: Start,
-    res: Response<B>,
-    settings: &Settings,
-    cx: &mut Context<'_>,
-) -> Response<CompressionBody<B>> {
-    let stats = &settings.stats;
-    let dictionary = target.dictionary.is_some();
-    let (mut parts, body) = res.into_parts();
-    add_varies(settings, &mut parts.headers);
-    let mut body = Box::pin(body);
-    let body = match start {
-        Start::Stream { size } => streaming(settings, &target, Some(size), body, Chunks::default()),
-        Start::ReadAhead { floor } => {
-            let ahead = read_ahead(body.as_mut(), cx);
-            match encode_read_ahead(settings, &target, floor, body, ahead) {
-                Ahead::Encoded(body) => body,
-                Ahead::Unencoded { body, failed } => {
-                    stats.record_skipped();
-                    if dictionary {
-                        stats.record_dictionary(DictionaryOutcome::NotOffered);
-                    }
-                    // A body that failed does not have the length it announced.
-                    if failed {
-                        parts.headers.remove(CONTENT_LENGTH);
-                    }
-                    return Response::from_parts(parts, body);
-                }
-            }
-        }
-    };
-    if dictionary {
-        stats.record_dictionary(DictionaryOutcome::Hit);
-    }
-    stats.record_compressed(target.coding);
-    set_encoded_headers(&mut parts.headers, target.coding.as_str());
-    Response::from_parts(parts, body)
-}
-
-/// `body` compressed as it streams, starting with `chunks`; an encoder that cannot be built
-/// (a dictionary coding not compiled in) becomes the body's error.
-fn streaming<B: Body<Error: Into<BoxError>>>(
-    settings: &Settings,
-    target: &Target,
-    size: Option<u64>,
-    body: Pin<Box<B>>,
-    chunks: Chunks,
-) -> CompressionBody<B> {
-    match encoder(settings, target, size) {
-        Ok(encoder) => CompressionBody::encoding(body, encoder, chunks, settings.stats.clone()),
-        Err(error) => CompressionBody::ready(Bytes::new(), None, Some(error)),
-    }
-}
-
-/// A body read ahead: encoded, or to send as it is.
-enum Ahead<B> {
-    Encoded(CompressionBody<B>),
-    /// Found complete and under the floor, or failed before anything was compressed (then
-    /// the error follows the data).
-    Unencoded {
-        body: CompressionBody<B>,
-        failed: bool,
-    },
-}
-
-/// The body for what [`read_ahead`] found: compressed in one shot when complete, streamed
-/// when more is coming, or unencoded.
-fn encode_read_ahead<B>(
-    settings: &Settings,
-    target: &Target,
-    floor: u64,
-    body: Pin<Box<B>>,
-    ahead: ReadAhead,
-) -> Ahead<B>
-where
-    B: Body,
-    B::Error: Into<BoxError>,
-{
-    let ReadAhead { chunks, end } = ahead;
-    match end {
-        End::Failed(error) => Ahead::Unencoded {
-            body: CompressionBody::ready(chunks.concat(), None, Some(error)),
-            failed: true,
-        },
-        End::Complete(trailers) if (chunks.len() as u64) < floor => Ahead::Unencoded {
-            body: CompressionBody::ready(chunks.concat(), trailers, None),
-            failed: false,
-        },
-        // The whole body is here and small: compress it in one go. The body's exact size
-        // hint makes hyper send Content-Length instead of chunked encoding.
-        End::Complete(trailers) => Ahead::Encoded(match one_shot(settings, target, chunks) {
-            Ok(data) => CompressionBody::ready(data, trailers, None),
-            Err(error) => CompressionBody::ready(Bytes::new(), None, Some(error)),
-        }),
-        // More is coming (or the body went pending first): stream, starting with what was
-        // read ahead.
-        End::Open => Ahead::Encoded(streaming(settings, target, None, body, chunks)),
-    }
-}
-
-/// `Vary: accept-encoding`, and `available-dictionary` when dictionaries are on: the
-/// representation depends on both (RFC 9842 section 6.2).
-fn add_varies(settings: &Settings, headers: &mut HeaderMap) {
-    add_vary(headers);
-    if settings.dictionaries.is_some() {
-        add_vary_token(headers, "available-dictionary");
-    }
-}
-
-fn encoder(settings: &Settings, target: &Target, size: Option<u64>) -> Result<Encoder, BoxError> {
-    let (coding, pool) = (target.coding, &settings.pool);
-    let level = settings.levels.of(coding);
-    let encoder = match &target.dictionary {
-        None => Encoder::new(coding, level, pool).with_header_padding(padding(settings, coding)),
-        Some(dictionary) => Encoder::against(coding, dictionary, level, pool)?,
-    };
-    Ok(match size {
-        Some(size) => encoder.with_size_hint(size),
-        None => encoder,
-    })
-}
-
-/// Bytes of BREACH jitter for this response's gzip header (the other codings have no room).
-fn padding(settings: &Settings, format: ContentCoding) -> usize {
-    match (format, settings.jitter) {
-        (ContentCoding::Gzip, max) if max > 0 => jitter_len(max),
-        _ => 0,
-    }
-}
-
-fn one_shot(settings: &Settings, target: &Target, chunks: Chunks) -> Result<Bytes, BoxError> {
-    // The one-shot codecs want one slice: a body of several ready frames is joined (at most
-    // one poll's slice, 64 KiB).
-    let len = chunks.len();
-    let input = chunks.concat();
-    let mut out = BytesMut::new();
-    OneShot::new(target.coding)
-        .level(settings.levels.of(target.coding))
-        .pool(&settings.pool)
-        .header_padding(padding(settings, target.coding))
-        .against(target.dictionary.as_ref())
-        .encode(&input, &mut out)?;
-    settings
-        .stats
-        .record_bytes(target.coding, len as u64, out.len() as u64);
-    Ok(out.freeze())
-}
-
-/// What [`read_ahead`] found.
-struct ReadAhead {
-    chunks: Chunks,
-    end: End,
-}
-
-enum End {
-    /// The body may have more: it went pending, or holds more than one poll's slice.
-    Open,
-    /// The body ended, with these trailers if any.
-    Complete(Option<HeaderMap>),
-    Failed(BoxError),
-}
-
-/// Reads the frames `body` has ready now, until it ends, goes pending, or holds more than
-/// one poll's slice ([`MAX_INPUT_PER_POLL`]). A body of exactly that size whose end is
-/// ready counts as complete.
-fn read_ahead<B>(mut body: Pin<&mut B>, cx: &mut Context<'_>) -> ReadAhead
-where
-    B: Body,
-    B::Error: Into<BoxError>,
-{
-    let mut chunks = Chunks::default();
-    let end = loop {
-        if chunks.len() > MAX_INPUT_PER_POLL {
-            break End::Open;
-        }
-        // A body that says it is done has no more frames: no need to poll for its end.
-        if chunks.len() > 0 && body.is_end_stream() {
-            break End::Complete(None);
-        }
-        match body.as_mut().poll_frame(cx) {
-            Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
-                Ok(mut data) => chunks.push(data.copy_to_bytes(data.remaining())),
-                Err(frame) => {
-                    if let Ok(trailers) = frame.into_trailers() {
-                        break End::Complete(Some(trailers));
-                    }
-                }
-            },
-            Poll::Ready(Some(Err(e))) => break End::Failed(e.into()),
-            Poll::Ready(None) => break End::Complete(None),
-            Poll::Pending => break End::Open,
-        }
-    };
-    ReadAhead { chunks, end }
-}
-
-fn set_encoded_headers(headers: &mut HeaderMap, token: &'static str) {
-    headers.insert(CONTENT_ENCODING, HeaderValue::from_static(token));
-    // The length changes, and byte ranges of the identity body no longer apply.
-    headers.remove(CONTENT_LENGTH);
-    headers.remove(ACCEPT_RANGES);
-    // A strong validator promises byte-identical content; the encoded bytes differ from
-    // the identity representation's, so only a weak validator is still true.
-    if let Some(etag) = headers.get(ETAG) {
-        if !etag.as_bytes().starts_with(b"W/") {
-            let mut weak = Vec::with_capacity(etag.len() + 2);
-            weak.extend_from_slice(b"W/");
-            weak.extend_from_slice(etag.as_bytes());
-            if let Ok(weak) = HeaderValue::from_bytes(&weak) {
-                headers.insert(ETAG, weak);
-            }
-        }
-    }
 }
 
 /// 406: the client accepts neither a coding we offer nor identity (RFC 9110 section 12.5.3).
@@ -492,12 +264,4 @@ fn not_acceptable<B>(res: Response<B>) -> Response<CompressionBody<B>> {
     );
     let message = Bytes::from_static(b"no acceptable content-coding: see Accept-Encoding\n");
     Response::from_parts(parts, CompressionBody::ready(message, None, None))
-}
-
-/// A random padding length in `1..=max`, for the BREACH jitter.
-fn jitter_len(max: u16) -> usize {
-    use std::hash::BuildHasher;
-    // SipHash keyed randomly per process and per call: unpredictable to a remote attacker.
-    let random = std::collections::hash_map::RandomState::new().hash_one(0u8);
-    1 + (random % u64::from(max)) as usize
 }

@@ -49,6 +49,10 @@
 //!   up to 64 KiB): compressed in one shot while the response is built (gzip and deflate by a
 //!   pooled libdeflate compressor with the default `libdeflate` feature, zstd by a pooled
 //!   context with the size pledged, br in one call), and sent with an exact `Content-Length`.
+//!   This happens before the headers are fixed, so an encoder that fails on the body costs
+//!   nothing: the response goes out with the next coding the client accepts (the plain
+//!   coding negotiated, for `dcz`/`dcb`), else as identity; only a client that refuses
+//!   identity and accepts nothing else gets a body that ends in the error.
 //! - **Streamed**: each inner frame is compressed as it arrives. When the inner body has
 //!   nothing more ready (it returns `Pending`), everything sent so far is made decodable with
 //!   a sync flush, and the codec state waits in the pool until data comes (see
@@ -70,7 +74,9 @@
 //!   new frame), not a state each. br streams flush at every slice end and take turns: at
 //!   most [`br_stream_limit`](crate::CodecPoolBuilder::br_stream_limit) hold an encoder at
 //!   once; event streams, and streams of unknown size while the turns are all taken, get
-//!   another coding the client accepts instead of br.
+//!   another coding the client accepts instead of br. The headers of a streamed body go
+//!   out before its end is compressed: an encoder failure there ends the body with an error
+//!   (the connection is closed mid-body, so no client takes the truncated body for whole).
 //!
 //! Codec states come from a [`CodecPool`](crate::CodecPool) (the global one unless
 //! [`pool`](CompressionLayer::pool) says otherwise) and go back to it, reset, as soon as the
@@ -78,6 +84,7 @@
 
 mod body;
 mod dictionary;
+mod encode;
 mod future;
 mod layer;
 mod service;

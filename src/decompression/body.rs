@@ -10,12 +10,13 @@ use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 
 use super::coding::Chain;
+use super::dictionaries::{Candidate, ClientDictionaryStore};
 use super::learn::Learner;
 use super::limits::{DecompressionLimits, length_limit_error};
 use crate::BoxError;
 use crate::buf::poll_bytes;
 use crate::codec::{DecodeError, DecodeErrorKind, Decoder};
-use crate::dictionary::{Candidate, ClientDictionaryStore, Dictionary};
+use crate::dictionary::Dictionary;
 use crate::ended::Ended;
 use crate::pool::CodecPool;
 

@@ -3,8 +3,8 @@
 
 use bytes::Bytes;
 
+use super::dictionaries::{Candidate, ClientDictionaryStore};
 use crate::buf::Chunks;
-use crate::dictionary::{Candidate, ClientDictionaryStore};
 
 /// A response body on its way to becoming a dictionary.
 pub(crate) struct Learner {

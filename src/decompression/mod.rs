@@ -5,7 +5,7 @@
 //!   Media Type` with `Accept-Encoding` for codings it does not decode.
 //! - [`DecompressionLayer`] (clients) asks for compressed responses with `Accept-Encoding`
 //!   and decodes them; with a
-//!   [`ClientDictionaryStore`](crate::dictionary::ClientDictionaryStore) it also learns and
+//!   [`ClientDictionaryStore`](crate::client::ClientDictionaryStore) it also learns and
 //!   offers dictionaries and decodes `dcz` and `dcb` (RFC 9842).
 //!
 //! Both hand out a streaming [`DecompressionBody`] over pooled decoders: frames of at most
@@ -66,6 +66,8 @@
 
 mod body;
 mod coding;
+#[cfg_attr(not(dictionary_client), path = "dictionaries_off.rs")]
+pub(crate) mod dictionaries;
 mod learn;
 mod limits;
 mod request;

@@ -8,20 +8,20 @@
 //!
 //! - [`Dictionary`]: bytes, hash, `Use-As-Dictionary` metadata and the zstd state prepared
 //!   once (raw-content `CDict`s per level, a `DDict`).
-//! - [`available_dictionary`], [`UseAsDictionary::parse`]: the two headers, total parsers.
 //! - [`gate`]: RFC 9842's readability rule, over request and response headers.
 //! - [`select`]: the coding and dictionary for one response (`Accept-Encoding`,
 //!   `Available-Dictionary`, the gate), or none.
 //! - [`DictionaryStore`], [`ResponseStore`]: dictionaries (and remembered responses) by
 //!   hash, bounded in bytes, least recently used out first.
-//! - [`encode_dcz`], [`decode_dcz`] and the `dcb` equivalents for bodies known in full;
-//!   [`Encoder::with_dictionary`](crate::codec::Encoder::with_dictionary) and
-//!   [`Decoder::with_dictionary`](crate::codec::Decoder::with_dictionary) stream.
+//! - [`UseAsDictionaryLayer`], [`DictionaryService`]: serving dictionaries, and responses
+//!   that become them.
 //! - [`train`]: a dictionary from sample bodies, with zstd's trainer.
-//! - [`ClientDictionaryStore`]: the client side, for
-//!   [`DecompressionLayer::dictionaries`](crate::decompression::DecompressionLayer::dictionaries):
-//!   dictionaries learned from `Use-As-Dictionary` responses, per origin, offered on requests
-//!   their `match` pattern covers; [`linked_dictionaries`] reads a page's `Link` to one.
+//!
+//! Elsewhere: the headers' grammar is in [`headers`](crate::headers); a body known in full is
+//! compressed and decompressed with [`OneShot::dictionary`](crate::codec::OneShot::dictionary),
+//! and streamed with [`Encoder::with_dictionary`](crate::codec::Encoder::with_dictionary) and
+//! [`Decoder::with_dictionary`](crate::codec::Decoder::with_dictionary); the client's store
+//! is [`client::ClientDictionaryStore`](crate::client::ClientDictionaryStore).
 //!
 //! # What it buys
 //!
@@ -44,8 +44,10 @@
 //!
 //! ```
 //! use bytes::BytesMut;
-//! use tower_gzip::{CodecPool, CompressionLevel};
-//! use tower_gzip::dictionary::{Dictionary, UseAsDictionary, decode_dcz, encode_dcz};
+//! use tower_gzip::ContentCoding;
+//! use tower_gzip::codec::OneShot;
+//! use tower_gzip::dictionary::Dictionary;
+//! use tower_gzip::headers::UseAsDictionary;
 //!
 //! let dictionary = Dictionary::new(
 //!     &br#"{"user":{"id":0,"name":"","email":"@example.com"}}"#[..],
@@ -53,17 +55,15 @@
 //! )
 //! .unwrap();
 //! let body = br#"{"user":{"id":7,"name":"Ada","email":"ada@example.com"}}"#;
-//! let pool = CodecPool::global();
+//! let dcz = OneShot::new(ContentCoding::Dcz).dictionary(&dictionary);
 //! let mut wire = BytesMut::new();
-//! encode_dcz(&dictionary, CompressionLevel::Default, body, pool, &mut wire).unwrap();
+//! dcz.encode(body, &mut wire).unwrap();
 //! assert_eq!(&wire[..4], &[0x5e, 0x2a, 0x4d, 0x18]);
 //! assert_eq!(&wire[8..40], &dictionary.hash());
-//! let plain = decode_dcz(&dictionary, &wire, pool, 1 << 20).unwrap();
+//! let plain = dcz.decode(&wire, 1 << 20).unwrap();
 //! assert_eq!(&plain[..], &body[..]);
 //! ```
 
-#[cfg_attr(not(dictionary_client), path = "client_off.rs")]
-mod client;
 mod gate;
 mod select;
 mod serve;
@@ -71,24 +71,12 @@ mod store;
 #[cfg(feature = "dcz")]
 mod train;
 
-#[cfg(feature = "dcb")]
-pub use crate::codec::dcb::{decode_dcb, encode_dcb};
-#[cfg(feature = "dcz")]
-pub use crate::codec::dcz::{decode_dcz, encode_dcz};
 pub use crate::codec::dictionary::{
-    AVAILABLE_DICTIONARY, DICTIONARY_ID, DictDecodeError, Dictionary, DictionaryError,
-    MAX_DICTIONARY_LEN, MAX_ID_LEN, USE_AS_DICTIONARY, UseAsDictionary, available_dictionary, peek,
-};
-pub(crate) use client::Candidate;
-#[cfg(not(dictionary_client))]
-pub(crate) use client::ClientDictionaryStore;
-#[cfg(dictionary_client)]
-pub use client::{
-    ClientDictionaryStats, ClientDictionaryStore, ClientDictionaryStoreBuilder, linked_dictionaries,
+    DictDecodeError, Dictionary, DictionaryError, MAX_DICTIONARY_LEN, peek,
 };
 pub use gate::{Readability, gate};
+pub use select::select;
 pub(crate) use select::select_parsed;
-pub use select::{VARY, select};
 pub use serve::{
     DictionaryService, RememberFuture, Remembered, UseAsDictionaryLayer, UseAsDictionaryService,
     link_header,

@@ -9,9 +9,6 @@ use super::store::DictionaryStore;
 use crate::ContentCoding;
 use crate::negotiate::{AcceptEncoding, Q};
 
-/// The `Vary` value a cacheable dictionary-compressed response needs (RFC 9842 section 6.2).
-pub const VARY: &str = "accept-encoding, available-dictionary";
-
 /// The dictionary coding and dictionary to compress a response with, if any: the request's
 /// `Available-Dictionary` names a dictionary in `store`, its `Accept-Encoding` offers `dcz`
 /// or `dcb`, `codings` (what the server will make, in its order of preference) includes
@@ -20,12 +17,13 @@ pub const VARY: &str = "accept-encoding, available-dictionary";
 /// a brotli encoder and hashes the dictionary into it, see the module notes).
 ///
 /// The caller still decides whether the response is worth compressing at all (its type,
-/// its size, an existing `Content-Encoding`), and sets `Content-Encoding` and [`VARY`].
+/// its size, an existing `Content-Encoding`), and sets `Content-Encoding` and [`DICTIONARY_VARY`](crate::headers::DICTIONARY_VARY).
 ///
 /// ```
 /// use http::HeaderMap;
 /// use tower_gzip::ContentCoding;
-/// use tower_gzip::dictionary::{Dictionary, DictionaryStore, UseAsDictionary, select};
+/// use tower_gzip::headers::UseAsDictionary;
+/// use tower_gzip::dictionary::{Dictionary, DictionaryStore, select};
 ///
 /// let store = DictionaryStore::new(1 << 20);
 /// let dictionary = Dictionary::new(vec![b'd'; 64], UseAsDictionary::new("/*")).unwrap();
@@ -76,7 +74,7 @@ pub(crate) fn select_parsed(
 #[cfg(all(test, feature = "dcz", feature = "dcb"))]
 mod tests {
     use super::*;
-    use crate::dictionary::{AVAILABLE_DICTIONARY, UseAsDictionary};
+    use crate::headers::{AVAILABLE_DICTIONARY, UseAsDictionary};
     use http::header::ACCEPT_ENCODING;
 
     fn setup() -> (DictionaryStore, Dictionary) {

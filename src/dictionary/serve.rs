@@ -19,9 +19,10 @@ use pin_project_lite::pin_project;
 use tower_layer::Layer;
 use tower_service::Service;
 
-use super::{Dictionary, DictionaryStore, UseAsDictionary};
+use super::{Dictionary, DictionaryStore};
 use crate::buf::poll_bytes;
-use crate::codec::dictionary::USE_AS_DICTIONARY;
+use crate::headers::USE_AS_DICTIONARY;
+use crate::headers::UseAsDictionary;
 
 /// One year: a dictionary is named by its hash, so its bytes never change under its URL
 /// unless the URL itself is retired. Chromium keeps a dictionary only while it is fresh.
@@ -55,7 +56,8 @@ pub fn link_header(url: &str) -> Option<HeaderValue> {
 ///
 /// ```
 /// use axum::{Router, routing::get_service};
-/// use tower_gzip::dictionary::{Dictionary, DictionaryService, UseAsDictionary};
+/// use tower_gzip::headers::UseAsDictionary;
+/// use tower_gzip::dictionary::{Dictionary, DictionaryService};
 ///
 /// let dictionary = Dictionary::new(&b"{\"id\":0,\"name\":\"\"}"[..], UseAsDictionary::new("/api/*")).unwrap();
 /// let app: Router = Router::new().route_service("/dictionary", DictionaryService::new(dictionary));
@@ -128,7 +130,9 @@ impl DictionaryService {
             *res.status_mut() = StatusCode::NOT_MODIFIED;
         }
         let h = res.headers_mut();
-        h.insert(USE_AS_DICTIONARY, self.dictionary.use_as_dictionary());
+        if let Some(metadata) = self.dictionary.use_as_dictionary() {
+            h.insert(USE_AS_DICTIONARY, metadata);
+        }
         h.insert(CACHE_CONTROL, self.cache_control.clone());
         h.insert(ETAG, self.etag.clone());
         if !fresh {

@@ -11,7 +11,7 @@ use http::HeaderMap;
 use sha2::{Digest, Sha256};
 
 use super::Dictionary;
-use crate::codec::dictionary::available_dictionary;
+use crate::headers::available_dictionary;
 use crate::sync::lock;
 
 /// What an entry counts against the byte bound.
@@ -163,7 +163,8 @@ macro_rules! lru_store {
 /// level-3 `CDict` holds ~400 KB; see [`Dictionary::prepared_size`]).
 ///
 /// ```
-/// use tower_gzip::dictionary::{Dictionary, DictionaryStore, UseAsDictionary};
+/// use tower_gzip::headers::UseAsDictionary;
+/// use tower_gzip::dictionary::{Dictionary, DictionaryStore};
 ///
 /// let store = DictionaryStore::new(1 << 20);
 /// let dictionary = Dictionary::new(vec![b'x'; 1000], UseAsDictionary::new("/*")).unwrap();
@@ -220,7 +221,7 @@ lru_store!(ResponseStore, Bytes, "body", "bodies");
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dictionary::UseAsDictionary;
+    use crate::headers::UseAsDictionary;
 
     fn dictionary(seed: u32, len: usize) -> Dictionary {
         let mut bytes = seed.to_le_bytes().to_vec();
@@ -311,8 +312,8 @@ mod tests {
         assert!(store.get(&hash).is_some());
         let mut request = HeaderMap::new();
         request.insert(
-            super::super::AVAILABLE_DICTIONARY,
-            crate::codec::dictionary::metadata::available_dictionary_value(&hash),
+            crate::headers::AVAILABLE_DICTIONARY,
+            crate::headers::available_dictionary_value(&hash),
         );
         assert_eq!(store.for_request(&request).map(|d| d.hash()), Some(hash));
         assert!(!store.is_empty());

@@ -19,10 +19,13 @@ use http_body_util::{BodyExt, Empty, StreamBody};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use tower::{Layer, Service, ServiceExt, service_fn};
+use tower_gzip::client::ClientDictionaryStore;
+use tower_gzip::codec::OneShot;
 use tower_gzip::codec::{DecodeError, DecodeErrorKind};
 use tower_gzip::decompression::DecompressionLayer;
-use tower_gzip::dictionary::{ClientDictionaryStore, Dictionary, UseAsDictionary};
-use tower_gzip::{BoxError, CodecPool, CompressionLevel};
+use tower_gzip::dictionary::Dictionary;
+use tower_gzip::headers::UseAsDictionary;
+use tower_gzip::{BoxError, ContentCoding};
 
 use crate::common::server::Loopback;
 
@@ -57,31 +60,23 @@ fn items_body(start: u64) -> Bytes {
     Bytes::from(serde_json::to_vec(&items).unwrap())
 }
 
-/// `body` compressed against `dictionary` by `encode` (`encode_dcz` or `encode_dcb`).
-fn dict_encoded<E: std::fmt::Debug>(
-    encode: impl Fn(&Dictionary, CompressionLevel, &[u8], &CodecPool, &mut BytesMut) -> Result<(), E>,
-    dictionary: &Dictionary,
-    body: &[u8],
-) -> Bytes {
+/// `body` compressed against `dictionary` as `coding` (`dcz` or `dcb`).
+fn dict_encoded(coding: ContentCoding, dictionary: &Dictionary, body: &[u8]) -> Bytes {
     let mut wire = BytesMut::new();
-    encode(
-        dictionary,
-        CompressionLevel::Default,
-        body,
-        CodecPool::global(),
-        &mut wire,
-    )
-    .unwrap();
+    OneShot::new(coding)
+        .dictionary(dictionary)
+        .encode(body, &mut wire)
+        .unwrap();
     wire.freeze()
 }
 
 fn dcz(dictionary: &Dictionary, body: &[u8]) -> Bytes {
-    dict_encoded(tower_gzip::dictionary::encode_dcz, dictionary, body)
+    dict_encoded(ContentCoding::Dcz, dictionary, body)
 }
 
 #[cfg(feature = "br")]
 fn dcb(dictionary: &Dictionary, body: &[u8]) -> Bytes {
-    dict_encoded(tower_gzip::dictionary::encode_dcb, dictionary, body)
+    dict_encoded(ContentCoding::Dcb, dictionary, body)
 }
 
 fn dictionary_response(use_as: &str, cache_control: &str, body: Bytes) -> AxumResponse {

@@ -4,6 +4,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod corrupt;
+mod one_shot;
 
 use bytes::BytesMut;
 use proptest::prelude::*;

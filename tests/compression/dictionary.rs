@@ -9,10 +9,10 @@ use http::header::{ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_LENGTH, ETAG, VARY
 use http::{HeaderValue, Request, Response};
 use tower_gzip::CodecPool;
 use tower_gzip::ContentCoding;
+use tower_gzip::codec::OneShot;
 use tower_gzip::compression::{CompressionLayer, DictionaryStats};
-use tower_gzip::dictionary::{
-    Dictionary, DictionaryStore, UseAsDictionary, decode_dcb, decode_dcz,
-};
+use tower_gzip::dictionary::{Dictionary, DictionaryStore};
+use tower_gzip::headers::UseAsDictionary;
 
 use crate::common::{ReadyFrames, StutterBody, channel_body, decode, text};
 use crate::support::{collect, full, respond};
@@ -95,7 +95,10 @@ async fn dcz_for_a_client_that_holds_the_dictionary() {
         &dictionary.hash(),
         "the header names the dictionary"
     );
-    let plain = decode_dcz(&dictionary, &out.body, &CodecPool::new(), 1 << 20).unwrap();
+    let plain = OneShot::new(ContentCoding::Dcz)
+        .dictionary(&dictionary)
+        .decode(&out.body, 1 << 20)
+        .unwrap();
     assert_eq!(&plain[..], &body()[..]);
     // Under 0.6x the bytes of plain zstd for the same body, header included.
     let zstd = collect(respond(&layer, request(None), full(body())).await).await;
@@ -128,7 +131,10 @@ async fn dcb_when_preferred_or_the_only_one_offered() {
         assert_eq!(res.headers()[CONTENT_ENCODING], "dcb");
         let out = collect(res).await;
         assert_eq!(&out.body[..4], &[0xff, 0x44, 0x43, 0x42]);
-        let plain = decode_dcb(&dictionary, &out.body, 1 << 20).unwrap();
+        let plain = OneShot::new(ContentCoding::Dcb)
+            .dictionary(&dictionary)
+            .decode(&out.body, 1 << 20)
+            .unwrap();
         assert_eq!(&plain[..], &body()[..]);
     }
 }
@@ -216,7 +222,9 @@ async fn the_readability_gate_decides() {
         );
         let out = collect(res).await;
         let plain = if expect {
-            decode_dcz(&dictionary, &out.body, &CodecPool::new(), 1 << 20)
+            OneShot::new(ContentCoding::Dcz)
+                .dictionary(&dictionary)
+                .decode(&out.body, 1 << 20)
                 .unwrap()
                 .to_vec()
         } else {

@@ -4,10 +4,8 @@
 use brotli_decompressor::{
     Allocator, BrotliDecoderParameter, BrotliState, SliceWrapperMut, StandardAlloc as DecAlloc,
 };
-use bytes::BytesMut;
 
 use crate::codec::br::{BrState, BrStream};
-use crate::codec::dictionary::DictDecodeError;
 use crate::codec::dictionary::Dictionary;
 use crate::codec::dictionary::frame::{DCB_MAGIC, HeaderReader};
 use crate::codec::dictionary::{HeadedDecoder as Headed, dict_decoder};
@@ -56,13 +54,4 @@ impl DcbDecoder {
             BrStream::new(DcbState(core)),
         ))
     }
-}
-
-/// Decodes a whole `dcb` body made with `dictionary`, refusing output over `max_len` bytes.
-pub fn decode_dcb(
-    dictionary: &Dictionary,
-    body: &[u8],
-    max_len: usize,
-) -> Result<BytesMut, DictDecodeError> {
-    DcbDecoder::new(dictionary).0.decode_all(body, max_len)
 }

@@ -145,7 +145,7 @@ fn headed(
 
 /// Compresses all of `input` as a `dcb` body appended to `out`, with its size as brotli's
 /// size hint, the brotli state from `pool`.
-pub fn encode_dcb(
+pub(crate) fn encode_dcb(
     dictionary: &Dictionary,
     level: CompressionLevel,
     input: &[u8],

@@ -5,9 +5,9 @@ mod decoder;
 mod encoder;
 
 pub(crate) use decoder::DcbDecoder;
-pub use decoder::decode_dcb;
 pub(crate) use encoder::DcbEncoder;
-pub use encoder::encode_dcb;
+#[cfg(test)]
+pub(crate) use encoder::encode_dcb;
 pub(crate) use encoder::encode_dcb as encode_all;
 
 use super::dictionary::Dictionary;

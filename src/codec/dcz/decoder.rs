@@ -57,16 +57,3 @@ impl DczDecoder {
         )))
     }
 }
-
-/// Decodes a whole `dcz` body made with `dictionary`, refusing output over `max_len` bytes
-/// (a decompression bomb).
-pub fn decode_dcz(
-    dictionary: &Dictionary,
-    body: &[u8],
-    pool: &CodecPool,
-    max_len: usize,
-) -> Result<BytesMut, DictDecodeError> {
-    DczDecoder::new(dictionary, pool)?
-        .0
-        .decode_all(body, max_len)
-}

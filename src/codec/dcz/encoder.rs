@@ -172,7 +172,7 @@ fn drive(
 
 /// Compresses all of `input` as a `dcz` body (header and one zstd frame whose header
 /// records the content size) appended to `out`.
-pub fn encode_dcz(
+pub(crate) fn encode_dcz(
     dictionary: &Dictionary,
     level: CompressionLevel,
     input: &[u8],

@@ -6,11 +6,11 @@ mod encoder;
 mod shelf;
 
 pub(crate) use decoder::DczDecoder;
-pub use decoder::decode_dcz;
 pub(crate) use encoder::DczEncoder;
 #[cfg(all(test, feature = "dcb"))]
 pub(crate) use encoder::dcz_window_limit;
-pub use encoder::encode_dcz;
+#[cfg(test)]
+pub(crate) use encoder::encode_dcz;
 pub(crate) use encoder::encode_dcz as encode_all;
 
 use super::dictionary::Dictionary;

@@ -8,6 +8,8 @@ use super::error::DictDecodeError;
 use super::frame::HeaderReader;
 use crate::codec::Decode;
 use crate::codec::decoding::{DecodeCore, Driven};
+#[cfg(test)]
+use crate::codec::one_shot::decode_loop;
 
 /// A dictionary coding's decoder: its header, then the coding's stream through `C`.
 #[derive(Debug)]
@@ -100,44 +102,19 @@ impl<C: DecodeCore> Headed<C> {
     }
 
     /// Decodes a whole body, refusing output over `max_len` bytes (a decompression bomb).
+    #[cfg(test)]
     pub(crate) fn decode_all(
         mut self,
         body: &[u8],
         max_len: usize,
     ) -> Result<BytesMut, DictDecodeError> {
-        let out = decode_loop(body, max_len, |input, out, budget| {
+        let too_large = |limit| DictDecodeError::OutputTooLarge { limit };
+        let out = decode_loop(body, max_len, too_large, |input, out, budget| {
             let consumed = self.decode(input, out, budget)?;
             Ok((consumed, self.has_pending_output()))
         })?;
         self.finish()?;
         Ok(out)
-    }
-}
-
-/// Drives a decoder over a whole body: `step(input, out, budget)` returns the input consumed
-/// and whether output is pending. Fails once the output passes `max_len`.
-pub(crate) fn decode_loop(
-    body: &[u8],
-    max_len: usize,
-    mut step: impl FnMut(&[u8], &mut BytesMut, usize) -> Result<(usize, bool), DictDecodeError>,
-) -> Result<BytesMut, DictDecodeError> {
-    let mut out = BytesMut::new();
-    let mut input = body;
-    loop {
-        // One byte over the limit tells a body at the limit from one past it.
-        let budget = max_len.saturating_add(1) - out.len();
-        let before = out.len();
-        let (consumed, more) = step(input, &mut out, budget)?;
-        if out.len() > max_len {
-            return Err(DictDecodeError::OutputTooLarge { limit: max_len });
-        }
-        input = &input[consumed..];
-        // A call with room that neither took input nor wrote output cannot go on: the
-        // decoder's `finish` tells a truncated body from a complete one.
-        let stalled = consumed == 0 && out.len() == before;
-        if (input.is_empty() && !more) || stalled {
-            return Ok(out);
-        }
     }
 }
 
@@ -148,6 +125,18 @@ macro_rules! dict_decoder {
         $(#[$doc])*
         #[derive(Debug)]
         pub(crate) struct $name(crate::codec::dictionary::HeadedDecoder<$core>);
+
+        #[cfg(test)]
+        impl $name {
+            /// A whole body decoded, with its typed error.
+            pub(crate) fn decode_all(
+                self,
+                body: &[u8],
+                max_len: usize,
+            ) -> Result<bytes::BytesMut, crate::codec::dictionary::DictDecodeError> {
+                self.0.decode_all(body, max_len)
+            }
+        }
 
         impl crate::codec::Decode for $name {
             fn decode(

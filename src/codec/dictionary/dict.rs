@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 
 use super::MAX_DICTIONARY_LEN;
 use super::error::DictionaryError;
-use super::metadata::{UseAsDictionary, available_dictionary_value};
+use crate::headers::{UseAsDictionary, available_dictionary_value};
 
 /// A compression dictionary (RFC 9842): its bytes, their SHA-256 (computed once), the
 /// `Use-As-Dictionary` metadata it is served with, and the zstd state prepared from it.
@@ -25,7 +25,8 @@ use super::metadata::{UseAsDictionary, available_dictionary_value};
 /// # Example
 ///
 /// ```
-/// use tower_gzip::dictionary::{Dictionary, UseAsDictionary};
+/// use tower_gzip::headers::UseAsDictionary;
+/// use tower_gzip::dictionary::Dictionary;
 ///
 /// let dictionary = Dictionary::new(
 ///     &b"{\"id\":0,\"name\":\"\",\"tags\":[]}"[..],
@@ -33,10 +34,11 @@ use super::metadata::{UseAsDictionary, available_dictionary_value};
 /// )
 /// .unwrap();
 /// assert_eq!(dictionary.len(), 28);
-/// assert_eq!(
-///     dictionary.use_as_dictionary().to_str().unwrap(),
-///     r#"match="/api/*", id="api-v1""#
-/// );
+/// assert_eq!(dictionary.metadata().unwrap().id(), Some("api-v1"));
+///
+/// // Offline (a deploy pipeline, a test): no HTTP metadata.
+/// let offline = Dictionary::new(dictionary.bytes().clone(), None).unwrap();
+/// assert_eq!(offline.hash(), dictionary.hash());
 /// ```
 #[derive(Clone)]
 pub struct Dictionary {
@@ -46,8 +48,8 @@ pub struct Dictionary {
 struct Inner {
     bytes: Bytes,
     hash: [u8; 32],
-    metadata: UseAsDictionary,
-    use_as_dictionary: HeaderValue,
+    metadata: Option<UseAsDictionary>,
+    use_as_dictionary: Option<HeaderValue>,
     available_dictionary: HeaderValue,
     #[cfg(feature = "dcz")]
     zstd: super::Prepared,
@@ -55,17 +57,23 @@ struct Inner {
 
 impl Dictionary {
     /// A dictionary of `bytes`, served with `metadata` (its `match` pattern, and optionally
-    /// `match-dest` and `id`).
+    /// `match-dest` and `id`), or `None` for a dictionary used without HTTP (compressing
+    /// and decompressing offline, or one a client already has); such a dictionary is served
+    /// without `Use-As-Dictionary`, so browsers do not keep it.
     ///
     /// Refuses an empty dictionary, one over [`MAX_DICTIONARY_LEN`], and metadata that
     /// cannot be written as a `Use-As-Dictionary` header (see [`UseAsDictionary`]).
     pub fn new(
         bytes: impl Into<Bytes>,
-        metadata: UseAsDictionary,
+        metadata: impl Into<Option<UseAsDictionary>>,
     ) -> Result<Dictionary, DictionaryError> {
         let bytes = bytes.into();
         check_len(bytes.len() as u64)?;
-        let use_as_dictionary = metadata.to_header_value()?;
+        let metadata = metadata.into();
+        let use_as_dictionary = match &metadata {
+            Some(metadata) => Some(metadata.to_header_value()?),
+            None => None,
+        };
         let hash: [u8; 32] = Sha256::digest(&bytes).into();
         Ok(Dictionary {
             inner: Arc::new(Inner {
@@ -84,7 +92,7 @@ impl Dictionary {
     /// with its metadata given again.
     pub fn load(
         path: impl AsRef<Path>,
-        metadata: UseAsDictionary,
+        metadata: impl Into<Option<UseAsDictionary>>,
     ) -> Result<Dictionary, DictionaryError> {
         let path = path.as_ref();
         // Check the size before reading: a wrong path must not read gigabytes.
@@ -120,17 +128,14 @@ impl Dictionary {
         &self.inner.bytes
     }
 
-    /// The metadata it is served with.
-    pub fn metadata(&self) -> &UseAsDictionary {
-        &self.inner.metadata
+    /// The metadata it is served with, if any.
+    pub fn metadata(&self) -> Option<&UseAsDictionary> {
+        self.inner.metadata.as_ref()
     }
 
-    /// The `Use-As-Dictionary` header value to serve the dictionary with, for example
-    /// `match="/app/*", match-dest=("script"), id="v2"`.
-    ///
-    /// Serve it with `Cache-Control: max-age=...` too: browsers use a dictionary only while
-    /// it is fresh in their HTTP cache.
-    pub fn use_as_dictionary(&self) -> HeaderValue {
+    /// The `Use-As-Dictionary` header value to serve the dictionary with (the metadata,
+    /// written once).
+    pub(crate) fn use_as_dictionary(&self) -> Option<HeaderValue> {
         self.inner.use_as_dictionary.clone()
     }
 
@@ -252,7 +257,7 @@ mod tests {
             .with_id("bundle \"7\"");
         let dictionary = Dictionary::new(&b"xyz"[..], metadata).unwrap();
         assert_eq!(
-            dictionary.use_as_dictionary().to_str().unwrap(),
+            dictionary.use_as_dictionary().unwrap().to_str().unwrap(),
             r#"match="/js/app.*.js", match-dest=("script" "style"), id="bundle \"7\"""#
         );
     }

@@ -53,6 +53,12 @@ impl std::error::Error for DictionaryError {
     }
 }
 
+impl From<crate::headers::InvalidMetadata> for DictionaryError {
+    fn from(e: crate::headers::InvalidMetadata) -> Self {
+        DictionaryError::InvalidMetadata(e.0)
+    }
+}
+
 impl From<std::io::Error> for DictionaryError {
     fn from(e: std::io::Error) -> Self {
         DictionaryError::Io(e)
@@ -109,7 +115,7 @@ impl DictDecodeError {
                 "the body was compressed with another dictionary",
             ),
             DictDecodeError::OutputTooLarge { .. } => DecodeError::new(
-                Kind::CorruptData,
+                Kind::TooLarge,
                 "the decoded body is over the caller's limit",
             ),
             DictDecodeError::Codec(e) => e.clone(),

@@ -10,7 +10,6 @@ mod dict;
 mod encoder;
 mod error;
 pub(crate) mod frame;
-pub(crate) mod metadata;
 #[cfg(feature = "dcz")]
 mod prepared;
 #[cfg(all(test, feature = "dcz", feature = "dcb"))]
@@ -20,10 +19,6 @@ pub(crate) use decoder::{Headed as HeadedDecoder, dict_decoder};
 pub use dict::Dictionary;
 pub(crate) use encoder::{DictCodec, Headed as HeadedEncoder, Op, Stream, dict_encoder};
 pub use error::{DictDecodeError, DictionaryError};
-pub use metadata::{
-    AVAILABLE_DICTIONARY, DICTIONARY_ID, MAX_ID_LEN, USE_AS_DICTIONARY, UseAsDictionary,
-    available_dictionary,
-};
 #[cfg(feature = "dcz")]
 pub(crate) use prepared::Prepared;
 

@@ -9,7 +9,8 @@ use pin_project_lite::pin_project;
 
 use crate::decompression::DecompressionBody;
 use crate::decompression::coding::{Codings, Settings, decodable, parse};
-use crate::dictionary::{ClientDictionaryStore, Dictionary};
+use crate::decompression::dictionaries::ClientDictionaryStore;
+use crate::dictionary::Dictionary;
 
 pin_project! {
     /// The response future of [`Decompression`](super::Decompression).

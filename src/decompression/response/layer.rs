@@ -3,7 +3,7 @@ use tower_layer::Layer;
 use super::Decompression;
 use crate::builders::builder_methods;
 use crate::decompression::coding::Settings;
-use crate::dictionary::ClientDictionaryStore;
+use crate::decompression::dictionaries::ClientDictionaryStore;
 
 /// Asks for compressed responses and decodes them: a [`Layer`] that wraps a client service
 /// in [`Decompression`].
@@ -58,7 +58,7 @@ impl DecompressionLayer {
     ///
     /// ```
     /// use tower_gzip::decompression::DecompressionLayer;
-    /// use tower_gzip::dictionary::ClientDictionaryStore;
+    /// use tower_gzip::client::ClientDictionaryStore;
     ///
     /// let store = ClientDictionaryStore::new();
     /// let layer = DecompressionLayer::new().dictionaries(store.clone());

@@ -10,7 +10,8 @@ use super::{DecompressionLayer, ResponseFuture};
 use crate::builders::builder_methods;
 use crate::coding::CodingSet;
 use crate::decompression::coding::{Settings, accept_encoding, decodable};
-use crate::dictionary::{AVAILABLE_DICTIONARY, ClientDictionaryStore, DICTIONARY_ID};
+use crate::decompression::dictionaries::ClientDictionaryStore;
+use crate::headers::{AVAILABLE_DICTIONARY, DICTIONARY_ID};
 
 /// The request's fetch destination (Fetch Metadata), which `match-dest` is compared with.
 const SEC_FETCH_DEST: &str = "sec-fetch-dest";

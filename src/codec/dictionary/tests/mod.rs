@@ -5,15 +5,15 @@
 use bytes::BytesMut;
 
 use super::frame::{DCB_MAGIC, DCZ_MAGIC};
-use super::metadata::parse_available_dictionary;
 use crate::ContentCoding;
+use crate::codec::dcb::encode_dcb;
 use crate::codec::dcb::{DcbDecoder, DcbEncoder};
-use crate::codec::dcb::{decode_dcb, encode_dcb};
+use crate::codec::dcz::encode_dcz;
 use crate::codec::dcz::{DczDecoder, DczEncoder, dcz_window_limit};
-use crate::codec::dcz::{decode_dcz, encode_dcz};
 use crate::codec::dictionary::*;
 use crate::codec::{Decode, Encode};
 use crate::dictionary::{DictionaryStore, ResponseStore, train};
+use crate::headers::{UseAsDictionary, parse_available_dictionary};
 
 mod errors;
 mod interop;
@@ -24,6 +24,25 @@ mod samples;
 pub(crate) use samples::json_samples;
 
 pub(super) const LIMIT: usize = 64 << 20;
+
+/// A whole `dcz` body decoded with `dictionary`, refusing output over `max_len` bytes.
+pub(super) fn decode_dcz(
+    dictionary: &Dictionary,
+    body: &[u8],
+    pool: &crate::CodecPool,
+    max_len: usize,
+) -> Result<BytesMut, DictDecodeError> {
+    DczDecoder::new(dictionary, pool)?.decode_all(body, max_len)
+}
+
+/// A whole `dcb` body decoded with `dictionary`, refusing output over `max_len` bytes.
+pub(super) fn decode_dcb(
+    dictionary: &Dictionary,
+    body: &[u8],
+    max_len: usize,
+) -> Result<BytesMut, DictDecodeError> {
+    DcbDecoder::new(dictionary).decode_all(body, max_len)
+}
 
 pub(super) fn dictionary(bytes: impl Into<bytes::Bytes>) -> Dictionary {
     Dictionary::new(bytes, UseAsDictionary::new("/*")).unwrap()

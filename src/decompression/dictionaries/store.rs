@@ -12,7 +12,8 @@ use sfv::{ItemSerializer, StringRef};
 
 use super::freshness;
 use super::pattern::{MatchPattern, Origin, request_url};
-use crate::dictionary::{Dictionary, USE_AS_DICTIONARY, UseAsDictionary};
+use crate::dictionary::Dictionary;
+use crate::headers::{USE_AS_DICTIONARY, UseAsDictionary};
 
 /// Where "now" comes from: `Instant::now` unless a test moves time by hand.
 type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
@@ -29,7 +30,7 @@ type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
 ///
 /// ```
 /// use std::time::Duration;
-/// use tower_gzip::dictionary::ClientDictionaryStore;
+/// use tower_gzip::client::ClientDictionaryStore;
 ///
 /// let store = ClientDictionaryStore::builder()
 ///     .max_bytes(8 << 20)

@@ -14,7 +14,7 @@ use http::header::LINK;
 ///
 /// ```
 /// use http::HeaderMap;
-/// use tower_gzip::dictionary::linked_dictionaries;
+/// use tower_gzip::client::linked_dictionaries;
 ///
 /// let mut headers = HeaderMap::new();
 /// headers.insert("link", r#"</style.css>; rel=preload, </dictionary>; rel="compression-dictionary""#.parse().unwrap());

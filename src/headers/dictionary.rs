@@ -8,17 +8,9 @@
 use http::{HeaderMap, HeaderValue};
 use sfv::{BareItem, DictSerializer, ItemSerializer, KeyRef, ListEntry, Parser, StringRef};
 
-use super::error::DictionaryError;
+use std::fmt;
 
-/// The `Available-Dictionary` request header.
-pub const AVAILABLE_DICTIONARY: &str = "available-dictionary";
-/// The `Use-As-Dictionary` response header.
-pub const USE_AS_DICTIONARY: &str = "use-as-dictionary";
-/// The `Dictionary-ID` request header (the `id` of the dictionary the client has).
-pub const DICTIONARY_ID: &str = "dictionary-id";
-
-/// The longest `id` RFC 9842 allows (section 2.1.3).
-pub const MAX_ID_LEN: usize = 1024;
+use super::{AVAILABLE_DICTIONARY, MAX_ID_LEN};
 
 /// A longer `Available-Dictionary` value is refused before parsing. The canonical form of a
 /// SHA-256 is 46 characters (`:` + 44 base64 + `:`); this leaves room for whitespace and
@@ -66,6 +58,20 @@ pub(crate) fn available_dictionary_value(hash: &[u8; 32]) -> HeaderValue {
     let value = ItemSerializer::new().bare_item(&hash[..]).finish();
     HeaderValue::from_str(&value).expect("an SF byte sequence is a valid header value")
 }
+
+/// Why [`UseAsDictionary::to_header_value`] refused: a string that is not a Structured Field
+/// string (printable ASCII only), an `id` over [`MAX_ID_LEN`], or a `match` pattern with a
+/// regexp group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InvalidMetadata(pub(crate) &'static str);
+
+impl fmt::Display for InvalidMetadata {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid Use-As-Dictionary metadata: {}", self.0)
+    }
+}
+
+impl std::error::Error for InvalidMetadata {}
 
 /// Whether a URL pattern has a regexp group: an unescaped `(` (RFC 9842 section 2.1.1
 /// forbids them; a client ignores such a dictionary).
@@ -141,19 +147,17 @@ impl UseAsDictionary {
     ///
     /// Fails when a string is not an SF string (printable ASCII only: percent-encode
     /// anything else) or the id is over [`MAX_ID_LEN`].
-    pub fn to_header_value(&self) -> Result<HeaderValue, DictionaryError> {
-        fn string<'a>(s: &'a str, what: &'static str) -> Result<&'a StringRef, DictionaryError> {
-            StringRef::from_str(s).map_err(|_| DictionaryError::InvalidMetadata(what))
+    pub fn to_header_value(&self) -> Result<HeaderValue, InvalidMetadata> {
+        fn string<'a>(s: &'a str, what: &'static str) -> Result<&'a StringRef, InvalidMetadata> {
+            StringRef::from_str(s).map_err(|_| InvalidMetadata(what))
         }
         if has_regexp_group(&self.match_pattern) {
-            return Err(DictionaryError::InvalidMetadata(
+            return Err(InvalidMetadata(
                 "match has a regexp group, which RFC 9842 forbids",
             ));
         }
         if self.id.as_ref().is_some_and(|id| id.len() > MAX_ID_LEN) {
-            return Err(DictionaryError::InvalidMetadata(
-                "id is over 1024 characters",
-            ));
+            return Err(InvalidMetadata("id is over 1024 characters"));
         }
         let mut ser = DictSerializer::new();
         ser.bare_item(
@@ -172,11 +176,8 @@ impl UseAsDictionary {
                 string(id, "id is not an SF string")?,
             );
         }
-        let value = ser
-            .finish()
-            .map_err(|_| DictionaryError::InvalidMetadata("empty"))?;
-        HeaderValue::from_str(&value)
-            .map_err(|_| DictionaryError::InvalidMetadata("not a header value"))
+        let value = ser.finish().map_err(|_| InvalidMetadata("empty"))?;
+        HeaderValue::from_str(&value).map_err(|_| InvalidMetadata("not a header value"))
     }
 
     /// Parses a `Use-As-Dictionary` value: an SF dictionary with `match` (string, required,
@@ -371,7 +372,7 @@ mod tests {
         ] {
             assert!(matches!(
                 metadata.to_header_value(),
-                Err(DictionaryError::InvalidMetadata(_))
+                Err(InvalidMetadata(_))
             ));
         }
     }

@@ -9,7 +9,7 @@ use http::{HeaderMap, HeaderValue, Uri};
 use proptest::prelude::*;
 
 use super::{ClientDictionaryStore, ClientDictionaryStoreBuilder};
-use crate::dictionary::UseAsDictionary;
+use crate::headers::UseAsDictionary;
 
 fn headers(metadata: &UseAsDictionary, cache_control: &str) -> HeaderMap {
     let mut headers = HeaderMap::new();

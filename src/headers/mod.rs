@@ -1,5 +1,43 @@
-//! Header helpers shared by every layer: one rule each for list parsing, `Content-Length`,
-//! `Vary`, `no-transform` and "is this media type already compressed".
+//! The header grammar of dictionary transport (RFC 9842): the names of its headers, the
+//! `Use-As-Dictionary` metadata and the `Available-Dictionary` parser. Both parsers are
+//! total: a malformed or hostile value gives `None`, never a panic.
+//!
+//! ```
+//! use http::HeaderMap;
+//! use tower_gzip::headers::{AVAILABLE_DICTIONARY, UseAsDictionary, available_dictionary};
+//!
+//! let metadata = UseAsDictionary::parse(br#"match="/api/*", id="v2""#).unwrap();
+//! assert_eq!(metadata.match_pattern(), "/api/*");
+//! assert_eq!(metadata.id(), Some("v2"));
+//!
+//! let mut headers = HeaderMap::new();
+//! headers.insert(AVAILABLE_DICTIONARY, ":AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=:".parse().unwrap());
+//! assert_eq!(available_dictionary(&headers), Some([0; 32]));
+//! ```
+//!
+//! Inside the crate it also holds the rules every layer shares: list parsing,
+//! `Content-Length`, `Vary`, `no-transform` and "is this media type already compressed".
+
+#[cfg(dictionary)]
+mod dictionary;
+
+#[cfg(dictionary)]
+pub(crate) use dictionary::available_dictionary_value;
+#[cfg(all(test, dictionary))]
+pub(crate) use dictionary::parse_available_dictionary;
+#[cfg(dictionary)]
+pub use dictionary::{InvalidMetadata, UseAsDictionary, available_dictionary};
+
+/// The `Available-Dictionary` request header: the SHA-256 of the dictionary the client has.
+pub const AVAILABLE_DICTIONARY: &str = "available-dictionary";
+/// The `Use-As-Dictionary` response header: the response is a dictionary for later requests.
+pub const USE_AS_DICTIONARY: &str = "use-as-dictionary";
+/// The `Dictionary-ID` request header (the `id` of the dictionary the client has).
+pub const DICTIONARY_ID: &str = "dictionary-id";
+/// The `Vary` value a cacheable dictionary-compressed response needs (RFC 9842 section 6.2).
+pub const DICTIONARY_VARY: &str = "accept-encoding, available-dictionary";
+/// The longest `id` RFC 9842 allows (section 2.1.3).
+pub const MAX_ID_LEN: usize = 1024;
 
 use http::header::{CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, HeaderMap, HeaderValue, VARY};
 use http_body::Body;

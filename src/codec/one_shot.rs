@@ -1,0 +1,195 @@
+//! [`OneShot`]: a body known in full, compressed or decompressed in one call, with or
+//! without a dictionary.
+
+use bytes::BytesMut;
+
+use super::dictionary::Dictionary;
+use super::flate::{self, Framing};
+use super::{CompressionLevel, ContentCoding, DecodeError, DecodeErrorKind, Decoder, EncodeError};
+use super::{br, dcb, dcz, zstd};
+use crate::pool::CodecPool;
+
+/// One-shot compression and decompression of a body known in full, with its options.
+///
+/// gzip and deflate use a pooled libdeflate compressor at levels 2 and up (with the
+/// `libdeflate` feature), zstd a pooled context with the size pledged (so the frame header
+/// records it), br one pooled encoder call; `dcz` and `dcb` (RFC 9842) need the
+/// [`dictionary`](OneShot::dictionary) their header names.
+///
+/// ```
+/// use bytes::BytesMut;
+/// use tower_gzip::ContentCoding;
+/// use tower_gzip::codec::OneShot;
+/// use tower_gzip::{CodecPool, CompressionLevel};
+///
+/// let pool = CodecPool::new();
+/// let gzip = OneShot::new(ContentCoding::Gzip)
+///     .level(CompressionLevel::Best)
+///     .pool(&pool);
+/// let mut out = BytesMut::new();
+/// gzip.encode(b"hello hello hello hello", &mut out).unwrap();
+/// assert_eq!(&out[..2], &[0x1f, 0x8b]);
+/// assert_eq!(&gzip.decode(&out, 1 << 20).unwrap()[..], b"hello hello hello hello");
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct OneShot<'a> {
+    coding: ContentCoding,
+    dictionary: Option<&'a Dictionary>,
+    level: CompressionLevel,
+    pool: &'a CodecPool,
+    header_padding: usize,
+}
+
+impl<'a> OneShot<'a> {
+    /// `coding` at the default level, with the global pool and no padding.
+    pub fn new(coding: ContentCoding) -> Self {
+        OneShot {
+            coding,
+            dictionary: None,
+            level: CompressionLevel::Default,
+            pool: CodecPool::global(),
+            header_padding: 0,
+        }
+    }
+
+    /// The compression level.
+    pub fn level(mut self, level: CompressionLevel) -> Self {
+        self.level = level;
+        self
+    }
+
+    /// The pool to draw the codec state from.
+    pub fn pool(mut self, pool: &'a CodecPool) -> Self {
+        self.pool = pool;
+        self
+    }
+
+    /// The dictionary `dcz` and `dcb` compress against and decompress with (the other
+    /// codings ignore it).
+    #[cfg(dictionary)]
+    pub fn dictionary(self, dictionary: &'a Dictionary) -> Self {
+        self.against(Some(dictionary))
+    }
+
+    /// [`dictionary`](OneShot::dictionary) in every build.
+    pub(crate) fn against(mut self, dictionary: Option<&'a Dictionary>) -> Self {
+        self.dictionary = dictionary;
+        self
+    }
+
+    /// gzip only: pads the header with a comment of `len` bytes (see
+    /// [`Encoder::with_header_padding`](super::Encoder::with_header_padding)).
+    pub fn header_padding(mut self, len: usize) -> Self {
+        self.header_padding = len;
+        self
+    }
+
+    /// Compresses all of `input` as one complete stream, appended to `out`.
+    ///
+    /// The work is proportional to `input.len()`: callers on an async executor should keep
+    /// inputs to a few tens of KiB, as the response layer does (64 KiB).
+    pub fn encode(&self, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
+        let level = self.level.resolve(self.coding);
+        match (self.coding, self.dictionary) {
+            (ContentCoding::Gzip, _) => {
+                let padding = self.header_padding;
+                flate::encode_all(Framing::Gzip, level, input, self.pool, padding, out)
+            }
+            (ContentCoding::Deflate, _) => {
+                flate::encode_all(Framing::Zlib, level, input, self.pool, 0, out)
+            }
+            (ContentCoding::Zstd, _) => zstd::encode_all(level, input, self.pool, out),
+            (ContentCoding::Br, _) => br::encode_all(level, input, self.pool, out),
+            (ContentCoding::Dcz, Some(dictionary)) => {
+                dcz::encode_all(dictionary, self.level, input, self.pool, out)
+            }
+            (ContentCoding::Dcb, Some(dictionary)) => {
+                dcb::encode_all(dictionary, self.level, input, self.pool, out)
+            }
+            (coding, _) => Err(EncodeError::new(format!(
+                "{} needs a dictionary: OneShot::dictionary",
+                coding.as_str()
+            ))),
+        }
+    }
+
+    /// Decompresses `input`, one complete stream (several gzip members or zstd frames are
+    /// read as one body, as the layers read them), into a new buffer of at most `max_len`
+    /// bytes: a longer output fails with [`TooLarge`](DecodeErrorKind::TooLarge) as soon as
+    /// it passes the limit, so a decompression bomb costs `max_len` bytes at most.
+    ///
+    /// A truncated stream fails with [`Truncated`](DecodeErrorKind::Truncated); a `dcz` or
+    /// `dcb` body naming another dictionary with
+    /// [`DictionaryMismatch`](DecodeErrorKind::DictionaryMismatch).
+    pub fn decode(&self, input: &[u8], max_len: usize) -> Result<BytesMut, DecodeError> {
+        let mut decoder = match (self.coding.needs_dictionary(), self.dictionary) {
+            (false, _) => Decoder::new(self.coding, self.pool),
+            (true, Some(dictionary)) => Decoder::against(self.coding, dictionary, self.pool)?,
+            (true, None) => {
+                return Err(DecodeError::new(
+                    DecodeErrorKind::DictionaryMismatch,
+                    "a dictionary coding needs OneShot::dictionary",
+                ));
+            }
+        };
+        let too_large = |_| DecodeError::new(DecodeErrorKind::TooLarge, "over the caller's limit");
+        let out = decode_loop(input, max_len, too_large, |input, out, budget| {
+            let consumed = decoder.decode(input, out, budget)?;
+            Ok((consumed, decoder.has_pending_output()))
+        })?;
+        decoder.finish()?;
+        Ok(out)
+    }
+}
+
+/// Drives a decoder over a whole body: `step(input, out, budget)` returns the input consumed
+/// and whether output is pending. Fails with `too_large(max_len)` once the output passes
+/// `max_len`.
+pub(crate) fn decode_loop<E>(
+    body: &[u8],
+    max_len: usize,
+    too_large: impl FnOnce(usize) -> E,
+    mut step: impl FnMut(&[u8], &mut BytesMut, usize) -> Result<(usize, bool), E>,
+) -> Result<BytesMut, E> {
+    let mut out = BytesMut::new();
+    let mut input = body;
+    loop {
+        // One byte over the limit tells a body at the limit from one past it.
+        let budget = max_len.saturating_add(1) - out.len();
+        let before = out.len();
+        let (consumed, more) = step(input, &mut out, budget)?;
+        if out.len() > max_len {
+            return Err(too_large(max_len));
+        }
+        input = &input[consumed..];
+        // A call with room that neither took input nor wrote output cannot go on: the
+        // decoder's `finish` tells a truncated body from a complete one.
+        let stalled = consumed == 0 && out.len() == before;
+        if (input.is_empty() && !more) || stalled {
+            return Ok(out);
+        }
+    }
+}
+
+/// Compresses all of `input` as one complete `coding` stream at `level`, appended to `out`,
+/// with state from the global pool. [`OneShot`] takes a pool, a dictionary and gzip header
+/// padding too, and decompresses.
+///
+/// ```
+/// use bytes::BytesMut;
+/// use tower_gzip::CompressionLevel;
+/// use tower_gzip::ContentCoding;
+/// use tower_gzip::codec::encode_all;
+///
+/// let mut out = BytesMut::new();
+/// encode_all(ContentCoding::Gzip, CompressionLevel::Default, b"hello hello hello", &mut out).unwrap();
+/// assert_eq!(&out[..2], &[0x1f, 0x8b]);
+/// ```
+pub fn encode_all(
+    coding: ContentCoding,
+    level: CompressionLevel,
+    input: &[u8],
+    out: &mut BytesMut,
+) -> Result<(), EncodeError> {
+    OneShot::new(coding).level(level).encode(input, out)
+}
