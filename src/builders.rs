@@ -35,6 +35,41 @@ macro_rules! builder_methods {
             self.with(|s| s.offered.prefer(order))
         }
 
+        /// Chooses the level for each response from its parts (coding, status, headers,
+        /// extensions, known size, request path), as
+        /// [`compress_when`](crate::compression::CompressionLayer::compress_when) chooses
+        /// whether: `Some(level)` compresses at that level, `None` sends the response
+        /// unencoded (unless the client refused identity, which gets the layer's level).
+        /// [`ToCompress::level`](crate::compression::ToCompress::level) is the level the
+        /// layer would use.
+        ///
+        /// ```
+        /// use tower_gzip::compression::CompressionLayer;
+        /// use tower_gzip::{CompressionLevel, ContentCoding};
+        ///
+        /// // Small dictionary-compressed bodies cost microseconds even at high levels.
+        /// let layer = CompressionLayer::new().level_for(|response| {
+        ///     match (response.coding(), response.size()) {
+        ///         (ContentCoding::Dcz, Some(size)) if size <= 16 << 10 => {
+        ///             Some(CompressionLevel::Precise(9))
+        ///         }
+        ///         _ if response.path().starts_with("/downloads/") => None,
+        ///         _ => Some(response.level()),
+        ///     }
+        /// });
+        /// # let _ = layer;
+        /// ```
+        pub fn level_for<F>(self, choose: F) -> Self
+        where
+            F: Fn(&$crate::compression::ToCompress<'_>) -> Option<$crate::CompressionLevel>
+                + Send
+                + Sync
+                + 'static,
+        {
+            let chooser = $crate::compression::choose_level::LevelChooser(std::sync::Arc::new(choose));
+            self.with(|s| s.level_chooser = Some(chooser))
+        }
+
         /// The size floor (default [`DEFAULT_MIN_SIZE`](crate::compression::DEFAULT_MIN_SIZE)).
         ///
         /// [`DefaultPredicate`](crate::predicate::DefaultPredicate) refuses bodies known to be

@@ -117,7 +117,7 @@ const TABLE: [Row; 6] = [
     Row::new(Gzip, "gzip", Gzip, DEFLATE_LEVELS, true),
     Row::new(Deflate, "deflate", Deflate, DEFLATE_LEVELS, true),
     Row::new(Dcz, "dcz", Zstd, ZSTD_LEVELS, cfg!(feature = "dcz")),
-    Row::new(Dcb, "dcb", Br, BR_LEVELS, cfg!(feature = "dcb")),
+    Row::new(Dcb, "dcb", Br, DCB_LEVELS, cfg!(feature = "dcb")),
 ];
 
 /// The codings compiled in, in the table's order.
@@ -168,6 +168,8 @@ const DEFLATE_LEVELS: Levels = Levels::new(1, 6, 9, 0, 9);
 // caps anyway, at several times 21's time.
 const ZSTD_LEVELS: Levels = Levels::new(1, 3, 21, 1, 22);
 const BR_LEVELS: Levels = Levels::new(0, 4, 11, 0, 11);
+/// brotli ignores a dictionary below quality 5, so `dcb` never goes under it.
+const DCB_LEVELS: Levels = Levels::new(5, 5, 11, 5, 11);
 
 impl Levels {
     const fn new(fastest: i32, default: i32, best: i32, min: i32, max: i32) -> Self {

@@ -4,12 +4,17 @@ use crate::pool::Level;
 
 /// The compression level, with tower-http's names and per-coding meaning.
 ///
-/// | | gzip, deflate | zstd | br |
-/// |---|---|---|---|
-/// | `Fastest` | 1 | 1 | 0 |
-/// | `Default` | 6 | 3 | 4 |
-/// | `Best` | 9 | 21 | 11 |
-/// | `Precise(n)` | `n` in 0..=9 | `n` in 1..=22 | `n` in 0..=11 |
+/// | | gzip, deflate | zstd, dcz | br | dcb |
+/// |---|---|---|---|---|
+/// | `Fastest` | 1 | 1 | 0 | 5 |
+/// | `Default` | 6 | 3 | 4 | **5** |
+/// | `Best` | 9 | 21 | 11 | 11 |
+/// | `Precise(n)` | `n` in 0..=9 | `n` in 1..=22 | `n` in 0..=11 | `n` in 5..=11 |
+///
+/// `dcb` differs from br on purpose: brotli ignores a dictionary below quality 5, so `dcb`'s
+/// `Default` and `Fastest` are 5 and `Precise(n)` is never under 5. A layer's
+/// [`level`](crate::compression::CompressionLayer::level) sets `dcz` and `dcb` apart from
+/// zstd and br.
 ///
 /// br `Best` (quality 11) is brotli's densest setting and far too slow for responses built
 /// per request: on this crate's JSON benchmark it costs ~100x quality 4 (see

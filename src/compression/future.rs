@@ -5,15 +5,18 @@ use std::task::{Context, Poll, ready};
 
 use bytes::Bytes;
 use http::header::{CONTENT_ENCODING, CONTENT_RANGE, CONTENT_TYPE, HeaderMap, HeaderValue, VARY};
+use http::uri::PathAndQuery;
 use http::{Response, StatusCode};
 use http_body::Body;
 use pin_project_lite::pin_project;
 
 use super::body::{CompressionBody, MAX_INPUT_PER_POLL};
+use super::choose_level::ToCompress;
 use super::dictionary::{self, DictionaryRequest};
 use super::encode::{Fallback, Start, Target, add_varies, encode};
 use super::service::Settings;
 use crate::BoxError;
+use crate::CompressionLevel;
 use crate::codec::ContentCoding;
 use crate::headers::{add_vary, body_size, has_no_transform};
 use crate::negotiate::{Choice, Negotiated};
@@ -40,6 +43,8 @@ pub(crate) struct Request {
     /// When br was negotiated: the coding the client accepts besides it, for streams that
     /// should be able to give their state back.
     pub(crate) releasable: Option<ContentCoding>,
+    /// The request's path, kept only for a level chooser.
+    pub(crate) path: Option<PathAndQuery>,
 }
 
 impl<F, P> ResponseFuture<F, P> {
@@ -100,6 +105,8 @@ enum Action {
 ///    `min_size` is sent as it is (unless the client refused identity); a body of unknown
 ///    size that turns out complete and smaller when read ahead, too. Any other predicate
 ///    decides alone, whatever the size.
+/// 6. Level: the layer's for the coding, or what its level chooser says (which may send it
+///    unencoded, unless the client refused identity).
 fn decide<B: Body, P: Predicate>(
     request: &Request,
     settings: &Settings,
@@ -129,35 +136,54 @@ fn decide<B: Body, P: Predicate>(
         .and_then(|d| dictionary::choose(d, headers, settings));
     let negotiated = negotiated_coding(request, res, size, settings);
     let identity = !request.choice.identity_refused;
-    if let Some((coding, dictionary)) = chosen {
-        let fallback = Fallback {
-            coding: negotiated.as_ref().ok().copied(),
-            identity,
-        };
-        let dictionary = Some(dictionary);
-        let target = Target {
-            coding,
-            dictionary,
-            fallback,
-        };
-        return Action::Encode { target, start };
-    }
-    match negotiated {
-        Ok(_) if small => Action::VaryOnly,
-        Ok(coding) => {
-            let fallback = Fallback {
-                coding: None,
-                identity,
-            };
-            let dictionary = None;
-            let target = Target {
-                coding,
-                dictionary,
-                fallback,
-            };
-            Action::Encode { target, start }
-        }
-        Err(action) => action,
+    let (coding, dictionary, fallback) = match (chosen, negotiated) {
+        // The negotiated coding is the fallback when the dictionary encoder fails.
+        (Some((coding, dictionary)), negotiated) => (coding, Some(dictionary), negotiated.ok()),
+        (None, Ok(_)) if small => return Action::VaryOnly,
+        (None, Ok(coding)) => (coding, None, None),
+        (None, Err(action)) => return action,
+    };
+    let Some(level) = level_for(request, settings, res, coding, size) else {
+        return Action::VaryOnly;
+    };
+    let fallback = Fallback {
+        coding: fallback,
+        identity,
+    };
+    let target = Target {
+        coding,
+        level,
+        dictionary,
+        fallback,
+    };
+    Action::Encode { target, start }
+}
+
+/// Rule 6: the level for `coding`, the layer's unless its level chooser says otherwise;
+/// `None` when the chooser says send it unencoded and the client accepts identity.
+fn level_for<B: Body>(
+    request: &Request,
+    settings: &Settings,
+    res: &Response<B>,
+    coding: ContentCoding,
+    size: Option<u64>,
+) -> Option<CompressionLevel> {
+    let level = settings.levels.of(coding);
+    let Some(chooser) = &settings.level_chooser else {
+        return Some(level);
+    };
+    let parts = ToCompress {
+        coding,
+        level,
+        status: res.status(),
+        headers: res.headers(),
+        extensions: res.extensions(),
+        size,
+        path: request.path.as_ref().map_or("/", |p| p.path()),
+    };
+    match (chooser.0)(&parts) {
+        None if request.choice.identity_refused => Some(level),
+        chosen => chosen,
     }
 }
 

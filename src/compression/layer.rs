@@ -55,6 +55,7 @@ impl CompressionLayer {
                 stats: CompressionStats::new(),
                 dictionaries: None,
                 dictionary_codings: crate::ContentCoding::DICTIONARY.to_vec(),
+                level_chooser: None,
             }),
             predicate: DefaultPredicate::new(),
         }

@@ -83,6 +83,7 @@
 //! body ends, fails or is dropped.
 
 mod body;
+pub(crate) mod choose_level;
 mod dictionary;
 mod encode;
 mod future;
@@ -93,6 +94,7 @@ pub(crate) mod stats;
 pub use crate::CompressionLevel;
 pub use crate::predicate::{self, DefaultPredicate, Predicate};
 pub use body::CompressionBody;
+pub use choose_level::ToCompress;
 pub use future::ResponseFuture;
 pub use layer::{CompressionLayer, DEFAULT_MIN_SIZE};
 pub use service::Compression;

@@ -6,6 +6,7 @@ use http_body::Body;
 use tower_service::Service;
 
 use super::body::CompressionBody;
+use super::choose_level::LevelChooser;
 use super::dictionary::DictionaryRequest;
 use super::future::ResponseFuture;
 use super::layer::CompressionLayer;
@@ -30,6 +31,8 @@ pub(crate) struct Settings {
     /// Dictionaries for `dcz`/`dcb` responses, when turned on.
     pub(crate) dictionaries: Option<DictionaryStore>,
     pub(crate) dictionary_codings: Vec<ContentCoding>,
+    /// Chooses the level per response, when set.
+    pub(crate) level_chooser: Option<LevelChooser>,
 }
 
 /// When br was chosen: the coding the client would get without br, if it accepts one. br
@@ -133,6 +136,10 @@ where
         let choice = choose(&accept, self.settings.offered);
         let releasable = releasable_alternative(&accept, &choice, self.settings.offered);
         let head = req.method() == Method::HEAD;
+        let path = self.settings.level_chooser.as_ref().and_then(|_| {
+            // The chooser sees the path: keep it (a reference count, not a copy).
+            req.uri().path_and_query().cloned()
+        });
         let dictionary = self
             .settings
             .dictionaries
@@ -145,6 +152,7 @@ where
                 head,
                 dictionary,
                 releasable,
+                path,
             },
             self.settings.clone(),
             self.predicate.clone(),

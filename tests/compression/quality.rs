@@ -8,7 +8,7 @@ use tower_gzip::compression::CompressionLayer;
 use tower_gzip::{CodecPool, CompressionLevel};
 
 use crate::common::{StutterBody, gunzip, text};
-use crate::support::{SLICE, full, private_pool, round, typed};
+use crate::support::{SLICE, collect, full, private_pool, respond, round, typed};
 
 /// Raw deflate of `data` at `level` by flate2 alone, as the streaming body writes it for a
 /// body that never goes pending: input fed 16 KiB at a time, one slice per poll.
@@ -315,4 +315,63 @@ async fn quality_sets_every_coding() {
             "{coding:?}"
         );
     }
+}
+
+/// `level_for` chooses per response from its parts: the coding, the size, the path and the
+/// content type each change the level, `None` sends it unencoded, and a client that refuses
+/// identity still gets it compressed.
+#[tokio::test]
+async fn level_for_chooses_per_response() {
+    use http::header::CONTENT_TYPE;
+    use tower_gzip::ContentCoding;
+    let data = text(20_000);
+    let layer = CompressionLayer::new()
+        .pool(private_pool())
+        .level_for(|response| {
+            let csv = response
+                .headers()
+                .get(CONTENT_TYPE)
+                .is_some_and(|t| t == "text/csv");
+            match (response.coding(), response.path()) {
+                (_, "/raw") => None,
+                _ if csv => Some(CompressionLevel::Precise(1)),
+                (ContentCoding::Zstd, _) if response.size() == Some(20_000) => {
+                    Some(CompressionLevel::Precise(19))
+                }
+                _ => Some(response.level()),
+            }
+        });
+    let request = |path: &str, accept: &str| {
+        http::Request::get(path)
+            .header(http::header::ACCEPT_ENCODING, accept)
+            .body(())
+            .unwrap()
+    };
+    let zstd = collect(respond(&layer, request("/", "zstd"), full(data.clone())).await).await;
+    assert_eq!(
+        zstd.body,
+        one_shot(ContentCoding::Zstd, CompressionLevel::Precise(19), &data)
+    );
+
+    let gzip = collect(respond(&layer, request("/", "gzip"), full(data.clone())).await).await;
+    assert_eq!(
+        gzip.body,
+        one_shot(ContentCoding::Gzip, CompressionLevel::Default, &data)
+    );
+
+    let csv = typed("text/csv", data.clone());
+    let csv = collect(respond(&layer, request("/", "gzip"), csv).await).await;
+    assert_eq!(
+        csv.body,
+        one_shot(ContentCoding::Gzip, CompressionLevel::Precise(1), &data)
+    );
+
+    let raw = collect(respond(&layer, request("/raw", "gzip"), full(data.clone())).await).await;
+    assert_eq!(raw.encoding(), None);
+    assert_eq!(raw.body, data);
+    assert_eq!(raw.headers[http::header::VARY], "accept-encoding");
+
+    let refused = request("/raw", "gzip, identity;q=0");
+    let refused = collect(respond(&layer, refused, full(data.clone())).await).await;
+    assert_eq!(refused.encoding(), Some("gzip"));
 }

@@ -13,17 +13,18 @@ use http_body::Body;
 use super::body::{CompressionBody, MAX_INPUT_PER_POLL};
 use super::service::Settings;
 use super::stats::DictionaryOutcome;
-use crate::BoxError;
 use crate::buf::Chunks;
 use crate::codec::{ContentCoding, Encoder, OneShot};
 use crate::dictionary::Dictionary;
 use crate::headers::{add_vary, add_vary_token};
+use crate::{BoxError, CompressionLevel};
 
 /// What a compressed body is encoded with: a coding, and for `dcz` / `dcb` the dictionary
 /// the client named.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Target {
     pub(super) coding: ContentCoding,
+    pub(super) level: CompressionLevel,
     pub(super) dictionary: Option<Dictionary>,
     /// What a body known in full is sent as when its encoder fails.
     pub(super) fallback: Fallback,
@@ -174,12 +175,13 @@ fn whole<B>(
     // The one-shot codecs want one slice: a body of several ready frames is joined (at most
     // one poll's slice, 64 KiB).
     let input = chunks.concat();
-    let mut error = match one_shot(settings, target.coding, target.dictionary.as_ref(), &input) {
+    let dictionary = target.dictionary.as_ref();
+    let mut error = match one_shot(settings, target.coding, target.level, dictionary, &input) {
         Ok(data) => return encoded(target.coding, data, trailers),
         Err(error) => error,
     };
     if let Some(coding) = target.fallback.coding {
-        match one_shot(settings, coding, None, &input) {
+        match one_shot(settings, coding, settings.levels.of(coding), None, &input) {
             Ok(data) => return encoded(coding, data, trailers),
             Err(again) => error = again,
         }
@@ -214,7 +216,7 @@ pub(super) fn add_varies(settings: &Settings, headers: &mut HeaderMap) {
 
 fn encoder(settings: &Settings, target: &Target, size: Option<u64>) -> Result<Encoder, BoxError> {
     let (coding, pool) = (target.coding, &settings.pool);
-    let level = settings.levels.of(coding);
+    let level = target.level;
     let encoder = match &target.dictionary {
         None => Encoder::new(coding, level, pool).with_header_padding(padding(settings, coding)),
         Some(dictionary) => Encoder::against(coding, dictionary, level, pool)?,
@@ -237,6 +239,7 @@ fn padding(settings: &Settings, format: ContentCoding) -> usize {
 fn one_shot(
     settings: &Settings,
     coding: ContentCoding,
+    level: CompressionLevel,
     dictionary: Option<&Dictionary>,
     input: &[u8],
 ) -> Result<Bytes, BoxError> {
@@ -244,7 +247,7 @@ fn one_shot(
     #[cfg(test)]
     tests::fail_if_told(coding)?;
     OneShot::new(coding)
-        .level(settings.levels.of(coding))
+        .level(level)
         .pool(&settings.pool)
         .header_padding(padding(settings, coding))
         .against(dictionary)
