@@ -238,8 +238,9 @@ fn negotiated_coding<B>(
 /// Whether a response that would be br goes with another coding the client accepts: an
 /// event stream always (a br stream gives its encoder back at a pause too, but each event
 /// after a long pause primes a fresh one with up to 32 KiB, dearer than deflate's), and a
-/// body of unknown size while every br stream turn is taken (it would wait for one before
-/// sending a byte).
+/// streamed body (unknown size, or known and over one poll's slice) while every br stream
+/// turn is taken (it would wait for one before sending a byte). A body known in full is
+/// compressed in one call and takes no turn.
 fn prefers_releasable(headers: &HeaderMap, size: Option<u64>, settings: &Settings) -> bool {
     let event_stream = headers.get(CONTENT_TYPE).is_some_and(|v| {
         v.as_bytes()
@@ -247,7 +248,8 @@ fn prefers_releasable(headers: &HeaderMap, size: Option<u64>, settings: &Setting
             .is_some_and(|t| t.eq_ignore_ascii_case(b"text/event-stream"))
     });
     let turns = settings.pool.turns();
-    let busy = size.is_none() && turns.held() >= turns.limit();
+    let streamed = size.is_none_or(|size| size > MAX_INPUT_PER_POLL as u64);
+    let busy = streamed && turns.held() >= turns.limit();
     event_stream || busy
 }
 

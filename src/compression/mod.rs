@@ -73,10 +73,11 @@
 //!   32 KiB history each (zstd: nothing; once its context is taken, its next slice starts a
 //!   new frame), not a state each. br streams flush at every slice end and take turns: at
 //!   most [`br_stream_limit`](crate::CodecPoolBuilder::br_stream_limit) hold an encoder at
-//!   once; event streams, and streams of unknown size while the turns are all taken, get
-//!   another coding the client accepts instead of br. The headers of a streamed body go
-//!   out before its end is compressed: an encoder failure there ends the body with an error
-//!   (the connection is closed mid-body, so no client takes the truncated body for whole).
+//!   once; event streams, and streamed bodies (of unknown size, or known and over 64 KiB)
+//!   while the turns are all taken, get another coding the client accepts instead of br.
+//!   The headers of a streamed body go out before its end is compressed: an encoder failure
+//!   there ends the body with an error (the connection is closed mid-body, so no client
+//!   takes the truncated body for whole).
 //!
 //! Codec states come from a [`CodecPool`](crate::CodecPool) (the global one unless
 //! [`pool`](CompressionLayer::pool) says otherwise) and go back to it, reset, as soon as the

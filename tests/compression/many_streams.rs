@@ -219,8 +219,8 @@ async fn an_idle_br_stream_gives_its_turn_back() {
 }
 
 /// br cannot give its state back: an event stream goes with another coding the client
-/// accepts (Safari: `gzip, deflate, br`), as does a body of unknown size while every br
-/// turn is taken; with br alone, br it is.
+/// accepts (Safari: `gzip, deflate, br`), as does a streamed body (of unknown size, or known
+/// and over one slice) while every br turn is taken; with br alone, br it is.
 #[cfg(feature = "br")]
 #[tokio::test]
 async fn streams_that_must_release_prefer_another_coding_to_br() {
@@ -256,4 +256,14 @@ async fn streams_that_must_release_prefer_another_coding_to_br() {
     let second = respond(&layer, get(Some("gzip, br")), download()).await;
     assert_eq!(second.headers()[CONTENT_ENCODING], "gzip");
     assert_eq!(crate::support::collect(second).await.decoded(), text(BODY));
+    // A body of known size streams too, and would wait as long.
+    let known = || crate::support::full(text(BODY));
+    let third = respond(&layer, get(Some("gzip, deflate, br")), known()).await;
+    assert_eq!(third.headers()[CONTENT_ENCODING], "gzip");
+    assert_eq!(crate::support::collect(third).await.decoded(), text(BODY));
+    // br alone: br it is (it waits for the turn, taken here by `first` until it ends).
+    let alone = respond(&layer, get(Some("br")), known()).await;
+    assert_eq!(alone.headers()[CONTENT_ENCODING], "br");
+    drop(first);
+    assert_eq!(crate::support::collect(alone).await.decoded(), text(BODY));
 }
