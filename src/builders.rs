@@ -70,6 +70,15 @@ macro_rules! builder_methods {
             self.with(|s| s.level_chooser = Some(chooser))
         }
 
+        /// Turns on a load [`Governor`](crate::compression::Governor) (off by default):
+        /// when compression takes too much of the CPU, levels step down towards each
+        /// coding's fastest, then the dearest kinds of response go unencoded; they step back
+        /// up when the load falls. It applies after [`level_for`](Self::level_for). Keep a
+        /// clone to read its [`stats`](crate::compression::Governor::stats).
+        pub fn adaptive(self, governor: $crate::compression::Governor) -> Self {
+            self.with(|s| s.governor = Some(governor))
+        }
+
         /// The size floor (default [`DEFAULT_MIN_SIZE`](crate::compression::DEFAULT_MIN_SIZE)).
         ///
         /// [`DefaultPredicate`](crate::predicate::DefaultPredicate) refuses bodies known to be

@@ -14,6 +14,7 @@ use super::body::{CompressionBody, MAX_INPUT_PER_POLL};
 use super::choose_level::ToCompress;
 use super::dictionary::{self, DictionaryRequest};
 use super::encode::{Fallback, Start, Target, add_varies, encode};
+use super::governor::Kind;
 use super::service::Settings;
 use crate::BoxError;
 use crate::CompressionLevel;
@@ -107,6 +108,8 @@ enum Action {
 ///    decides alone, whatever the size.
 /// 6. Level: the layer's for the coding, or what its level chooser says (which may send it
 ///    unencoded, unless the client refused identity).
+/// 7. Load: a governor may step the level down, or send the response unencoded (again,
+///    unless the client refused identity).
 fn decide<B: Body, P: Predicate>(
     request: &Request,
     settings: &Settings,
@@ -143,7 +146,11 @@ fn decide<B: Body, P: Predicate>(
         (None, Ok(coding)) => (coding, None, None),
         (None, Err(action)) => return action,
     };
+    let kind = settings.governor.as_ref().map(|_| Kind::of(headers, size));
     let Some(level) = level_for(request, settings, res, coding, size) else {
+        return Action::VaryOnly;
+    };
+    let Some(level) = governed(request, settings, coding, level, kind) else {
         return Action::VaryOnly;
     };
     let fallback = Fallback {
@@ -155,8 +162,27 @@ fn decide<B: Body, P: Predicate>(
         level,
         dictionary,
         fallback,
+        kind,
     };
     Action::Encode { target, start }
+}
+
+/// Rule 7: under a governor, the level it steps to, or `None` when it sheds this kind of
+/// response and the client accepts identity.
+fn governed(
+    request: &Request,
+    settings: &Settings,
+    coding: ContentCoding,
+    level: CompressionLevel,
+    kind: Option<Kind>,
+) -> Option<CompressionLevel> {
+    let (Some(governor), Some(kind)) = (&settings.governor, kind) else {
+        return Some(level);
+    };
+    match governor.level(coding, level, kind) {
+        None if request.choice.identity_refused => Some(level),
+        governed => governed,
+    }
 }
 
 /// Rule 6: the level for `coding`, the layer's unless its level chooser says otherwise;

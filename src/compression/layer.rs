@@ -56,6 +56,7 @@ impl CompressionLayer {
                 dictionaries: None,
                 dictionary_codings: crate::ContentCoding::DICTIONARY.to_vec(),
                 level_chooser: None,
+                governor: None,
             }),
             predicate: DefaultPredicate::new(),
         }

@@ -9,6 +9,7 @@ use super::body::CompressionBody;
 use super::choose_level::LevelChooser;
 use super::dictionary::DictionaryRequest;
 use super::future::ResponseFuture;
+use super::governor::Governor;
 use super::layer::CompressionLayer;
 use super::stats::CompressionStats;
 use crate::builders::builder_methods;
@@ -33,6 +34,8 @@ pub(crate) struct Settings {
     pub(crate) dictionary_codings: Vec<ContentCoding>,
     /// Chooses the level per response, when set.
     pub(crate) level_chooser: Option<LevelChooser>,
+    /// Steps levels down under load, when set.
+    pub(crate) governor: Option<Governor>,
 }
 
 /// When br was chosen: the coding the client would get without br, if it accepts one. br

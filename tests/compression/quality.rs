@@ -375,3 +375,30 @@ async fn level_for_chooses_per_response() {
     let refused = collect(respond(&layer, refused, full(data.clone())).await).await;
     assert_eq!(refused.encoding(), Some("gzip"));
 }
+
+/// At light load a governor changes nothing: the same bytes as the configured level, and
+/// its stats show the level each coding used.
+#[tokio::test]
+async fn a_governor_at_light_load_leaves_the_bytes_alone() {
+    use tower_gzip::ContentCoding;
+    use tower_gzip::compression::Governor;
+    let data = text(20_000);
+    let governor = Governor::new();
+    let layer = CompressionLayer::new()
+        .pool(private_pool())
+        .level(ContentCoding::Gzip, CompressionLevel::Precise(9))
+        .adaptive(governor.clone());
+    for _ in 0..3 {
+        let out = round(&layer, Some("gzip"), full(data.clone())).await;
+        assert_eq!(
+            out.body,
+            one_shot(ContentCoding::Gzip, CompressionLevel::Precise(9), &data)
+        );
+    }
+    let stats = governor.stats();
+    assert_eq!(stats.step, 0);
+    assert!(
+        stats.levels.contains(&(ContentCoding::Gzip, Some(9))),
+        "{stats:?}"
+    );
+}

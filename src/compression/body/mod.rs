@@ -6,6 +6,7 @@ use http::HeaderMap;
 use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 
+use super::governor::Timed;
 use super::stats::CompressionStats;
 use crate::BoxError;
 use crate::ContentCoding;
@@ -78,6 +79,7 @@ impl<B> CompressionBody<B> {
         encoder: Encoder,
         queued: Chunks,
         stats: CompressionStats,
+        timed: Option<Timed>,
     ) -> Self {
         CompressionBody {
             kind: Kind::Encoding {
@@ -95,6 +97,7 @@ impl<B> CompressionBody<B> {
                     bytes_in: 0,
                     bytes_out: 0,
                     stats,
+                    timed,
                 },
             },
         }
@@ -108,6 +111,7 @@ impl<B> CompressionBody<B> {
             encoder,
             Chunks::default(),
             CompressionStats::new(),
+            None,
         )
     }
 }
@@ -188,6 +192,8 @@ pub(crate) struct Encoding<B> {
     coding: ContentCoding,
     bytes_in: u64,
     bytes_out: u64,
+    /// Under a governor: what compressing this stream costs.
+    timed: Option<Timed>,
 }
 
 /// Where the stream is. Each phase holds what only it needs, so "an encoder after the end"
@@ -279,14 +285,22 @@ where
         };
         let (encoder, queued, current) =
             (&mut running.encoder, &mut self.queued, &mut self.current);
-        encode_queued(encoder, queued, current, &mut self.out, budget)?;
-        let in_hand = current.len() + queued.len();
-        let mut used = before - *budget;
-        if *budget == 0 && in_hand > 0 && in_hand <= MAX_INPUT_PER_POLL {
-            let mut rest = in_hand;
-            encode_queued(encoder, queued, current, &mut self.out, &mut rest)?;
-            used += in_hand - rest;
-        }
+        let out = &mut self.out;
+        let mut slice = || {
+            encode_queued(encoder, queued, current, out, budget)?;
+            let in_hand = current.len() + queued.len();
+            let mut used = before - *budget;
+            if *budget == 0 && in_hand > 0 && in_hand <= MAX_INPUT_PER_POLL {
+                let mut rest = in_hand;
+                encode_queued(encoder, queued, current, out, &mut rest)?;
+                used += in_hand - rest;
+            }
+            Ok::<_, BoxError>(used)
+        };
+        let used = match &mut self.timed {
+            Some(timed) => timed.time(slice)?,
+            None => slice()?,
+        };
         if used > 0 {
             running.unflushed = true;
             self.bytes_in += used as u64;
@@ -438,6 +452,9 @@ fn encode_queued(
 
 impl<B> Drop for Encoding<B> {
     fn drop(&mut self) {
+        if let Some(timed) = &self.timed {
+            timed.end(self.bytes_in, self.bytes_out);
+        }
         self.stats
             .record_bytes(self.coding, self.bytes_in, self.bytes_out);
     }

@@ -11,6 +11,7 @@ use http::header::{ACCEPT_RANGES, CONTENT_ENCODING, CONTENT_LENGTH, ETAG, Header
 use http_body::Body;
 
 use super::body::{CompressionBody, MAX_INPUT_PER_POLL};
+use super::governor::{Kind, Timed};
 use super::service::Settings;
 use super::stats::DictionaryOutcome;
 use crate::buf::Chunks;
@@ -28,6 +29,8 @@ pub(super) struct Target {
     pub(super) dictionary: Option<Dictionary>,
     /// What a body known in full is sent as when its encoder fails.
     pub(super) fallback: Fallback,
+    /// Under a governor: the kind of response, whose cost it learns.
+    pub(super) kind: Option<Kind>,
 }
 
 /// Where a body known in full goes when `Target`'s encoder fails on it: the headers are not
@@ -110,7 +113,10 @@ fn streaming<B: Body<Error: Into<BoxError>>>(
     chunks: Chunks,
 ) -> CompressionBody<B> {
     match encoder(settings, target, size) {
-        Ok(encoder) => CompressionBody::encoding(body, encoder, chunks, settings.stats.clone()),
+        Ok(encoder) => {
+            let timed = timed(settings, target);
+            CompressionBody::encoding(body, encoder, chunks, settings.stats.clone(), timed)
+        }
         Err(error) => CompressionBody::ready(Bytes::new(), None, Some(error)),
     }
 }
@@ -176,12 +182,22 @@ fn whole<B>(
     // one poll's slice, 64 KiB).
     let input = chunks.concat();
     let dictionary = target.dictionary.as_ref();
-    let mut error = match one_shot(settings, target.coding, target.level, dictionary, &input) {
+    let mut timed = timed(settings, target);
+    let coding = target.coding;
+    let mut error = match one_shot(
+        settings,
+        coding,
+        target.level,
+        dictionary,
+        &input,
+        &mut timed,
+    ) {
         Ok(data) => return encoded(target.coding, data, trailers),
         Err(error) => error,
     };
     if let Some(coding) = target.fallback.coding {
-        match one_shot(settings, coding, settings.levels.of(coding), None, &input) {
+        let level = settings.levels.of(coding);
+        match one_shot(settings, coding, level, None, &input, &mut timed) {
             Ok(data) => return encoded(coding, data, trailers),
             Err(again) => error = again,
         }
@@ -242,19 +258,32 @@ fn one_shot(
     level: CompressionLevel,
     dictionary: Option<&Dictionary>,
     input: &[u8],
+    timed: &mut Option<Timed>,
 ) -> Result<Bytes, BoxError> {
     let mut out = BytesMut::new();
     #[cfg(test)]
     tests::fail_if_told(coding)?;
-    OneShot::new(coding)
+    let one_shot = OneShot::new(coding)
         .level(level)
         .pool(&settings.pool)
         .header_padding(padding(settings, coding))
-        .against(dictionary)
-        .encode(input, &mut out)?;
+        .against(dictionary);
+    match timed {
+        Some(timed) => {
+            timed.time(|| one_shot.encode(input, &mut out))?;
+            timed.end(input.len() as u64, out.len() as u64);
+        }
+        None => one_shot.encode(input, &mut out)?,
+    }
     let stats = &settings.stats;
     stats.record_bytes(coding, input.len() as u64, out.len() as u64);
     Ok(out.freeze())
+}
+
+/// The governor's account for one response, when a governor is on.
+fn timed(settings: &Settings, target: &Target) -> Option<Timed> {
+    let governor = settings.governor.clone()?;
+    Some(Timed::new(governor, target.kind?))
 }
 
 /// What [`read_ahead`] found.
