@@ -16,6 +16,10 @@
 //!   follow in the default order zstd, br, gzip, deflate), `dcz`, `dcb` the dictionary codings
 //!   (default dcz, then dcb). A dictionary coding, when the request can have one, wins over
 //!   the plain ones.
+//! - `--level CODING=N[,CODING=N...]`: a level per coding (`--level br=9,zstd=12`), the
+//!   others at their defaults.
+//! - `--adaptive`: a load governor steps the levels down while compression takes over half
+//!   the cores, and back up when the load falls (`/stats` shows it under `governor`).
 //! - `--dictionary FILE`: the API dictionary, a file built at deploy time, instead of training
 //!   one at start-up; `--save-dictionary FILE` writes the one served.
 //!
@@ -75,7 +79,7 @@ use axum::routing::{MethodRouter, get, post};
 use tokio::sync::watch;
 use tower_gzip::CompressionLevel;
 use tower_gzip::ContentCoding;
-use tower_gzip::compression::{CompressionLayer, CompressionStats};
+use tower_gzip::compression::{CompressionLayer, CompressionStats, Governor};
 use tower_gzip::dictionary::{
     Dictionary, DictionaryService, DictionaryStore, UseAsDictionaryLayer, link_header,
 };
@@ -108,6 +112,8 @@ struct Config {
     save_dictionary: Option<PathBuf>,
     /// `--level`: a level for some codings, the others at their defaults.
     levels: Vec<(ContentCoding, i32)>,
+    /// `--adaptive`: a load governor steps the levels down under load.
+    adaptive: bool,
 }
 
 /// Dictionary transport, ours only.
@@ -128,6 +134,8 @@ struct AppState {
     mode: Mode,
     /// Our layer's counters; `None` with `--baseline tower-http`, which has none.
     compression: Option<CompressionStats>,
+    /// The load governor, with `--adaptive`.
+    governor: Option<Governor>,
     /// `None` with `--baseline tower-http`.
     dictionaries: Option<Dictionaries>,
     wire: Arc<WireStats>,
@@ -181,7 +189,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 const USAGE: &str = "usage: server [--baseline tower-http] [--prefer LIST] \
-    [--level CODING=N[,CODING=N...]] [--dictionary FILE] [--save-dictionary FILE]   \
+    [--level CODING=N[,CODING=N...]] [--adaptive] [--dictionary FILE] [--save-dictionary FILE] \
     (env: ADDR, RUST_LOG)\n\
     LIST: comma-separated codings, most preferred first: zstd, br, gzip, deflate, dcz, dcb";
 
@@ -198,6 +206,7 @@ fn parse_args() -> Config {
         dictionary: None,
         save_dictionary: None,
         levels: Vec::new(),
+        adaptive: false,
     };
     let mut ours_only = Vec::new();
     let mut args = std::env::args().skip(1);
@@ -211,6 +220,11 @@ fn parse_args() -> Config {
         if matches!(flag.as_str(), "-h" | "--help") {
             println!("{USAGE}");
             std::process::exit(0);
+        }
+        if flag == "--adaptive" && inline.is_none() {
+            config.adaptive = true;
+            ours_only.push(flag);
+            continue;
         }
         const FLAGS: [&str; 5] = [
             "--baseline",
@@ -337,6 +351,10 @@ fn app(
     for &(coding, level) in &config.levels {
         ours = ours.level(coding, CompressionLevel::Precise(level));
     }
+    let governor = config.adaptive.then(Governor::new);
+    if let Some(governor) = &governor {
+        ours = ours.adaptive(governor.clone());
+    }
     if let Some(d) = &dictionaries {
         if let Some(api) = &d.api {
             d.store.insert(api.clone());
@@ -349,6 +367,7 @@ fn app(
     let state = AppState {
         mode,
         compression: (mode == Mode::TowerGzip).then(|| ours.stats()),
+        governor,
         dictionaries: dictionaries.clone(),
         wire: Arc::default(),
         png: png::png(),

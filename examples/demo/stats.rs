@@ -4,7 +4,7 @@ use axum::Json;
 use axum::extract::State;
 use serde_json::{Map, Value, json};
 use tower_gzip::ContentCoding;
-use tower_gzip::compression::CompressionStats;
+use tower_gzip::compression::{CompressionStats, Governor};
 use tower_gzip::{CodecPool, KindStats, PoolStats};
 
 use crate::alloc;
@@ -48,6 +48,20 @@ fn dictionaries(d: &Dictionaries, ours: &CompressionStats) -> Value {
             "available_dictionary": api.available_dictionary().to_str().unwrap_or_default(),
         })),
         "codings": d.codings.iter().map(|c| c.as_str()).collect::<Vec<_>>(),
+    })
+}
+
+/// The load governor's step, the share of the cores compression took, and the level each
+/// coding used last.
+fn governor(governor: &Governor) -> Value {
+    let stats = governor.stats();
+    let levels = stats.levels.iter().filter_map(|(coding, level)| {
+        level.map(|level| (coding.as_str().to_owned(), json!(level)))
+    });
+    json!({
+        "step": stats.step, "busy_share": stats.busy_share,
+        "steps_down": stats.steps_down, "steps_up": stats.steps_up, "shed": stats.shed,
+        "levels": levels.collect::<Map<_, _>>(),
     })
 }
 
@@ -113,6 +127,7 @@ pub async fn stats(State(state): State<AppState>) -> Json<Value> {
     };
     Json(json!({
         "allocator": { "allocations": allocations, "bytes": bytes },
+        "governor": state.governor.as_ref().map(governor),
         "mode": match state.mode { Mode::TowerGzip => "tower-gzip", Mode::TowerHttp => "tower-http" },
         "prefer": prefer,
         "dictionaries": dict,

@@ -13,7 +13,7 @@ use pin_project_lite::pin_project;
 use super::body::{CompressionBody, MAX_INPUT_PER_POLL};
 use super::choose_level::ToCompress;
 use super::dictionary::{self, DictionaryRequest};
-use super::encode::{Fallback, Start, Target, add_varies, encode};
+use super::encode::{Fallback, Governed, Start, Target, add_varies, encode};
 use super::governor::Kind;
 use super::service::Settings;
 use crate::BoxError;
@@ -146,11 +146,11 @@ fn decide<B: Body, P: Predicate>(
         (None, Ok(coding)) => (coding, None, None),
         (None, Err(action)) => return action,
     };
-    let kind = settings.governor.as_ref().map(|_| Kind::of(headers, size));
     let Some(level) = level_for(request, settings, res, coding, size) else {
         return Action::VaryOnly;
     };
-    let Some(level) = governed(request, settings, coding, level, kind) else {
+    let kind = || Kind::of(headers, size);
+    let Some((level, governed)) = governed(request, settings, coding, level, kind) else {
         return Action::VaryOnly;
     };
     let fallback = Fallback {
@@ -162,26 +162,29 @@ fn decide<B: Body, P: Predicate>(
         level,
         dictionary,
         fallback,
-        kind,
+        governed,
     };
     Action::Encode { target, start }
 }
 
-/// Rule 7: under a governor, the level it steps to, or `None` when it sheds this kind of
-/// response and the client accepts identity.
+/// Rule 7: under a governor, the level it steps to (with the response's kind and the step,
+/// for its account), or `None` when it sheds this kind of response and the client accepts
+/// identity.
 fn governed(
     request: &Request,
     settings: &Settings,
     coding: ContentCoding,
     level: CompressionLevel,
-    kind: Option<Kind>,
-) -> Option<CompressionLevel> {
-    let (Some(governor), Some(kind)) = (&settings.governor, kind) else {
-        return Some(level);
+    kind: impl FnOnce() -> Kind,
+) -> Option<(CompressionLevel, Option<Governed>)> {
+    let Some(governor) = &settings.governor else {
+        return Some((level, None));
     };
+    let kind = kind();
     match governor.level(coding, level, kind) {
-        None if request.choice.identity_refused => Some(level),
-        governed => governed,
+        Some((level, step)) => Some((level, Some(Governed { kind, step }))),
+        None if request.choice.identity_refused => Some((level, None)),
+        None => None,
     }
 }
 

@@ -29,8 +29,15 @@ pub(super) struct Target {
     pub(super) dictionary: Option<Dictionary>,
     /// What a body known in full is sent as when its encoder fails.
     pub(super) fallback: Fallback,
-    /// Under a governor: the kind of response, whose cost it learns.
-    pub(super) kind: Option<Kind>,
+    /// Under a governor: what it learns this response's cost under.
+    pub(super) governed: Option<Governed>,
+}
+
+/// A governed response's kind and the governor's step when it was decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Governed {
+    pub(super) kind: Kind,
+    pub(super) step: u8,
 }
 
 /// Where a body known in full goes when `Target`'s encoder fails on it: the headers are not
@@ -197,7 +204,7 @@ fn whole<B>(
     };
     if let Some(coding) = target.fallback.coding {
         let level = settings.levels.of(coding);
-        match one_shot(settings, coding, level, None, &input, &mut timed) {
+        match one_shot(settings, coding, level, None, &input, &mut None) {
             Ok(data) => return encoded(coding, data, trailers),
             Err(again) => error = again,
         }
@@ -283,7 +290,8 @@ fn one_shot(
 /// The governor's account for one response, when a governor is on.
 fn timed(settings: &Settings, target: &Target) -> Option<Timed> {
     let governor = settings.governor.clone()?;
-    Some(Timed::new(governor, target.kind?))
+    let Governed { kind, step } = target.governed?;
+    Some(Timed::new(governor, kind, target.coding, step))
 }
 
 /// What [`read_ahead`] found.

@@ -1,4 +1,5 @@
-//! The governor's steps, hysteresis and shedding, driven with recorded busy time.
+//! The governor's steps, hysteresis, growth bound and shedding, driven with recorded busy
+//! time and recorded responses.
 
 use std::thread::sleep;
 use std::time::Duration;
@@ -14,10 +15,14 @@ fn governor() -> Governor {
     Governor::new().cores(1).window(WINDOW)
 }
 
-fn json(size: u64) -> Kind {
+fn kind(media: &str, size: u64) -> Kind {
     let mut headers = HeaderMap::new();
-    headers.insert(CONTENT_TYPE, "application/json".parse().unwrap());
+    headers.insert(CONTENT_TYPE, media.parse().unwrap());
     Kind::of(&headers, Some(size))
+}
+
+fn json() -> Kind {
+    kind("application/json", 1000)
 }
 
 /// One window that closes with compression busy the whole time (or idle).
@@ -27,11 +32,24 @@ fn window(governor: &Governor, busy: bool) {
         governor.record_busy(Duration::from_secs(1));
     }
     sleep(WINDOW + Duration::from_millis(1));
-    let _ = governor.level(ContentCoding::Gzip, CompressionLevel::Default, json(1000));
+    governor.tick();
 }
 
-fn level(governor: &Governor, coding: ContentCoding, level: i32) -> Option<CompressionLevel> {
-    governor.level(coding, CompressionLevel::Precise(level), json(1000))
+fn level(governor: &Governor, coding: ContentCoding, level: i32) -> Option<i32> {
+    let (level, _) = governor.level(coding, CompressionLevel::Precise(level), json())?;
+    match level {
+        CompressionLevel::Precise(n) => Some(n),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// `n` responses of `kind` compressed at `step`: `out` bytes of 1000 each, in `busy`.
+fn responses(governor: &Governor, kind: Kind, step: u8, n: u32, out: u64, busy: Duration) {
+    for _ in 0..n {
+        let mut timed = Timed::new(governor.clone(), kind, ContentCoding::Br, step);
+        timed.time(|| sleep(busy));
+        timed.end(1000, out);
+    }
 }
 
 #[test]
@@ -56,13 +74,12 @@ fn at_light_load_the_levels_stay_as_configured() {
         governor.record_busy(Duration::from_micros(10));
         window(&governor, false);
     }
-    assert_eq!(governor.stats().step, 0);
-    assert_eq!(
-        level(&governor, ContentCoding::Br, 9),
-        Some(CompressionLevel::Precise(9))
-    );
+    assert_eq!(level(&governor, ContentCoding::Br, 9), Some(9));
     let stats = governor.stats();
-    assert_eq!((stats.steps_down, stats.steps_up, stats.shed), (0, 0, 0));
+    assert_eq!(
+        (stats.step, stats.steps_down, stats.steps_up, stats.shed),
+        (0, 0, 0, 0)
+    );
     assert!(
         stats.levels.contains(&(ContentCoding::Br, Some(9))),
         "{stats:?}"
@@ -71,23 +88,48 @@ fn at_light_load_the_levels_stay_as_configured() {
 
 #[test]
 fn under_load_it_steps_down_one_window_at_a_time_then_sheds() {
-    let governor = governor();
+    let governor = governor().max_growth(f64::INFINITY);
     let mut levels = Vec::new();
     for _ in 0..4 {
         window(&governor, true);
         levels.push(level(&governor, ContentCoding::Br, 9));
     }
-    let quality = |q| Some(CompressionLevel::Precise(q));
-    assert_eq!(levels, [quality(6), quality(4), quality(2), quality(0)]);
+    assert_eq!(levels, [Some(6), Some(4), Some(2), Some(0)]);
     window(&governor, true);
     assert_eq!(governor.stats().step, SHED);
     // The one kind seen is the dearest there is: shed.
-    governor.record_cost(json(1000), Duration::from_micros(50), 1000, 300);
+    responses(&governor, json(), 4, 1, 300, Duration::ZERO);
     assert_eq!(level(&governor, ContentCoding::Br, 9), None);
     // It stays there under load: no step past shedding.
     window(&governor, true);
+    let stats = governor.stats();
+    assert_eq!((stats.step, stats.steps_down, stats.shed), (SHED, 5, 1));
+}
+
+#[test]
+fn a_coding_stops_where_its_output_would_grow_too_much() {
+    let governor = governor().max_growth(1.2);
+    // At the configured level, 300 bytes out of 1000.
+    responses(&governor, json(), 0, 4, 300, Duration::ZERO);
+    window(&governor, true);
+    assert_eq!(level(&governor, ContentCoding::Br, 9), Some(6));
+    responses(&governor, json(), 1, 4, 330, Duration::ZERO); // 1.1x: fine
+    window(&governor, true);
+    assert_eq!(level(&governor, ContentCoding::Br, 9), Some(4));
+    responses(&governor, json(), 2, 4, 400, Duration::ZERO); // 1.33x: too much
+    window(&governor, true);
+    window(&governor, true);
+    assert_eq!(
+        level(&governor, ContentCoding::Br, 9),
+        Some(6),
+        "back to the last step in bounds"
+    );
+    // Another coding has learned no bound: it goes on down.
+    assert_eq!(level(&governor, ContentCoding::Zstd, 12), Some(1));
+    // At the bottom, br is not shed (its bound held it above its fastest level).
+    window(&governor, true);
     assert_eq!(governor.stats().step, SHED);
-    assert_eq!(governor.stats().steps_down, 5);
+    assert_eq!(level(&governor, ContentCoding::Br, 9), Some(6));
 }
 
 #[test]
@@ -111,25 +153,21 @@ fn it_steps_back_up_only_after_calm_windows() {
 
 #[test]
 fn shedding_spares_the_kinds_that_cost_least_per_byte_saved() {
-    let governor = governor();
+    let governor = governor().max_growth(f64::INFINITY);
     for _ in 0..5 {
         window(&governor, true);
     }
-    let small = json(1000);
-    let mut html = HeaderMap::new();
-    html.insert(CONTENT_TYPE, "text/html".parse().unwrap());
-    let big_html = Kind::of(&html, Some(1 << 20));
-    let mut css = HeaderMap::new();
-    css.insert(CONTENT_TYPE, "text/css".parse().unwrap());
-    let css = Kind::of(&css, Some(20_000));
+    let small = json();
+    let big_html = kind("text/html", 1 << 20);
+    let css = kind("text/css", 20_000);
     // Per byte saved: the small JSON is dear, the big page cheap, the stylesheet between.
-    governor.record_cost(small, Duration::from_micros(40), 1000, 400);
-    governor.record_cost(big_html, Duration::from_millis(2), 1 << 20, 100_000);
-    governor.record_cost(css, Duration::from_micros(60), 20_000, 4000);
+    responses(&governor, small, 4, 1, 400, Duration::from_millis(3));
+    responses(&governor, big_html, 4, 1, 100, Duration::ZERO);
+    responses(&governor, css, 4, 1, 400, Duration::from_millis(1));
     let gzip = |kind| governor.level(ContentCoding::Gzip, CompressionLevel::Default, kind);
     assert_eq!(gzip(small), None);
     assert_eq!(gzip(css), None, "the median is shed too");
-    assert_eq!(gzip(big_html), Some(CompressionLevel::Precise(1)));
+    assert_eq!(gzip(big_html), Some((CompressionLevel::Precise(1), STEPS)));
     // A kind never seen is not shed.
     assert!(gzip(Kind::of(&HeaderMap::new(), None)).is_some());
     assert_eq!(governor.stats().shed, 2);
