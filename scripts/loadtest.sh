@@ -3,11 +3,20 @@
 # Loopback load test: the demo server with our layers against the same server with
 # tower-http's (`--baseline tower-http`), driven by wrk over 127.0.0.1 only.
 #
-#   scripts/loadtest.sh                  # 15 s per case
-#   DURATION=10 scripts/loadtest.sh      # shorter
+#   scripts/loadtest.sh                      # 15 s per case, both sections
+#   DURATION=10 scripts/loadtest.sh          # shorter
+#   SECTIONS=governor scripts/loadtest.sh    # one section (compare, governor)
 #
-# Env: DURATION (s per case, default 15), WARMUP (s, default 2), CONNECTIONS (64),
-# THREADS (2), ROUNDS (1; with more, servers alternate and medians are reported), OUT (markdown results file, default target/loadtest/results.md).
+# Env: SECTIONS (comma list, default compare,governor), DURATION (s per case, default 15),
+# WARMUP (s, default 2), CONNECTIONS (64), THREADS (2), ROUNDS (1; with more, servers
+# alternate and medians are reported), OUT (markdown results file, default
+# target/loadtest/results.md; the governor section writes OUT with `-governor` before `.md`).
+#
+# Section `governor` (scripts/loadtest_governor.sh): the demo pinned to one core, ~64 KiB of
+# JSON with `Accept-Encoding: br` at `--level br=9`, then `zstd` at `--level zstd=12`,
+# CONNECTIONS connections (past what the core can compress): the static level against
+# `--adaptive`, side by side; then a light load (one connection, paced to a tenth of the
+# static level's requests/s) where the governor must leave the bytes alone.
 #
 # For each payload (~1 KiB and ~64 KiB JSON from /api/items?n=N, with N measured so the
 # uncompressed body is closest to the target) and each server, a fresh server process is
@@ -71,8 +80,8 @@ BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/examples/server"
 
 # --- server control ----------------------------------------------------------------------
 BASE=""
-start_server() { # $1: ours | tower-http
-    local args=()
+start_server() { # $1: ours | tower-http; the rest: more flags for the server
+    local args=("${@:2}")
     [[ "$1" == tower-http ]] && args=(--baseline tower-http)
     : >"$WORK/stdout"
     ADDR=127.0.0.1:0 RUST_LOG=warn "${SERVER_PIN[@]}" "$BIN" "${args[@]}" \
@@ -198,6 +207,15 @@ run_case() { # $1: ours | tower-http | identity (our server, uncompressed), $2: 
         )
     fi
 }
+
+SECTIONS="${SECTIONS:-compare,governor}"
+want() { [[ ",$SECTIONS," == *",$1,"* ]]; }
+
+if want governor; then
+    # shellcheck source=scripts/loadtest_governor.sh
+    source "$ROOT/scripts/loadtest_governor.sh"
+fi
+want compare || exit 0
 
 # Measure the record count once, on our server.
 start_server ours
