@@ -389,7 +389,15 @@ where
     /// slice).
     fn emit(&mut self) -> Frame<Bytes> {
         self.bytes_out += self.out.len() as u64;
-        Frame::data(self.out.split().freeze())
+        let frame = self.out.split().freeze();
+        // The rest of the block shares the frame's allocation: kept, it would pin the whole
+        // block after the frame is written. Keep it only if the next encoder call fits in
+        // it (small frames, such as events, share one block); a stream at rest then holds
+        // no output buffer at all.
+        if self.out.capacity() < encode_room(ENCODE_CHUNK) {
+            self.out = BytesMut::new();
+        }
+        Frame::data(frame)
     }
 
     /// Hands over the output with its whole block, for a stream about to wait (on its
@@ -423,6 +431,12 @@ where
     }
 }
 
+/// The output room one encoder call on `n` bytes is given (incompressible input grows a
+/// little).
+fn encode_room(n: usize) -> usize {
+    n + n / 8 + 64
+}
+
 /// Compresses queued input until it runs out or `budget` does.
 fn encode_queued(
     encoder: &mut Encoder,
@@ -439,7 +453,7 @@ fn encode_queued(
             }
         }
         let n = current.len().min(*budget).min(ENCODE_CHUNK);
-        let room = n + n / 8 + 64;
+        let room = encode_room(n);
         if out.capacity() - out.len() < room {
             out.reserve(room.max(OUTPUT_BLOCK));
         }
