@@ -1,0 +1,3 @@
+//! The dictionary builder on the API-JSON corpus.
+
+mod corpus;
