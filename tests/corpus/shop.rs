@@ -327,7 +327,7 @@ pub fn product_json(rng: &mut Rng) -> Json {
         rng.pick(&["Co.", "Supply", "Goods"])
     );
     let tags = (0..rng.below(4))
-        .map(|_| s(slug(*rng.pick(MATERIALS))))
+        .map(|_| s(slug(rng.pick::<&str>(MATERIALS))))
         .collect();
     Json::Obj(vec![
         ("id", s(p.id.clone())),
