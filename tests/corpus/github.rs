@@ -199,12 +199,10 @@ const LICENSES: &[(&str, &str, &str)] = &[
     ("mpl-2.0", "Mozilla Public License 2.0", "MPL-2.0"),
 ];
 
-/// A repository of an organisation, popular-first.
-fn repo_name(rng: &mut Rng) -> (Account, String) {
-    let owner = org(rng.skewed(ORGS));
-    let i = rng.skewed(REPOS) as u64;
-    let mut named = Rng::keyed(owner.id, i);
-    let name = match named.below(3) {
+/// The `i`th repository of `owner`.
+fn repo_of(owner: &Account, i: usize) -> String {
+    let mut named = Rng::keyed(owner.id, i as u64);
+    match named.below(3) {
         0 => named.pick(TECH).to_string(),
         1 => format!("{}-{}", named.pick(TECH), named.pick(TECH)),
         _ => format!(
@@ -212,13 +210,43 @@ fn repo_name(rng: &mut Rng) -> (Account, String) {
             owner.login.split('-').next().unwrap_or("x"),
             named.pick(TECH)
         ),
-    };
-    (owner, name)
+    }
+}
+
+/// What the items of one listing share, as on a real API: the organisation or repository
+/// listed, and a clock that goes back in time from item to item (newest first).
+pub struct Listing {
+    owner: Account,
+    repo: String,
+    clock: u64,
+    number: u64,
+}
+
+/// A listing of a popular-first repository, as of a moment between 2019 and 2025.
+pub fn listing(rng: &mut Rng) -> Listing {
+    let owner = org(rng.skewed(ORGS));
+    let repo = repo_of(&owner, rng.skewed(REPOS));
+    Listing {
+        owner,
+        repo,
+        clock: moment(rng) + 100_000_000,
+        number: rng.range(200, 9000),
+    }
+}
+
+impl Listing {
+    /// The time of the next (older) item: up to `gap` seconds before the last one.
+    fn earlier(&mut self, rng: &mut Rng, gap: u64) -> u64 {
+        self.clock -= rng.below(gap);
+        self.clock
+    }
 }
 
 /// A repository as listed by `GET /orgs/{org}/repos`.
-pub fn repo(rng: &mut Rng) -> Json {
-    let (owner, name) = repo_name(rng);
+pub fn repo(rng: &mut Rng, list: &mut Listing) -> Json {
+    let created = list.earlier(rng, 5_000_000);
+    let owner = &list.owner;
+    let name = repo_of(owner, rng.skewed(REPOS));
     let full = format!("{}/{name}", owner.login);
     let id = Rng::keyed(owner.id, name.len() as u64).range(10_000_000, 900_000_000);
     let base = format!("{API}/repos/{full}");
@@ -231,7 +259,7 @@ pub fn repo(rng: &mut Rng) -> Json {
         ("name", s(name.clone())),
         ("full_name", s(full.clone())),
         ("private", Json::Bool(rng.chance(10))),
-        ("owner", simple_user(&owner)),
+        ("owner", simple_user(owner)),
         ("html_url", s(format!("https://github.com/{full}"))),
         (
             "description",
@@ -241,7 +269,6 @@ pub fn repo(rng: &mut Rng) -> Json {
         ("url", s(base.clone())),
     ];
     fields.extend(REPO_URLS.iter().map(|(k, v)| (*k, s(format!("{base}{v}")))));
-    let created = moment(rng);
     repo_tail(rng, &full, created, &mut fields);
     Json::Obj(fields)
 }
@@ -350,10 +377,12 @@ fn label(repo_base: &str, index: usize) -> Json {
 }
 
 /// An issue as listed by `GET /repos/{owner}/{repo}/issues`.
-pub fn issue(rng: &mut Rng) -> Json {
-    let (owner, name) = repo_name(rng);
+pub fn issue(rng: &mut Rng, list: &mut Listing) -> Json {
+    let created = list.earlier(rng, 2_000_000);
+    list.number = list.number.saturating_sub(rng.range(1, 4)).max(1);
+    let number = list.number;
+    let (owner, name) = (&list.owner, list.repo.clone());
     let base = format!("{API}/repos/{}/{name}", owner.login);
-    let number = rng.range(1, 9000);
     let url = format!("{base}/issues/{number}");
     let id = rng.range(1_000_000_000, 3_500_000_000) as i64;
     let author = some_user(rng);
@@ -362,7 +391,6 @@ pub fn issue(rng: &mut Rng) -> Json {
         .collect();
     let assignee = rng.chance(30).then(|| simple_user(&some_user(rng)));
     let assignees = assignee.iter().cloned().collect();
-    let created = moment(rng);
     let closed = rng.chance(35).then(|| created + rng.below(10_000_000));
     let body = or_null(rng.chance(90).then(|| s(issue_body(rng))));
     let reactions = reactions(rng, &url);
@@ -437,13 +465,13 @@ fn reactions(rng: &mut Rng, issue_url: &str) -> Json {
 }
 
 /// A commit as listed by `GET /repos/{owner}/{repo}/commits`: hashes are random hex.
-pub fn commit(rng: &mut Rng) -> Json {
-    let (owner, name) = repo_name(rng);
+pub fn commit(rng: &mut Rng, list: &mut Listing) -> Json {
+    let when = iso(list.earlier(rng, 300_000));
+    let (owner, name) = (&list.owner, list.repo.clone());
     let base = format!("{API}/repos/{}/{name}", owner.login);
     let sha = rng.token(HEX, 40);
     let tree = rng.token(HEX, 40);
     let author = some_user(rng);
-    let when = iso(moment(rng));
     let person = Json::Obj(vec![
         ("name", s(author.name.clone())),
         (

@@ -12,9 +12,9 @@
 //!
 //! | share | endpoint | body | median size |
 //! |---|---|---|---|
-//! | 14% | GitHub `GET /repos/{o}/{r}/issues` | array of issues: URLs, ids, `node_id`, title, user, labels, assignee, timestamps, `closed_at` null or not, Markdown body (CRLF, templates, code blocks) from one line to a few KiB, reactions | 5.0 KiB |
-//! | 5% | GitHub `GET /orgs/{o}/repos` | array of repositories: owner, 36 URL templates, counts, license object or null, topics | 5.9 KiB |
-//! | 6% | GitHub `GET /repos/{o}/{r}/commits` | array of commits: random 40-hex SHAs, author and committer, message, verification, parents | 4.3 KiB |
+//! | 14% | GitHub `GET /repos/{o}/{r}/issues` | array of one repository's issues, newest first (numbers and times descending): URLs, ids, `node_id`, title, user, labels, assignee, timestamps, `closed_at` null or not, Markdown body (CRLF, templates, code blocks) from one line to a few KiB, reactions | 4.7 KiB |
+//! | 5% | GitHub `GET /orgs/{o}/repos` | array of one organisation's repositories: owner, 36 URL templates, counts, license object or null, topics | 5.9 KiB |
+//! | 6% | GitHub `GET /repos/{o}/{r}/commits` | array of one repository's commits, newest first: random 40-hex SHAs, author and committer, message, verification, parents | 4.3 KiB |
 //! | 9% | GitHub `GET /search/users` | `total_count`, `incomplete_results`, `items` of users with a score | 2.3 KiB |
 //! | 12% | GitHub `GET /users/{login}` | one profile: the user object and nullable profile fields | 1.4 KiB |
 //! | 16% | shop `GET /v1/orders/{id}` | one order: customer, shipping and billing addresses, 1-8 lines with taxes, discounts, totals that add up, payment, fulfilment with tracking | 2.5 KiB |
@@ -185,9 +185,18 @@ fn target(rng: &mut Rng) -> usize {
 fn generate(shape: Shape, rng: &mut Rng) -> Json {
     let target = target(rng);
     match shape {
-        Shape::Issues => Json::Arr(fill(rng, target, 1, github::issue)),
-        Shape::Repos => Json::Arr(fill(rng, target, 1, github::repo)),
-        Shape::Commits => Json::Arr(fill(rng, target, 1, github::commit)),
+        Shape::Issues => {
+            let mut list = github::listing(rng);
+            Json::Arr(fill(rng, target, 1, |rng| github::issue(rng, &mut list)))
+        }
+        Shape::Repos => {
+            let mut list = github::listing(rng);
+            Json::Arr(fill(rng, target, 1, |rng| github::repo(rng, &mut list)))
+        }
+        Shape::Commits => {
+            let mut list = github::listing(rng);
+            Json::Arr(fill(rng, target, 1, |rng| github::commit(rng, &mut list)))
+        }
         Shape::SearchUsers => {
             let items = fill(rng, target.saturating_sub(60), 2, github::search_hit);
             Json::Obj(vec![
@@ -216,7 +225,12 @@ fn generate(shape: Shape, rng: &mut Rng) -> Json {
 
 /// Items made by `make` until their printed size (at `depth`) reaches `target`: at least
 /// one, and never past [`MAX_LEN`].
-fn fill(rng: &mut Rng, target: usize, depth: usize, make: fn(&mut Rng) -> Json) -> Vec<Json> {
+fn fill(
+    rng: &mut Rng,
+    target: usize,
+    depth: usize,
+    mut make: impl FnMut(&mut Rng) -> Json,
+) -> Vec<Json> {
     let mut items = Vec::new();
     let mut size = 4;
     while size < target {
