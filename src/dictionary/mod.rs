@@ -62,6 +62,8 @@
 //! assert_eq!(&plain[..], &body[..]);
 //! ```
 
+#[cfg(feature = "dcz")]
+mod build;
 #[cfg_attr(not(dictionary_client), path = "client_off.rs")]
 mod client;
 mod gate;
@@ -79,6 +81,8 @@ pub use crate::codec::dictionary::{
     AVAILABLE_DICTIONARY, DICTIONARY_ID, DictDecodeError, Dictionary, DictionaryError,
     MAX_DICTIONARY_LEN, MAX_ID_LEN, USE_AS_DICTIONARY, UseAsDictionary, available_dictionary, peek,
 };
+#[cfg(feature = "dcz")]
+pub use build::{BuiltDictionary, CandidateReport, DictionaryBuilder, DictionaryKind};
 pub(crate) use client::Candidate;
 #[cfg(not(dictionary_client))]
 pub(crate) use client::ClientDictionaryStore;
