@@ -9,6 +9,8 @@ const SHOP: &str = "https://shop.example.com";
 const CDN: &str = "https://cdn.example-shop.com";
 /// Products in the catalogue, popular-first.
 const PRODUCTS: usize = 6000;
+/// Customers, popular-first.
+const CUSTOMERS: usize = 20_000;
 
 /// Cities: name, region, country code, a postal code's first digits.
 pub const CITIES: &[(&str, &str, &str, &str)] = &[
@@ -125,30 +127,76 @@ fn address(rng: &mut Rng, name: &str) -> Json {
     ])
 }
 
-fn customer(rng: &mut Rng) -> (Json, String) {
+/// A member of the customer population: the same index, the same person, id, phone and
+/// home address in every order.
+struct Customer {
+    index: u64,
+    first: &'static str,
+    last: &'static str,
+    id: String,
+    phone: Option<String>,
+}
+
+fn customer_at(index: usize) -> Customer {
+    let mut rng = Rng::keyed(0xc057, index as u64);
     let first = *rng.pick(FIRST);
     let last = *rng.pick(LAST);
-    let name = format!("{first} {last}");
-    let phone = rng.chance(50).then(|| {
-        s(format!(
-            "+1 555 {:03} {:04}",
-            rng.below(1000),
-            rng.below(10_000)
-        ))
+    let id = format!("cus_{}", rng.token(BASE62, 14));
+    let phone = rng
+        .chance(50)
+        .then(|| format!("+1 555 {:03} {:04}", rng.below(1000), rng.below(10_000)));
+    Customer {
+        index: index as u64,
+        first,
+        last,
+        id,
+        phone,
+    }
+}
+
+impl Customer {
+    fn name(&self) -> String {
+        format!("{} {}", self.first, self.last)
+    }
+
+    fn email(&self) -> String {
+        format!(
+            "{}.{}{}@example.com",
+            slug(self.first),
+            slug(self.last),
+            self.index % 100
+        )
+    }
+
+    fn home(&self) -> Json {
+        address(&mut Rng::keyed(0x401e, self.index), &self.name())
+    }
+
+    fn json(&self, rng: &mut Rng) -> Json {
+        Json::Obj(vec![
+            ("id", s(self.id.clone())),
+            ("email", s(self.email())),
+            ("first_name", s(self.first)),
+            ("last_name", s(self.last)),
+            ("phone", or_null(self.phone.clone().map(s))),
+            ("accepts_marketing", Json::Bool(self.index % 5 < 2)),
+            ("orders_count", int(rng.skewed(60) as i64 + 1)),
+        ])
+    }
+}
+
+/// A popular-first customer of the population.
+fn some_customer(rng: &mut Rng) -> Customer {
+    customer_at(rng.skewed(CUSTOMERS))
+}
+
+/// The id of a product's variant: the same product, colour and size, the same id.
+fn variant_id(p: &Product, color: &str, size: &str) -> String {
+    let key = p.sku.bytes().chain(color.bytes()).chain(size.bytes());
+    let seed = key.fold(0u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
     });
-    let json = Json::Obj(vec![
-        ("id", s(format!("cus_{}", rng.token(BASE62, 14)))),
-        (
-            "email",
-            s(format!("{}.{}@example.com", slug(first), slug(last))),
-        ),
-        ("first_name", s(first)),
-        ("last_name", s(last)),
-        ("phone", or_null(phone)),
-        ("accepts_marketing", Json::Bool(rng.chance(40))),
-        ("orders_count", int(rng.skewed(60) as i64 + 1)),
-    ]);
-    (json, name)
+    format!("var_{}", Rng::new(seed).token(BASE62, 14))
 }
 
 /// One order line and its total in cents.
@@ -161,8 +209,8 @@ fn line_item(rng: &mut Rng, tax_rate: u64) -> (Json, u64) {
     let size = *rng.pick(SIZES);
     let json = Json::Obj(vec![
         ("id", s(format!("li_{}", rng.token(BASE62, 14)))),
-        ("product_id", s(p.id)),
-        ("variant_id", s(format!("var_{}", rng.token(BASE62, 14)))),
+        ("product_id", s(p.id.clone())),
+        ("variant_id", s(variant_id(&p, color, size))),
         (
             "sku",
             s(format!("{}-{}-{size}", p.sku, &color[..3].to_uppercase())),
@@ -198,7 +246,9 @@ const SOURCES: &[&str] = &["web", "web", "ios", "android", "pos"];
 
 /// An order (`GET /v1/orders/{id}`): customer, addresses, lines, totals, payment.
 pub fn order(rng: &mut Rng) -> Json {
-    let (customer, name) = customer(rng);
+    let buyer = some_customer(rng);
+    let name = buyer.name();
+    let customer = buyer.json(rng);
     let tax_rate = rng.range(0, 1000);
     let lines: Vec<(Json, u64)> = (0..1 + rng.skewed(8))
         .map(|_| line_item(rng, tax_rate))
@@ -209,7 +259,11 @@ pub fn order(rng: &mut Rng) -> Json {
     let tax = (subtotal - discount) * tax_rate / 10_000;
     let status = *rng.pick(STATUSES);
     let created = moment(rng);
-    let ship_to = address(rng, &name);
+    let ship_to = if rng.chance(85) {
+        buyer.home()
+    } else {
+        address(rng, &name)
+    };
     let bill_to = if rng.chance(70) {
         ship_to.clone()
     } else {
@@ -380,7 +434,7 @@ fn variant(rng: &mut Rng, p: &Product) -> Json {
     let color = *rng.pick(COLORS);
     let size = *rng.pick(SIZES);
     Json::Obj(vec![
-        ("id", s(format!("var_{}", rng.token(BASE62, 14)))),
+        ("id", s(variant_id(p, color, size))),
         (
             "sku",
             s(format!("{}-{}-{size}", p.sku, &color[..3].to_uppercase())),
@@ -478,8 +532,7 @@ pub fn validation_error(rng: &mut Rng) -> Json {
 /// An order as summarised by `GET /v1/orders?limit=N` (Stripe-like list).
 pub fn order_summary(rng: &mut Rng) -> Json {
     let id = format!("ord_{}", rng.token(BASE62, 24));
-    let first = *rng.pick(FIRST);
-    let last = *rng.pick(LAST);
+    let buyer = some_customer(rng);
     let status = *rng.pick(STATUSES);
     let created = moment(rng);
     Json::Obj(vec![
@@ -490,10 +543,7 @@ pub fn order_summary(rng: &mut Rng) -> Json {
         ("currency", s(*rng.pick(CURRENCIES))),
         ("total", money(rng.range(499, 40_000))),
         ("items_count", int(1 + rng.skewed(8) as i64)),
-        (
-            "customer_email",
-            s(format!("{}.{}@example.com", slug(first), slug(last))),
-        ),
+        ("customer_email", s(buyer.email())),
         ("created_at", s(iso(created))),
         (
             "fulfilled_at",

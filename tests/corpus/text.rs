@@ -21,7 +21,7 @@ pub const LAST: &[&str] = &[
     "Torres", "Wang", "Weber", "Wójcik", "Yamamoto", "Zhang",
 ];
 
-/// Prose words, common ones repeated so that they come up more often.
+/// Prose words, the common first: [`sentence`] draws the first ones far more often.
 pub const WORDS: &[&str] = &[
     "the",
     "the",
@@ -306,7 +306,7 @@ pub fn sentence(rng: &mut Rng, min: u64, max: u64) -> String {
     let n = rng.range(min, max);
     let mut out = String::new();
     for i in 0..n {
-        let word = *rng.pick(WORDS);
+        let word = WORDS[rng.skewed(WORDS.len())];
         if i == 0 {
             let mut chars = word.chars();
             if let Some(first) = chars.next() {
