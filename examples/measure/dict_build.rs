@@ -98,6 +98,23 @@ fn print_report(built: &BuiltDictionary) {
     println!();
 }
 
+/// Checks that every body decodes back from `dcz` and `dcb`.
+fn round_trips(all: &[&[u8]], dictionary: &Dictionary, dcz_level: i32, dcb_quality: i32) {
+    let pool = CodecPool::new();
+    let level = CompressionLevel::Precise;
+    for body in all {
+        let mut out = BytesMut::new();
+        encode_dcz(dictionary, level(dcz_level), body, &pool, &mut out).unwrap();
+        assert_eq!(
+            &decode_dcz(dictionary, &out, &pool, 1 << 20).unwrap()[..],
+            *body
+        );
+        out.clear();
+        encode_dcb(dictionary, level(dcb_quality), body, &pool, &mut out).unwrap();
+        assert_eq!(&decode_dcb(dictionary, &out, 1 << 20).unwrap()[..], *body);
+    }
+}
+
 fn compare(held_out: &[Vec<u8>], dictionary: &Dictionary, built: &BuiltDictionary) {
     let all: Vec<&[u8]> = held_out.iter().map(Vec::as_slice).collect();
     let small: Vec<&[u8]> = all
@@ -118,17 +135,7 @@ fn compare(held_out: &[Vec<u8>], dictionary: &Dictionary, built: &BuiltDictionar
         })
     };
     let (dcz_level, dcb_quality) = (built.dcz_level, built.dcb_quality.unwrap_or(5));
-    for body in &all {
-        let mut out = BytesMut::new();
-        encode_dcz(dictionary, level(dcz_level), body, &pool, &mut out).unwrap();
-        assert_eq!(
-            &decode_dcz(dictionary, &out, &pool, 1 << 20).unwrap()[..],
-            *body
-        );
-        out.clear();
-        encode_dcb(dictionary, level(dcb_quality), body, &pool, &mut out).unwrap();
-        assert_eq!(&decode_dcb(dictionary, &out, 1 << 20).unwrap()[..], *body);
-    }
+    round_trips(&all, dictionary, dcz_level, dcb_quality);
     let zstd3 = plain(ContentCoding::Zstd, 3);
     let br4 = plain(ContentCoding::Br, 4);
     let br5 = plain(ContentCoding::Br, 5);

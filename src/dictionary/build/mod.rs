@@ -39,7 +39,8 @@ const TRAINED_SIZES: &[usize] = &[16 << 10, 32 << 10, 64 << 10, 128 << 10];
 /// - **Levels**: `dcz` 3, 4, 5, 6, 9 and 12; `dcb` 4, 5 and 6. For each coding a candidate
 ///   uses the level with the fewest bytes among those within the budget, or the cheapest
 ///   when none is. Candidates rank by how many of their two codings are over budget, then
-///   by their `dcz` plus `dcb` bytes, then by size; the first wins.
+///   by their `dcz` plus `dcb` bytes, then by size; the first wins, among those that send
+///   fewer bytes than plain zstd 3 and br on both codings.
 /// - **Budget**: `dcz` time per response at most 2.0x plain zstd 3's, `dcb` at most 1.3x
 ///   plain br's at the same quality, by default, over the held-out samples. The times come
 ///   from a cost model calibrated once (per coding, level and dictionary size, the CPU time
@@ -79,8 +80,8 @@ const TRAINED_SIZES: &[usize] = &[16 << 10, 32 << 10, 64 << 10, 128 << 10];
 pub struct DictionaryBuilder<'a> {
     samples: Vec<&'a [u8]>,
     max_size: usize,
-    dcz_budget: f64,
-    dcb_budget: f64,
+    /// `dcz`'s, then `dcb`'s.
+    budgets: [f64; 2],
 }
 
 /// What [`DictionaryBuilder::build`] chose, and everything it tried.
@@ -163,8 +164,7 @@ impl<'a> DictionaryBuilder<'a> {
         DictionaryBuilder {
             samples: samples.iter().map(AsRef::as_ref).collect(),
             max_size: 128 << 10,
-            dcz_budget: 2.0,
-            dcb_budget: 1.3,
+            budgets: [2.0, 1.3],
         }
     }
 
@@ -178,17 +178,17 @@ impl<'a> DictionaryBuilder<'a> {
     /// The CPU budgets: `dcz`'s time per response at most `dcz` times plain zstd 3's, and
     /// `dcb`'s at most `dcb` times plain br's at the same quality (default 2.0 and 1.3).
     pub fn cpu_budget(mut self, dcz: f64, dcb: f64) -> Self {
-        self.dcz_budget = dcz;
-        self.dcb_budget = dcb;
+        self.budgets = [dcz, dcb];
         self
     }
 
     /// Makes the candidates, measures them and chooses.
     ///
     /// Fails with [`DictionaryError::Training`] for fewer than 16 distinct non-empty
-    /// samples or when no candidate could be made, [`DictionaryError::Empty`] for a size
-    /// bound of zero and [`DictionaryError::TooLarge`] for one over
-    /// [`MAX_DICTIONARY_LEN`].
+    /// samples, when no candidate could be made, or when none sends fewer bytes than the
+    /// plain codings on the held-out samples (samples with nothing in common);
+    /// [`DictionaryError::Empty`] for a size bound of zero and
+    /// [`DictionaryError::TooLarge`] for one over [`MAX_DICTIONARY_LEN`].
     pub fn build(&self) -> Result<BuiltDictionary, DictionaryError> {
         if self.max_size == 0 {
             return Err(DictionaryError::Empty);
@@ -247,8 +247,8 @@ struct Judge<'s> {
     held_out: &'s [&'s [u8]],
     bytes: usize,
     sizes: Vec<usize>,
-    dcz_budget: f64,
-    dcb_budget: f64,
+    /// `dcz`'s, then `dcb`'s.
+    budgets: [f64; 2],
     pool: CodecPool,
 }
 
@@ -258,8 +258,7 @@ impl<'s> Judge<'s> {
             held_out,
             bytes: held_out.iter().map(|s| s.len()).sum(),
             sizes: held_out.iter().map(|s| s.len()).collect(),
-            dcz_budget: builder.dcz_budget,
-            dcb_budget: builder.dcb_budget,
+            budgets: builder.budgets,
             pool: CodecPool::new(),
         }
     }
@@ -275,11 +274,16 @@ impl<'s> Judge<'s> {
             let dcb = choose(&rows, ContentCoding::Dcb).map(|i| i + report.len());
             report.extend(rows);
             let key = rank(&report, [dcz, dcb], candidate.bytes.len());
-            if best.is_none_or(|(best_key, ..)| key < best_key) {
+            let saves = [dcz, dcb].iter().flatten().all(|&i| saves(&report, i));
+            if saves && best.is_none_or(|(best_key, ..)| key < best_key) {
                 best = Some((key, [dcz, dcb], index));
             }
         }
-        let (_, chosen, index) = best.expect("at least one candidate");
+        let Some((_, chosen, index)) = best else {
+            return Err(DictionaryError::Training(
+                "no candidate dictionary saves bytes on the held-out samples".into(),
+            ));
+        };
         for row in chosen.iter().flatten() {
             report[*row].chosen = true;
         }
@@ -297,9 +301,13 @@ impl<'s> Judge<'s> {
 
     /// The plain codings the budgets are relative to.
     fn baselines(&self) -> Result<Vec<CandidateReport>, DictionaryError> {
-        let mut plain = vec![(ContentCoding::Zstd, 3)];
-        #[cfg(feature = "dcb")]
-        plain.extend(DCB_QUALITIES.iter().map(|&q| (ContentCoding::Br, q)));
+        let mut plain = Vec::new();
+        for (coding, level) in tried() {
+            let base = cost::baseline(coding, level);
+            if !plain.contains(&base) {
+                plain.push(base);
+            }
+        }
         plain
             .into_iter()
             .map(|(coding, level)| {
@@ -323,19 +331,10 @@ impl<'s> Judge<'s> {
     /// One candidate at every level of both codings.
     fn rows(&self, candidate: &Candidate) -> Result<Vec<CandidateReport>, DictionaryError> {
         let dictionary = Dictionary::new(candidate.bytes.clone(), UseAsDictionary::new("/*"))?;
-        let mut tried: Vec<(ContentCoding, i32, f64)> = DCZ_LEVELS
-            .iter()
-            .map(|&l| (ContentCoding::Dcz, l, self.dcz_budget))
-            .collect();
-        #[cfg(feature = "dcb")]
-        tried.extend(
-            DCB_QUALITIES
-                .iter()
-                .map(|&q| (ContentCoding::Dcb, q, self.dcb_budget)),
-        );
-        tried
+        tried()
             .into_iter()
-            .map(|(coding, level, budget)| {
+            .map(|(coding, level)| {
+                let budget = self.budgets[usize::from(coding == ContentCoding::Dcb)];
                 let measured =
                     measure(self.held_out, coding, level, Some(&dictionary), &self.pool)?;
                 let cost = cost::cost(coding, level, dictionary.len(), &self.sizes);
@@ -356,8 +355,27 @@ impl<'s> Judge<'s> {
     }
 }
 
+/// Whether `report[row]` sends fewer bytes than its plain coding (the baselines lead the
+/// report): a dictionary that does not is worth nothing.
+fn saves(report: &[CandidateReport], row: usize) -> bool {
+    let r = &report[row];
+    let (coding, level) = cost::baseline(r.coding, r.level);
+    let plain = report
+        .iter()
+        .find(|p| p.kind.is_none() && p.coding == coding && p.level == level);
+    plain.is_some_and(|p| r.bytes < p.bytes)
+}
+
 /// Codings over budget, bytes, dictionary length: lowest first.
 type Rank = (usize, usize, usize);
+
+/// The dictionary codings and levels tried.
+fn tried() -> Vec<(ContentCoding, i32)> {
+    let levels = DCZ_LEVELS.iter().map(|&l| (ContentCoding::Dcz, l));
+    #[cfg(feature = "dcb")]
+    let levels = levels.chain(DCB_QUALITIES.iter().map(|&q| (ContentCoding::Dcb, q)));
+    levels.collect()
+}
 
 /// How a candidate ranks, lowest first: by how many of its codings are over budget (a
 /// dictionary both codings can use within it first), then by the bytes of both on the
