@@ -5,10 +5,12 @@
 //! held-out samples), then bytes and CPU time per response on the unseen responses.
 //!
 //! ```text
-//! cargo run --release --example dict_build [-- RESPONSES [SEED]]
+//! cargo run --release --example dict_build [-- RESPONSES [SEED [github|shop]]]
 //! ```
 //!
-//! Default: 3,200 responses of seed 1 (2,400 to the builder, 800 held out from it). Times
+//! Default: 3,200 responses of seed 1 (2,400 to the builder, 800 held out from it), of
+//! both APIs; `github` or `shop` keeps that API's responses only (one dictionary per API,
+//! as a deploy would serve them under two `match` patterns). Times
 //! are the thread's CPU time, best of 5 rounds, over all held-out responses and over those
 //! of 0.7-1.5 KiB ("~1 KiB"); every `dcz` and `dcb` body is checked to decode back.
 
@@ -48,12 +50,16 @@ fn run(all: &[&[u8]], small: &[&[u8]], encode: Encode<'_>) -> (usize, f64, f64) 
 }
 
 fn main() {
-    let mut args = std::env::args()
-        .skip(1)
-        .map(|a| a.parse::<usize>().expect("a number"));
-    let n = args.next().unwrap_or(3200);
-    let seed = args.next().unwrap_or(1) as u64;
-    let split = corpus::split(n, seed);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let number = |i: usize, default: usize| {
+        args.get(i)
+            .map_or(default, |a| a.parse().expect("a number"))
+    };
+    let (n, seed) = (number(0, 3200), number(1, 1) as u64);
+    let split = match args.get(2) {
+        Some(api) => corpus::split_api(n, seed, api),
+        None => corpus::split(n, seed),
+    };
     let started = std::time::Instant::now();
     let built = DictionaryBuilder::new(&split.training)
         .build()

@@ -85,6 +85,17 @@ impl Shape {
         (Shape::ValidationError, 8),
     ];
 
+    /// The API the shape belongs to: `"github"` or `"shop"` (a deploy would serve each
+    /// its own dictionary, under its own `match` pattern).
+    pub fn api(self) -> &'static str {
+        match self {
+            Shape::Issues | Shape::Repos | Shape::Commits | Shape::SearchUsers | Shape::User => {
+                "github"
+            }
+            Shape::Order | Shape::OrderList | Shape::Products | Shape::ValidationError => "shop",
+        }
+    }
+
     fn draw(rng: &mut Rng) -> Shape {
         let mut roll = rng.below(100);
         for &(shape, share) in Shape::MIX {
@@ -141,9 +152,22 @@ pub struct Split {
 
 /// [`bodies`]`(n, seed)`, every fourth held out (less any equal to a training body).
 pub fn split(n: usize, seed: u64) -> Split {
+    split_of(responses(n, seed).into_iter().map(|r| r.body))
+}
+
+/// The responses of [`responses`]`(n, seed)` from one API ([`Shape::api`]), split as
+/// [`split`] does.
+pub fn split_api(n: usize, seed: u64, api: &str) -> Split {
+    let of_api = responses(n, seed)
+        .into_iter()
+        .filter(|r| r.shape.api() == api);
+    split_of(of_api.map(|r| r.body))
+}
+
+fn split_of(bodies: impl Iterator<Item = Vec<u8>>) -> Split {
     let mut training = Vec::new();
     let mut held_out = Vec::new();
-    for (i, body) in bodies(n, seed).into_iter().enumerate() {
+    for (i, body) in bodies.enumerate() {
         if i % 4 == 3 {
             held_out.push(body);
         } else {
