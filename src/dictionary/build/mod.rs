@@ -30,7 +30,8 @@ const TRAINED_SIZES: &[usize] = &[16 << 10, 32 << 10, 64 << 10, 128 << 10];
 /// keeps the one that sends the fewest bytes within a CPU budget.
 ///
 /// - **Samples**: empty bodies and repeats are dropped; every fourth of the rest (at most
-///   400) is held out, by position, never by content. The others make the candidates.
+///   400) is held out, by position, never by content. The others (their first 32 MiB)
+///   make the candidates.
 /// - **Candidates**: zstd's trainer asked for 16, 32, 64 and 128 KiB (it may return
 ///   less), and raw training samples up to a quarter, half and all of the size bound
 ///   (default 128 KiB), picked greedily by what they share with the other training samples

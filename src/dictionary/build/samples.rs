@@ -12,6 +12,9 @@ pub(super) const MIN_SAMPLES: usize = 16;
 /// The most samples held out: enough to judge candidates, and a bound on the build's time.
 /// Samples past it train.
 const MAX_HELD_OUT: usize = 400;
+/// The most training bytes used (the first samples): bounds the build's memory (the
+/// selection keeps 4 bytes per sample byte) and the trainer's time.
+const MAX_TRAINING: usize = 32 << 20;
 
 /// Training and held-out samples: disjoint, and no body is in both.
 #[derive(Debug)]
@@ -22,8 +25,8 @@ pub(super) struct Split<'a> {
 
 /// Splits `samples`: empty ones and repeats of an earlier one are dropped (an equal body on
 /// both sides would reward a dictionary that holds it), then every fourth of the rest, up
-/// to [`MAX_HELD_OUT`], is held out. Position decides, never content, so the same samples
-/// always split the same way.
+/// to [`MAX_HELD_OUT`], is held out; the others train, up to [`MAX_TRAINING`] bytes.
+/// Position decides, never content, so the same samples always split the same way.
 pub(super) fn split<S: AsRef<[u8]>>(samples: &[S]) -> Result<Split<'_>, DictionaryError> {
     let mut seen = std::collections::HashSet::new();
     let distinct: Vec<&[u8]> = samples
@@ -42,10 +45,12 @@ pub(super) fn split<S: AsRef<[u8]>>(samples: &[S]) -> Result<Split<'_>, Dictiona
         training: Vec::with_capacity(distinct.len()),
         held_out: Vec::with_capacity(MAX_HELD_OUT),
     };
+    let mut training_bytes = 0;
     for (i, sample) in distinct.into_iter().enumerate() {
         if i % HOLD_EVERY == HOLD_EVERY - 1 && split.held_out.len() < MAX_HELD_OUT {
             split.held_out.push(sample);
-        } else {
+        } else if training_bytes + sample.len() <= MAX_TRAINING {
+            training_bytes += sample.len();
             split.training.push(sample);
         }
     }

@@ -22,9 +22,6 @@ use std::collections::BinaryHeap;
 const GRAM: usize = 8;
 /// log2 of the table of counts.
 const TABLE_LOG: u32 = 22;
-/// The most training bytes the counts are taken over (the first samples): bounds the
-/// build's memory (4 bytes per sample byte) and time.
-const MAX_COUNTED: usize = 32 << 20;
 
 /// The counts of the training samples' substrings, and each sample's distinct ones.
 pub(super) struct Grams {
@@ -35,16 +32,11 @@ pub(super) struct Grams {
 }
 
 impl Grams {
-    /// Counts the substrings of `training` (up to [`MAX_COUNTED`] bytes of samples).
+    /// Counts the substrings of `training` (4 bytes of memory per sample byte).
     pub(super) fn count(training: &[&[u8]]) -> Grams {
         let mut shared = vec![0u32; 1 << TABLE_LOG];
-        let mut total = 0;
         let slots: Vec<Vec<u32>> = training
             .iter()
-            .take_while(|s| {
-                total += s.len();
-                total <= MAX_COUNTED
-            })
             .map(|sample| {
                 let mut slots: Vec<u32> = sample.windows(GRAM).map(slot).collect();
                 slots.sort_unstable();
