@@ -2,8 +2,8 @@
 //! CPU time per response of plain zstd 3 and br 4-6, and of `dcz` and `dcb` at each level
 //! the builder tries with dictionaries of 16, 32, 64 and 128 KiB, for seven groups of the
 //! corpus's held-out responses by size (0.3-0.7, 0.7-1, 1-2, 2-4, 4-8, 8-16 and 16-64 KiB).
-//! Prints the table to paste into `cost.rs`, then the model's time ratios beside the ones
-//! measured on a mix of responses.
+//! Prints the table to paste into `cost.rs` (the committed one takes, for each entry, the
+//! lower of two runs), then the time ratios measured on a mix of responses.
 //!
 //! ```text
 //! cargo run --release --example dict_cost_model
