@@ -72,9 +72,12 @@ const TRAINED_SIZES: &[usize] = &[16 << 10, 32 << 10, 64 << 10, 128 << 10];
 /// let dictionary = Dictionary::new(built.bytes, UseAsDictionary::new("/users/*")).unwrap();
 /// let store = DictionaryStore::new(1 << 20);
 /// store.insert(dictionary);
-/// let layer = CompressionLayer::new()
+/// let mut layer = CompressionLayer::new()
 ///     .dictionaries(store)
 ///     .level(ContentCoding::Dcz, CompressionLevel::Precise(built.dcz_level));
+/// if let Some(quality) = built.dcb_quality {
+///     layer = layer.level(ContentCoding::Dcb, CompressionLevel::Precise(quality));
+/// }
 /// # let _ = layer;
 /// ```
 #[derive(Clone, Debug)]
