@@ -64,6 +64,8 @@
 //! assert_eq!(&plain[..], &body[..]);
 //! ```
 
+#[cfg(feature = "dcz")]
+mod build;
 mod gate;
 mod select;
 mod serve;
@@ -74,6 +76,8 @@ mod train;
 pub use crate::codec::dictionary::{
     DictDecodeError, Dictionary, DictionaryError, MAX_DICTIONARY_LEN, peek,
 };
+#[cfg(feature = "dcz")]
+pub use build::{BuiltDictionary, CandidateReport, DictionaryBuilder, DictionaryKind};
 pub use gate::{Readability, gate};
 pub use select::select;
 pub(crate) use select::select_parsed;

@@ -1,0 +1,58 @@
+//! The samples a build uses: empty and repeated bodies dropped, then split deterministically
+//! into the training set (what candidates are made from) and the held-out set (what they
+//! are judged on).
+
+use crate::codec::dictionary::DictionaryError;
+
+/// Every `HOLD_EVERY`th distinct sample is held out.
+const HOLD_EVERY: usize = 4;
+/// The fewest distinct non-empty samples a build accepts: 12 to make candidates from, 4
+/// to judge them on.
+pub(super) const MIN_SAMPLES: usize = 16;
+/// The most samples held out: enough to judge candidates, and a bound on the build's time.
+/// Samples past it train.
+const MAX_HELD_OUT: usize = 400;
+/// The most training bytes used (the first samples): bounds the build's memory (the
+/// selection keeps 4 bytes per sample byte) and the trainer's time.
+const MAX_TRAINING: usize = 32 << 20;
+
+/// Training and held-out samples: disjoint, and no body is in both.
+#[derive(Debug)]
+pub(super) struct Split<'a> {
+    pub(super) training: Vec<&'a [u8]>,
+    pub(super) held_out: Vec<&'a [u8]>,
+}
+
+/// Splits `samples`: empty ones and repeats of an earlier one are dropped (an equal body on
+/// both sides would reward a dictionary that holds it), then every fourth of the rest, up
+/// to [`MAX_HELD_OUT`], is held out; the others train, up to [`MAX_TRAINING`] bytes.
+/// Position decides, never content, so the same samples always split the same way.
+pub(super) fn split<S: AsRef<[u8]>>(samples: &[S]) -> Result<Split<'_>, DictionaryError> {
+    let mut seen = std::collections::HashSet::new();
+    let distinct: Vec<&[u8]> = samples
+        .iter()
+        .map(AsRef::as_ref)
+        .filter(|s| !s.is_empty() && seen.insert(*s))
+        .collect();
+    if distinct.len() < MIN_SAMPLES {
+        return Err(DictionaryError::Training(format!(
+            "{} distinct non-empty samples of {} given; a build needs at least {MIN_SAMPLES}",
+            distinct.len(),
+            samples.len()
+        )));
+    }
+    let mut split = Split {
+        training: Vec::with_capacity(distinct.len()),
+        held_out: Vec::with_capacity(MAX_HELD_OUT),
+    };
+    let mut training_bytes = 0;
+    for (i, sample) in distinct.into_iter().enumerate() {
+        if i % HOLD_EVERY == HOLD_EVERY - 1 && split.held_out.len() < MAX_HELD_OUT {
+            split.held_out.push(sample);
+        } else if training_bytes + sample.len() <= MAX_TRAINING {
+            training_bytes += sample.len();
+            split.training.push(sample);
+        }
+    }
+    Ok(split)
+}

@@ -1,0 +1,180 @@
+//! The builder's parts: the split, the raw-sample selection, the cost model, the choice.
+
+use super::cost::{SIZES, cost};
+use super::samples::{MIN_SAMPLES, split};
+use super::select::{Grams, assemble};
+use super::*;
+
+/// `n` distinct JSON-ish samples sharing structure.
+fn samples(n: usize) -> Vec<Vec<u8>> {
+    (0..n)
+        .map(|i| {
+            format!(
+                "{{\n  \"id\": {},\n  \"login\": \"user-{}\",\n  \"url\": \"https://api.example.com/users/{}\"\n}}",
+                i * 7919 % 100_000,
+                i * 31 % 997,
+                i
+            )
+            .into_bytes()
+        })
+        .collect()
+}
+
+#[test]
+fn split_drops_empty_and_repeated_samples_and_holds_out_every_fourth() {
+    let mut given = samples(40);
+    given.insert(5, Vec::new());
+    given.insert(9, given[2].clone());
+    let split = split(&given).unwrap();
+    assert_eq!(split.training.len() + split.held_out.len(), 40);
+    assert_eq!(split.held_out.len(), 10);
+    let distinct: Vec<&[u8]> = given
+        .iter()
+        .enumerate()
+        .filter(|&(i, s)| !s.is_empty() && i != 9)
+        .map(|(_, s)| s.as_slice())
+        .collect();
+    for (i, sample) in distinct.iter().enumerate() {
+        assert_eq!(split.held_out.contains(sample), i % 4 == 3, "sample {i}");
+        assert_ne!(split.training.contains(sample), i % 4 == 3, "sample {i}");
+    }
+}
+
+#[test]
+fn split_holds_out_at_most_400() {
+    let given = samples(2400);
+    let split = split(&given).unwrap();
+    assert_eq!(split.held_out.len(), 400);
+    assert_eq!(split.training.len(), 2000);
+}
+
+#[test]
+fn split_needs_enough_distinct_samples() {
+    let mut given = samples(MIN_SAMPLES - 1);
+    given.extend([Vec::new(), Vec::new(), given[0].clone()]);
+    assert!(matches!(split(&given), Err(DictionaryError::Training(_))));
+    assert!(split(&samples(MIN_SAMPLES)).is_ok());
+}
+
+#[test]
+fn selection_keeps_the_bound_and_skips_samples_that_share_nothing() {
+    let mut training = samples(60);
+    // Random bytes: no 8-byte substring in common with anything.
+    let mut x = 0x1234_5678_9abc_def0u64;
+    let noise: Vec<u8> = (0..300)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    training.insert(0, noise.clone());
+    let training: Vec<&[u8]> = training.iter().map(Vec::as_slice).collect();
+    let grams = Grams::count(&training);
+    for bound in [100, 500, 2000, 1 << 20] {
+        let picked = grams.pick(&training, bound);
+        let dictionary = assemble(&training, &picked);
+        assert!(dictionary.len() <= bound, "{} > {bound}", dictionary.len());
+        assert!(!picked.contains(&0), "the noise was picked");
+        let mut unique = picked.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), picked.len(), "a sample picked twice");
+    }
+    assert!(!grams.pick(&training, 2000).is_empty());
+}
+
+#[test]
+fn the_first_pick_goes_last_in_the_dictionary() {
+    let training = samples(30);
+    let training: Vec<&[u8]> = training.iter().map(Vec::as_slice).collect();
+    let picked = Grams::count(&training).pick(&training, 400);
+    assert!(picked.len() >= 2);
+    let dictionary = assemble(&training, &picked);
+    assert!(dictionary.ends_with(training[picked[0]]));
+    assert!(dictionary.starts_with(training[*picked.last().unwrap()]));
+}
+
+#[test]
+fn plain_codings_cost_one_and_dictionary_codings_grow_with_the_level() {
+    let sizes = [900, 1500, 4000];
+    assert_eq!(cost(ContentCoding::Zstd, 3, 0, &sizes), 1.0);
+    assert_eq!(cost(ContentCoding::Br, 5, 0, &sizes), 1.0);
+    for kib in [16, 32, 64, 128] {
+        let at = |level| cost(ContentCoding::Dcz, level, kib << 10, &sizes);
+        assert!(
+            at(3) < at(6) && at(6) < at(9) && at(9) < at(12),
+            "{kib} KiB"
+        );
+    }
+    assert!(cost(ContentCoding::Dcz, 7, 1 << 10, &sizes).is_infinite());
+}
+
+#[test]
+fn a_dictionary_takes_the_smallest_class_that_holds_it() {
+    let sizes = [SIZES[2] as usize];
+    let at = |len| cost(ContentCoding::Dcb, 5, len, &sizes);
+    assert_eq!(at(1000), at(16 << 10));
+    assert_eq!(at((16 << 10) + 1), at(32 << 10));
+    assert_eq!(at(1 << 20), at(128 << 10), "past the largest class");
+    assert!(at(16 << 10) < at(128 << 10));
+}
+
+fn row(
+    coding: ContentCoding,
+    level: i32,
+    bytes: usize,
+    cost: f64,
+    within: bool,
+) -> CandidateReport {
+    CandidateReport {
+        kind: Some(DictionaryKind::Samples { count: 1 }),
+        dictionary_len: 1,
+        hash: [0; 32],
+        coding,
+        level,
+        bytes,
+        cost,
+        micros: 0.0,
+        within_budget: within,
+        chosen: false,
+    }
+}
+
+#[test]
+fn choose_takes_the_fewest_bytes_within_budget_else_the_cheapest() {
+    let rows = [
+        row(ContentCoding::Dcz, 3, 100, 1.0, true),
+        row(ContentCoding::Dcz, 6, 90, 1.9, true),
+        row(ContentCoding::Dcz, 9, 80, 3.0, false),
+        row(ContentCoding::Dcb, 4, 70, 2.0, false),
+        row(ContentCoding::Dcb, 5, 60, 1.5, false),
+    ];
+    assert_eq!(choose(&rows, ContentCoding::Dcz), Some(1));
+    assert_eq!(choose(&rows, ContentCoding::Dcb), Some(4));
+    assert_eq!(choose(&rows, ContentCoding::Br), None);
+    let tie = [
+        row(ContentCoding::Dcz, 5, 100, 1.5, true),
+        row(ContentCoding::Dcz, 3, 100, 1.0, true),
+    ];
+    assert_eq!(
+        choose(&tie, ContentCoding::Dcz),
+        Some(1),
+        "the lower level on a tie"
+    );
+}
+
+#[test]
+fn a_candidate_within_both_budgets_ranks_first() {
+    let report = [
+        row(ContentCoding::Dcz, 3, 100, 1.0, true),
+        row(ContentCoding::Dcb, 5, 100, 2.0, false),
+        row(ContentCoding::Dcz, 3, 150, 1.0, true),
+        row(ContentCoding::Dcb, 5, 150, 1.0, true),
+    ];
+    let over = rank(&report, [Some(0), Some(1)], 10);
+    let within = rank(&report, [Some(2), Some(3)], 10);
+    assert!(within < over);
+    assert!(rank(&report, [Some(0), None], 5) < rank(&report, [Some(0), None], 6));
+}
