@@ -192,6 +192,11 @@ impl EncodeCore for FlateCore {
             // the history carries on as well.
             self.run(&[], out, FlushCompress::Sync)?;
             self.history.tracking = true;
+            if self.pool.crowded::<Compress>() {
+                // More streams than the hold limit: this one will prime a state at every
+                // slice or event, and hundreds may wait at once; half a window will do.
+                self.history.shorten();
+            }
             // No room to park: released, as a crowded pool's slice end does.
             drop(self.deflate.park());
         }
