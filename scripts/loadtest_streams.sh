@@ -27,6 +27,7 @@
 #               BUSY_EVENTS over all streams (at 1 ms, 256 streams ask more than 2 cores do).
 #               I up to 10000: pauses over a second release the state and prime it again.
 #
+# Check: concurrent gzip/zstd RSS growth over MAX_GROWTH (2.0) x tower-http's exits 1.
 # Env: SECTIONS (comma list, default concurrent,slow,idle,busy), ENCODINGS (space or comma list
 # of gzip, zstd, br, deflate; default "gzip zstd br"), REQUESTS (400),
 # CONCURRENCY ("64 256"), BIG_SIZE (1000000), SLOW_CONNS (256), SLOW_RATE (16384),
@@ -584,3 +585,25 @@ proto_name() { [[ "$1" == h1 ]] && echo "HTTP/1.1" || echo "$1"; }
 mkdir -p "$(dirname "$OUT")"
 cp "$WORK/results.md" "$OUT"
 log "results written to $OUT"
+
+# The check: concurrent gzip and zstd downloads may grow the server's RSS by at most
+# MAX_GROWTH (default 2.0) times tower-http's, per protocol and concurrency (br waits for
+# turns and is reported only). Exits 1 when a case is over, so a regression cannot pass
+# unnoticed.
+if [[ -n "${RUN[concurrent]:-}" ]]; then
+    over=0
+    for proto in "${PROTOS[@]}"; do
+        for c in "${CONCS[@]}"; do
+            for enc in "${ENCS[@]}"; do
+                [[ "$enc" == br ]] && continue
+                r="$(ratio "${C_GROW[$proto/$c/$enc/ours]}" "${C_GROW[$proto/$c/$enc/tower-http]}")"
+                if awk -v r="$r" -v m="${MAX_GROWTH:-2.0}" 'BEGIN { exit !(r + 0 > m + 0) }'; then
+                    log "check failed: $(proto_name "$proto"), $c connections, $enc: RSS growth ${r}x tower-http's (limit ${MAX_GROWTH:-2.0}x)"
+                    over=1
+                fi
+            done
+        done
+    done
+    ((over == 0)) || exit 1
+    log "check passed: concurrent RSS growth within ${MAX_GROWTH:-2.0}x tower-http's"
+fi
