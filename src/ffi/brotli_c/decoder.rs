@@ -51,7 +51,11 @@ impl Decoder {
         // SAFETY: both callbacks over the arena's `Blocks`, which outlives the instance
         // (destroyed first in `Drop`).
         let state = unsafe {
-            BrotliDecoderCreateInstance(Some(alloc_block), Some(free_block_callback), arena.opaque())
+            BrotliDecoderCreateInstance(
+                Some(alloc_block),
+                Some(free_block_callback),
+                arena.opaque(),
+            )
         };
         let decoder = Decoder {
             state: NonNull::new(state).ok_or(Failure::OutOfMemory)?,
@@ -69,7 +73,11 @@ impl Decoder {
                 == BROTLI_TRUE;
         }
         // Dropping the decoder destroys the instance.
-        if ok { Ok(decoder) } else { Err(Failure::Refused) }
+        if ok {
+            Ok(decoder)
+        } else {
+            Err(Failure::Refused)
+        }
     }
 
     /// Decodes from `input`, appending to `out` at most `budget` bytes (taken from it).

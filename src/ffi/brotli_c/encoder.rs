@@ -102,7 +102,9 @@ impl Encoder {
             // before the first compress call only writes into it.
             unsafe { BrotliEncoderSetParameter(state, param, value) == BROTLI_TRUE }
         };
-        let hint = params.size_hint.map(|n| u32::try_from(n).unwrap_or(u32::MAX));
+        let hint = params
+            .size_hint
+            .map(|n| u32::try_from(n).unwrap_or(u32::MAX));
         let mut ok = set(QUALITY, params.quality, state) && set(LGWIN, params.lgwin, state);
         ok = ok && hint.is_none_or(|hint| set(SIZE_HINT, hint, state));
         if let (true, Some(dictionary)) = (ok, &dictionary) {

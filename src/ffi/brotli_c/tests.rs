@@ -52,7 +52,9 @@ fn encode(
         .start(params(5, Some(body.len())), dictionary)
         .unwrap();
     let mut wire = BytesMut::new();
-    encoder.compress(Operation::Finish, body, &mut wire).unwrap();
+    encoder
+        .compress(Operation::Finish, body, &mut wire)
+        .unwrap();
     assert!(encoder.is_finished());
     encoder.end();
     wire
@@ -67,11 +69,19 @@ fn round_trips_with_a_prepared_dictionary_and_uses_it() {
     let mut encoder = Encoder::new(4 << 20);
     let with = encode(&mut encoder, Some(prepared.clone()), &body);
     let without = encode(&mut encoder, None, &body);
-    assert!(with.len() * 2 < without.len(), "{} vs {}", with.len(), without.len());
+    assert!(
+        with.len() * 2 < without.len(),
+        "{} vs {}",
+        with.len(),
+        without.len()
+    );
     assert_eq!(decode(Some(&source), &with, 100).unwrap(), body);
     assert_eq!(decode(None, &without, 100_000).unwrap(), body);
     // Without its dictionary the stream does not decode to the body.
-    assert_ne!(decode(None, &with, 100_000).ok().as_deref(), Some(&body[..]));
+    assert_ne!(
+        decode(None, &with, 100_000).ok().as_deref(),
+        Some(&body[..])
+    );
 }
 
 #[test]
@@ -88,7 +98,9 @@ fn the_dictionary_outlives_its_other_owners() {
     drop(prepared);
     drop(source);
     let mut wire = BytesMut::new();
-    encoder.compress(Operation::Process, &body, &mut wire).unwrap();
+    encoder
+        .compress(Operation::Process, &body, &mut wire)
+        .unwrap();
     encoder.compress(Operation::Finish, &[], &mut wire).unwrap();
     drop(encoder);
     let source = Bytes::from(expected);
@@ -107,14 +119,20 @@ fn each_flushed_prefix_decodes() {
     let mut plain = BytesMut::new();
     let mut fed = 0;
     for (i, chunk) in body.chunks(1500).enumerate() {
-        encoder.compress(Operation::Process, chunk, &mut wire).unwrap();
+        encoder
+            .compress(Operation::Process, chunk, &mut wire)
+            .unwrap();
         encoder.compress(Operation::Flush, &[], &mut wire).unwrap();
         let mut budget = usize::MAX;
         let (consumed, stop) = decoder.decode(&wire[fed..], &mut plain, &mut budget);
         fed += consumed;
         assert_eq!(stop, Ok(Stop::Input));
         assert_eq!(&plain[..], &body[..plain.len()]);
-        assert_eq!(plain.len(), (i * 1500 + chunk.len()).min(body.len()), "chunk {i}");
+        assert_eq!(
+            plain.len(),
+            (i * 1500 + chunk.len()).min(body.len()),
+            "chunk {i}"
+        );
     }
     encoder.compress(Operation::Finish, &[], &mut wire).unwrap();
     let (_, stop) = decoder.decode(&wire[fed..], &mut plain, &mut usize::MAX.clone());
@@ -131,7 +149,11 @@ fn blocks_go_back_to_the_arena_and_are_reused() {
     assert!(made > 0 && kept > 0);
     assert_eq!(encoder.blocks().live(), 0, "the instance freed everything");
     encode(&mut encoder, None, &body);
-    assert_eq!(encoder.blocks().made(), made, "the second stream made no block");
+    assert_eq!(
+        encoder.blocks().made(),
+        made,
+        "the second stream made no block"
+    );
     encoder.trim(0);
     assert_eq!(encoder.blocks().kept(), 0);
     // An arena that keeps nothing frees everything at once.
@@ -154,7 +176,9 @@ fn calls_without_a_stream_fail_and_dropping_an_open_encoder_is_sound() {
         size_hint: None,
     };
     encoder.start(wide, None).unwrap();
-    encoder.compress(Operation::Finish, b"abc", &mut out).unwrap();
+    encoder
+        .compress(Operation::Finish, b"abc", &mut out)
+        .unwrap();
     assert_eq!(decode(None, &out, 64).unwrap(), b"abc");
     encoder.start(params(5, None), None).unwrap();
     encoder
@@ -168,7 +192,9 @@ fn a_finished_stream_refuses_more_input() {
     let mut encoder = Encoder::new(1 << 20);
     encoder.start(params(5, None), None).unwrap();
     let mut out = BytesMut::new();
-    encoder.compress(Operation::Finish, b"abc", &mut out).unwrap();
+    encoder
+        .compress(Operation::Finish, b"abc", &mut out)
+        .unwrap();
     let more = encoder.compress(Operation::Process, b"more", &mut out);
     assert_eq!(more, Err(Failure::Refused));
 }
@@ -179,7 +205,9 @@ fn the_decoder_errs_on_corrupt_truncated_and_trailing_input() {
     let prepared = Arc::new(PreparedDictionary::new(&source).unwrap());
     let body = text(9000, 6);
     let wire = encode(&mut Encoder::new(0), Some(prepared), &body);
-    assert!(matches!(decode(Some(&source), b"\xff\xff\xff\xff", 64), Err(Failure::Corrupt(c)) if c < 0));
+    assert!(
+        matches!(decode(Some(&source), b"\xff\xff\xff\xff", 64), Err(Failure::Corrupt(c)) if c < 0)
+    );
     // Truncated: all input taken, the stream not ended.
     for cut in [1, wire.len() / 2, wire.len() - 1] {
         let mut decoder = Decoder::new(Some(&source), 0).unwrap();
@@ -190,7 +218,10 @@ fn the_decoder_errs_on_corrupt_truncated_and_trailing_input() {
     // Bytes after the end are left unconsumed.
     let mut extra = wire.to_vec();
     extra.extend_from_slice(b"junk");
-    assert_eq!(decode(Some(&source), &extra, 1 << 20), Err(Failure::Corrupt(0)));
+    assert_eq!(
+        decode(Some(&source), &extra, 1 << 20),
+        Err(Failure::Corrupt(0))
+    );
     // Any flipped byte: an error or other bytes, never a panic or a read past the input.
     for i in 0..wire.len() {
         let mut bad = wire.to_vec();
