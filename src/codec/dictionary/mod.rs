@@ -11,7 +11,6 @@ mod encoder;
 mod error;
 pub(crate) mod frame;
 pub(crate) mod metadata;
-#[cfg(feature = "dcz")]
 mod prepared;
 #[cfg(all(test, feature = "dcz", feature = "dcb"))]
 pub(crate) mod tests;
@@ -24,7 +23,6 @@ pub use metadata::{
     AVAILABLE_DICTIONARY, DICTIONARY_ID, MAX_ID_LEN, USE_AS_DICTIONARY, UseAsDictionary,
     available_dictionary,
 };
-#[cfg(feature = "dcz")]
 pub(crate) use prepared::Prepared;
 
 use crate::ContentCoding;

@@ -56,6 +56,7 @@ impl Blocks {
     }
 
     /// Blocks taken from the system so far (the rest were reused).
+    #[cfg(test)]
     pub(crate) fn made(&self) -> u64 {
         self.made
     }

@@ -178,6 +178,7 @@ impl Encoder {
     }
 
     /// Whether the stream has been finished and all its output taken.
+    #[cfg(test)]
     pub(crate) fn is_finished(&self) -> bool {
         // SAFETY: a live instance; the call only reads it.
         self.state

@@ -21,12 +21,16 @@ use brotlic_sys::{
 use bytes::Bytes;
 
 mod blocks;
+// `dcb` decodes with `brotli-decompressor`, faster on this crate's bodies (see
+// `benches/brotli_c.rs`); Google's decoder checks the encoder's output in tests, as the
+// decoder Chromium runs, and is what the benchmark measures it against.
+#[cfg_attr(not(test), allow(dead_code))]
 mod decoder;
 mod encoder;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use blocks::Blocks;
+#[cfg_attr(not(test), allow(unused_imports))]
 pub(crate) use decoder::{Decoder, Stop};
 pub(crate) use encoder::{Encoder, Operation, Params};
 
@@ -40,6 +44,7 @@ pub(crate) enum Failure {
     /// The encoder took no input and wrote no output, several calls in a row.
     Stalled,
     /// Invalid input, with the decoder's error code (negative, see `decode.h`).
+    #[cfg_attr(not(test), allow(dead_code))]
     Corrupt(i32),
     /// A call on an encoder with no stream started, or after its end.
     NoStream,
@@ -112,11 +117,6 @@ impl PreparedDictionary {
         // SAFETY: `ptr` is a live prepared dictionary; the call only reads it. (The lean
         // form counts its pointer to the source, not the source.)
         unsafe { BrotliEncoderGetPreparedDictionarySize(self.ptr.as_ptr()) }
-    }
-
-    /// The dictionary's bytes.
-    pub(crate) fn source(&self) -> &Bytes {
-        &self.source
     }
 
     fn as_ptr(&self) -> *const BrotliEncoderPreparedDictionary {
