@@ -90,10 +90,9 @@ impl Decoder {
         budget: &mut usize,
     ) -> (usize, Result<Stop, Failure>) {
         let state = self.state.as_ptr();
-        let mut next_in = input.as_ptr();
-        let mut available_in = input.len();
+        let mut rest = input;
         loop {
-            let consumed = input.len() - available_in;
+            let consumed = input.len() - rest.len();
             // Output first: what the ring buffer holds goes out before more is decoded.
             take_output(state, out, budget);
             // SAFETY: a live instance; these only read it.
@@ -103,43 +102,14 @@ impl Decoder {
                     BrotliDecoderIsFinished(state) == BROTLI_TRUE,
                 )
             };
-            if more || (*budget == 0 && available_in > 0) {
+            if more || (*budget == 0 && !rest.is_empty()) {
                 return (consumed, Ok(Stop::Budget));
             }
             if finished {
                 return (consumed, Ok(Stop::End));
             }
-            let before = available_in;
-            let (mut available_out, mut next_out) = (0usize, std::ptr::null_mut::<u8>());
-            // SAFETY: a live instance; `next_in` points at the `available_in` bytes of
-            // `input` not yet taken, readable for the call; with no output space brotli
-            // writes through no output pointer (it keeps the output in its ring buffer).
-            let result = unsafe {
-                BrotliDecoderDecompressStream(
-                    state,
-                    &mut available_in,
-                    &mut next_in,
-                    &mut available_out,
-                    &mut next_out,
-                    std::ptr::null_mut(),
-                )
-            };
-            let consumed = input.len() - available_in;
-            // SAFETY: a live instance; these only read it.
-            let (code, more) = unsafe {
-                (
-                    BrotliDecoderGetErrorCode(state),
-                    BrotliDecoderHasMoreOutput(state) == BROTLI_TRUE,
-                )
-            };
-            match result {
-                ERROR => return (consumed, Err(Failure::Corrupt(code))),
-                NEEDS_MORE_INPUT if !more => return (consumed, Ok(Stop::Input)),
-                // Neither input taken nor output ready: it cannot go on.
-                NEEDS_MORE_OUTPUT if available_in == before && !more => {
-                    return (consumed, Err(Failure::Corrupt(code)));
-                }
-                _ => {}
+            if let Some(stop) = decode_more(state, &mut rest) {
+                return (input.len() - rest.len(), stop);
             }
         }
     }
@@ -147,6 +117,42 @@ impl Decoder {
     /// The arena (what it keeps, what is live).
     pub(crate) fn blocks(&self) -> &Blocks {
         self.arena.get()
+    }
+}
+
+/// Decodes from `rest` (advancing it) into brotli's ring buffer. Returns where the call
+/// stops, or `None` to take the new output and go on.
+fn decode_more(state: *mut BrotliDecoderState, rest: &mut &[u8]) -> Option<Result<Stop, Failure>> {
+    let (mut next_in, mut available_in) = (rest.as_ptr(), rest.len());
+    let (mut available_out, mut next_out) = (0usize, std::ptr::null_mut::<u8>());
+    // SAFETY: `state` is live (the caller's); `next_in` points at the `available_in` bytes of
+    // `rest`, readable for the call; with no output space brotli writes through no output
+    // pointer (it keeps the output in its ring buffer).
+    let result = unsafe {
+        BrotliDecoderDecompressStream(
+            state,
+            &mut available_in,
+            &mut next_in,
+            &mut available_out,
+            &mut next_out,
+            std::ptr::null_mut(),
+        )
+    };
+    let taken = rest.len() - available_in;
+    *rest = &rest[taken..];
+    // SAFETY: a live instance; these only read it.
+    let (code, more) = unsafe {
+        (
+            BrotliDecoderGetErrorCode(state),
+            BrotliDecoderHasMoreOutput(state) == BROTLI_TRUE,
+        )
+    };
+    match result {
+        ERROR => Some(Err(Failure::Corrupt(code))),
+        NEEDS_MORE_INPUT if !more => Some(Ok(Stop::Input)),
+        // Neither input taken nor output ready: it cannot go on.
+        NEEDS_MORE_OUTPUT if taken == 0 && !more => Some(Err(Failure::Corrupt(code))),
+        _ => None,
     }
 }
 
