@@ -3,13 +3,14 @@
 //!
 //! - `br_lib/<size>/q<q>/{rust,c}`: plain br at qualities 4 and 5 (5 is `dcb`'s default):
 //!   `rust` is the crate's one-shot br (a pooled `brotli` encoder, window 22 and the size as
-//!   hint), `c` a C encoder with the same parameters on a reused block arena.
+//!   hint), `c` a C encoder with the same parameters on a reused block arena, `c_fresh` the
+//!   same on an arena that keeps nothing (every block from and back to the allocator).
 //! - `br_lib_decode/<size>/{rust,c}`: the crate's br decoder (pooled) against a new C
 //!   decoder per body.
 //! - `dcb_lib/<size>/<dict>/{rust,c}`: the brotli stream of a `dcb` body at quality 5 with a
 //!   16 KiB and a 64 KiB trained dictionary: `rust` a new `brotli` encoder given the
 //!   dictionary (`set_custom_dictionary`, which hashes it), `c` a C encoder on a reused arena
-//!   with the dictionary prepared once and attached.
+//!   with the dictionary prepared once and attached, `c_fresh` as `c` without reuse.
 //! - `dcb_lib_decode/<size>/<dict>/{rust,c}`: `brotli-decompressor` with the dictionary (as
 //!   the crate's `dcb` decoder used it) against a C decoder with it attached.
 //! - `dcb_crate/<size>/<dict>/{encode,decode}`: the crate's public `encode_dcb` and
@@ -237,6 +238,7 @@ fn config() -> Criterion {
 fn br(c: &mut Criterion) {
     let pool = CodecPool::new();
     let mut encoder = CEncoder::new(4 << 20);
+    let mut fresh = CEncoder::new(0);
     let mut group = c.benchmark_group("br_lib");
     for (name, len) in SIZES {
         let body = body(len);
@@ -258,6 +260,9 @@ fn br(c: &mut Criterion) {
             });
             group.bench_function(format!("{name}/q{q}/c"), |b| {
                 b.iter(|| black_box(c_encode(&mut encoder, params, None, black_box(&body))))
+            });
+            group.bench_function(format!("{name}/q{q}/c_fresh"), |b| {
+                b.iter(|| black_box(c_encode(&mut fresh, params, None, black_box(&body))))
             });
         }
     }
@@ -291,6 +296,7 @@ fn br_decode(c: &mut Criterion, pool: &CodecPool) {
 fn dcb(c: &mut Criterion) {
     let dictionaries = dictionaries();
     let mut encoder = CEncoder::new(4 << 20);
+    let mut fresh = CEncoder::new(0);
     let mut group = c.benchmark_group("dcb_lib");
     for (name, len) in SIZES {
         let body = body(len);
@@ -324,6 +330,12 @@ fn dcb(c: &mut Criterion) {
                 b.iter(|| {
                     let d = Some(prepared.clone());
                     black_box(c_encode(&mut encoder, params, d, black_box(&body)))
+                })
+            });
+            group.bench_function(format!("{id}/c_fresh"), |b| {
+                b.iter(|| {
+                    let d = Some(prepared.clone());
+                    black_box(c_encode(&mut fresh, params, d, black_box(&body)))
                 })
             });
         }
