@@ -11,8 +11,9 @@
 //!   16 KiB and a 64 KiB trained dictionary: `rust` a new `brotli` encoder given the
 //!   dictionary (`set_custom_dictionary`, which hashes it), `c` a C encoder on a reused arena
 //!   with the dictionary prepared once and attached, `c_fresh` as `c` without reuse.
-//! - `dcb_lib_decode/<size>/<dict>/{rust,c}`: `brotli-decompressor` with the dictionary (as
-//!   the crate's `dcb` decoder used it) against a C decoder with it attached.
+//! - `dcb_lib_decode/<size>/<dict>/{rust,rust_copy,c}`: `brotli-decompressor` with the
+//!   dictionary lent to each call (the crate's `dcb` decoder), or copied into each decoder
+//!   (as the crate did before), against a C decoder with it attached.
 //! - `dcb_crate/<size>/<dict>/{encode,decode}`: the crate's public `encode_dcb` and
 //!   `decode_dcb`, header and pool included.
 //!
@@ -199,21 +200,26 @@ fn c_decode(dictionary: Option<&Bytes>, wire: &[u8], len: usize) -> BytesMut {
     out
 }
 
-/// A stream decoded by `brotli-decompressor` with `dictionary` as its custom dictionary,
-/// as the crate's `dcb` decoder drove it (a copy of the dictionary, RFC 7932 windows).
-fn rust_dcb_decode(dictionary: &[u8], wire: &[u8], len: usize) -> Vec<u8> {
-    use brotli_decompressor::{Allocator, BrotliDecoderParameter, BrotliResult, BrotliState};
-    use brotli_decompressor::{SliceWrapperMut, StandardAlloc};
-    let mut alloc = StandardAlloc::default();
-    let mut copy = <StandardAlloc as Allocator<u8>>::alloc_cell(&mut alloc, dictionary.len());
-    copy.slice_mut().copy_from_slice(dictionary);
-    let (a, b) = (StandardAlloc::default(), StandardAlloc::default());
-    let mut state = BrotliState::new_with_custom_dictionary(alloc, a, b, copy);
-    state.set_parameter(BrotliDecoderParameter::BROTLI_DECODER_PARAM_LARGE_WINDOW, 0);
+/// A stream decoded by `brotli-decompressor` with `dictionary` attached, RFC 7932 windows
+/// only: `lent` as the crate's `dcb` decoder does (attached as external, lent to the call),
+/// else copied into the state first (as it did before).
+fn rust_dcb_decode(dictionary: &[u8], wire: &[u8], len: usize, lent: bool) -> Vec<u8> {
+    use brotli_decompressor::{Allocator, BrotliResult, BrotliState, StandardAlloc};
+    let alloc = StandardAlloc::default;
+    let mut state = BrotliState::new_strict(alloc(), alloc(), alloc());
+    let lend: &[u8] = if lent {
+        assert!(state.attach_external_dictionary(dictionary.len()));
+        dictionary
+    } else {
+        let mut copy = <StandardAlloc as Allocator<u8>>::alloc_cell(&mut alloc(), dictionary.len());
+        brotli_decompressor::SliceWrapperMut::slice_mut(&mut copy).copy_from_slice(dictionary);
+        assert!(state.attach_dictionary(copy));
+        &[]
+    };
     let mut out = vec![0u8; len];
     let (mut avail_in, mut in_off, mut avail_out, mut out_off, mut total) =
         (wire.len(), 0, out.len(), 0, 0);
-    let result = brotli_decompressor::BrotliDecompressStream(
+    let result = brotli_decompressor::BrotliDecompressStreamWithDictionary(
         &mut avail_in,
         &mut in_off,
         wire,
@@ -221,6 +227,7 @@ fn rust_dcb_decode(dictionary: &[u8], wire: &[u8], len: usize) -> Vec<u8> {
         &mut out_off,
         &mut out,
         &mut total,
+        lend,
         &mut state,
     );
     assert!(matches!(result, BrotliResult::ResultSuccess));
@@ -351,7 +358,7 @@ fn dcb_decode(c: &mut Criterion, dictionaries: &[(&str, Dictionary)]) {
         for (dict_name, dictionary) in dictionaries {
             let bytes = dictionary.bytes();
             let wire = rust_dcb(bytes, &body);
-            let (rust_mem, rust) = peak_of(|| rust_dcb_decode(bytes, &wire, len));
+            let (rust_mem, rust) = peak_of(|| rust_dcb_decode(bytes, &wire, len, true));
             let (c_mem, c) = peak_of(|| c_decode(Some(bytes), &wire, len));
             assert!(rust[..] == body[..] && c[..] == body[..]);
             let id = format!("{name}/{dict_name}");
@@ -361,7 +368,10 @@ fn dcb_decode(c: &mut Criterion, dictionaries: &[(&str, Dictionary)]) {
                 [(0, rust_mem), (0, c_mem)],
             );
             group.bench_function(format!("{id}/rust"), |b| {
-                b.iter(|| black_box(rust_dcb_decode(bytes, black_box(&wire), len)))
+                b.iter(|| black_box(rust_dcb_decode(bytes, black_box(&wire), len, true)))
+            });
+            group.bench_function(format!("{id}/rust_copy"), |b| {
+                b.iter(|| black_box(rust_dcb_decode(bytes, black_box(&wire), len, false)))
             });
             group.bench_function(format!("{id}/c"), |b| {
                 b.iter(|| black_box(c_decode(Some(bytes), black_box(&wire), len)))
