@@ -19,7 +19,8 @@
 //!
 //! Before the timings it prints, per case, the compressed size and the peak heap a cold
 //! state takes for one body (a counting global allocator; C brotli's blocks come from the
-//! Rust allocator through the arena, so they are counted too).
+//! Rust allocator through the arena, so they are counted too), and the median ratio of `c`'s
+//! time to `rust`'s over alternating runs (steadier than two criterion ids on a busy machine).
 //!
 //! `cargo bench --bench brotli_c` (add `-- --quick` for a fast pass).
 
@@ -262,6 +263,11 @@ fn br(c: &mut Criterion) {
                 body.len(),
                 [(rust.len(), rust_mem), (c.len(), c_mem)],
             );
+            paired(
+                &format!("br_lib/{name}/q{q}"),
+                || drop(black_box(br_rust(&pool, q, &body))),
+                || drop(black_box(c_encode(&mut encoder, params, None, &body))),
+            );
             group.bench_function(format!("{name}/q{q}/rust"), |b| {
                 b.iter(|| black_box(br_rust(&pool, q, black_box(&body))))
             });
@@ -289,6 +295,11 @@ fn br_decode(c: &mut Criterion, pool: &CodecPool) {
             &format!("br_lib_decode/{name}"),
             body.len(),
             [(0, rust_mem), (0, c_mem)],
+        );
+        paired(
+            &format!("br_lib_decode/{name}"),
+            || drop(black_box(br_rust_decode(pool, &wire, len))),
+            || drop(black_box(c_decode(None, &wire, len))),
         );
         group.bench_function(format!("{name}/rust"), |b| {
             b.iter(|| black_box(br_rust_decode(pool, black_box(&wire), len)))
@@ -330,6 +341,14 @@ fn dcb(c: &mut Criterion) {
                 prepared.size(),
                 bytes.len()
             );
+            paired(
+                &format!("dcb_lib/{id}"),
+                || drop(black_box(rust_dcb(bytes, &body))),
+                || {
+                    let d = Some(prepared.clone());
+                    drop(black_box(c_encode(&mut encoder, params, d, &body)))
+                },
+            );
             group.bench_function(format!("{id}/rust"), |b| {
                 b.iter(|| black_box(rust_dcb(bytes, black_box(&body))))
             });
@@ -366,6 +385,11 @@ fn dcb_decode(c: &mut Criterion, dictionaries: &[(&str, Dictionary)]) {
                 &format!("dcb_lib_decode/{id}"),
                 body.len(),
                 [(0, rust_mem), (0, c_mem)],
+            );
+            paired(
+                &format!("dcb_lib_decode/{id}"),
+                || drop(black_box(rust_dcb_decode(bytes, &wire, len, true))),
+                || drop(black_box(c_decode(Some(bytes), &wire, len))),
             );
             group.bench_function(format!("{id}/rust"), |b| {
                 b.iter(|| black_box(rust_dcb_decode(bytes, black_box(&wire), len, true)))
@@ -413,6 +437,35 @@ fn dcb_crate(c: &mut Criterion) {
         }
     }
     group.finish();
+}
+
+/// The median over alternating rounds of `c`'s time over `rust`'s: on a machine shared with
+/// other work, each ratio is taken over two runs a few microseconds apart, where criterion's
+/// groups run seconds apart. Rounds alternate which side runs first.
+fn paired(case: &str, mut rust: impl FnMut(), mut c: impl FnMut()) {
+    use std::time::Instant;
+    let time = |f: &mut dyn FnMut()| {
+        let start = Instant::now();
+        f();
+        start.elapsed().as_secs_f64()
+    };
+    let started = Instant::now();
+    let mut ratios = Vec::new();
+    while ratios.len() < 21 || started.elapsed() < Duration::from_millis(600) {
+        let (r, k) = if ratios.len() % 2 == 0 {
+            (time(&mut rust), time(&mut c))
+        } else {
+            let k = time(&mut c);
+            (time(&mut rust), k)
+        };
+        ratios.push(k / r);
+    }
+    ratios.sort_by(f64::total_cmp);
+    let median = ratios[ratios.len() / 2];
+    eprintln!(
+        "{case}: paired c/rust {median:.2} ({} rounds)",
+        ratios.len()
+    );
 }
 
 /// One line per case: the body, then for each side (`rust`, `c`; the crate's `encode`,
