@@ -8,6 +8,9 @@
 //! encoder it is attached to, where the pure-Rust `brotli` crate hashes the dictionary into
 //! each stream.
 //!
+//! Out of memory, brotli's encoder ends the process (`exit`, its default build), as a Rust
+//! allocation failure aborts; creating an instance or preparing a dictionary reports it.
+//!
 //! This folder uses nothing else of the crate, so the benchmarks include it as it is
 //! (`benches/brotli_c.rs`).
 
