@@ -24,6 +24,8 @@ pub(crate) const BR_DECOMPRESSORS: Kind = Kind::new(6, "br_decompressors");
 pub(crate) const DCZ_COMPRESSORS: Kind = Kind::new(7, "dictionary_compressors");
 /// zstd decompression contexts for `dcz`.
 pub(crate) const DCZ_DECOMPRESSORS: Kind = Kind::new(8, "dictionary_decompressors");
+/// C brotli encoder memory for `dcb`.
+pub(crate) const DCB_COMPRESSORS: Kind = Kind::new(9, "dcb_compressors");
 
 /// A snapshot of the pool's counters by kind, from [`CodecPool::stats`]. Kinds whose cargo
 /// feature is off stay at zero.
@@ -49,6 +51,9 @@ pub struct PoolStats {
     pub dictionary_compressors: KindStats,
     /// zstd decompression contexts for `dcz`.
     pub dictionary_decompressors: KindStats,
+    /// C brotli encoder memory for `dcb` (the blocks of a finished stream's encoder, for the
+    /// next stream at the same quality).
+    pub dcb_compressors: KindStats,
     /// br streams holding an encoder now (at most
     /// [`CodecPoolBuilder::br_stream_limit`](crate::CodecPoolBuilder::br_stream_limit)).
     pub br_streams_active: usize,
@@ -70,6 +75,7 @@ impl PoolStats {
             (BR_DECOMPRESSORS.name(), self.br_decompressors),
             (DCZ_COMPRESSORS.name(), self.dictionary_compressors),
             (DCZ_DECOMPRESSORS.name(), self.dictionary_decompressors),
+            (DCB_COMPRESSORS.name(), self.dcb_compressors),
         ]
     }
 
@@ -93,6 +99,7 @@ impl CodecPool {
             br_decompressors: self.kind_stats(BR_DECOMPRESSORS),
             dictionary_compressors: self.kind_stats(DCZ_COMPRESSORS),
             dictionary_decompressors: self.kind_stats(DCZ_DECOMPRESSORS),
+            dcb_compressors: self.kind_stats(DCB_COMPRESSORS),
             br_streams_active,
             br_streams_waiting,
         }
@@ -115,6 +122,7 @@ mod tests {
             BR_DECOMPRESSORS,
             DCZ_COMPRESSORS,
             DCZ_DECOMPRESSORS,
+            DCB_COMPRESSORS,
         ];
         for (i, a) in kinds.iter().enumerate() {
             for b in &kinds[i + 1..] {

@@ -1,6 +1,6 @@
 //! All of the crate's `unsafe` code, and only here (the crate root denies `unsafe_code`
 //! elsewhere): writing codec output into a `BytesMut`'s spare capacity without zero-filling
-//! it first, and the few libzstd calls `zstd-safe` does not wrap. Each block says why it is
+//! it first, the few libzstd calls `zstd-safe` does not wrap, and Google's C brotli. Each block says why it is
 //! sound; what it offers the rest of the crate is safe to call.
 
 use bytes::BytesMut;
@@ -8,6 +8,9 @@ use flate2::{
     Compress, CompressError, Decompress, DecompressError, FlushCompress, FlushDecompress, Status,
 };
 
+// Google's brotli, for `dcb`.
+#[cfg(feature = "dcb")]
+pub(crate) mod brotli_c;
 #[cfg(test)]
 mod tests;
 #[cfg(feature = "zstd")]

@@ -1,9 +1,9 @@
 //! The br decoder over pooled decoder memory.
 
-use brotli::{BrotliDecompressStream, BrotliResult};
+use brotli::BrotliResult;
 use brotli_decompressor::{
     Allocator, BrotliDecoderHasMoreOutput, BrotliDecoderIsFinished, BrotliDecoderTakeOutput,
-    BrotliState, HuffmanCode,
+    BrotliDecompressStreamWithDictionary, BrotliState, HuffmanCode,
 };
 use bytes::BytesMut;
 
@@ -40,10 +40,12 @@ impl BrState for Pooled<DecompressorState> {
 }
 
 /// One decode call over any brotli decoder state (the pool's, or `dcb`'s with its
-/// dictionary): decodes from `input` within `budget`, taking output from brotli's ring
-/// buffer. Returns the bytes consumed, and where it stopped or the error.
+/// dictionary, lent as `dictionary`; empty for br): decodes from `input` within `budget`,
+/// taking output from brotli's ring buffer. Returns the bytes consumed, and where it stopped
+/// or the error.
 pub(crate) fn step<A8, A32, AHC>(
     core: &mut BrotliState<A8, A32, AHC>,
+    dictionary: &[u8],
     input: &[u8],
     out: &mut BytesMut,
     budget: &mut usize,
@@ -61,7 +63,8 @@ where
         if let Some(stop) = stop_before_decoding(core, *budget, available_in) {
             return (in_offset, Ok(stop));
         }
-        if let Some(stop) = decode_more(core, input, &mut available_in, &mut in_offset) {
+        let more = decode_more(core, dictionary, input, &mut available_in, &mut in_offset);
+        if let Some(stop) = more {
             return (in_offset, stop);
         }
     }
@@ -117,6 +120,7 @@ where
 /// `None` to take the new output and go on.
 fn decode_more<A8, A32, AHC>(
     core: &mut BrotliState<A8, A32, AHC>,
+    dictionary: &[u8],
     input: &[u8],
     available_in: &mut usize,
     in_offset: &mut usize,
@@ -129,7 +133,7 @@ where
     let corrupt = || DecodeError::new(DecodeErrorKind::CorruptData, "invalid brotli data");
     let (mut available_out, mut out_offset, mut total_out) = (0, 0, 0);
     let before_in = *available_in;
-    let result = BrotliDecompressStream(
+    let result = BrotliDecompressStreamWithDictionary(
         available_in,
         in_offset,
         input,
@@ -137,6 +141,7 @@ where
         &mut out_offset,
         &mut [],
         &mut total_out,
+        dictionary,
         core,
     );
     match result {

@@ -31,9 +31,6 @@ mod turn;
 pub(crate) use decoder::{BrDecoder, Step as DecodeStep, step as decode_step};
 pub(crate) use encoder::{BrEncoder, encode_all};
 pub(crate) use stream::{BrState, BrStream};
-// What `dcb` builds on.
-#[cfg(feature = "dcb")]
-pub(crate) use {encoder::compress, state::CompressorState, state::draw_compressor};
 
 /// The window: brotli's default, 4 MiB.
 const LGWIN: u32 = 22;

@@ -78,22 +78,6 @@ impl CompressorState {
             .set_parameter(BrotliEncoderParameter::BROTLI_PARAM_LGWIN, lgwin);
     }
 
-    /// Loads `dictionary` as the stream's prefix (brotli's custom dictionary) with window
-    /// `lgwin`, before the first compress call. A spare hasher is handed over first, so that
-    /// brotli prepares it (rather than zero-filled new tables) before hashing the dictionary
-    /// in.
-    #[cfg(feature = "dcb")]
-    pub(crate) fn set_dictionary(&mut self, lgwin: u32, dictionary: &[u8]) {
-        self.set_window(lgwin);
-        self.adopt_spare(dictionary.len());
-        // brotli's own loading, boundary and all: a dcb decoder reads the dictionary as a
-        // separate one (RFC 9842's raw brotli dictionary), so a copy may not run from it into
-        // the data. (`load_history` is for a stream's own history, which the decoder has in
-        // its window.)
-        self.core
-            .set_custom_dictionary(dictionary.len(), dictionary);
-    }
-
     /// Has brotli load a stream's own `history` as a custom dictionary (ring buffer, match
     /// finder, positions; its last two bytes as the context of the first literals), then
     /// moves what it loaded into a fresh encoder.

@@ -2,7 +2,7 @@
 //! it), its state let go as soon as it ends, and any byte after it an error.
 
 use brotli_decompressor::{Allocator, BrotliState, HuffmanCode};
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 
 use super::{DecodeStep, decode_step};
 use crate::codec::DecodeError;
@@ -21,6 +21,12 @@ pub(crate) trait BrState {
 
     /// Its brotli state.
     fn core(&mut self) -> &mut BrotliState<Self::Alloc, Self::Alloc, Self::Alloc>;
+
+    /// The dictionary lent to every decode call (`dcb`'s, attached to the state as an
+    /// external dictionary so that it is not copied per stream); none for br.
+    fn dictionary(&self) -> Bytes {
+        Bytes::new()
+    }
 
     /// Lets go of a state that saw an error.
     fn discard(self);
@@ -61,7 +67,10 @@ impl<S: BrState> DecodeCore for BrStream<S> {
 
     fn step(&mut self, input: &[u8], out: &mut BytesMut, budget: &mut usize) -> Stepped {
         let (consumed, stop) = match self.state.as_mut() {
-            Some(state) => decode_step(state.core(), input, out, budget),
+            Some(state) => {
+                let dictionary = state.dictionary();
+                decode_step(state.core(), &dictionary, input, out, budget)
+            }
             None => (0, Ok(DecodeStep::End)),
         };
         let stopped = match stop {

@@ -1,5 +1,6 @@
-//! `dcb` (RFC 9842 section 4): brotli against a dictionary the client holds, as a prefix,
-//! behind a 36-byte header.
+//! `dcb` (RFC 9842 section 4): brotli against a dictionary the client holds, as a raw
+//! prefix, behind a 36-byte header; encoded with Google's C brotli and a dictionary prepared
+//! once.
 
 mod decoder;
 mod encoder;
@@ -20,7 +21,7 @@ pub(crate) fn encoder(
     level: CompressionLevel,
     pool: &CodecPool,
 ) -> Result<DcbEncoder, EncodeError> {
-    Ok(DcbEncoder::new(dictionary, level, pool))
+    DcbEncoder::new(dictionary, level, pool)
 }
 
 /// A streaming `dcb` decoder against `dictionary` (brotli's decoder has no pooled state).

@@ -14,13 +14,15 @@ use super::error::DictionaryError;
 use crate::headers::{UseAsDictionary, available_dictionary_value};
 
 /// A compression dictionary (RFC 9842): its bytes, their SHA-256 (computed once), the
-/// `Use-As-Dictionary` metadata it is served with, and the zstd state prepared from it.
+/// `Use-As-Dictionary` metadata it is served with, and the codec state prepared from it.
 ///
-/// Cloning is cheap (an [`Arc`]); every clone shares the prepared state. zstd's digested
+/// Cloning is cheap (an [`Arc`]); every clone shares the prepared state, which is freed with
+/// the last clone (an encoder still running keeps what it uses). zstd's digested
 /// dictionaries (`CDict`, one per compression level) are made the first time a level is used
 /// and kept; its decoding dictionary (`DDict`) likewise. Both treat the bytes as *raw
 /// content*, even bytes that start with zstd's dictionary magic, as RFC 9842 and Chromium
-/// require.
+/// require. `dcb`'s brotli prepared dictionary (a hash table over the bytes, one for every
+/// quality) is made at the first `dcb` body and kept.
 ///
 /// # Example
 ///
@@ -51,8 +53,7 @@ struct Inner {
     metadata: Option<UseAsDictionary>,
     use_as_dictionary: Option<HeaderValue>,
     available_dictionary: HeaderValue,
-    #[cfg(feature = "dcz")]
-    zstd: super::Prepared,
+    prepared: super::Prepared,
 }
 
 impl Dictionary {
@@ -78,8 +79,7 @@ impl Dictionary {
         Ok(Dictionary {
             inner: Arc::new(Inner {
                 available_dictionary: available_dictionary_value(&hash),
-                #[cfg(feature = "dcz")]
-                zstd: super::Prepared::new(&bytes),
+                prepared: super::Prepared::new(&bytes),
                 bytes,
                 hash,
                 metadata,
@@ -144,20 +144,29 @@ impl Dictionary {
         self.inner.available_dictionary.clone()
     }
 
-    /// The memory held by the zstd tables prepared so far (one digested dictionary per
-    /// compression level used), on top of [`len`](Dictionary::len). For a 16 KiB trained
-    /// dictionary used at levels 1, 3, 9 and 19 in turn,
+    /// The memory held by the codec tables prepared so far, on top of
+    /// [`len`](Dictionary::len): zstd's (one digested dictionary per compression level used)
+    /// and brotli's (one for `dcb`, whatever the quality). For a 16 KiB trained dictionary
+    /// used at levels 1, 3, 9 and 19 in turn,
     /// `cargo run --release --example dict_prepared_size` prints 47,680 bytes after level 1,
-    /// 455,808 after level 3, 798,400 after level 9 and 1,337,600 after level 19.
-    #[cfg(feature = "dcz")]
+    /// 455,808 after level 3, 798,400 after level 9 and 1,337,600 after level 19. brotli's
+    /// is 256 KiB of hash heads plus up to 4 bytes per dictionary byte: 310,696 bytes for a
+    /// 16 KiB trained dictionary, 392,472 for a 64 KiB one (`cargo bench --bench brotli_c`
+    /// prints them).
     pub fn prepared_size(&self) -> usize {
-        self.inner.zstd.cdicts_size()
+        self.inner.prepared.size()
     }
 
     /// The zstd state prepared from the dictionary.
     #[cfg(feature = "dcz")]
     pub(crate) fn zstd(&self) -> &super::Prepared {
-        &self.inner.zstd
+        &self.inner.prepared
+    }
+
+    /// The prepared state, for `dcb`'s brotli dictionary.
+    #[cfg(feature = "dcb")]
+    pub(crate) fn prepared(&self) -> &super::Prepared {
+        &self.inner.prepared
     }
 
     /// Whether both are the same dictionary (same bytes).

@@ -10,7 +10,6 @@ mod dict;
 mod encoder;
 mod error;
 pub(crate) mod frame;
-#[cfg(feature = "dcz")]
 mod prepared;
 #[cfg(all(test, feature = "dcz", feature = "dcb"))]
 pub(crate) mod tests;
@@ -19,7 +18,6 @@ pub(crate) use decoder::{Headed as HeadedDecoder, dict_decoder};
 pub use dict::Dictionary;
 pub(crate) use encoder::{DictCodec, Headed as HeadedEncoder, Op, Stream, dict_encoder};
 pub use error::{DictDecodeError, DictionaryError};
-#[cfg(feature = "dcz")]
 pub(crate) use prepared::Prepared;
 
 use crate::ContentCoding;

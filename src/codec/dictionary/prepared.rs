@@ -1,32 +1,51 @@
-//! A dictionary's zstd state, prepared once and kept with it: `dcz` compresses and
-//! decompresses against these rather than digesting the dictionary per body.
+//! A dictionary's codec state, prepared once and kept with it: `dcz` and `dcb` compress (and
+//! `dcz` decompresses) against these rather than digesting the dictionary per body.
 
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 
+#[cfg(feature = "dcz")]
 use super::DictDecodeError;
-use crate::codec::{DecodeError, DecodeErrorKind, EncodeError, Level};
+use crate::codec::EncodeError;
+#[cfg(feature = "dcz")]
+use crate::codec::{DecodeError, DecodeErrorKind, Level};
+#[cfg(feature = "dcb")]
+use crate::ffi::brotli_c::PreparedDictionary;
+#[cfg(feature = "dcz")]
 use crate::ffi::zstd_raw::{RawCDict, RawDDict};
 
-/// The zstd state of one dictionary: a raw-content `CDict` per level, made on first use,
-/// and one `DDict`. Creation failures (out of memory) are not cached.
+/// The prepared state of one dictionary, each part made on first use: for `dcz` a
+/// raw-content `CDict` per level and one `DDict`; for `dcb` one brotli prepared raw
+/// dictionary (brotli's raw preparation does not depend on the quality, so every quality
+/// shares it). Creation failures (out of memory) are not cached. Encoders hold an `Arc` of
+/// what they use, so dropping the dictionary while they run is sound.
 pub(crate) struct Prepared {
+    #[cfg_attr(not(feature = "dcz"), allow(dead_code))]
     bytes: Bytes,
+    #[cfg(feature = "dcz")]
     cdicts: [OnceLock<Arc<RawCDict>>; Level::COUNT],
+    #[cfg(feature = "dcz")]
     ddict: OnceLock<Arc<RawDDict>>,
+    #[cfg(feature = "dcb")]
+    brotli: OnceLock<Arc<PreparedDictionary>>,
 }
 
 impl Prepared {
     pub(crate) fn new(bytes: &Bytes) -> Self {
         Prepared {
             bytes: bytes.clone(),
+            #[cfg(feature = "dcz")]
             cdicts: std::array::from_fn(|_| OnceLock::new()),
+            #[cfg(feature = "dcz")]
             ddict: OnceLock::new(),
+            #[cfg(feature = "dcb")]
+            brotli: OnceLock::new(),
         }
     }
 
     /// The `CDict` for `level`, made once.
+    #[cfg(feature = "dcz")]
     pub(crate) fn cdict(&self, level: Level) -> Result<Arc<RawCDict>, EncodeError> {
         let slot = &self.cdicts[level.index()];
         if let Some(cdict) = slot.get() {
@@ -39,6 +58,7 @@ impl Prepared {
     }
 
     /// The `DDict`, made once.
+    #[cfg(feature = "dcz")]
     pub(crate) fn ddict(&self) -> Result<Arc<RawDDict>, DictDecodeError> {
         if let Some(ddict) = self.ddict.get() {
             return Ok(ddict.clone());
@@ -52,12 +72,30 @@ impl Prepared {
         Ok(self.ddict.get_or_init(|| Arc::new(made)).clone())
     }
 
-    /// The memory the digested dictionaries made so far hold (for reports and tests).
-    pub(crate) fn cdicts_size(&self) -> usize {
-        self.cdicts
-            .iter()
-            .filter_map(OnceLock::get)
-            .map(|c| c.sizeof())
-            .sum()
+    /// brotli's prepared raw dictionary, made once.
+    #[cfg(feature = "dcb")]
+    pub(crate) fn brotli(&self) -> Result<Arc<PreparedDictionary>, EncodeError> {
+        if let Some(prepared) = self.brotli.get() {
+            return Ok(prepared.clone());
+        }
+        let made = PreparedDictionary::new(&self.bytes)
+            .ok_or_else(|| EncodeError::new("brotli: could not prepare the dictionary"))?;
+        // As for the CDicts: a race has one winner, which both use.
+        Ok(self.brotli.get_or_init(|| Arc::new(made)).clone())
+    }
+
+    /// The memory the prepared parts made so far hold, beyond the dictionary's bytes.
+    pub(crate) fn size(&self) -> usize {
+        let mut size = 0;
+        #[cfg(feature = "dcz")]
+        {
+            let cdicts = self.cdicts.iter().filter_map(OnceLock::get);
+            size += cdicts.map(|c| c.sizeof()).sum::<usize>();
+        }
+        #[cfg(feature = "dcb")]
+        {
+            size += self.brotli.get().map_or(0, |p| p.size());
+        }
+        size
     }
 }

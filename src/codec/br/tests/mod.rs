@@ -295,9 +295,15 @@ fn reset_leaves_nothing_live_but_the_spare_hasher() {
     let mut wire = BytesMut::new();
     encode_all(level(4), &json(50_000, 1), &pool, &mut wire).unwrap();
     let mut budget = usize::MAX;
-    super::decoder::step(&mut state.core, &wire, &mut BytesMut::new(), &mut budget)
-        .1
-        .unwrap();
+    super::decoder::step(
+        &mut state.core,
+        &[],
+        &wire,
+        &mut BytesMut::new(),
+        &mut budget,
+    )
+    .1
+    .unwrap();
     assert!(state.lists.lists().live() > 0);
     assert!(state.reset());
     assert_eq!(state.lists.lists().live(), 0);

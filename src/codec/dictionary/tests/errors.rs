@@ -118,7 +118,8 @@ fn typed_errors_for_wrong_dictionary_and_broken_bodies() {
         wrong
     );
     assert_eq!(decoder.finish().unwrap_err(), wrong);
-    let mut encoder = DcbEncoder::new(&dict, CompressionLevel::Default, crate::CodecPool::global());
+    let mut encoder =
+        DcbEncoder::new(&dict, CompressionLevel::Default, crate::CodecPool::global()).unwrap();
     encoder.finish(&mut BytesMut::new()).unwrap();
     assert!(encoder.encode(b"x", &mut BytesMut::new()).is_err());
     encoder.finish(&mut BytesMut::new()).unwrap();

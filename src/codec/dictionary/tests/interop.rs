@@ -187,7 +187,7 @@ fn interop_c_brotli_decodes_dcb_payloads() {
     for (name, level, streaming) in cases {
         let mut wire = BytesMut::new();
         if streaming {
-            let mut encoder = DcbEncoder::new(&dict, level, crate::CodecPool::global());
+            let mut encoder = DcbEncoder::new(&dict, level, crate::CodecPool::global()).unwrap();
             for chunk in body.chunks(700) {
                 encoder.encode(chunk, &mut wire).unwrap();
                 encoder.flush(&mut wire).unwrap();

@@ -15,6 +15,7 @@ use crate::codec::{Decode, Encode};
 use crate::dictionary::{DictionaryStore, ResponseStore, train};
 use crate::headers::{UseAsDictionary, parse_available_dictionary};
 
+mod dcb;
 mod errors;
 mod interop;
 mod raw_content;
@@ -75,16 +76,6 @@ pub(super) fn stream<E: Encode>(
     cuts: &[usize],
     flush_every: usize,
 ) -> BytesMut {
-    try_stream(encoder, body, cuts, flush_every).unwrap()
-}
-
-/// Like [`stream`], with the encoder's errors returned.
-pub(super) fn try_stream<E: Encode>(
-    encoder: &mut E,
-    body: &[u8],
-    cuts: &[usize],
-    flush_every: usize,
-) -> Result<BytesMut, crate::codec::EncodeError> {
     let mut wire = BytesMut::new();
     let mut rest = body;
     let mut i = 0;
@@ -94,23 +85,35 @@ pub(super) fn try_stream<E: Encode>(
             .copied()
             .unwrap_or(rest.len())
             .clamp(1, rest.len());
-        encoder.encode(&rest[..n], &mut wire)?;
+        encoder.encode(&rest[..n], &mut wire).unwrap();
         rest = &rest[n..];
         i += 1;
         if flush_every > 0 && i % flush_every == 0 {
             // Alternately a flush and an idle (a `dcz` idle ends the frame).
             if (i / flush_every) % 2 == 0 {
-                encoder.flush(&mut wire)?;
+                encoder.flush(&mut wire).unwrap();
             } else {
-                encoder.idle(&mut wire)?;
+                encoder.idle(&mut wire).unwrap();
             }
         }
     }
-    encoder.finish(&mut wire)?;
+    encoder.finish(&mut wire).unwrap();
     assert!(encoder.is_finished() && !encoder.holds_state());
     assert_eq!(encoder.total_in(), body.len() as u64);
     assert_eq!(encoder.total_out(), wire.len() as u64);
-    Ok(wire)
+    wire
+}
+
+/// Decodes a `dcb` body's brotli stream with Google's decoder (the one Chromium runs), the
+/// dictionary attached as a raw prefix.
+pub(super) fn google_decodes_dcb(dict: &Dictionary, wire: &[u8]) -> Vec<u8> {
+    use crate::ffi::brotli_c::{Decoder, Stop};
+    assert_eq!(&wire[..4], &DCB_MAGIC);
+    let mut decoder = Decoder::new(Some(dict.bytes()), 0).unwrap();
+    let mut out = BytesMut::new();
+    let (consumed, stop) = decoder.decode(&wire[36..], &mut out, &mut usize::MAX.clone());
+    assert_eq!((consumed, stop), (wire.len() - 36, Ok(Stop::End)));
+    out.to_vec()
 }
 
 /// Decodes `wire` fed in `cuts`-sized pieces with `budget` bytes of output per call.
