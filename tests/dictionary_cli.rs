@@ -188,13 +188,7 @@ fn built() -> &'static Built {
     static BUILT: OnceLock<Built> = OnceLock::new();
     BUILT.get_or_init(|| {
         let dir = Scratch::new();
-        let mut args = vec!["build".to_owned(), "--out".to_owned(), dir.path("api.dict")];
-        args.extend(["--max-size".to_owned(), MAX_SIZE.to_owned()]);
-        for (i, body) in corpus::bodies(SAMPLES, 3).iter().enumerate() {
-            let path = dir.path(&format!("{i}.json"));
-            std::fs::write(&path, body).unwrap();
-            args.push(path);
-        }
+        let args = build_args(&dir, &corpus::bodies(SAMPLES, 3));
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let stdout = String::from_utf8(ok(&args, b"")).unwrap();
         Built {
@@ -203,6 +197,18 @@ fn built() -> &'static Built {
             levels: std::fs::read_to_string(dir.path("api.dict.levels")).unwrap(),
         }
     })
+}
+
+/// `build --out DIR/api.dict --max-size MAX_SIZE` over `bodies`, one sample file each.
+fn build_args(dir: &Scratch, bodies: &[Vec<u8>]) -> Vec<String> {
+    let mut args = vec!["build".to_owned(), "--out".to_owned(), dir.path("api.dict")];
+    args.extend(["--max-size".to_owned(), MAX_SIZE.to_owned()]);
+    for (i, body) in bodies.iter().enumerate() {
+        let path = dir.path(&format!("{i}.json"));
+        std::fs::write(&path, body).unwrap();
+        args.push(path);
+    }
+    args
 }
 
 /// The `chosen:` line's kind, dictionary bytes, dcz level and dcb quality.
@@ -326,7 +332,16 @@ fn a_missing_sample_file_fails() {
 }
 
 #[test]
-fn a_missing_dictionary_file_fails() {
+fn too_few_samples_fail() {
+    let dir = Scratch::new();
+    let args = build_args(&dir, &corpus::bodies(3, 9));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    fails(&args, b"", "no dictionary from 3 samples");
+    assert!(!Path::new(&dir.path("api.dict")).exists());
+}
+
+#[test]
+fn a_missing_or_empty_dictionary_file_fails() {
     let dir = Scratch::new();
     let missing = dir.path("missing.dict");
     let body = &bodies()[0];
@@ -336,6 +351,9 @@ fn a_missing_dictionary_file_fails() {
         &missing,
     );
     fails(&["decompress", "--dictionary", &missing], body, &missing);
+    let empty = dir.path("empty.dict");
+    std::fs::write(&empty, b"").unwrap();
+    fails(&["decompress", "--dictionary", &empty], body, "empty");
 }
 
 #[test]
