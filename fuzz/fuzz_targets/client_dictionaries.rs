@@ -56,7 +56,7 @@ use tower_gzip::headers::{AVAILABLE_DICTIONARY, USE_AS_DICTIONARY, UseAsDictiona
 use tower_gzip::client::ClientDictionaryStore;
 use tower_gzip::codec::OneShot;
 use tower_gzip::dictionary::Dictionary;
-use tower_gzip::{BoxError, CodecPool, CompressionLevel};
+use tower_gzip::{BoxError, CompressionLevel, ContentCoding};
 use tower_gzip_fuzz::props::block_on;
 
 /// The `dcz` and `dcb` body headers' magic bytes (RFC 9842 sections 4 and 5).

@@ -2,4 +2,5 @@
 //! `tests/properties.rs` in the main crate also includes, so the fuzzer and the bounded
 //! proptest runs check exactly the same things.
 
+pub mod dictionary;
 pub mod props;
