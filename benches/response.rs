@@ -232,8 +232,8 @@ fn request_br(c: &mut Criterion) {
 
 /// Group `response_dict/<size>` (1 KiB and 16 KiB of JSON): our layer answering `dcz` and
 /// `dcb` with a 16 KiB dictionary trained on other responses of the same API (records the
-/// measured body does not contain), beside plain `zstd` and `br` from the same layer. Setup
-/// checks each coding and prints the bytes of each answer.
+/// measured body does not contain), beside plain `zstd` and `br` from the same layer (`br`
+/// at quality 5, `dcb`'s). Setup checks each coding and prints the bytes of each answer.
 #[cfg(all(feature = "dcz", feature = "dcb"))]
 fn response_dict(c: &mut Criterion) {
     use tower_gzip::ContentCoding;
@@ -251,6 +251,7 @@ fn response_dict(c: &mut Criterion) {
         ] {
             let p = payload.clone();
             let svc = CompressionLayer::new()
+                .level(ContentCoding::Br, tower_gzip::CompressionLevel::Precise(5))
                 .dictionaries(store.clone())
                 .dictionary_codings(codings)
                 .layer(service_fn(move |_| full_response(p.clone())));
