@@ -89,6 +89,7 @@ mod dictionary;
 mod encode;
 mod future;
 mod layer;
+pub(crate) mod report;
 mod service;
 pub(crate) mod stats;
 
@@ -99,4 +100,6 @@ pub use choose_level::ToCompress;
 pub use future::ResponseFuture;
 pub use layer::{CompressionLayer, DEFAULT_MIN_SIZE};
 pub use service::Compression;
-pub use stats::{CodingStats, CompressionStats, CompressionStatsSnapshot, DictionaryStats};
+pub use stats::{
+    CodingStats, CompressionStats, CompressionStatsSnapshot, DictionaryStats, SkipReason,
+};
