@@ -1,13 +1,16 @@
 //! The tower-gzip demo server.
 //!
 //! ```text
-//! cargo run --release --example server                          # our layers, on 127.0.0.1:3000
-//! ADDR=127.0.0.1:0 cargo run --release --example server         # any free port
-//! cargo run --release --example server -- --baseline tower-http # tower-http's layers, same routes
-//! cargo run --release --example server -- --prefer dcb,br        # dcb first for dictionaries, br for the rest
-//! cargo run --release --example server -- --save-dictionary api.dict  # write the trained dictionary
-//! cargo run --release --example server -- --dictionary api.dict  # serve a dictionary built before
+//! cargo run --release --features metrics --example server        # our layers, on 127.0.0.1:3000
+//! ADDR=127.0.0.1:0 cargo run --release --features metrics --example server   # any free port
+//! cargo run --release --features metrics --example server -- --baseline tower-http  # tower-http's layers
+//! cargo run --release --features metrics --example server -- --prefer dcb,br  # dcb first for dictionaries, br for the rest
+//! cargo run --release --features metrics --example server -- --save-dictionary api.dict  # write the trained dictionary
+//! cargo run --release --features metrics --example server -- --dictionary api.dict  # serve a dictionary built before
 //! ```
+//!
+//! (`--features metrics`: the demo serves `/metrics`, so it needs the crate's `metrics`
+//! feature.)
 //!
 //! Flags (our layers only; `--baseline tower-http` takes none of them and has no dictionaries):
 //!
@@ -20,7 +23,9 @@
 //!   one at start-up; `--save-dictionary FILE` writes the one served.
 //!
 //! The first line on stdout is `listening on http://IP:PORT`; logs go to stderr
-//! (`RUST_LOG`, default `info`). Open `/` in a browser for live stats.
+//! (`RUST_LOG`, default `info`; `RUST_LOG=info,tower_gzip::compression=debug` adds an event
+//! per response: the coding and its bytes, or why none). Open `/` in a browser for live
+//! stats; `/metrics` has the layer's metrics in Prometheus text format.
 //!
 //! Layers, outermost first (all wired in [`app`]):
 //!
@@ -41,7 +46,8 @@
 //! rel="compression-dictionary"`. A request naming it in `Available-Dictionary` and offering
 //! `dcz` or `dcb` gets its response compressed against it.
 //!
-//! The rest lives in `examples/demo/`: the handlers (`routes.rs`), `/stats` (`stats.rs`), the
+//! The rest lives in `examples/demo/`: the handlers (`routes.rs`), `/stats` (`stats.rs`),
+//! `/metrics` (`metrics.rs`), the
 //! counting bodies and request log (`bodies.rs`), the API dictionary (`dictionary.rs`), the
 //! versioned script (`assets.rs`, `app.js`), the PNG (`png.rs`) and the page (`index.html`); the allocation counter is the tests' (`tests/common/alloc.rs`).
 
@@ -53,6 +59,8 @@ mod assets;
 mod bodies;
 #[path = "demo/dictionary.rs"]
 mod dictionary;
+#[path = "demo/metrics.rs"]
+mod metrics;
 #[path = "demo/png.rs"]
 mod png;
 #[path = "demo/routes.rs"]
@@ -131,6 +139,8 @@ struct AppState {
     /// `None` with `--baseline tower-http`.
     dictionaries: Option<Dictionaries>,
     wire: Arc<WireStats>,
+    /// Renders `/metrics`.
+    metrics: metrics_exporter_prometheus::PrometheusHandle,
     png: Bytes,
     /// Turns `true` on Ctrl-C, so that long event streams end and shutdown can finish.
     shutdown: watch::Receiver<bool>,
@@ -150,7 +160,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .init();
 
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
-    let app = app(&config, shutdown_rx.clone())?;
+    let metrics = metrics::install()?;
+    let app = app(&config, metrics, shutdown_rx.clone())?;
 
     let addr = std::env::var("ADDR").unwrap_or_else(|_| "127.0.0.1:3000".to_owned());
     let listener = tokio::net::TcpListener::bind(&addr).await?;
@@ -313,6 +324,7 @@ async fn index(axum::extract::State(state): axum::extract::State<AppState>) -> R
 /// The router, with the layers of `mode` (see the module docs for their order).
 fn app(
     config: &Config,
+    metrics: metrics_exporter_prometheus::PrometheusHandle,
     shutdown: watch::Receiver<bool>,
 ) -> Result<Router, Box<dyn std::error::Error>> {
     let mode = config.mode;
@@ -346,11 +358,15 @@ fn app(
             .dictionaries(d.store.clone())
             .dictionary_codings(&d.codings);
     }
+    if mode == Mode::TowerGzip {
+        ours.publish_metrics();
+    }
     let state = AppState {
         mode,
         compression: (mode == Mode::TowerGzip).then(|| ours.stats()),
         dictionaries: dictionaries.clone(),
         wire: Arc::default(),
+        metrics,
         png: png::png(),
         shutdown,
     };
@@ -391,6 +407,7 @@ fn app(
         .route("/big.txt", get(routes::big_txt))
         .route("/image.png", get(routes::image_png))
         .route("/stats", get(stats::stats))
+        .route("/metrics", get(metrics::metrics))
         .route("/api/echo", echo);
     if let Some(api) = dictionaries.as_ref().and_then(|d| d.api.clone()) {
         router = router.route_service(dictionary::URL, DictionaryService::new(api));
