@@ -82,6 +82,13 @@
 //! Codec states come from a [`CodecPool`](crate::CodecPool) (the global one unless
 //! [`pool`](CompressionLayer::pool) says otherwise) and go back to it, reset, as soon as the
 //! body ends, fails or is dropped.
+//!
+//! # What it tells
+//!
+//! Each response is counted in [`CompressionStats`] (by coding, and skips by
+//! [`SkipReason`]), makes one `tracing` event at `DEBUG` (the coding and its bytes and
+//! time, or why none), and with the `metrics` feature updates metrics through the `metrics`
+//! facade: see [`telemetry`](crate::telemetry).
 
 mod body;
 pub(crate) mod choose_level;

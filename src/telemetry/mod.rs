@@ -27,14 +27,13 @@
 //!
 //! The layer publishes its counters and histograms as each response is decided and as its
 //! body ends, through handles it registers once with the recorder installed then: at
-//! [`CompressionLayer::publish_metrics`](crate::compression::CompressionLayer::publish_metrics)
-//! (which also publishes its levels, and makes every series show at zero from the start),
-//! or else at its first response. So install the recorder (such as
-//! `metrics-exporter-prometheus`) first. The pool's gauges are a snapshot the application
-//! publishes when it is scraped, with [`publish_pool`]: a `/metrics` handler calls it before
-//! rendering, so the hot path pays nothing for them and the values are exact at the
-//! scrape. [`publish_level`] sets the level gauge of a coding, for whatever changes levels
-//! at run time.
+//! `CompressionLayer::publish_metrics` (which also publishes its levels, and makes every
+//! series show at zero from the start), or else at its first response. So install the
+//! recorder (such as `metrics-exporter-prometheus`) first. The pool's gauges are a snapshot
+//! the application publishes when it is scraped, with `publish_pool`: a `/metrics` handler
+//! calls it before rendering, so the hot path pays nothing for them and the values are
+//! exact at the scrape. `publish_level` sets the level gauge of a coding, for whatever
+//! changes levels at run time. (These three, and `describe`, come with the feature.)
 //!
 //! The histograms are plain observations; an exporter that needs buckets can use
 //! [`SECONDS_BUCKETS`] and [`RATIO_BUCKETS`].

@@ -33,33 +33,31 @@ async fn scrape_until(server: &Server, done: impl Fn(&Exposition) -> bool) -> Ex
     }
 }
 
-#[tokio::test]
-async fn metrics_are_prometheus_text_and_follow_the_requests() {
-    let server = Server::start(&[]);
-    let (reply, before) = scrape(&server, "gzip").await;
+/// The first scrape, before anything else was served: well formed, described, the levels
+/// in force.
+async fn first_scrape(server: &Server) -> (Reply, Exposition) {
+    let (reply, m) = scrape(server, "gzip").await;
     let content_type = reply.headers[header::CONTENT_TYPE].to_str().unwrap();
     assert!(
         content_type.starts_with("text/plain; version=0.0.4"),
         "{content_type}"
     );
-    assert_eq!(before.kind(RESPONSES), Some(Kind::Counter));
-    assert_eq!(before.kind(POOL_IN_USE), Some(Kind::Gauge));
-    assert_eq!(before.value(LEVEL, &[("coding", "gzip")]), Some(6.0));
-    assert!(before.families[RESPONSES].help.is_some(), "described");
-
-    let gzip = [("coding", "gzip")];
-    let count = |m: &Exposition, name: &str, labels: &[(&str, &str)]| m.value_or_zero(name, labels);
-    let (responses, bytes_in) = (
-        count(&before, RESPONSES, &gzip),
-        count(&before, BYTES_IN, &gzip),
+    assert_eq!(m.kind(RESPONSES), Some(Kind::Counter));
+    assert_eq!(m.kind(POOL_IN_USE), Some(Kind::Gauge));
+    assert_eq!(
+        m.kind(SECONDS),
+        Some(Kind::Histogram),
+        "buckets set by the demo"
     );
-    let timed = count(&before, &format!("{SECONDS}_count"), &gzip);
-    let too_small = count(&before, SKIPPED, &[("reason", "size")]);
-    let images = count(&before, SKIPPED, &[("reason", "type")]);
-    let identity = count(&before, SKIPPED, &[("reason", "identity")]);
-    // The first scrape is counted after it rendered: gzip, its own bytes.
-    assert_eq!(reply.encoding(), Some("gzip"));
-    let mut sent = reply.decoded().len();
+    assert_eq!(m.value(LEVEL, &[("coding", "gzip")]), Some(6.0));
+    assert!(m.families[RESPONSES].help.is_some(), "described");
+    (reply, m)
+}
+
+/// Three gzip responses, one too small, an image and one for identity: the bytes of the
+/// gzip ones, decoded.
+async fn some_requests(server: &Server) -> usize {
+    let mut sent = 0;
     for n in [50, 500, 2000] {
         let reply = get(&server.url(&format!("/api/items?n={n}")), "gzip").await;
         assert_eq!(reply.encoding(), Some("gzip"));
@@ -79,31 +77,35 @@ async fn metrics_are_prometheus_text_and_follow_the_requests() {
             .encoding(),
         None
     );
+    sent
+}
 
-    let after = scrape_until(&server, |m| {
-        count(m, BYTES_IN, &gzip) >= bytes_in + sent as f64
-    })
-    .await;
-    assert_eq!(count(&after, RESPONSES, &gzip), responses + 4.0);
-    assert_eq!(count(&after, BYTES_IN, &gzip), bytes_in + sent as f64);
+#[tokio::test]
+async fn metrics_are_prometheus_text_and_follow_the_requests() {
+    let server = Server::start(&[]);
+    let (reply, before) = first_scrape(&server).await;
+    let gzip = [("coding", "gzip")];
+    let count = |m: &Exposition, name: &str, labels: &[(&str, &str)]| m.value_or_zero(name, labels);
+    let skipped = |m: &Exposition, reason: &str| count(m, SKIPPED, &[("reason", reason)]);
+    let timed = |m: &Exposition| count(m, &format!("{SECONDS}_count"), &gzip);
+    // The first scrape is counted after it rendered: gzip, its own bytes.
+    assert_eq!(reply.encoding(), Some("gzip"));
+    let sent = reply.decoded().len() + some_requests(&server).await;
+    let bytes_in = count(&before, BYTES_IN, &gzip) + sent as f64;
+
+    let after = scrape_until(&server, |m| count(m, BYTES_IN, &gzip) >= bytes_in).await;
+    assert_eq!(
+        count(&after, RESPONSES, &gzip),
+        count(&before, RESPONSES, &gzip) + 4.0
+    );
+    assert_eq!(count(&after, BYTES_IN, &gzip), bytes_in);
     assert!(count(&after, BYTES_OUT, &gzip) > count(&before, BYTES_OUT, &gzip));
-    assert_eq!(
-        count(&after, &format!("{SECONDS}_count"), &gzip),
-        timed + 4.0
-    );
+    assert_eq!(timed(&after), timed(&before) + 4.0);
     assert!(count(&after, &format!("{RATIO}_count"), &gzip) >= 4.0);
-    assert_eq!(
-        count(&after, SKIPPED, &[("reason", "size")]),
-        too_small + 1.0
-    );
-    assert_eq!(count(&after, SKIPPED, &[("reason", "type")]), images + 1.0);
+    assert_eq!(skipped(&after, "size"), skipped(&before, "size") + 1.0);
+    assert_eq!(skipped(&after, "type"), skipped(&before, "type") + 1.0);
     // And the scrapes that asked for identity before the last.
-    assert!(count(&after, SKIPPED, &[("reason", "identity")]) >= identity + 1.0);
-    assert_eq!(
-        after.kind(SECONDS),
-        Some(Kind::Histogram),
-        "buckets set by the demo"
-    );
+    assert!(skipped(&after, "identity") >= skipped(&before, "identity") + 1.0);
     // The pool's gauges are taken at the scrape: nothing is mid-stream now.
     let compressors = [("kind", "compressors")];
     assert_eq!(after.value(POOL_IN_USE, &compressors), Some(0.0));
