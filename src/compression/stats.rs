@@ -275,3 +275,29 @@ impl CompressionStats {
         c.bytes_out.fetch_add(bytes_out, Ordering::Relaxed);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counters and metric handles are indexed by `reason as usize` and `outcome as usize`.
+    #[test]
+    fn reasons_and_outcomes_index_their_own_slot_with_their_own_name() {
+        for (i, reason) in SkipReason::ALL.into_iter().enumerate() {
+            assert_eq!(reason as usize, i);
+            let same = SkipReason::ALL
+                .iter()
+                .filter(|r| r.as_str() == reason.as_str());
+            assert_eq!(same.count(), 1, "{reason:?}");
+        }
+        for (i, outcome) in DictionaryOutcome::ALL.into_iter().enumerate() {
+            assert_eq!(outcome as usize, i);
+        }
+        let stats = CompressionStats::new();
+        stats.record_skipped(SkipReason::Level);
+        stats.record_skipped(SkipReason::Level);
+        stats.record_skipped(SkipReason::Size);
+        assert_eq!(stats.skipped_for(SkipReason::Level), 2);
+        assert_eq!(stats.snapshot().skipped, 3);
+    }
+}
