@@ -1,5 +1,5 @@
 //! A hyper-util client with `RequestCompressionLayer` and `DecompressionLayer`, talking to
-//! the demo server (`cargo run --example server`).
+//! the demo server (`cargo run --release --example server`).
 //!
 //! ```text
 //! cargo run --example client                       # http://127.0.0.1:3000

@@ -1,13 +1,16 @@
 //! The tower-gzip demo server.
 //!
 //! ```text
-//! cargo run --release --example server                          # our layers, on 127.0.0.1:3000
-//! ADDR=127.0.0.1:0 cargo run --release --example server         # any free port
-//! cargo run --release --example server -- --baseline tower-http # tower-http's layers, same routes
-//! cargo run --release --example server -- --prefer dcb,br        # dcb first for dictionaries, br for the rest
+//! cargo run --release --example server        # our layers, on 127.0.0.1:3000
+//! ADDR=127.0.0.1:0 cargo run --release --example server   # any free port
+//! cargo run --release --example server -- --baseline tower-http  # tower-http's layers
+//! cargo run --release --example server -- --prefer dcb,br  # dcb first for dictionaries, br for the rest
 //! cargo run --release --example server -- --save-dictionary api.dict  # write the trained dictionary
 //! cargo run --release --example server -- --dictionary api.dict  # serve a dictionary built before
 //! ```
+//!
+//! With `--features metrics` the demo also serves the layer's metrics at `/metrics`
+//! (Prometheus text).
 //!
 //! Flags (our layers only; `--baseline tower-http` takes none of them and has no dictionaries):
 //!
@@ -24,7 +27,9 @@
 //!   one at start-up; `--save-dictionary FILE` writes the one served.
 //!
 //! The first line on stdout is `listening on http://IP:PORT`; logs go to stderr
-//! (`RUST_LOG`, default `info`). Open `/` in a browser for live stats.
+//! (`RUST_LOG`, default `info`; `RUST_LOG=info,tower_gzip::compression=debug` adds an event
+//! per response: the coding and its bytes, or why none). Open `/` in a browser for live
+//! stats; `/metrics` has the layer's metrics in Prometheus text format.
 //!
 //! Layers, outermost first (all wired in [`app`]):
 //!
@@ -45,7 +50,8 @@
 //! rel="compression-dictionary"`. A request naming it in `Available-Dictionary` and offering
 //! `dcz` or `dcb` gets its response compressed against it.
 //!
-//! The rest lives in `examples/demo/`: the handlers (`routes.rs`), `/stats` (`stats.rs`), the
+//! The rest lives in `examples/demo/`: the handlers (`routes.rs`), `/stats` (`stats.rs`),
+//! `/metrics` (`metrics.rs`), the
 //! counting bodies and request log (`bodies.rs`), the API dictionary (`dictionary.rs`), the
 //! versioned script (`assets.rs`, `app.js`), the PNG (`png.rs`) and the page (`index.html`); the allocation counter is the tests' (`tests/common/alloc.rs`).
 
@@ -57,6 +63,9 @@ mod assets;
 mod bodies;
 #[path = "demo/dictionary.rs"]
 mod dictionary;
+#[cfg(feature = "metrics")]
+#[path = "demo/metrics.rs"]
+mod metrics;
 #[path = "demo/png.rs"]
 mod png;
 #[path = "demo/routes.rs"]
@@ -139,6 +148,9 @@ struct AppState {
     /// `None` with `--baseline tower-http`.
     dictionaries: Option<Dictionaries>,
     wire: Arc<WireStats>,
+    /// Renders `/metrics` (with the crate's `metrics` feature).
+    #[cfg(feature = "metrics")]
+    metrics: metrics_exporter_prometheus::PrometheusHandle,
     png: Bytes,
     /// Turns `true` on Ctrl-C, so that long event streams end and shutdown can finish.
     shutdown: watch::Receiver<bool>,
@@ -329,6 +341,8 @@ fn app(
     config: &Config,
     shutdown: watch::Receiver<bool>,
 ) -> Result<Router, Box<dyn std::error::Error>> {
+    #[cfg(feature = "metrics")]
+    let metrics = metrics::install()?;
     let mode = config.mode;
     let dictionaries = match mode {
         Mode::TowerGzip => Some(Dictionaries {
@@ -364,12 +378,18 @@ fn app(
             .dictionaries(d.store.clone())
             .dictionary_codings(&d.codings);
     }
+    #[cfg(feature = "metrics")]
+    if mode == Mode::TowerGzip {
+        ours.publish_metrics();
+    }
     let state = AppState {
         mode,
         compression: (mode == Mode::TowerGzip).then(|| ours.stats()),
         governor,
         dictionaries: dictionaries.clone(),
         wire: Arc::default(),
+        #[cfg(feature = "metrics")]
+        metrics,
         png: png::png(),
         shutdown,
     };
@@ -414,6 +434,8 @@ fn app(
     if let Some(api) = dictionaries.as_ref().and_then(|d| d.api.clone()) {
         router = router.route_service(dictionary::URL, DictionaryService::new(api));
     }
+    #[cfg(feature = "metrics")]
+    let router = router.route("/metrics", get(metrics::metrics));
     let router = router.with_state(state.clone());
 
     let router = match mode {

@@ -172,7 +172,7 @@ fi
 
 # --- build -------------------------------------------------------------------------------
 log "building the demo server (release)"
-(cd "$ROOT" && cargo build --release --example server --quiet)
+(cd "$ROOT" && cargo build --release --example server --features metrics --quiet)
 BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/examples/server"
 
 # --- server control ----------------------------------------------------------------------

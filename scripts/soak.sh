@@ -18,8 +18,8 @@ cd "$(dirname "$0")/.."
 seconds="${1:-${SOAK_SECONDS:-60}}"
 [[ "$seconds" =~ ^[0-9]+$ ]] || { echo "soak: SECONDS must be an integer, got '$seconds'" >&2; exit 2; }
 
-echo "soak: cargo build --release --example server"
-cargo build --release --example server --quiet
+echo "soak: cargo build --release --example server --features metrics"
+cargo build --release --example server --features metrics --quiet
 server_bin="${CARGO_TARGET_DIR:-target}/release/examples/server"
 
 workdir=$(mktemp -d)

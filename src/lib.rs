@@ -12,6 +12,8 @@
 //! - [`client::RequestCompressionLayer`]: compresses request bodies (client).
 //! - [`codec`]: the streaming [`Encoder`](codec::Encoder) and [`Decoder`](codec::Decoder)
 //!   under them, for every coding, usable on their own.
+//! - [`telemetry`]: a `tracing` event per response (the coding chosen or why none, bytes,
+//!   time) and, with the `metrics` feature, metrics through the `metrics` facade.
 //!
 //! # Quick start (axum)
 //!
@@ -60,6 +62,7 @@ mod negotiate;
 mod pool;
 pub mod predicate;
 mod sync;
+pub mod telemetry;
 
 pub use codec::kinds::PoolStats;
 pub use codec::level::CompressionLevel;

@@ -155,6 +155,8 @@ pub struct KindStats {
     pub primed_bytes: u64,
     /// States idle on the shelf now, parked ones included.
     pub idle: usize,
+    /// Of `idle`: states parked by paused streams now, waiting for them to resume.
+    pub idle_parked: usize,
 }
 
 impl KindStats {

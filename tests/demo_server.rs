@@ -3,6 +3,10 @@
 
 #[path = "common/demo.rs"]
 mod demo;
+#[path = "demo_server/metrics.rs"]
+mod metrics;
+#[path = "common/prometheus.rs"]
+mod prometheus;
 #[path = "common/tools.rs"]
 mod tools;
 

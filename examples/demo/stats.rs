@@ -4,7 +4,7 @@ use axum::Json;
 use axum::extract::State;
 use serde_json::{Map, Value, json};
 use tower_gzip::ContentCoding;
-use tower_gzip::compression::{CompressionStats, Governor};
+use tower_gzip::compression::{CompressionStats, Governor, SkipReason};
 use tower_gzip::{CodecPool, KindStats, PoolStats};
 
 use crate::alloc;
@@ -29,6 +29,18 @@ fn pool(stats: PoolStats, max_idle: Value) -> Value {
         .collect();
     pool.insert("max_idle".to_owned(), max_idle);
     Value::Object(pool)
+}
+
+/// Responses skipped, by reason (the reasons that happened).
+fn skipped_for(ours: &CompressionStats) -> Value {
+    let reasons = SkipReason::ALL
+        .into_iter()
+        .map(|r| (r, ours.skipped_for(r)));
+    let seen = reasons.filter(|&(_, n)| n > 0);
+    Value::Object(
+        seen.map(|(r, n)| (r.as_str().to_owned(), n.into()))
+            .collect(),
+    )
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -85,6 +97,7 @@ pub async fn stats(State(state): State<AppState>) -> Json<Value> {
                 json!({
                     "compressed": c.compressed, "skipped": c.skipped,
                     "bytes_in": c.bytes_in, "bytes_out": c.bytes_out,
+                    "skipped_for": skipped_for(ours),
                 }),
                 codings.collect::<Map<_, _>>(),
             )

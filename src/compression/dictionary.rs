@@ -3,6 +3,7 @@
 
 use http::HeaderMap;
 
+use super::report;
 use super::service::Settings;
 use super::stats::DictionaryOutcome;
 use crate::ContentCoding;
@@ -65,7 +66,7 @@ pub(crate) fn choose(
         } else {
             DictionaryOutcome::NotOffered
         };
-        settings.stats.record_dictionary(outcome);
+        report::dictionary(&settings.stats, outcome);
     }
     chosen
 }

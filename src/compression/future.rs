@@ -15,11 +15,13 @@ use super::choose_level::ToCompress;
 use super::dictionary::{self, DictionaryRequest};
 use super::encode::{Fallback, Governed, Start, Target, add_varies, encode};
 use super::governor::Kind;
+use super::report;
 use super::service::Settings;
+use super::stats::SkipReason;
 use crate::BoxError;
 use crate::CompressionLevel;
 use crate::codec::ContentCoding;
-use crate::headers::{add_vary, body_size, has_no_transform};
+use crate::headers::{add_vary, body_size, has_no_transform, is_compressed_content};
 use crate::negotiate::{Choice, Negotiated};
 use crate::predicate::Predicate;
 
@@ -80,10 +82,10 @@ where
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Action {
     /// Send as it is, untouched: a hard rule or the predicate said no.
-    Skip,
+    Skip(SkipReason),
     /// Send unencoded, with `Vary: accept-encoding`: the representation depends on
     /// Accept-Encoding, but this request gets identity.
-    VaryOnly,
+    VaryOnly(SkipReason),
     /// 406: the client accepts neither an offered coding nor identity.
     NotAcceptable,
     /// Encode with `target`, a plain coding or one against a dictionary (RFC 9842).
@@ -118,11 +120,14 @@ fn decide<B: Body, P: Predicate>(
 ) -> Action {
     let status = res.status();
     let headers = res.headers();
-    if is_never_encoded(res) || !predicate.should_compress(res) {
-        return Action::Skip;
+    if let Some(reason) = never_encoded(res) {
+        return Action::Skip(reason);
+    }
+    if !predicate.should_compress(res) {
+        return Action::Skip(refused(headers));
     }
     if request.head || status == StatusCode::NOT_MODIFIED {
-        return Action::VaryOnly;
+        return Action::VaryOnly(SkipReason::NoBody);
     }
     let floor = size_floor(request, settings, predicate);
     let size = body_size(headers, res.body());
@@ -142,16 +147,16 @@ fn decide<B: Body, P: Predicate>(
     let (coding, dictionary, fallback) = match (chosen, negotiated) {
         // The negotiated coding is the fallback when the dictionary encoder fails.
         (Some((coding, dictionary)), negotiated) => (coding, Some(dictionary), negotiated.ok()),
-        (None, Ok(_)) if small => return Action::VaryOnly,
+        (None, Ok(_)) if small => return Action::VaryOnly(SkipReason::Size),
         (None, Ok(coding)) => (coding, None, None),
         (None, Err(action)) => return action,
     };
     let Some(level) = level_for(request, settings, res, coding, size) else {
-        return Action::VaryOnly;
+        return Action::VaryOnly(SkipReason::Level);
     };
     let kind = || Kind::of(headers, size);
     let Some((level, governed)) = governed(request, settings, coding, level, kind) else {
-        return Action::VaryOnly;
+        return Action::VaryOnly(SkipReason::Level);
     };
     let fallback = Fallback {
         coding: fallback,
@@ -217,16 +222,30 @@ fn level_for<B: Body>(
 }
 
 /// Rule 1: a response that is encoded or partial already, has no content or forbids
-/// transformation is never touched, whatever the predicate says.
-fn is_never_encoded<B>(res: &Response<B>) -> bool {
+/// transformation is never touched, whatever the predicate says: why, if so.
+fn never_encoded<B>(res: &Response<B>) -> Option<SkipReason> {
     let status = res.status();
     let headers = res.headers();
-    headers.contains_key(CONTENT_ENCODING)
-        || headers.contains_key(CONTENT_RANGE)
-        || status.is_informational()
-        || status == StatusCode::NO_CONTENT
-        || status == StatusCode::PARTIAL_CONTENT
-        || has_no_transform(headers)
+    Some(if headers.contains_key(CONTENT_ENCODING) {
+        SkipReason::AlreadyEncoded
+    } else if headers.contains_key(CONTENT_RANGE) || status == StatusCode::PARTIAL_CONTENT {
+        SkipReason::Partial
+    } else if status.is_informational() || status == StatusCode::NO_CONTENT {
+        SkipReason::NoBody
+    } else if has_no_transform(headers) {
+        SkipReason::NoTransform
+    } else {
+        return None;
+    })
+}
+
+/// Rule 2: why the predicate said no, as far as the response tells: its content type is
+/// one that is compressed already, or the predicate had its own reason.
+fn refused(headers: &HeaderMap) -> SkipReason {
+    match is_compressed_content(headers) {
+        true => SkipReason::ContentType,
+        false => SkipReason::Predicate,
+    }
 }
 
 /// Rule 5: the smallest body worth encoding, 0 when there is no floor.
@@ -252,11 +271,11 @@ fn negotiated_coding<B>(
 ) -> Result<ContentCoding, Action> {
     let coding = match request.choice.negotiated {
         Negotiated::Encode(coding) => coding,
-        Negotiated::Identity => return Err(Action::VaryOnly),
+        Negotiated::Identity => return Err(Action::VaryOnly(SkipReason::Identity)),
         Negotiated::NotAcceptable if res.status().is_success() => {
             return Err(Action::NotAcceptable);
         }
-        Negotiated::NotAcceptable => return Err(Action::VaryOnly),
+        Negotiated::NotAcceptable => return Err(Action::VaryOnly(SkipReason::NotAcceptable)),
     };
     Ok(match request.releasable {
         Some(other) if prefers_releasable(res.headers(), size, settings) => other,
@@ -289,13 +308,13 @@ fn apply<B: Body<Error: Into<BoxError>>>(
     settings: &Settings,
     cx: &mut Context<'_>,
 ) -> Response<CompressionBody<B>> {
-    let (vary, mut res) = match action {
+    let (vary, reason, mut res) = match action {
         Action::Encode { target, start } => return encode(target, start, res, settings, cx),
-        Action::Skip => (false, res.map(CompressionBody::identity)),
-        Action::VaryOnly => (true, res.map(CompressionBody::identity)),
-        Action::NotAcceptable => (true, not_acceptable(res)),
+        Action::Skip(reason) => (false, reason, res.map(CompressionBody::identity)),
+        Action::VaryOnly(reason) => (true, reason, res.map(CompressionBody::identity)),
+        Action::NotAcceptable => (true, SkipReason::NotAcceptable, not_acceptable(res)),
     };
-    settings.stats.record_skipped();
+    report::skipped(&settings.stats, reason);
     if vary {
         add_varies(settings, res.headers_mut());
     }

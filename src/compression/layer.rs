@@ -83,6 +83,23 @@ impl<P> CompressionLayer<P> {
             predicate,
         }
     }
+
+    /// Registers this layer's metrics with the recorder installed now, so that every series
+    /// shows (at zero) before the first response, and publishes the level it is configured
+    /// with for each coding compiled in as the [`LEVEL`](crate::telemetry::LEVEL) gauge.
+    /// Without it, the layer registers its series at its first response.
+    ///
+    /// The levels are the configured ones: a level chooser's choices per response are not
+    /// gauges, and whatever changes levels at run time calls
+    /// [`publish_level`](crate::telemetry::publish_level).
+    #[cfg(feature = "metrics")]
+    pub fn publish_metrics(&self) {
+        self.settings.stats.handles();
+        for &coding in crate::ContentCoding::ALL {
+            let level = self.settings.levels.of(coding).resolve(coding).get();
+            crate::telemetry::publish_level(coding, level.into());
+        }
+    }
 }
 
 impl<S, P: Clone> Layer<S> for CompressionLayer<P> {

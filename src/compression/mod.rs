@@ -82,6 +82,13 @@
 //! Codec states come from a [`CodecPool`](crate::CodecPool) (the global one unless
 //! [`pool`](CompressionLayer::pool) says otherwise) and go back to it, reset, as soon as the
 //! body ends, fails or is dropped.
+//!
+//! # What it tells
+//!
+//! Each response is counted in [`CompressionStats`] (by coding, and skips by
+//! [`SkipReason`]), makes one `tracing` event at `DEBUG` (the coding and its bytes and
+//! time, or why none), and with the `metrics` feature updates metrics through the `metrics`
+//! facade: see [`telemetry`](crate::telemetry).
 
 mod body;
 pub(crate) mod choose_level;
@@ -90,6 +97,7 @@ mod encode;
 mod future;
 mod governor;
 mod layer;
+pub(crate) mod report;
 mod service;
 pub(crate) mod stats;
 
@@ -101,4 +109,6 @@ pub use future::ResponseFuture;
 pub use governor::{Governor, GovernorStats};
 pub use layer::{CompressionLayer, DEFAULT_MIN_SIZE};
 pub use service::Compression;
-pub use stats::{CodingStats, CompressionStats, CompressionStatsSnapshot, DictionaryStats};
+pub use stats::{
+    CodingStats, CompressionStats, CompressionStatsSnapshot, DictionaryStats, SkipReason,
+};

@@ -15,10 +15,86 @@ pub struct CompressionStats {
 
 #[derive(Debug, Default)]
 struct Counters {
-    skipped: AtomicU64,
+    /// By [`SkipReason`].
+    skipped: [AtomicU64; SkipReason::ALL.len()],
     /// By [`ContentCoding::index`].
     by_coding: [CodingCounters; CODINGS],
     dictionary: DictionaryCounters,
+    /// The metric handles, registered at the first response.
+    #[cfg(feature = "metrics")]
+    handles: std::sync::OnceLock<crate::telemetry::Handles>,
+}
+
+/// Why a response went out unencoded: the `reason` of its `tracing` event and of the
+/// [`SKIPPED`](crate::telemetry::SKIPPED) metric, and [`CompressionStats::skipped_for`]'s
+/// key. The rules are the [module docs'](crate::compression#what-gets-compressed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SkipReason {
+    /// `already_encoded`: the response has a `Content-Encoding`.
+    AlreadyEncoded,
+    /// `partial`: a `Content-Range` or a 206.
+    Partial,
+    /// `no_body`: a 1xx, 204 or 304 response, or the answer to a HEAD request.
+    NoBody,
+    /// `no_transform`: `Cache-Control: no-transform`.
+    NoTransform,
+    /// `type`: the predicate refused a response whose `Content-Type` is compressed already
+    /// (images but SVG, audio, video, archives, fonts: what
+    /// [`DefaultPredicate`](crate::predicate::DefaultPredicate) refuses).
+    ContentType,
+    /// `predicate`: the predicate refused it for another reason.
+    Predicate,
+    /// `identity`: the client's `Accept-Encoding` chose no coding this layer offers (or
+    /// preferred identity).
+    Identity,
+    /// `not_acceptable`: the client accepts neither a coding offered nor identity; a
+    /// successful response became a 406, others went out as they were.
+    NotAcceptable,
+    /// `size`: the body is smaller than the layer's `min_size` (known, or found by reading
+    /// it ahead).
+    Size,
+    /// `level`: the level chooser said to send it unencoded.
+    Level,
+    /// `error`: the encoders failed on the body known in full and identity was acceptable,
+    /// or the body itself failed before anything was compressed.
+    Error,
+}
+
+impl SkipReason {
+    /// Every reason, in declaration order.
+    pub const ALL: [SkipReason; 11] = [
+        SkipReason::AlreadyEncoded,
+        SkipReason::Partial,
+        SkipReason::NoBody,
+        SkipReason::NoTransform,
+        SkipReason::ContentType,
+        SkipReason::Predicate,
+        SkipReason::Identity,
+        SkipReason::NotAcceptable,
+        SkipReason::Size,
+        SkipReason::Level,
+        SkipReason::Error,
+    ];
+
+    /// The name in events and metric labels: `already_encoded`, `partial`, `no_body`,
+    /// `no_transform`, `type`, `predicate`, `identity`, `not_acceptable`, `size`, `level`,
+    /// `error`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::AlreadyEncoded => "already_encoded",
+            SkipReason::Partial => "partial",
+            SkipReason::NoBody => "no_body",
+            SkipReason::NoTransform => "no_transform",
+            SkipReason::ContentType => "type",
+            SkipReason::Predicate => "predicate",
+            SkipReason::Identity => "identity",
+            SkipReason::NotAcceptable => "not_acceptable",
+            SkipReason::Size => "size",
+            SkipReason::Level => "level",
+            SkipReason::Error => "error",
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -65,6 +141,26 @@ pub(crate) enum DictionaryOutcome {
     NotOffered,
 }
 
+impl DictionaryOutcome {
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    pub(crate) const ALL: [DictionaryOutcome; 4] = [
+        DictionaryOutcome::Hit,
+        DictionaryOutcome::Unknown,
+        DictionaryOutcome::Refused,
+        DictionaryOutcome::NotOffered,
+    ];
+
+    /// The name in events and metric labels, as [`DictionaryStats`]' fields.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            DictionaryOutcome::Hit => "hit",
+            DictionaryOutcome::Unknown => "unknown",
+            DictionaryOutcome::Refused => "refused",
+            DictionaryOutcome::NotOffered => "not_offered",
+        }
+    }
+}
+
 impl CodingCounters {
     fn snapshot(&self) -> CodingStats {
         CodingStats {
@@ -82,7 +178,8 @@ pub struct CompressionStatsSnapshot {
     /// Responses sent with a content coding.
     pub compressed: u64,
     /// Responses sent as they were (not acceptable to the client, excluded by the predicate
-    /// or a hard rule, too small, or answered 406).
+    /// or a hard rule, too small, or answered 406): the sum over
+    /// [`CompressionStats::skipped_for`] every [`SkipReason`].
     pub skipped: u64,
     /// Bytes of response bodies fed to the encoders, counted when each body ends.
     pub bytes_in: u64,
@@ -111,7 +208,7 @@ impl CompressionStats {
     /// A snapshot of the totals.
     pub fn snapshot(&self) -> CompressionStatsSnapshot {
         let mut total = CompressionStatsSnapshot {
-            skipped: self.inner.skipped.load(Ordering::Relaxed),
+            skipped: SkipReason::ALL.iter().map(|&r| self.skipped_for(r)).sum(),
             ..Default::default()
         };
         for coding in &self.inner.by_coding {
@@ -128,6 +225,11 @@ impl CompressionStats {
         self.inner.by_coding[coding.index()].snapshot()
     }
 
+    /// Responses sent unencoded for `reason`.
+    pub fn skipped_for(&self, reason: SkipReason) -> u64 {
+        self.inner.skipped[reason as usize].load(Ordering::Relaxed)
+    }
+
     /// What became of the requests that named a dictionary.
     pub fn dictionaries(&self) -> DictionaryStats {
         let d = &self.inner.dictionary;
@@ -139,8 +241,16 @@ impl CompressionStats {
         }
     }
 
-    pub(crate) fn record_skipped(&self) {
-        self.inner.skipped.fetch_add(1, Ordering::Relaxed);
+    pub(crate) fn record_skipped(&self, reason: SkipReason) {
+        self.inner.skipped[reason as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The metric handles, registered with the recorder installed at the first call.
+    #[cfg(feature = "metrics")]
+    pub(crate) fn handles(&self) -> &crate::telemetry::Handles {
+        self.inner
+            .handles
+            .get_or_init(crate::telemetry::Handles::register)
     }
 
     pub(crate) fn record_dictionary(&self, outcome: DictionaryOutcome) {
@@ -163,5 +273,31 @@ impl CompressionStats {
         let c = &self.inner.by_coding[coding.index()];
         c.bytes_in.fetch_add(bytes_in, Ordering::Relaxed);
         c.bytes_out.fetch_add(bytes_out, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counters and metric handles are indexed by `reason as usize` and `outcome as usize`.
+    #[test]
+    fn reasons_and_outcomes_index_their_own_slot_with_their_own_name() {
+        for (i, reason) in SkipReason::ALL.into_iter().enumerate() {
+            assert_eq!(reason as usize, i);
+            let same = SkipReason::ALL
+                .iter()
+                .filter(|r| r.as_str() == reason.as_str());
+            assert_eq!(same.count(), 1, "{reason:?}");
+        }
+        for (i, outcome) in DictionaryOutcome::ALL.into_iter().enumerate() {
+            assert_eq!(outcome as usize, i);
+        }
+        let stats = CompressionStats::new();
+        stats.record_skipped(SkipReason::Level);
+        stats.record_skipped(SkipReason::Level);
+        stats.record_skipped(SkipReason::Size);
+        assert_eq!(stats.skipped_for(SkipReason::Level), 2);
+        assert_eq!(stats.snapshot().skipped, 3);
     }
 }

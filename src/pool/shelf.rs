@@ -79,7 +79,7 @@ impl<T> Shelf<T> {
             };
             if !matches!(found, Found::Nothing) {
                 idle.count -= 1;
-                self.stats.idle.store(idle.count, Ordering::Relaxed);
+                self.stats.set_idle(&idle);
             }
             found
         };
@@ -96,7 +96,7 @@ impl<T> Shelf<T> {
         if idle.count < max_idle {
             idle.by_level[level.index()].push(state);
             idle.count += 1;
-            self.stats.idle.store(idle.count, Ordering::Relaxed);
+            self.stats.set_idle(&idle);
             drop(idle);
             Counters::bump(&self.stats.returned);
         } else {
@@ -133,7 +133,7 @@ impl<T> Shelf<T> {
             state,
         });
         idle.count += 1;
-        self.stats.idle.store(idle.count, Ordering::Relaxed);
+        self.stats.set_idle(&idle);
         drop(idle);
         // Dropped outside the lock: freeing a state takes microseconds.
         drop(evicted);
@@ -151,7 +151,7 @@ impl<T> Shelf<T> {
             let i = idle.parked.iter().position(|p| p.ticket == ticket)?;
             let parked = idle.parked.remove(i).expect("found above");
             idle.count -= 1;
-            self.stats.idle.store(idle.count, Ordering::Relaxed);
+            self.stats.set_idle(&idle);
             parked
         };
         if checkout {
@@ -169,7 +169,7 @@ impl<T> Shelf<T> {
         if idle.count < max_idle {
             idle.by_level[level.index()].push(state);
             idle.count += 1;
-            self.stats.idle.store(idle.count, Ordering::Relaxed);
+            self.stats.set_idle(&idle);
         }
     }
 }
@@ -184,6 +184,7 @@ pub(super) struct Counters {
     reclaimed: AtomicU64,
     pub(super) primed: AtomicU64,
     idle: AtomicUsize,
+    idle_parked: AtomicUsize,
     /// Checked out now: one counter, so the hot path's crowding check is one load.
     pub(super) out: AtomicUsize,
 }
@@ -199,7 +200,14 @@ impl Counters {
             reclaimed: self.reclaimed.load(Ordering::Relaxed),
             primed_bytes: self.primed.load(Ordering::Relaxed),
             idle: self.idle.load(Ordering::Relaxed),
+            idle_parked: self.idle_parked.load(Ordering::Relaxed),
         }
+    }
+
+    /// Publishes the shelf's idle counts, under its lock.
+    fn set_idle<T>(&self, idle: &LevelVecs<T>) {
+        self.idle.store(idle.count, Ordering::Relaxed);
+        self.idle_parked.store(idle.parked.len(), Ordering::Relaxed);
     }
 
     pub(super) fn bump(counter: &AtomicU64) {

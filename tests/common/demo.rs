@@ -12,7 +12,7 @@ use serde_json::Value;
 
 /// The crate's cargo features this test was built with, to build the example with the same
 /// ones (`cargo test --no-default-features --features ...` must not rebuild the crate with
-/// the defaults for the example).
+/// the defaults for the example), and `metrics`, which the demo always needs.
 fn features() -> String {
     let features = [
         ("libdeflate", cfg!(feature = "libdeflate")),
@@ -26,6 +26,7 @@ fn features() -> String {
         .iter()
         .filter(|(_, on)| *on)
         .map(|(name, _)| *name)
+        .chain(["metrics"])
         .collect();
     on.join(",")
 }

@@ -65,13 +65,13 @@ fn sliced_reference(data: &[u8], level: u32, release: bool) -> Vec<u8> {
             // Every slice that used up its budget ends with a sync flush, output or not
             // (also the last one: the end is only seen in the next poll). The first gives
             // the state back (a stream's first pause does) and the next slice primes a
-            // fresh one with the last 32 KiB; later ones park it, and with no other stream
-            // to take it the next slice goes on with it.
+            // fresh one with the last 16 KiB (half a window: the pool is crowded); later
+            // ones park it, and with no other stream to take it the next slice goes on.
             run(&mut state, &[], &mut out, FlushCompress::Sync);
             if std::mem::take(&mut first) {
                 state = Compress::new(Compression::new(level), false);
                 state
-                    .set_dictionary(&data[end.saturating_sub(32 * 1024)..end])
+                    .set_dictionary(&data[end.saturating_sub(16 * 1024)..end])
                     .unwrap();
             }
         }

@@ -7,9 +7,9 @@ use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 
 use super::governor::Timed;
+use super::report::{self, Tally};
 use super::stats::CompressionStats;
 use crate::BoxError;
-use crate::ContentCoding;
 use crate::buf::{Chunks, poll_bytes};
 use crate::codec::{Encoder, SliceEnd};
 use crate::ended::Ended;
@@ -73,18 +73,22 @@ impl<B> CompressionBody<B> {
         }
     }
 
-    /// Streams `inner` through `encoder`, starting with `queued` (input read ahead).
+    /// Streams `inner` through `encoder`, starting with `queued` (input read ahead); a
+    /// response's stream is told to `stats` when it ends (see [`report::finished`]).
     pub(crate) fn encoding(
         inner: Pin<Box<B>>,
         encoder: Encoder,
         queued: Chunks,
-        stats: CompressionStats,
+        stats: Option<(CompressionStats, Tally)>,
         timed: Option<Timed>,
     ) -> Self {
+        let (stats, tally) = match stats {
+            Some((stats, tally)) => (Some(stats), tally),
+            None => (None, Tally::new(encoder.coding(), 0, false)),
+        };
         CompressionBody {
             kind: Kind::Encoding {
                 state: Encoding {
-                    coding: encoder.coding(),
                     phase: Phase::Running(Running {
                         inner,
                         encoder: encoder.for_stream(),
@@ -94,25 +98,19 @@ impl<B> CompressionBody<B> {
                     current: Bytes::new(),
                     out: BytesMut::new(),
                     yield_first: false,
-                    bytes_in: 0,
-                    bytes_out: 0,
+                    tally,
                     stats,
                     timed,
+                    complete: false,
                 },
             },
         }
     }
 
-    /// Compresses `inner` as it streams (for callers outside the response path, such as
-    /// request compression), counting into a private stats handle.
+    /// Compresses `inner` as it streams, for callers outside the response path (request
+    /// compression): nothing is counted nor told.
     pub(crate) fn encode(inner: B, encoder: Encoder) -> Self {
-        Self::encoding(
-            Box::pin(inner),
-            encoder,
-            Chunks::default(),
-            CompressionStats::new(),
-            None,
-        )
+        Self::encoding(Box::pin(inner), encoder, Chunks::default(), None, None)
     }
 }
 
@@ -188,10 +186,12 @@ pub(crate) struct Encoding<B> {
     out: BytesMut,
     /// A full slice was just handed over: let other tasks run before the next one.
     yield_first: bool,
-    stats: CompressionStats,
-    coding: ContentCoding,
-    bytes_in: u64,
-    bytes_out: u64,
+    /// Bytes in and out, and the time spent compressing when it is measured.
+    tally: Tally,
+    /// Where the tally goes when the stream ends; `None` outside the response path.
+    stats: Option<CompressionStats>,
+    /// The stream reached its end (rather than failing or being dropped first).
+    complete: bool,
     /// Under a governor: what compressing this stream costs.
     timed: Option<Timed>,
 }
@@ -248,7 +248,10 @@ where
             if self.has_input() && self.running().encoder.poll_ready(cx).is_pending() {
                 return Poll::Pending;
             }
-            if let Err(e) = self.encode_input(&mut budget) {
+            let started = self.tally.start();
+            let encoded = self.encode_input(&mut budget);
+            self.tally.stop(started);
+            if let Err(e) = encoded {
                 return self.fail(e);
             }
             if budget == 0 {
@@ -303,7 +306,7 @@ where
         };
         if used > 0 {
             running.unflushed = true;
-            self.bytes_in += used as u64;
+            self.tally.bytes_in += used as u64;
         }
         Ok(())
     }
@@ -337,11 +340,13 @@ where
         };
         let encoder = &mut running.encoder;
         let slice_end = encoder.at_slice_end();
+        let started = self.tally.start();
         let ended = match slice_end {
             SliceEnd::Keep => Ok(()),
             SliceEnd::Flush => encoder.flush(&mut self.out),
             SliceEnd::Release => encoder.idle(&mut self.out),
         };
+        self.tally.stop(started);
         if let Err(e) = ended {
             return self.fail(e.into());
         }
@@ -372,7 +377,10 @@ where
             unreachable!("only a running stream encodes")
         };
         if std::mem::take(&mut running.unflushed) || running.encoder.holds_state() {
-            if let Err(e) = running.encoder.idle(&mut self.out) {
+            let started = self.tally.start();
+            let idled = running.encoder.idle(&mut self.out);
+            self.tally.stop(started);
+            if let Err(e) = idled {
                 return self.fail(e.into());
             }
         }
@@ -388,7 +396,7 @@ where
     /// and dropped the frame, the next slice reuses the whole block (no allocation per
     /// slice).
     fn emit(&mut self) -> Frame<Bytes> {
-        self.bytes_out += self.out.len() as u64;
+        self.tally.bytes_out += self.out.len() as u64;
         let frame = self.out.split().freeze();
         // The rest of the block shares the frame's allocation: kept, it would pin the whole
         // block after the frame is written. Keep it only if the next encoder call fits in
@@ -403,7 +411,7 @@ where
     /// Hands over the output with its whole block, for a stream about to wait (on its
     /// producer, or its turn in a crowded pool) or at its end: it then holds no buffer.
     fn emit_all(&mut self) -> Frame<Bytes> {
-        self.bytes_out += self.out.len() as u64;
+        self.tally.bytes_out += self.out.len() as u64;
         Frame::data(std::mem::take(&mut self.out).freeze())
     }
 
@@ -418,9 +426,13 @@ where
         ) else {
             return Poll::Ready(None);
         };
-        if let Err(e) = encoder.finish(&mut self.out) {
+        let started = self.tally.start();
+        let finished = encoder.finish(&mut self.out);
+        self.tally.stop(started);
+        if let Err(e) = finished {
             return self.fail(e.into());
         }
+        self.complete = true;
         Poll::Ready(Some(Ok(self.emit_all())))
     }
 
@@ -467,10 +479,11 @@ fn encode_queued(
 impl<B> Drop for Encoding<B> {
     fn drop(&mut self) {
         if let Some(timed) = &self.timed {
-            timed.end(self.bytes_in, self.bytes_out);
+            timed.end(self.tally.bytes_in, self.tally.bytes_out);
         }
-        self.stats
-            .record_bytes(self.coding, self.bytes_in, self.bytes_out);
+        if let Some(stats) = &self.stats {
+            report::finished(stats, &self.tally, true, self.complete);
+        }
     }
 }
 

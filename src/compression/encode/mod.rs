@@ -12,8 +12,9 @@ use http_body::Body;
 
 use super::body::{CompressionBody, MAX_INPUT_PER_POLL};
 use super::governor::{Kind, Timed};
+use super::report::{self, Tally};
 use super::service::Settings;
-use super::stats::DictionaryOutcome;
+use super::stats::{DictionaryOutcome, SkipReason};
 use crate::buf::Chunks;
 use crate::codec::{ContentCoding, Encoder, OneShot};
 use crate::dictionary::Dictionary;
@@ -84,13 +85,13 @@ pub(super) fn encode<B: Body<Error: Into<BoxError>>>(
             let ahead = read_ahead(body.as_mut(), cx);
             match encode_read_ahead(settings, &target, floor, body, ahead) {
                 Ahead::Encoded { coding, body } => (coding, body),
-                Ahead::Unencoded { body, failed } => {
-                    stats.record_skipped();
+                Ahead::Unencoded { body, reason } => {
                     if target.dictionary.is_some() {
-                        stats.record_dictionary(DictionaryOutcome::NotOffered);
+                        report::dictionary(stats, DictionaryOutcome::NotOffered);
                     }
+                    report::skipped(stats, reason);
                     // A body that failed does not have the length it announced.
-                    if failed {
+                    if reason == SkipReason::Error {
                         parts.headers.remove(CONTENT_LENGTH);
                     }
                     return Response::from_parts(parts, body);
@@ -103,9 +104,9 @@ pub(super) fn encode<B: Body<Error: Into<BoxError>>>(
             true => DictionaryOutcome::Hit,
             false => DictionaryOutcome::NotOffered,
         };
-        stats.record_dictionary(outcome);
+        report::dictionary(stats, outcome);
     }
-    stats.record_compressed(coding);
+    report::compressed(stats, coding);
     set_encoded_headers(&mut parts.headers, coding.as_str());
     Response::from_parts(parts, body)
 }
@@ -121,8 +122,11 @@ fn streaming<B: Body<Error: Into<BoxError>>>(
 ) -> CompressionBody<B> {
     match encoder(settings, target, size) {
         Ok(encoder) => {
+            let level = target.level.resolve(target.coding).get();
+            let tally = Tally::new(target.coding, level, report::timed());
+            let stats = Some((settings.stats.clone(), tally));
             let timed = timed(settings, target);
-            CompressionBody::encoding(body, encoder, chunks, settings.stats.clone(), timed)
+            CompressionBody::encoding(body, encoder, chunks, stats, timed)
         }
         Err(error) => CompressionBody::ready(Bytes::new(), None, Some(error)),
     }
@@ -134,12 +138,12 @@ enum Ahead<B> {
         coding: ContentCoding,
         body: CompressionBody<B>,
     },
-    /// Found complete and under the floor, or its encoders failed and identity is
-    /// acceptable, or the body failed before anything was compressed (then the error
-    /// follows the data).
+    /// Found complete and under the floor (`Size`), or its encoders failed and identity is
+    /// acceptable, or the body failed before anything was compressed (both `Error`; in the
+    /// second, the error follows the data and the body is shorter than announced).
     Unencoded {
         body: CompressionBody<B>,
-        failed: bool,
+        reason: SkipReason,
     },
 }
 
@@ -160,11 +164,11 @@ where
     match end {
         End::Failed(error) => Ahead::Unencoded {
             body: CompressionBody::ready(chunks.concat(), None, Some(error)),
-            failed: true,
+            reason: SkipReason::Error,
         },
         End::Complete(trailers) if (chunks.len() as u64) < floor => Ahead::Unencoded {
             body: CompressionBody::ready(chunks.concat(), trailers, None),
-            failed: false,
+            reason: SkipReason::Size,
         },
         End::Complete(trailers) => whole(settings, target, chunks, trailers),
         // More is coming (or the body went pending first): stream, starting with what was
@@ -189,30 +193,35 @@ fn whole<B>(
     // one poll's slice, 64 KiB).
     let input = chunks.concat();
     let dictionary = target.dictionary.as_ref();
-    let mut timed = timed(settings, target);
-    let coding = target.coding;
+    let (mut coding, measure) = (target.coding, report::timed());
+    let mut governed = timed(settings, target);
+    let level = target.level;
     let mut error = match one_shot(
         settings,
         coding,
-        target.level,
+        level,
         dictionary,
         &input,
-        &mut timed,
+        measure,
+        &mut governed,
     ) {
-        Ok(data) => return encoded(target.coding, data, trailers),
+        Ok(data) => return encoded(coding, data, trailers),
         Err(error) => error,
     };
-    if let Some(coding) = target.fallback.coding {
-        let level = settings.levels.of(coding);
-        match one_shot(settings, coding, level, None, &input, &mut None) {
-            Ok(data) => return encoded(coding, data, trailers),
-            Err(again) => error = again,
+    if let Some(fallback) = target.fallback.coding {
+        report::encoder_failed(coding, &error, fallback.as_str());
+        let level = settings.levels.of(fallback);
+        match one_shot(settings, fallback, level, None, &input, measure, &mut None) {
+            Ok(data) => return encoded(fallback, data, trailers),
+            Err(again) => (coding, error) = (fallback, again),
         }
     }
-    match target.fallback.identity {
+    let identity = target.fallback.identity;
+    report::encoder_failed(coding, &error, if identity { "identity" } else { "none" });
+    match identity {
         true => Ahead::Unencoded {
             body: CompressionBody::ready(input, trailers, None),
-            failed: false,
+            reason: SkipReason::Error,
         },
         false => Ahead::Encoded {
             coding: target.coding,
@@ -258,32 +267,37 @@ fn padding(settings: &Settings, format: ContentCoding) -> usize {
     }
 }
 
-/// `input` compressed as one `coding` stream (against `dictionary` for `dcz`/`dcb`).
+/// `input` compressed as one `coding` stream (against `dictionary` for `dcz`/`dcb`), and
+/// told (with the time it took if `timed`).
 fn one_shot(
     settings: &Settings,
     coding: ContentCoding,
     level: CompressionLevel,
     dictionary: Option<&Dictionary>,
     input: &[u8],
-    timed: &mut Option<Timed>,
+    measure: bool,
+    governed: &mut Option<Timed>,
 ) -> Result<Bytes, BoxError> {
     let mut out = BytesMut::new();
     #[cfg(test)]
     tests::fail_if_told(coding)?;
+    let mut tally = Tally::new(coding, level.resolve(coding).get(), measure);
     let one_shot = OneShot::new(coding)
         .level(level)
         .pool(&settings.pool)
         .header_padding(padding(settings, coding))
         .against(dictionary);
-    match timed {
-        Some(timed) => {
-            timed.time(|| one_shot.encode(input, &mut out))?;
-            timed.end(input.len() as u64, out.len() as u64);
-        }
+    let started = tally.start();
+    match governed {
+        Some(timed) => timed.time(|| one_shot.encode(input, &mut out))?,
         None => one_shot.encode(input, &mut out)?,
     }
-    let stats = &settings.stats;
-    stats.record_bytes(coding, input.len() as u64, out.len() as u64);
+    tally.stop(started);
+    (tally.bytes_in, tally.bytes_out) = (input.len() as u64, out.len() as u64);
+    if let Some(timed) = governed {
+        timed.end(tally.bytes_in, tally.bytes_out);
+    }
+    report::finished(&settings.stats, &tally, false, true);
     Ok(out.freeze())
 }
 

@@ -1,0 +1,108 @@
+//! The one place a response's outcome is told: the layer's counters, a `tracing` event at
+//! `DEBUG` (see [`crate::telemetry`]), and with the `metrics` feature the metric handles.
+
+use std::time::{Duration, Instant};
+
+use tracing::{Level, debug, enabled};
+
+use super::stats::{CompressionStats, DictionaryOutcome, SkipReason};
+use crate::telemetry::TARGET;
+use crate::{BoxError, ContentCoding};
+
+/// What one compressed response did, filled in as it is compressed and told at its end.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Tally {
+    pub(crate) coding: ContentCoding,
+    pub(crate) level: u8,
+    pub(crate) bytes_in: u64,
+    pub(crate) bytes_out: u64,
+    /// Time spent compressing, when measured (see [`timed`]).
+    pub(crate) time: Option<Duration>,
+}
+
+impl Tally {
+    /// A tally for `coding` at `level`, measuring time if `timed`.
+    pub(crate) fn new(coding: ContentCoding, level: u8, timed: bool) -> Self {
+        Tally {
+            coding,
+            level,
+            bytes_in: 0,
+            bytes_out: 0,
+            time: timed.then_some(Duration::ZERO),
+        }
+    }
+
+    /// The start of a span of work to time, if this tally measures time.
+    pub(crate) fn start(&self) -> Option<Instant> {
+        self.time.map(|_| Instant::now())
+    }
+
+    /// Adds the time since `started` (from [`start`](Self::start)).
+    pub(crate) fn stop(&mut self, started: Option<Instant>) {
+        if let (Some(time), Some(started)) = (&mut self.time, started) {
+            *time += started.elapsed();
+        }
+    }
+}
+
+/// Whether compression time is worth measuring for the response being decided: with the
+/// `metrics` feature always (its histogram reads it), otherwise only while a subscriber
+/// wants this crate's `DEBUG` events. Asked once per response, not per frame.
+pub(crate) fn timed() -> bool {
+    cfg!(feature = "metrics") || enabled!(target: TARGET, Level::DEBUG)
+}
+
+/// A response goes out unencoded, for `reason`.
+pub(crate) fn skipped(stats: &CompressionStats, reason: SkipReason) {
+    stats.record_skipped(reason);
+    #[cfg(feature = "metrics")]
+    stats.handles().skipped(reason);
+    debug!(target: TARGET, reason = reason.as_str(), "not compressed");
+}
+
+/// A response goes out encoded with `coding` (its headers are set now; its bytes are told
+/// by [`finished`]).
+pub(crate) fn compressed(stats: &CompressionStats, coding: ContentCoding) {
+    stats.record_compressed(coding);
+    #[cfg(feature = "metrics")]
+    stats.handles().compressed(coding);
+}
+
+/// A compressed body is done: in one shot, or a stream that ended (`complete`) or failed or
+/// was dropped first.
+pub(crate) fn finished(stats: &CompressionStats, tally: &Tally, streamed: bool, complete: bool) {
+    stats.record_bytes(tally.coding, tally.bytes_in, tally.bytes_out);
+    #[cfg(feature = "metrics")]
+    stats.handles().finished(tally);
+    debug!(
+        target: TARGET,
+        coding = tally.coding.as_str(),
+        level = tally.level,
+        bytes_in = tally.bytes_in,
+        bytes_out = tally.bytes_out,
+        elapsed_us = tally.time.map(|t| t.as_micros() as u64),
+        streamed,
+        complete,
+        "compressed"
+    );
+}
+
+/// What became of a request that named a dictionary.
+pub(crate) fn dictionary(stats: &CompressionStats, outcome: DictionaryOutcome) {
+    stats.record_dictionary(outcome);
+    #[cfg(feature = "metrics")]
+    stats.handles().dictionary(outcome);
+    debug!(target: TARGET, outcome = outcome.as_str(), "dictionary");
+}
+
+/// The encoder for `coding` failed on a body known in full; it goes out as `fallback` (a
+/// coding, `identity`, or `none`: the body ends in the error).
+pub(crate) fn encoder_failed(coding: ContentCoding, error: &BoxError, fallback: &'static str) {
+    debug!(
+        target: TARGET,
+        coding = coding.as_str(),
+        error = %error,
+        fallback,
+        "encoder failed"
+    );
+}

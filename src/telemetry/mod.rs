@@ -1,0 +1,109 @@
+//! What the compression layer tells about its work: `tracing` events per response, and with
+//! the `metrics` cargo feature, counters, gauges and histograms through the [`metrics`
+//! facade](https://docs.rs/metrics) under the names below. The table of every event field
+//! and metric, with examples, is `docs/telemetry.md` in the repository.
+//!
+//! # Events
+//!
+//! Every response through a [`CompressionLayer`](crate::compression::CompressionLayer) makes
+//! one event at `DEBUG` level with the target [`TARGET`] (`RUST_LOG=tower_gzip::compression=debug`):
+//!
+//! - `compressed`, with `coding`, `level`, `bytes_in`, `bytes_out`, `elapsed_us` (time spent
+//!   compressing), `streamed` and `complete` (`false` for a stream that failed or was dropped
+//!   before its end). A body known in full reports when it is compressed; a stream when it
+//!   ends.
+//! - `not compressed`, with `reason`: one of [`SkipReason`]'s
+//!   [names](SkipReason::as_str).
+//!
+//! A request that names a dictionary (RFC 9842) adds a `dictionary` event with its
+//! `outcome` (`hit`, `unknown`, `refused`, `not_offered`), and an encoder that fails on a body
+//! known in full adds `encoder failed`, with the `coding`, the `error` and the `fallback`.
+//!
+//! The fields are values, not text: with no subscriber interested in the target at `DEBUG`,
+//! an event costs a check of a cached flag, and compression time is not measured at all
+//! (unless the `metrics` feature is on).
+//!
+//! # Metrics
+//!
+//! The layer publishes its counters and histograms as each response is decided and as its
+//! body ends, through handles it registers once with the recorder installed then: at
+//! `CompressionLayer::publish_metrics` (which also publishes its levels, and makes every
+//! series show at zero from the start), or else at its first response. So install the
+//! recorder (such as `metrics-exporter-prometheus`) first. The pool's gauges are a snapshot
+//! the application publishes when it is scraped, with `publish_pool`: a `/metrics` handler
+//! calls it before rendering, so the hot path pays nothing for them and the values are
+//! exact at the scrape. `publish_level` sets the level gauge of a coding, for whatever
+//! changes levels at run time. (These three, and `describe`, come with the feature.)
+//!
+//! The histograms are plain observations; an exporter that needs buckets can use
+//! [`SECONDS_BUCKETS`] and [`RATIO_BUCKETS`].
+//!
+//! ```
+//! # #[cfg(feature = "metrics")] {
+//! use tower_gzip::CodecPool;
+//! use tower_gzip::telemetry;
+//!
+//! // In the application's `/metrics` handler, before rendering:
+//! telemetry::publish_pool(CodecPool::global());
+//! # }
+//! ```
+
+#[cfg(feature = "metrics")]
+mod handles;
+#[cfg(feature = "metrics")]
+mod publish;
+
+#[cfg(feature = "metrics")]
+pub(crate) use handles::Handles;
+#[cfg(feature = "metrics")]
+pub use publish::{describe, publish_level, publish_pool};
+
+pub use crate::compression::SkipReason;
+
+/// The `tracing` target of the compression layer's events.
+pub const TARGET: &str = "tower_gzip::compression";
+
+/// Counter, label `coding`: responses the layer answered, by the coding sent (`identity`
+/// for those sent as they were: see [`SKIPPED`] for why).
+pub const RESPONSES: &str = "tower_gzip_responses_total";
+/// Counter, label `reason` (a [`SkipReason`] name): responses sent unencoded, by why.
+pub const SKIPPED: &str = "tower_gzip_skipped_total";
+/// Counter, label `coding`: bytes fed to the encoders, counted when each body ends.
+pub const BYTES_IN: &str = "tower_gzip_bytes_in_total";
+/// Counter, label `coding`: encoded bytes they produced.
+pub const BYTES_OUT: &str = "tower_gzip_bytes_out_total";
+/// Histogram, label `coding`: seconds spent compressing one response (a body known in full
+/// in one call; a stream summed over its slices, without the time waiting for its input).
+pub const SECONDS: &str = "tower_gzip_compression_seconds";
+/// Histogram, label `coding`: bytes out over bytes in, per response that had input.
+pub const RATIO: &str = "tower_gzip_compression_ratio";
+/// Counter, label `outcome` (`hit`, `unknown`, `refused`, `not_offered`): requests that named
+/// a dictionary in `Available-Dictionary` (see
+/// [`DictionaryStats`](crate::compression::DictionaryStats)).
+pub const DICTIONARY: &str = "tower_gzip_dictionary_requests_total";
+/// Gauge, label `kind` (a [`PoolStats::kinds`](crate::PoolStats::kinds) name): pooled
+/// states checked out now.
+pub const POOL_IN_USE: &str = "tower_gzip_pool_in_use";
+/// Gauge, label `kind`: states idle in the pool now, parked ones included.
+pub const POOL_IDLE: &str = "tower_gzip_pool_idle";
+/// Gauge, label `kind`: of the idle states, those parked by paused streams.
+pub const POOL_PARKED: &str = "tower_gzip_pool_parked";
+/// Counter, label `kind`: states the pool had to allocate (none was idle).
+pub const POOL_CREATED: &str = "tower_gzip_pool_created_total";
+/// Gauge, label `state` (`active`, `waiting`): br streams holding an encoder, and waiting
+/// for their turn.
+pub const BR_STREAMS: &str = "tower_gzip_br_streams";
+/// Gauge, label `coding`: the compression level in force for the coding.
+pub const LEVEL: &str = "tower_gzip_level";
+
+/// Bucket bounds for [`SECONDS`], from 10 µs (a small body known in full) to 10 s (a long
+/// stream's total).
+pub const SECONDS_BUCKETS: &[f64] = &[
+    0.000_01, 0.000_025, 0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025,
+    0.05, 0.1, 0.25, 1.0, 2.5, 10.0,
+];
+
+/// Bucket bounds for [`RATIO`]: the smaller, the better; above 1, encoding grew the body.
+pub const RATIO_BUCKETS: &[f64] = &[
+    0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25,
+];

@@ -1,0 +1,73 @@
+//! What the application publishes: descriptions, the pool's gauges, levels.
+
+use metrics::{Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge};
+
+use super::{
+    BR_STREAMS, BYTES_IN, BYTES_OUT, DICTIONARY, LEVEL, POOL_CREATED, POOL_IDLE, POOL_IN_USE,
+    POOL_PARKED, RATIO, RESPONSES, SECONDS, SKIPPED,
+};
+use crate::{CodecPool, ContentCoding};
+
+/// Describes every metric of [`telemetry`](super) to the installed recorder (help text and
+/// unit). The layer does it when it registers its handles; call it to describe them before
+/// that, or for [`publish_pool`] alone.
+pub fn describe() {
+    describe_counter!(
+        RESPONSES,
+        Unit::Count,
+        "Responses by the content coding sent"
+    );
+    describe_counter!(SKIPPED, Unit::Count, "Responses sent unencoded, by reason");
+    describe_counter!(BYTES_IN, Unit::Bytes, "Bytes fed to the encoders");
+    describe_counter!(BYTES_OUT, Unit::Bytes, "Encoded bytes produced");
+    describe_histogram!(SECONDS, Unit::Seconds, "Time compressing one response");
+    describe_histogram!(RATIO, "Encoded size over input size, per response");
+    describe_counter!(
+        DICTIONARY,
+        Unit::Count,
+        "Requests naming a dictionary, by outcome"
+    );
+    describe_gauge!(POOL_IN_USE, "Pooled codec states checked out now");
+    describe_gauge!(
+        POOL_IDLE,
+        "Pooled codec states idle now, parked ones included"
+    );
+    describe_gauge!(POOL_PARKED, "Idle codec states parked by paused streams");
+    describe_counter!(
+        POOL_CREATED,
+        Unit::Count,
+        "Codec states allocated by the pool"
+    );
+    describe_gauge!(
+        BR_STREAMS,
+        "br streams holding an encoder, or waiting for a turn"
+    );
+    describe_gauge!(LEVEL, "Compression level in force, by coding");
+}
+
+/// Publishes a snapshot of `pool` ([`CodecPool::stats`]): per kind of state, the
+/// [`POOL_IN_USE`](super::POOL_IN_USE), [`POOL_IDLE`](super::POOL_IDLE) and
+/// [`POOL_PARKED`](super::POOL_PARKED) gauges and the
+/// [`POOL_CREATED`](super::POOL_CREATED) counter; and the
+/// [`BR_STREAMS`](super::BR_STREAMS) gauges.
+///
+/// Call it where the metrics are read (a `/metrics` handler, before rendering) or from a
+/// periodic task: it takes a snapshot of a few atomics, so its cost is that of the
+/// recorder's updates (~40 series).
+pub fn publish_pool(pool: &CodecPool) {
+    let stats = pool.stats();
+    for (kind, k) in stats.kinds() {
+        gauge!(POOL_IN_USE, "kind" => kind).set(k.in_use() as f64);
+        gauge!(POOL_IDLE, "kind" => kind).set(k.idle as f64);
+        gauge!(POOL_PARKED, "kind" => kind).set(k.idle_parked as f64);
+        counter!(POOL_CREATED, "kind" => kind).absolute(k.created);
+    }
+    gauge!(BR_STREAMS, "state" => "active").set(stats.br_streams_active as f64);
+    gauge!(BR_STREAMS, "state" => "waiting").set(stats.br_streams_waiting as f64);
+}
+
+/// Sets the [`LEVEL`](super::LEVEL) gauge of `coding` to `level`: for whatever sets the level
+/// at run time (a load governor) to call when it changes it.
+pub fn publish_level(coding: ContentCoding, level: i32) {
+    gauge!(LEVEL, "coding" => coding.as_str()).set(level);
+}
