@@ -42,7 +42,7 @@ pub fn api_dictionary(
         Some(path) => {
             let d = Dictionary::load(path, metadata)
                 .map_err(|e| format!("--dictionary {}: {e}", path.display()))?;
-            info!(path = %path.display(), len = d.len(), "API dictionary loaded");
+            info!(path = %path.display(), len = d.bytes().len(), "API dictionary loaded");
             d
         }
         None => match train(metadata)? {
@@ -71,7 +71,7 @@ fn train(metadata: UseAsDictionary) -> Result<Option<Dictionary>, Box<dyn std::e
     info!(
         samples = samples.len(),
         sample_bytes = total,
-        len = d.len(),
+        len = d.bytes().len(),
         ms,
         "API dictionary trained"
     );

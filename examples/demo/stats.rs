@@ -55,7 +55,7 @@ fn dictionaries(d: &Dictionaries, ours: &CompressionStats) -> Value {
         "hits": x.hits, "unknown": x.unknown, "refused": x.refused, "not_offered": x.not_offered,
         "store": { "dictionaries": d.store.len(), "bytes": d.store.bytes(), "max_bytes": d.store.max_bytes() },
         "api": d.api.as_ref().map(|api| json!({
-            "url": dictionary::URL, "match": api.metadata().map(|m| m.match_pattern()), "len": api.len(),
+            "url": dictionary::URL, "match": api.metadata().map(|m| m.match_pattern()), "len": api.bytes().len(),
             "sha256": hex(&api.hash()),
             "available_dictionary": api.available_dictionary().to_str().unwrap_or_default(),
         })),

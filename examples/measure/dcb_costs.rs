@@ -38,7 +38,7 @@ fn main() {
             let mut core = BrotliEncoderStateStruct::new(brotli::enc::StandardAlloc::default());
             core.set_parameter(P::BROTLI_PARAM_QUALITY, 5);
             core.set_parameter(P::BROTLI_PARAM_LGWIN, 22);
-            core.set_custom_dictionary(dict.len(), dict.bytes());
+            core.set_custom_dictionary(dict.bytes().len(), dict.bytes());
             std::hint::black_box(&mut core);
         });
         let whole = time(&|| {

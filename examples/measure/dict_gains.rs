@@ -121,7 +121,7 @@ fn main() {
         row("dcb 5", dcb, 36, "br 5", br5, dcb_us);
         println!(
             "({kib} KiB: {} bytes, trained in {trained_in:.2?})",
-            dict.len()
+            dict.bytes().len()
         );
     }
 }

@@ -35,7 +35,7 @@ use crate::headers::{UseAsDictionary, available_dictionary_value};
 ///     UseAsDictionary::new("/api/*").with_id("api-v1"),
 /// )
 /// .unwrap();
-/// assert_eq!(dictionary.len(), 28);
+/// assert_eq!(dictionary.bytes().len(), 28);
 /// assert_eq!(dictionary.metadata().unwrap().id(), Some("api-v1"));
 ///
 /// // Offline (a deploy pipeline, a test): no HTTP metadata.
@@ -113,14 +113,9 @@ impl Dictionary {
         self.inner.hash
     }
 
-    /// The dictionary's length in bytes (never zero).
-    pub fn len(&self) -> usize {
+    /// The dictionary's length in bytes (never zero): `bytes().len()`.
+    pub(crate) fn len(&self) -> usize {
         self.inner.bytes.len()
-    }
-
-    /// Always `false`: an empty dictionary is refused by [`new`](Dictionary::new).
-    pub fn is_empty(&self) -> bool {
-        self.inner.bytes.is_empty()
     }
 
     /// The dictionary's bytes.
@@ -145,7 +140,7 @@ impl Dictionary {
     }
 
     /// The memory held by the codec tables prepared so far, on top of
-    /// [`len`](Dictionary::len): zstd's (one digested dictionary per compression level used)
+    /// the bytes: zstd's (one digested dictionary per compression level used)
     /// and brotli's (one for `dcb`, whatever the quality). For a 16 KiB trained dictionary
     /// used at levels 1, 3, 9 and 19 in turn,
     /// `cargo run --release --example dict_prepared_size` prints 47,680 bytes after level 1,
@@ -229,7 +224,7 @@ mod tests {
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
         assert_eq!(dictionary.len(), 3);
-        assert!(!dictionary.is_empty());
+        assert!(!dictionary.bytes().is_empty());
         assert_eq!(
             dictionary.available_dictionary().to_str().unwrap(),
             ":ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0=:"
