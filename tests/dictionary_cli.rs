@@ -4,6 +4,8 @@
 
 #[path = "corpus/mod.rs"]
 mod corpus;
+#[path = "common/example.rs"]
+mod example;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -12,7 +14,6 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bytes::BytesMut;
-use serde_json::Value;
 use tower_gzip::codec::OneShot;
 use tower_gzip::dictionary::Dictionary;
 use tower_gzip::{CompressionLevel, ContentCoding};
@@ -24,67 +25,10 @@ const MAX_SIZE: &str = "32768";
 const DCZ_MAGIC: [u8; 8] = [0x5e, 0x2a, 0x4d, 0x18, 0x20, 0x00, 0x00, 0x00];
 const DCB_MAGIC: [u8; 4] = [0xff, 0x44, 0x43, 0x42];
 
-/// The crate's features this test was built with, for the example (as `tests/common/demo.rs`
-/// does: `--no-default-features --features ...` must not rebuild with the defaults).
-fn features() -> String {
-    let features = [
-        ("libdeflate", cfg!(feature = "libdeflate")),
-        ("zstd", cfg!(feature = "zstd")),
-        ("br", cfg!(feature = "br")),
-        ("dcz", cfg!(feature = "dcz")),
-        ("dcb", cfg!(feature = "dcb")),
-        ("dictionary-client", cfg!(feature = "dictionary-client")),
-    ];
-    let on: Vec<&str> = features.iter().filter(|f| f.1).map(|f| f.0).collect();
-    on.join(",")
-}
-
-/// Builds the example (a no-op when fresh) in this test's profile and returns its path:
-/// `cargo test --test dictionary_cli` does not build examples, and a stale one would test
-/// old code.
+/// The example, built as this test was.
 fn binary() -> &'static PathBuf {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY.get_or_init(|| {
-        let exe = std::env::current_exe().unwrap();
-        // target/<profile dir>/deps/dictionary_cli-<hash>
-        let profile = exe
-            .parent()
-            .and_then(|p| p.parent())
-            .and_then(|p| p.file_name());
-        let mut cmd = Command::new(env!("CARGO"));
-        cmd.current_dir(env!("CARGO_MANIFEST_DIR")).args([
-            "build",
-            "--example",
-            "dictionary",
-            "--message-format=json",
-            "--no-default-features",
-            "--features",
-            &features(),
-        ]);
-        match profile.and_then(|p| p.to_str()) {
-            Some("debug") | None => {}
-            Some("release") => {
-                cmd.arg("--release");
-            }
-            Some(other) => {
-                cmd.args(["--profile", other]);
-            }
-        }
-        let out = cmd
-            .stderr(Stdio::inherit())
-            .output()
-            .expect("run cargo build");
-        assert!(
-            out.status.success(),
-            "cargo build --example dictionary failed"
-        );
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-            .filter(|m| m["target"]["name"] == "dictionary" && m["target"]["kind"][0] == "example")
-            .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-            .expect("cargo reported no executable for the dictionary example")
-    })
+    BINARY.get_or_init(|| example::build("dictionary", &[]))
 }
 
 /// What one run of the example did.
