@@ -218,9 +218,19 @@ impl Governor {
         let configured = i32::from(level.resolve(coding).get());
         let fastest = i32::from(CompressionLevel::Fastest.resolve(coding).get());
         let stepped = stepped(configured, fastest, step);
-        i.levels[coding.index()].store(stepped, Ordering::Relaxed);
+        if i.levels[coding.index()].swap(stepped, Ordering::Relaxed) != stepped {
+            level_changed(coding, stepped);
+        }
         Some((CompressionLevel::Precise(stepped), step))
     }
+}
+
+/// With the `metrics` feature, the level gauge follows the governor (only on a change: the
+/// gauge's lookup is not free).
+fn level_changed(coding: ContentCoding, level: i32) {
+    #[cfg(feature = "metrics")]
+    crate::telemetry::publish_level(coding, level);
+    let _ = (coding, level);
 }
 
 /// `configured` moved `step` quarters of the way to `fastest` (rounded towards `fastest`).
