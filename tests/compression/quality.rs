@@ -320,6 +320,7 @@ async fn quality_sets_every_coding() {
 /// `level_for` chooses per response from its parts: the coding, the size, the path and the
 /// content type each change the level, `None` sends it unencoded, and a client that refuses
 /// identity still gets it compressed.
+#[cfg(feature = "zstd")]
 #[tokio::test]
 async fn level_for_chooses_per_response() {
     use http::header::CONTENT_TYPE;
