@@ -8,7 +8,7 @@ use tower_gzip::compression::CompressionLayer;
 use tower_gzip::{CodecPool, CompressionLevel};
 
 use crate::common::{StutterBody, gunzip, text};
-use crate::support::{SLICE, collect, full, private_pool, respond, round, typed};
+use crate::support::{SLICE, full, private_pool, round, typed};
 
 /// Raw deflate of `data` at `level` by flate2 alone, as the streaming body writes it for a
 /// body that never goes pending: input fed 16 KiB at a time, one slice per poll.
@@ -323,6 +323,7 @@ async fn quality_sets_every_coding() {
 #[cfg(feature = "zstd")]
 #[tokio::test]
 async fn level_for_chooses_per_response() {
+    use crate::support::{collect, respond};
     use http::header::CONTENT_TYPE;
     use tower_gzip::ContentCoding;
     let data = text(20_000);
