@@ -118,7 +118,9 @@ fn a_dictionary_takes_the_smallest_class_that_holds_it() {
     assert_eq!(at(1000), at(16 << 10));
     assert_eq!(at((16 << 10) + 1), at(32 << 10));
     assert_eq!(at(1 << 20), at(128 << 10), "past the largest class");
-    assert!(at(16 << 10) < at(128 << 10));
+    // The classes are measured apart (with a prepared dictionary, a larger one need not
+    // cost more).
+    assert_ne!(at(16 << 10), at(128 << 10));
 }
 
 fn row(
