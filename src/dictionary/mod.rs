@@ -27,7 +27,7 @@
 //! # What it buys
 //!
 //! On API JSON the dictionary never saw, with the dictionary [`DictionaryBuilder`] chose, `dcz`
-//! sent 0.57x plain zstd 3's bytes at 1.0-1.2x its time and `dcb` 0.53x br 4's; a ~1 KiB
+//! sent 0.57x plain zstd 3's bytes at 1.0-1.2x its time and `dcb` 0.52x br 4's; a ~1 KiB
 //! `dcb` response took 0.84x br 5's time through the layer (BENCHMARKS.md, "Dictionaries").
 //! [`select`] breaks q-value ties by the order of the codings it is given.
 //!

@@ -13,8 +13,7 @@ use crate::negotiate::{AcceptEncoding, Q};
 /// `Available-Dictionary` names a dictionary in `store`, its `Accept-Encoding` offers `dcz`
 /// or `dcb`, `codings` (what the server will make, in its order of preference) includes
 /// it, and the readability [`gate`] passes. The higher q-value wins; on a tie, the first of
-/// `codings` (put `dcz` first: it costs what plain zstd does, while a `dcb` response builds
-/// a brotli encoder and hashes the dictionary into it, see the module notes).
+/// `codings`.
 ///
 /// The caller still decides whether the response is worth compressing at all (its type,
 /// its size, an existing `Content-Encoding`), and sets `Content-Encoding` and [`DICTIONARY_VARY`](crate::headers::DICTIONARY_VARY).
