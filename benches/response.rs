@@ -233,12 +233,15 @@ fn request_br(c: &mut Criterion) {
 /// Group `response_dict/<size>` (1 KiB and 16 KiB of JSON): our layer answering `dcz` and
 /// `dcb` with a 16 KiB dictionary trained on other responses of the same API (records the
 /// measured body does not contain), beside plain `zstd` and `br` from the same layer (`br`
-/// at quality 5, `dcb`'s). Setup checks each coding and prints the bytes of each answer.
+/// at quality 5, `dcb`'s); then `dcz_built` and `dcb_built`, with the dictionary and levels
+/// `DictionaryBuilder` chose from the same responses. Setup checks each coding and prints
+/// the bytes of each answer.
 #[cfg(all(feature = "dcz", feature = "dcb"))]
 fn response_dict(c: &mut Criterion) {
     use tower_gzip::ContentCoding;
     let rt = runtime();
     let (dictionary, store) = support::trained_dictionary();
+    let built = support::built_dictionary();
     let offering = |accept: &'static str| support::offering(accept, &dictionary);
     for (label, size) in [("1KiB", 1024), ("16KiB", 16 * 1024)] {
         let payload = json(size);
@@ -261,7 +264,43 @@ fn response_dict(c: &mut Criterion) {
                 b.iter(|| black_box(rt.block_on(respond(&svc, offering(accept)))))
             });
         }
+        response_dict_built(&rt, &mut group, &payload, &built);
         group.finish();
+    }
+}
+
+/// `dcz_built` and `dcb_built`: the dictionary `DictionaryBuilder` chose, at the level it chose.
+#[cfg(all(feature = "dcz", feature = "dcb"))]
+fn response_dict_built(
+    rt: &tokio::runtime::Runtime,
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    payload: &Bytes,
+    built: &(
+        tower_gzip::dictionary::Dictionary,
+        tower_gzip::dictionary::DictionaryStore,
+        i32,
+        i32,
+    ),
+) {
+    use tower_gzip::{CompressionLevel, ContentCoding};
+    let (dictionary, store, dcz_level, dcb_quality) = built;
+    for (name, coding, level) in [
+        ("dcz_built", ContentCoding::Dcz, *dcz_level),
+        ("dcb_built", ContentCoding::Dcb, *dcb_quality),
+    ] {
+        let p = payload.clone();
+        let svc = CompressionLayer::new()
+            .level(coding, CompressionLevel::Precise(level))
+            .dictionaries(store.clone())
+            .dictionary_codings(&[coding])
+            .layer(service_fn(move |_| full_response(p.clone())));
+        let accept = coding.as_str();
+        let request = || support::offering(accept, dictionary);
+        let bytes = rt.block_on(expect_coding(&svc, request(), accept));
+        eprintln!("{name} (level {level}): {bytes} bytes");
+        group.bench_function(name, |b| {
+            b.iter(|| black_box(rt.block_on(respond(&svc, request()))))
+        });
     }
 }
 

@@ -583,6 +583,30 @@ pub fn trained_dictionary() -> (
     (dictionary, store)
 }
 
+/// The dictionary `DictionaryBuilder` chooses from the same 400 responses as
+/// [`trained_dictionary`], a store holding it, and the `dcz` level and `dcb` quality it chose.
+#[cfg(all(feature = "dcz", feature = "dcb"))]
+pub fn built_dictionary() -> (
+    tower_gzip::dictionary::Dictionary,
+    tower_gzip::dictionary::DictionaryStore,
+    i32,
+    i32,
+) {
+    use tower_gzip::dictionary::{Dictionary, DictionaryBuilder, DictionaryStore};
+    use tower_gzip::headers::UseAsDictionary;
+    let samples: Vec<Bytes> = (0..400)
+        .map(|k| json_from(1_000_000 + k * 37, 1024 + (k as usize % 7) * 512))
+        .collect();
+    let built = DictionaryBuilder::new(&samples)
+        .build()
+        .expect("a dictionary");
+    let dcb_quality = built.dcb_quality.expect("dcb is compiled in");
+    let dictionary = Dictionary::new(built.bytes, UseAsDictionary::new("/*")).unwrap();
+    let store = DictionaryStore::new(1 << 20);
+    store.insert(dictionary.clone());
+    (dictionary, store, built.dcz_level, dcb_quality)
+}
+
 /// A same-origin request accepting only `coding`, naming `dictionary`.
 #[cfg(feature = "dcz")]
 pub fn offering(
