@@ -4,33 +4,25 @@
 //! accepts, and whose counters follow the responses.
 
 mod capture;
+#[path = "../common/mod.rs"]
+mod common;
 mod events;
 #[cfg(feature = "metrics")]
 mod metrics;
 #[path = "../common/prometheus.rs"]
 mod prometheus;
 mod prometheus_parser;
+// Shared with the compression suite, which uses the rest of it.
+#[allow(dead_code)]
+#[path = "../compression/support.rs"]
+mod support;
 
-use std::convert::Infallible;
+pub use support::{get, respond};
 
 use bytes::Bytes;
-use http::header::ACCEPT_ENCODING;
-use http::{Request, Response};
+use http::Response;
 use http_body::Body;
 use http_body_util::BodyExt;
-use tower::{Layer, ServiceExt, service_fn};
-use tower_gzip::BoxError;
-use tower_gzip::compression::{CompressionBody, CompressionLayer};
-use tower_gzip::predicate::Predicate;
-
-/// A GET of `/`, with this `Accept-Encoding` if any.
-pub fn get(accept: Option<&str>) -> Request<()> {
-    let mut builder = Request::builder().uri("/");
-    if let Some(accept) = accept {
-        builder = builder.header(ACCEPT_ENCODING, accept);
-    }
-    builder.body(()).unwrap()
-}
 
 /// `len` bytes of JSON lines: compressible.
 pub fn text(len: usize) -> Bytes {
@@ -42,25 +34,6 @@ pub fn text(len: usize) -> Bytes {
     }
     out.truncate(len);
     out.into()
-}
-
-/// `req` through `layer` around a handler that answers `res`.
-pub async fn respond<P, B>(
-    layer: &CompressionLayer<P>,
-    req: Request<()>,
-    res: Response<B>,
-) -> Response<CompressionBody<B>>
-where
-    P: Predicate,
-    B: Body + Send + 'static,
-    B::Error: Into<BoxError>,
-{
-    let mut res = Some(res);
-    let svc = layer.layer(service_fn(move |_: Request<()>| {
-        let res = res.take().expect("one request");
-        async move { Ok::<_, Infallible>(res) }
-    }));
-    svc.oneshot(req).await.unwrap()
 }
 
 /// The whole body.
