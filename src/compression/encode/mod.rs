@@ -125,7 +125,7 @@ fn streaming<B: Body<Error: Into<BoxError>>>(
             let level = target.level.resolve(target.coding).get();
             let tally = Tally::new(target.coding, level, report::timed());
             let stats = Some((settings.stats.clone(), tally));
-            let timed = timed(settings, target);
+            let timed = governor_account(settings, target);
             CompressionBody::encoding(body, encoder, chunks, stats, timed)
         }
         Err(error) => CompressionBody::ready(Bytes::new(), None, Some(error)),
@@ -194,7 +194,7 @@ fn whole<B>(
     let input = chunks.concat();
     let dictionary = target.dictionary.as_ref();
     let (mut coding, measure) = (target.coding, report::timed());
-    let mut governed = timed(settings, target);
+    let mut governed = governor_account(settings, target);
     let level = target.level;
     let mut error = match one_shot(
         settings,
@@ -302,7 +302,7 @@ fn one_shot(
 }
 
 /// The governor's account for one response, when a governor is on.
-fn timed(settings: &Settings, target: &Target) -> Option<Timed> {
+fn governor_account(settings: &Settings, target: &Target) -> Option<Timed> {
     let governor = settings.governor.clone()?;
     let Governed { kind, step } = target.governed?;
     Some(Timed::new(governor, kind, target.coding, step))
