@@ -1,6 +1,6 @@
 //! Locking that survives a panic elsewhere.
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// Locks `mutex`, taking the data of a lock poisoned by a panic in another thread.
 ///
@@ -11,5 +11,16 @@ use std::sync::{Mutex, MutexGuard};
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Reads `lock`, past a panic in another thread (as [`lock`] does, for the same reason).
+pub(crate) fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    lock.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Writes `lock`, past a panic in another thread (as [`lock`] does, for the same reason).
+pub(crate) fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    lock.write()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

@@ -8,4 +8,8 @@ impl Dictionary {
     pub(crate) fn available_dictionary(&self) -> http::HeaderValue {
         match *self {}
     }
+
+    pub(crate) fn level(&self, _: crate::ContentCoding) -> Option<i32> {
+        match *self {}
+    }
 }

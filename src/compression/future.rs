@@ -21,6 +21,7 @@ use super::stats::SkipReason;
 use crate::BoxError;
 use crate::CompressionLevel;
 use crate::codec::ContentCoding;
+use crate::dictionary::Dictionary;
 use crate::headers::{add_vary, body_size, has_no_transform, is_compressed_content};
 use crate::negotiate::{Choice, Negotiated};
 use crate::predicate::Predicate;
@@ -151,7 +152,7 @@ fn decide<B: Body, P: Predicate>(
         (None, Ok(coding)) => (coding, None, None),
         (None, Err(action)) => return action,
     };
-    let Some(level) = level_for(request, settings, res, coding, size) else {
+    let Some(level) = level_for(request, settings, res, (coding, dictionary.as_ref()), size) else {
         return Action::VaryOnly(SkipReason::Level);
     };
     let kind = || Kind::of(headers, size);
@@ -193,16 +194,22 @@ fn governed(
     }
 }
 
-/// Rule 6: the level for `coding`, the layer's unless its level chooser says otherwise;
-/// `None` when the chooser says send it unencoded and the client accepts identity.
+/// Rule 6: the level for `coding`, the layer's (or, where that is the default, the one the
+/// dictionary was chosen for) unless its level chooser says otherwise; `None` when the
+/// chooser says send it unencoded and the client accepts identity.
 fn level_for<B: Body>(
     request: &Request,
     settings: &Settings,
     res: &Response<B>,
-    coding: ContentCoding,
+    (coding, dictionary): (ContentCoding, Option<&Dictionary>),
     size: Option<u64>,
 ) -> Option<CompressionLevel> {
-    let level = settings.levels.of(coding);
+    let level = match settings.levels.of(coding) {
+        CompressionLevel::Default => dictionary
+            .and_then(|d| d.level(coding))
+            .map_or(CompressionLevel::Default, CompressionLevel::Precise),
+        level => level,
+    };
     let Some(chooser) = &settings.level_chooser else {
         return Some(level);
     };

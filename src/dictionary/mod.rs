@@ -69,6 +69,8 @@
 #[cfg(feature = "dcz")]
 mod build;
 mod gate;
+#[cfg(feature = "dcz")]
+pub mod learn;
 mod select;
 mod serve;
 mod store;

@@ -45,6 +45,9 @@ use crate::headers::{UseAsDictionary, available_dictionary_value};
 #[derive(Clone)]
 pub struct Dictionary {
     inner: Arc<Inner>,
+    /// The levels it was chosen for (`dcz`'s, then `dcb`'s), if any: see
+    /// [`with_level`](Dictionary::with_level).
+    levels: [Option<i32>; 2],
 }
 
 struct Inner {
@@ -85,6 +88,7 @@ impl Dictionary {
                 metadata,
                 use_as_dictionary,
             }),
+            levels: [None; 2],
         })
     }
 
@@ -121,6 +125,24 @@ impl Dictionary {
     /// The dictionary's bytes.
     pub fn bytes(&self) -> &Bytes {
         &self.inner.bytes
+    }
+
+    /// Compress against this dictionary at `level` for `coding` (`dcz` or `dcb`; others are
+    /// ignored) wherever the layer's level for that coding is [`CompressionLevel::Default`]:
+    /// the level [`DictionaryBuilder`](crate::dictionary::DictionaryBuilder) chose it for.
+    /// A level set on the layer (`level(..)`, `quality(..)`, a level chooser) wins.
+    ///
+    /// [`CompressionLevel::Default`]: crate::CompressionLevel::Default
+    pub fn with_level(mut self, coding: crate::ContentCoding, level: i32) -> Self {
+        if let Some(slot) = level_slot(coding) {
+            self.levels[slot] = Some(level);
+        }
+        self
+    }
+
+    /// The level set with [`with_level`](Dictionary::with_level) for `coding`, if any.
+    pub fn level(&self, coding: crate::ContentCoding) -> Option<i32> {
+        level_slot(coding).and_then(|slot| self.levels[slot])
     }
 
     /// The metadata it is served with, if any.
@@ -167,6 +189,14 @@ impl Dictionary {
     /// Whether both are the same dictionary (same bytes).
     pub(crate) fn same_as(&self, other: &Dictionary) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner) || self.inner.hash == other.inner.hash
+    }
+}
+
+fn level_slot(coding: crate::ContentCoding) -> Option<usize> {
+    match coding {
+        crate::ContentCoding::Dcz => Some(0),
+        crate::ContentCoding::Dcb => Some(1),
+        _ => None,
     }
 }
 

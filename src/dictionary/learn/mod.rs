@@ -1,0 +1,115 @@
+//! Dictionaries learned from the responses a service sends: sampled safely, built off the
+//! request path, published and rotated without a restart, and shared by every instance.
+//!
+//! Nobody runs a training pipeline for API responses, and schemas drift. A [`Learner`] takes
+//! samples of the routes it is told about, builds each route's dictionary with
+//! [`DictionaryBuilder`](super::DictionaryBuilder) on its own thread once enough are in,
+//! serves it at a URL naming its hash, and announces it with `Link: <url>;
+//! rel="compression-dictionary"` on the route's responses; browsers fetch it, keep it (its
+//! `Use-As-Dictionary` `match` is the route's pattern, its `id` a version) and name it on
+//! later requests, which the compression layer then answers with `dcz` or `dcb`.
+//!
+//! # What may become a dictionary
+//!
+//! A dictionary is readable by every client that receives it: whatever a sample holds, any
+//! client can read. So a response is a sample only if it is the same for everyone: a `GET`
+//! answered `2xx`, no `Authorization` or `Cookie` on the request, no `Set-Cookie` on the
+//! response, not `Cache-Control: private` or `no-store`, not encoded already; a
+//! [filter](LearnerBuilder::filter) can refuse more. Only the routes named are sampled, at
+//! the rate set, and every refusal is counted by its [`Refusal`].
+//!
+//! # What it costs a response
+//!
+//! A path match and a counter. A response taken as a sample keeps `Bytes` handles to its
+//! frames as they pass (no copy, no delay: nothing is read ahead for it) and, when it ends
+//! under the size bound, is handed to the learner's thread through a bounded queue (dropped
+//! if the queue is full). Builds, checks and storage run on that thread, never on a runtime
+//! worker.
+//!
+//! # Rotation and fleets
+//!
+//! Every `check_every` fresh samples (ones the dictionary never saw), the learner measures
+//! what the current dictionary saves against plain zstd 3; when that falls more than the
+//! margin below what it saved when built (the schema changed), it builds the next. The last
+//! few stay usable for clients still holding them, then are retired, oldest first. With a
+//! [storage](LearnerBuilder::storage) ([`storage::DirStorage`], or `object_store` backends
+//! with the `object-store` feature), each instance writes what it builds and loads what the
+//! others built, polling at a bounded rate, so a request naming any published dictionary
+//! gets dictionary compression on any instance; all agree on the newest (by version, then
+//! hash).
+//!
+//! # Example
+//!
+//! ```
+//! use axum::{Router, routing::get};
+//! use tower_gzip::compression::CompressionLayer;
+//! use tower_gzip::dictionary::learn::{LearnedRoute, Learner, storage::DirStorage};
+//!
+//! let dir = std::env::temp_dir().join("tower-gzip-doc-learned");
+//! let learner = Learner::builder()
+//!     .route(LearnedRoute::new("/api/items*").sample_rate(0.5))
+//!     .storage(DirStorage::new(&dir).unwrap())
+//!     .build()
+//!     .unwrap();
+//! let app: Router = Router::new()
+//!     .route("/api/items", get(|| async { r#"{"items":[]}"# }))
+//!     .layer(learner.layer())
+//!     .layer(CompressionLayer::new().dictionaries(learner.store()));
+//! ```
+
+mod body;
+mod config;
+mod layer;
+mod learner;
+mod names;
+mod pattern;
+mod publish;
+mod route;
+mod safety;
+mod samples;
+mod service;
+mod stats;
+pub mod storage;
+#[cfg(test)]
+mod tests;
+mod worker;
+
+use std::fmt;
+
+pub use body::LearnBody;
+pub use config::{LearnedRoute, LearnerBuilder};
+pub use layer::LearnLayer;
+pub use learner::Learner;
+pub use safety::Refusal;
+pub use service::{LearnFuture, LearnService};
+pub use stats::{CurrentDictionary, LearnPhase, LearnedRouteStats, LearnerStats};
+
+/// Why a learner could not be made.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum LearnError {
+    /// A route's pattern is not a path pattern this crate reads (see [`LearnedRoute::new`]).
+    Pattern(String),
+    /// Another setting is wrong (no routes, a URL prefix that is not a path).
+    Config(String),
+    /// The learner's thread could not be started.
+    Io(std::io::Error),
+}
+
+impl fmt::Display for LearnError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LearnError::Pattern(why) | LearnError::Config(why) => f.write_str(why),
+            LearnError::Io(e) => write!(f, "learner thread: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for LearnError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            LearnError::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! A route's dictionaries: published (built here), loaded (published by another instance),
+//! announced (the newest), and retired (oldest first, past the number kept).
+
+use bytes::Bytes;
+use sha2::{Digest, Sha256};
+
+use super::names::StoredName;
+use super::route::RouteLearning;
+use super::stats::CurrentDictionary;
+use super::worker::Context;
+use crate::ContentCoding;
+use crate::codec::dictionary::hex;
+use crate::dictionary::{Dictionary, DictionaryService, MAX_DICTIONARY_LEN, link_header};
+use crate::headers::UseAsDictionary;
+use crate::sync::write;
+
+/// A dictionary a route can use, and its name in the storage.
+#[derive(Debug)]
+pub(crate) struct Held {
+    pub(crate) name: StoredName,
+    pub(crate) dictionary: Dictionary,
+}
+
+impl RouteLearning {
+    /// Publishes a dictionary built here: to the storage (if any), then for use. `false` if
+    /// it could not be used.
+    pub(crate) fn publish(
+        &mut self,
+        name: StoredName,
+        bytes: Bytes,
+        savings: f64,
+        cx: &Context<'_>,
+    ) -> bool {
+        let route = cx.route(self.index);
+        if let Some(storage) = &cx.settings.storage {
+            if let Err(error) = storage.put(&name.to_name(&route.key), &bytes) {
+                // Still used here; other instances build their own.
+                tracing::warn!(route = route.pattern.as_str(), %error, "learned dictionary: not stored");
+            }
+        }
+        if !self.adopt(name, bytes, cx) {
+            return false;
+        }
+        route.counters.update(|s| {
+            s.published += 1;
+            if let Some(c) = s.current.as_mut().filter(|c| c.hash == name.hash) {
+                c.built_savings = Some(savings);
+            }
+        });
+        true
+    }
+
+    /// Makes `bytes` usable: stored, served, announced if it is the newest; then retires the
+    /// oldest past the number kept. `false` if it is no dictionary.
+    fn adopt(&mut self, name: StoredName, bytes: Bytes, cx: &Context<'_>) -> bool {
+        let route = cx.route(self.index);
+        let metadata =
+            UseAsDictionary::new(route.pattern.as_str()).with_id(format!("v{}", name.version));
+        let Ok(mut dictionary) = Dictionary::new(bytes, metadata) else {
+            return false;
+        };
+        dictionary = dictionary.with_level(ContentCoding::Dcz, name.dcz_level);
+        if name.dcb_quality > 0 {
+            dictionary = dictionary.with_level(ContentCoding::Dcb, name.dcb_quality);
+        }
+        cx.shared.store.insert(dictionary.clone());
+        let service = DictionaryService::new(dictionary.clone()).max_age(cx.settings.max_age);
+        write(&cx.shared.served).insert(name.hash, service);
+        self.held.push(Held { name, dictionary });
+        self.held.sort_by_key(|h| (h.name.version, h.name.hash));
+        self.retire(cx);
+        self.announce(cx);
+        true
+    }
+
+    /// Retires the oldest dictionaries past the number kept: no longer served, used, or
+    /// (with a storage) stored.
+    fn retire(&mut self, cx: &Context<'_>) {
+        let route = cx.route(self.index);
+        while self.held.len() > cx.settings.keep {
+            let old = self.held.remove(0);
+            cx.shared.store.remove(&old.name.hash);
+            write(&cx.shared.served).remove(&old.name.hash);
+            if let Some(storage) = &cx.settings.storage {
+                if let Err(error) = storage.delete(&old.name.to_name(&route.key)) {
+                    tracing::warn!(%error, "learned dictionary: not deleted");
+                }
+            }
+            tracing::info!(
+                route = route.pattern.as_str(),
+                version = old.name.version,
+                "learned dictionary retired"
+            );
+            route.counters.update(|s| s.retired += 1);
+        }
+    }
+
+    /// Announces the newest dictionary (`Link` on the route's responses) and reports it.
+    fn announce(&self, cx: &Context<'_>) {
+        let route = cx.route(self.index);
+        let Some(current) = self.held.last() else {
+            return;
+        };
+        let url = format!("{}{}", cx.shared.url_prefix, hex(&current.name.hash));
+        *write(&route.link) = link_header(&url);
+        let snapshot = CurrentDictionary {
+            hash: current.name.hash,
+            version: current.name.version,
+            len: current.dictionary.bytes().len(),
+            url,
+            dcz_level: current.name.dcz_level,
+            built_savings: None,
+            savings: None,
+        };
+        route.counters.update(|s| {
+            if s.current.as_ref().map(|c| c.hash) != Some(snapshot.hash) {
+                s.current = Some(snapshot);
+            }
+            s.held = self.held.len();
+        });
+    }
+
+    /// Loads the route's dictionaries another instance published (the newest kept, those
+    /// not held yet), checking each against the hash in its name.
+    pub(crate) fn poll(&mut self, cx: &Context<'_>) {
+        let Some(storage) = &cx.settings.storage else {
+            return;
+        };
+        let route = cx.route(self.index);
+        let names = match storage.list(&format!("{}/", route.key)) {
+            Ok(names) => names,
+            Err(error) => {
+                tracing::warn!(%error, "learned dictionaries: storage not listed");
+                return;
+            }
+        };
+        let mut listed: Vec<StoredName> = names
+            .iter()
+            .filter_map(|n| StoredName::parse(&route.key, n))
+            .collect();
+        listed.sort_by_key(|n| std::cmp::Reverse((n.version, n.hash)));
+        listed.truncate(cx.settings.keep);
+        let current = self.held.last().map(|h| h.name);
+        for name in listed.into_iter().rev() {
+            if self.held.iter().any(|h| h.name.hash == name.hash)
+                || !self.newer_than_oldest_kept(name, cx)
+            {
+                continue;
+            }
+            match storage.get(&name.to_name(&route.key), MAX_DICTIONARY_LEN) {
+                Ok(Some(bytes)) if Sha256::digest(&bytes)[..] == name.hash => {
+                    if self.adopt(name, bytes.into(), cx) {
+                        route.counters.update(|s| s.loaded += 1);
+                        tracing::info!(
+                            route = route.pattern.as_str(),
+                            version = name.version,
+                            "learned dictionary loaded"
+                        );
+                    }
+                }
+                Ok(Some(_)) => tracing::warn!(
+                    version = name.version,
+                    "learned dictionary: bytes do not match its name"
+                ),
+                Ok(None) => {}
+                Err(error) => tracing::warn!(%error, "learned dictionary: not read"),
+            }
+        }
+        if self.held.last().map(|h| h.name) != current {
+            self.serve_from_now(None);
+            self.report(cx);
+        }
+    }
+
+    /// Whether `name` would be kept beside what is held (else loading it is wasted).
+    fn newer_than_oldest_kept(&self, name: StoredName, cx: &Context<'_>) -> bool {
+        self.held.len() < cx.settings.keep
+            || self.held.first().is_some_and(|oldest| {
+                (name.version, name.hash) > (oldest.name.version, oldest.name.hash)
+            })
+    }
+}

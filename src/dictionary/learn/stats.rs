@@ -1,0 +1,155 @@
+//! What a learner did, per route: samples taken and refused, builds, dictionaries published,
+//! loaded and retired, and what the current one saves.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::Refusal;
+use crate::sync::lock;
+
+/// What a [`Learner`](super::Learner) did, route by route ([`Learner::stats`](super::Learner::stats)).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct LearnerStats {
+    /// One entry per route, in the order they were added.
+    pub routes: Vec<LearnedRouteStats>,
+}
+
+/// One route's learning.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct LearnedRouteStats {
+    /// The route's `match` pattern.
+    pub pattern: String,
+    /// What the learner is doing for it.
+    pub phase: LearnPhase,
+    /// Responses taken as samples.
+    pub taken: u64,
+    /// Responses considered and refused, by [`Refusal::index`] order (see [`refused`](Self::refused)).
+    refused: [u64; Refusal::ALL.len()],
+    /// Samples held now, and their bytes.
+    pub samples: usize,
+    /// The bytes of [`samples`](Self::samples).
+    pub sample_bytes: usize,
+    /// Dictionaries built here.
+    pub builds: u64,
+    /// Builds that found nothing worth serving (samples with nothing in common).
+    pub failed_builds: u64,
+    /// Dictionaries this instance published (built here and, with storage, written there).
+    pub published: u64,
+    /// Dictionaries loaded from the storage (published by another instance).
+    pub loaded: u64,
+    /// Dictionaries retired (no longer used, oldest first).
+    pub retired: u64,
+    /// Dictionaries usable now (the current one and those kept for clients that hold them).
+    pub held: usize,
+    /// The dictionary announced now, if any.
+    pub current: Option<CurrentDictionary>,
+}
+
+impl LearnedRouteStats {
+    /// How many responses were refused for `reason`.
+    pub fn refused(&self, reason: Refusal) -> u64 {
+        self.refused[reason.index()]
+    }
+
+    /// How many responses were refused, for every reason.
+    pub fn refused_total(&self) -> u64 {
+        self.refused.iter().sum()
+    }
+}
+
+/// What the learner is doing for a route.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LearnPhase {
+    /// Taking samples for the first dictionary, or for the next once the current one's
+    /// savings fell.
+    Gathering,
+    /// Building a dictionary (on the learner's thread).
+    Building,
+    /// Serving the current dictionary and checking what it saves.
+    Serving,
+}
+
+/// The dictionary a route announces now.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct CurrentDictionary {
+    /// Its SHA-256.
+    pub hash: [u8; 32],
+    /// Its version (the `id` it is served with is `v<version>`).
+    pub version: u64,
+    /// Its length in bytes.
+    pub len: usize,
+    /// Where it is served.
+    pub url: String,
+    /// The `dcz` level it was built for.
+    pub dcz_level: i32,
+    /// The share of plain zstd 3's bytes it saved on the samples that judged it when built
+    /// (`None` for one loaded from storage: unknown until checked).
+    pub built_savings: Option<f64>,
+    /// The share it saved at its last check on fresh samples, if checked yet.
+    pub savings: Option<f64>,
+}
+
+/// The counters the request path bumps (atomics) and the snapshot the learner's thread
+/// writes (a lock taken by it and by [`Learner::stats`](super::Learner::stats) only).
+#[derive(Debug, Default)]
+pub(crate) struct RouteCounters {
+    taken: AtomicU64,
+    refused: [AtomicU64; Refusal::ALL.len()],
+    snapshot: Mutex<Snapshot>,
+}
+
+/// What the learner's thread reports.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Snapshot {
+    pub(crate) phase: Option<LearnPhase>,
+    pub(crate) samples: usize,
+    pub(crate) sample_bytes: usize,
+    pub(crate) builds: u64,
+    pub(crate) failed_builds: u64,
+    pub(crate) published: u64,
+    pub(crate) loaded: u64,
+    pub(crate) retired: u64,
+    pub(crate) held: usize,
+    pub(crate) current: Option<CurrentDictionary>,
+}
+
+impl RouteCounters {
+    pub(crate) fn taken(&self) {
+        self.taken.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn refused(&self, reason: Refusal) {
+        self.refused[reason.index()].fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(
+            reason = reason.as_str(),
+            "learned dictionaries: sample refused"
+        );
+    }
+
+    pub(crate) fn update(&self, change: impl FnOnce(&mut Snapshot)) {
+        change(&mut lock(&self.snapshot));
+    }
+
+    pub(crate) fn stats(&self, pattern: &str) -> LearnedRouteStats {
+        let s = lock(&self.snapshot).clone();
+        LearnedRouteStats {
+            pattern: pattern.to_owned(),
+            phase: s.phase.unwrap_or(LearnPhase::Gathering),
+            taken: self.taken.load(Ordering::Relaxed),
+            refused: std::array::from_fn(|i| self.refused[i].load(Ordering::Relaxed)),
+            samples: s.samples,
+            sample_bytes: s.sample_bytes,
+            builds: s.builds,
+            failed_builds: s.failed_builds,
+            published: s.published,
+            loaded: s.loaded,
+            retired: s.retired,
+            held: s.held,
+            current: s.current,
+        }
+    }
+}
