@@ -123,24 +123,24 @@ impl<B: Body> Body for LearnBody<B> {
         if sample.is_none() {
             return Poll::Ready(frame);
         }
-        let ended = match &frame {
+        let outcome = match &frame {
             Some(Ok(frame)) => {
                 let data = frame.data_ref();
-                let kept = sample.as_mut().zip(data).is_none_or(|(s, d)| s.keep(d));
-                if !kept {
-                    sample.take().map(|s| s.refuse(Refusal::TooLarge));
+                match sample.as_mut().zip(data).is_none_or(|(s, d)| s.keep(d)) {
+                    false => Some(Err(Refusal::TooLarge)),
+                    // hyper stops polling a body that says it has ended: finish now.
+                    true => body.is_end_stream().then_some(Ok(())),
                 }
-                // hyper stops polling a body that says it has ended: finish now.
-                body.is_end_stream()
             }
-            Some(Err(_)) => {
-                sample.take().map(|s| s.refuse(Refusal::Incomplete));
-                false
-            }
-            None => true,
+            Some(Err(_)) => Some(Err(Refusal::Incomplete)),
+            None => Some(Ok(())),
         };
-        if ended {
-            sample.take().map(Sample::finish);
+        match (outcome, sample.take()) {
+            (Some(Ok(())), Some(taken)) => taken.finish(),
+            (Some(Err(why)), Some(taken)) => taken.refuse(why),
+            // Still going: keep it.
+            (None, taken) => *sample = taken,
+            (Some(_), None) => {}
         }
         Poll::Ready(frame)
     }
