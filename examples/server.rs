@@ -5,8 +5,8 @@
 //! ADDR=127.0.0.1:0 cargo run --release --example server   # any free port
 //! cargo run --release --example server -- --baseline tower-http  # tower-http's layers
 //! cargo run --release --example server -- --prefer dcb,br  # dcb first for dictionaries, br for the rest
-//! cargo run --release --example server -- --save-dictionary api.dict  # write the trained dictionary
 //! cargo run --release --example server -- --dictionary api.dict  # serve a dictionary built before
+//! cargo run --release --example server -- --dictionary-dir dicts  # learn, shared with other instances
 //! ```
 //!
 //! With `--features metrics` the demo also serves the layer's metrics at `/metrics`
@@ -23,8 +23,13 @@
 //!   others at their defaults.
 //! - `--adaptive`: a load governor steps the levels down while compression takes over half
 //!   the cores, and back up when the load falls (`/stats` shows it under `governor`).
-//! - `--dictionary FILE`: the API dictionary, a file built at deploy time, instead of training
-//!   one at start-up; `--save-dictionary FILE` writes the one served.
+//! - `--learn` (the default without `--dictionary`): learns the API dictionary from the
+//!   responses of `/api/items` and keeps it current (`POST /api/schema?v=1` changes the
+//!   items' shape, so a new one is learned). `--dictionary-dir DIR` shares the learned
+//!   dictionaries with every instance started with the same directory, listed every
+//!   `--dictionary-poll SECS` (default 10).
+//! - `--dictionary FILE`: the API dictionary, a file built at deploy time (`cargo run
+//!   --example dictionary -- build`), served at `/dictionary`, instead of learning one.
 //!
 //! The first line on stdout is `listening on http://IP:PORT`; logs go to stderr
 //! (`RUST_LOG`, default `info`; `RUST_LOG=info,tower_gzip::compression=debug` adds an event
@@ -43,10 +48,13 @@
 //!    `/assets/app-v*.js`): each version is marked `Use-As-Dictionary` and kept by its hash,
 //!    so that a browser holding v1 gets v2 as a delta. Inside the compression layer, so it
 //!    keeps the bytes the browser hashes.
+//! 5. The dictionary learner's layer (`--learn`): samples `/api/items` responses, serves the
+//!    learned dictionaries at `/.well-known/dictionaries/<sha-256>` and announces the
+//!    current one on the API's responses. Inside the compression layer, for the same reason.
 //!
-//! Compression Dictionary Transport (RFC 9842, ours only): a 16 KiB dictionary trained at
-//! start-up on `/api/items` responses (or `--dictionary FILE`) is served at `/dictionary`
-//! (match `/api/items*`) and announced on `GET /` with `Link: </dictionary>;
+//! Compression Dictionary Transport (RFC 9842, ours only): the API dictionary (match
+//! `/api/items*`), learned from `/api/items` responses (5. below) or loaded from a file, is
+//! announced on `GET /` (and, learned, on the API's responses) with `Link: <url>;
 //! rel="compression-dictionary"`. A request naming it in `Available-Dictionary` and offering
 //! `dcz` or `dcb` gets its response compressed against it.
 //!
@@ -89,6 +97,7 @@ use tokio::sync::watch;
 use tower_gzip::CompressionLevel;
 use tower_gzip::ContentCoding;
 use tower_gzip::compression::{CompressionLayer, CompressionStats, Governor};
+use tower_gzip::dictionary::learn::Learner;
 use tower_gzip::dictionary::{
     Dictionary, DictionaryService, DictionaryStore, UseAsDictionaryLayer, link_header,
 };
@@ -118,7 +127,10 @@ struct Config {
     prefer: Vec<ContentCoding>,
     dict_codings: Vec<ContentCoding>,
     dictionary: Option<PathBuf>,
-    save_dictionary: Option<PathBuf>,
+    /// `--learn`, or no `--dictionary`: the API dictionary is learned.
+    learn: bool,
+    dictionary_dir: Option<PathBuf>,
+    dictionary_poll: Option<Duration>,
     /// `--level`: a level for some codings, the others at their defaults.
     levels: Vec<(ContentCoding, i32)>,
     /// `--adaptive`: a load governor steps the levels down under load.
@@ -129,9 +141,10 @@ struct Config {
 #[derive(Clone)]
 struct Dictionaries {
     store: DictionaryStore,
-    /// The API dictionary, served at `/dictionary`; `None` in a build without zstd (no
-    /// trainer) started without `--dictionary FILE`.
+    /// The API dictionary from `--dictionary FILE`, served at `/dictionary`.
     api: Option<Dictionary>,
+    /// Learning the API dictionary (`--learn`); `None` in a build without `dcz`.
+    learner: Option<Learner>,
     /// The dictionary codings made, most preferred first.
     codings: Vec<ContentCoding>,
     /// The plain codings, most preferred first.
@@ -201,7 +214,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 const USAGE: &str = "usage: server [--baseline tower-http] [--prefer LIST] \
-    [--level CODING=N[,CODING=N...]] [--adaptive] [--dictionary FILE] [--save-dictionary FILE] \
+    [--level CODING=N[,CODING=N...]] [--adaptive] [--dictionary FILE] [--learn] \
+    [--dictionary-dir DIR] [--dictionary-poll SECS] \
     (env: ADDR, RUST_LOG)\n\
     LIST: comma-separated codings, most preferred first: zstd, br, gzip, deflate, dcz, dcb";
 
@@ -216,7 +230,9 @@ fn parse_args() -> Config {
         prefer: Vec::new(),
         dict_codings: DICT_CODINGS.to_vec(),
         dictionary: None,
-        save_dictionary: None,
+        learn: false,
+        dictionary_dir: None,
+        dictionary_poll: None,
         levels: Vec::new(),
         adaptive: false,
     };
@@ -233,17 +249,21 @@ fn parse_args() -> Config {
             println!("{USAGE}");
             std::process::exit(0);
         }
-        if flag == "--adaptive" && inline.is_none() {
-            config.adaptive = true;
+        if matches!(flag.as_str(), "--adaptive" | "--learn") && inline.is_none() {
+            match flag.as_str() {
+                "--adaptive" => config.adaptive = true,
+                _ => config.learn = true,
+            }
             ours_only.push(flag);
             continue;
         }
-        const FLAGS: [&str; 5] = [
+        const FLAGS: [&str; 6] = [
             "--baseline",
             "--prefer",
             "--level",
             "--dictionary",
-            "--save-dictionary",
+            "--dictionary-dir",
+            "--dictionary-poll",
         ];
         if !FLAGS.contains(&flag.as_str()) {
             usage(&format!("unknown argument {arg:?}"));
@@ -263,13 +283,20 @@ fn parse_args() -> Config {
             }
             "--level" => config.levels = parse_levels(&value).unwrap_or_else(|e| usage(&e)),
             "--dictionary" => config.dictionary = Some(value.into()),
-            "--save-dictionary" => config.save_dictionary = Some(value.into()),
+            "--dictionary-dir" => config.dictionary_dir = Some(value.into()),
+            "--dictionary-poll" => {
+                let secs: f64 = value
+                    .parse()
+                    .unwrap_or_else(|_| usage("--dictionary-poll: seconds"));
+                config.dictionary_poll = Some(Duration::from_secs_f64(secs.clamp(0.01, 3600.0)));
+            }
             _ => usage(&format!("unknown argument {arg:?}")),
         }
         if flag != "--baseline" {
             ours_only.push(flag);
         }
     }
+    config.learn |= config.dictionary.is_none();
     if config.mode == Mode::TowerHttp && !ours_only.is_empty() {
         usage(&format!(
             "{} apply to our layers only, not to --baseline tower-http",
@@ -321,17 +348,30 @@ fn parse_prefer(list: &str) -> Result<(Vec<ContentCoding>, Vec<ContentCoding>), 
     Ok((plain, dict))
 }
 
+impl Dictionaries {
+    /// Where the API dictionary is served now: the learned one's URL, else `/dictionary`
+    /// for a file; `None` before anything is learned.
+    fn announced(&self) -> Option<String> {
+        let learned = self.learner.as_ref().and_then(|l| {
+            let current = l.stats().routes.into_iter().next()?.current?;
+            Some(current.url)
+        });
+        learned.or_else(|| self.api.as_ref().map(|_| dictionary::URL.to_owned()))
+    }
+}
+
 /// `GET /`: the page; with dictionaries, it announces the API dictionary (a `Link` header,
 /// and a `<link>` element for browsers that look there).
 async fn index(axum::extract::State(state): axum::extract::State<AppState>) -> Response {
-    if state.dictionaries.as_ref().is_none_or(|d| d.api.is_none()) {
+    let Some(url) = state
+        .dictionaries
+        .as_ref()
+        .and_then(Dictionaries::announced)
+    else {
         return Html(INDEX_HTML).into_response();
-    }
-    let link = link_header(dictionary::URL).expect("a plain path");
-    let tag = format!(
-        r#"<link rel="compression-dictionary" href="{}">"#,
-        dictionary::URL
-    );
+    };
+    let link = link_header(&url).expect("a plain path");
+    let tag = format!(r#"<link rel="compression-dictionary" href="{url}">"#);
     let html = INDEX_HTML.replacen("<!--dictionary-link-->", &tag, 1);
     ([(header::LINK, link)], Html(html)).into_response()
 }
@@ -344,13 +384,23 @@ fn app(
     #[cfg(feature = "metrics")]
     let metrics = metrics::install()?;
     let mode = config.mode;
+    let store = DictionaryStore::new(STORE_BYTES);
     let dictionaries = match mode {
         Mode::TowerGzip => Some(Dictionaries {
-            store: DictionaryStore::new(STORE_BYTES),
-            api: dictionary::api_dictionary(
-                config.dictionary.as_deref(),
-                config.save_dictionary.as_deref(),
-            )?,
+            store: store.clone(),
+            api: config
+                .dictionary
+                .as_deref()
+                .map(dictionary::load)
+                .transpose()?,
+            learner: match config.learn {
+                true => Some(dictionary::learner(
+                    &store,
+                    config.dictionary_dir.as_deref(),
+                    config.dictionary_poll,
+                )?),
+                false => None,
+            },
             codings: config.dict_codings.clone(),
             prefer: {
                 let rest = ContentCoding::PLAIN
@@ -424,6 +474,7 @@ fn app(
     let mut router = Router::new()
         .route("/", get(index))
         .route("/api/items", get(routes::items))
+        .route("/api/schema", post(routes::set_schema))
         .route("/assets/app-v1.js", app_v1)
         .route("/assets/app-v2.js", app_v2)
         .route("/events", get(routes::events))
@@ -436,7 +487,10 @@ fn app(
     }
     #[cfg(feature = "metrics")]
     let router = router.route("/metrics", get(metrics::metrics));
-    let router = router.with_state(state.clone());
+    let mut router = router.with_state(state.clone());
+    if let Some(learner) = dictionaries.as_ref().and_then(|d| d.learner.as_ref()) {
+        router = router.layer(learner.layer());
+    }
 
     let router = match mode {
         Mode::TowerGzip => router.layer(ours),

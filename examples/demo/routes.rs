@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
@@ -15,8 +16,7 @@ use serde_json::{Value, json};
 use crate::AppState;
 
 const MAX_ITEMS: u64 = 100_000;
-/// The largest `start` of `/api/items`: ids up to 10^9 + 10^5, far from those the API
-/// dictionary was trained on (see `dictionary.rs`).
+/// The largest `start` of `/api/items`: ids up to 10^9 + 10^5.
 pub const MAX_START: u64 = 1_000_000_000;
 const MAX_EVENTS: u64 = 10_000;
 const MAX_BIG: u64 = 256 << 20;
@@ -87,18 +87,57 @@ fn item(i: u64) -> Value {
     })
 }
 
-/// The body of `/api/items?n=N&start=S`: items S..S+N as a JSON array.
+/// The items' second shape (`POST /api/schema?v=1`): the same facts under other names,
+/// nested, as an API's next version might send them. A dictionary learned on the first
+/// shape saves little on it.
+fn item_v1(i: u64) -> Value {
+    let h = mix(i);
+    json!({
+        "itemId": format!("itm_{i:x}"),
+        "attributes": {
+            "title": format!("Item number {i}"),
+            "stockKeepingUnit": format!("{:08x}", h as u32),
+            "availability": if h % 7 != 0 { "IN_STOCK" } else { "BACKORDERED" },
+        },
+        "pricing": { "amountMinor": h % 100_000, "currencyCode": "EUR" },
+        "labels": [TAGS[(h >> 20) as usize % TAGS.len()]],
+        "links": { "self": format!("https://shop.example.com/v1/items/{i}") },
+    })
+}
+
+/// The shape `/api/items` answers in: 0 (the first) or 1, switched at run time.
+pub static SCHEMA: AtomicU8 = AtomicU8::new(0);
+
+/// The body of `/api/items?n=N&start=S`: items S..S+N as a JSON array, in the current shape.
 pub fn items_json(start: u64, n: u64) -> Vec<u8> {
+    let item = match SCHEMA.load(Ordering::Relaxed) {
+        0 => item,
+        _ => item_v1,
+    };
     serde_json::to_vec(&(start..start + n).map(item).collect::<Vec<_>>()).expect("plain JSON")
+}
+
+/// `POST /api/schema?v=0|1`: switches the shape of `/api/items` (a deploy that changes an
+/// API's schema: the learned dictionary's savings fall and the next one is learned).
+pub async fn set_schema(Query(q): Params) -> Result<String, (StatusCode, String)> {
+    let v = param(&q, "v", 0, 0..=1)?;
+    SCHEMA.store(v as u8, Ordering::Relaxed);
+    Ok(format!("schema {v}\n"))
 }
 
 /// `GET /api/items?n=N&start=S`: a deterministic JSON array of the N records from index S
 /// (default 0, at most 10^9), ~180 bytes each.
-pub async fn items(Query(q): Params) -> Result<Response, (StatusCode, String)> {
+/// A request naming a dictionary's `id` (`Dictionary-ID`, sent by a browser holding a learned
+/// one) sees it echoed in `X-Dictionary-Id`, so the page can show which one it used.
+pub async fn items(Query(q): Params, headers: HeaderMap) -> Result<Response, (StatusCode, String)> {
     let n = param(&q, "n", 10, 0..=MAX_ITEMS)?;
     let start = param(&q, "start", 0, 0..=MAX_START)?;
     let body = items_json(start, n);
-    Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
+    let mut res = ([(header::CONTENT_TYPE, "application/json")], body).into_response();
+    if let Some(id) = headers.get("dictionary-id") {
+        res.headers_mut().insert("x-dictionary-id", id.clone());
+    }
+    Ok(res)
 }
 
 /// `GET /events?n=N&interval_ms=M`: N server-sent events, one frame each, M ms apart.

@@ -9,7 +9,9 @@ use tower_gzip::{CodecPool, KindStats, PoolStats};
 
 use crate::alloc;
 use crate::bodies::load;
-use crate::{AppState, Dictionaries, Mode, dictionary};
+use tower_gzip::dictionary::learn::{Learner, Refusal};
+
+use crate::{AppState, Dictionaries, Mode, routes};
 
 fn kind(k: KindStats) -> Value {
     json!({
@@ -54,12 +56,51 @@ fn dictionaries(d: &Dictionaries, ours: &CompressionStats) -> Value {
     json!({
         "hits": x.hits, "unknown": x.unknown, "refused": x.refused, "not_offered": x.not_offered,
         "store": { "dictionaries": d.store.len(), "bytes": d.store.bytes(), "max_bytes": d.store.max_bytes() },
-        "api": d.api.as_ref().map(|api| json!({
-            "url": dictionary::URL, "match": api.metadata().map(|m| m.match_pattern()), "len": api.bytes().len(),
-            "sha256": hex(&api.hash()),
-            "available_dictionary": api.available_dictionary().to_str().unwrap_or_default(),
-        })),
+        "api": api(d),
+        "learned": d.learner.as_ref().map(learned),
+        "schema": routes::SCHEMA.load(std::sync::atomic::Ordering::Relaxed),
         "codings": d.codings.iter().map(|c| c.as_str()).collect::<Vec<_>>(),
+    })
+}
+
+/// The API dictionary announced now: the learned one, else the file's.
+fn api(d: &Dictionaries) -> Value {
+    let url = d.announced();
+    let learned = d.learner.as_ref().and_then(|l| {
+        let current = l.stats().routes.into_iter().next()?.current?;
+        d.store.get(&current.hash)
+    });
+    let Some((api, url)) = learned.or_else(|| d.api.clone()).zip(url) else {
+        return Value::Null;
+    };
+    json!({
+        "url": url, "match": api.metadata().map(|m| m.match_pattern()), "len": api.bytes().len(),
+        "id": api.metadata().and_then(|m| m.id()),
+        "sha256": hex(&api.hash()),
+        "available_dictionary": api.available_dictionary().to_str().unwrap_or_default(),
+    })
+}
+
+/// What the learner did for `/api/items`: samples, builds, the dictionaries it holds, and
+/// what the current one saves against plain zstd 3.
+fn learned(learner: &Learner) -> Value {
+    let Some(r) = learner.stats().routes.into_iter().next() else {
+        return Value::Null;
+    };
+    let refused = Refusal::ALL
+        .into_iter()
+        .filter(|&why| r.refused(why) > 0)
+        .map(|why| (why.as_str().to_owned(), json!(r.refused(why))));
+    json!({
+        "match": r.pattern, "phase": format!("{:?}", r.phase).to_lowercase(),
+        "taken": r.taken, "refused": refused.collect::<Map<_, _>>(),
+        "samples": r.samples, "sample_bytes": r.sample_bytes,
+        "builds": r.builds, "failed_builds": r.failed_builds, "published": r.published,
+        "loaded": r.loaded, "retired": r.retired, "held": r.held,
+        "current": r.current.map(|c| json!({
+            "version": c.version, "sha256": hex(&c.hash), "len": c.len, "url": c.url,
+            "dcz_level": c.dcz_level, "built_savings": c.built_savings, "savings": c.savings,
+        })),
     })
 }
 

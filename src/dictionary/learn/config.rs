@@ -17,7 +17,7 @@ use crate::dictionary::DictionaryStore;
 ///
 /// Defaults: one response in 4 considered (`sample_rate(0.25)`), at most 1,024 samples and
 /// 4 MiB kept (oldest out first), samples up to 256 KiB each, a build once 200 samples are
-/// in, dictionaries up to 64 KiB.
+/// in, dictionaries up to 64 KiB, the builder's default CPU budget.
 #[derive(Clone, Debug)]
 pub struct LearnedRoute {
     pub(crate) pattern: String,
@@ -27,6 +27,8 @@ pub struct LearnedRoute {
     pub(crate) max_sample_len: usize,
     pub(crate) min_samples: usize,
     pub(crate) max_dictionary_size: usize,
+    /// The builder's CPU budgets, `dcz`'s then `dcb`'s.
+    pub(crate) cpu_budget: (f64, f64),
 }
 
 impl LearnedRoute {
@@ -41,6 +43,7 @@ impl LearnedRoute {
             max_sample_len: 256 << 10,
             min_samples: 200,
             max_dictionary_size: 64 << 10,
+            cpu_budget: (2.0, 1.3),
         }
     }
 
@@ -72,6 +75,15 @@ impl LearnedRoute {
     /// How many fresh samples a build waits for (at least 16: the builder's minimum).
     pub fn min_samples(mut self, count: usize) -> Self {
         self.min_samples = count.max(16);
+        self
+    }
+
+    /// The CPU the dictionary's levels may cost per response, as the builder's
+    /// [`cpu_budget`](crate::dictionary::DictionaryBuilder::cpu_budget) (default 2.0x plain
+    /// zstd 3 for `dcz`, 1.3x plain br for `dcb`): a larger budget lets it pick denser
+    /// levels, which pays on small responses.
+    pub fn cpu_budget(mut self, dcz: f64, dcb: f64) -> Self {
+        self.cpu_budget = (dcz, dcb);
         self
     }
 

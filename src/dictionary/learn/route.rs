@@ -83,6 +83,7 @@ impl RouteLearning {
         let started = Instant::now();
         let built = DictionaryBuilder::new(&samples)
             .max_size(route.config.max_dictionary_size)
+            .cpu_budget(route.config.cpu_budget.0, route.config.cpu_budget.1)
             .build();
         let took = started.elapsed();
         let next = self.samples.next();

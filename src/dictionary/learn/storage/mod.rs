@@ -8,12 +8,27 @@
 use std::fmt;
 use std::io;
 
+mod dir;
+
+pub use dir::DirStorage;
+
 /// Blobs by name, shared by a fleet: a local directory ([`DirStorage`]) or, with the
 /// `object-store` feature, any `object_store` backend ([`ObjectStorage`]: S3, GCS, Azure,
 /// the local filesystem).
 ///
 /// Names are relative paths of `[A-Za-z0-9._-]` segments joined by `/` (never empty, never
 /// `.` or `..`); implementations refuse others with [`io::ErrorKind::InvalidInput`].
+// Without the feature, the link goes to the docs built with every feature.
+#[cfg_attr(
+    feature = "object-store",
+    doc = "",
+    doc = "[`ObjectStorage`]: ObjectStorage"
+)]
+#[cfg_attr(
+    not(feature = "object-store"),
+    doc = "",
+    doc = "[`ObjectStorage`]: https://docs.rs/tower-gzip/latest/tower_gzip/dictionary/learn/storage/struct.ObjectStorage.html"
+)]
 pub trait DictionaryStorage: Send + Sync + fmt::Debug + 'static {
     /// Writes `bytes` under `name`, atomically: a reader (in this process or another) sees
     /// the whole blob or none of it. Replaces what was there.
@@ -29,4 +44,50 @@ pub trait DictionaryStorage: Send + Sync + fmt::Debug + 'static {
 
     /// Removes the blob under `name`; removing one that is not there is not an error.
     fn delete(&self, name: &str) -> io::Result<()>;
+}
+
+/// Refuses a name that is not `/`-joined segments of `[A-Za-z0-9._-]` (nor `.`, `..`, empty):
+/// no absolute path, no way out of the storage's root.
+fn check_name(name: &str) -> io::Result<()> {
+    if name.split('/').all(is_segment) {
+        Ok(())
+    } else {
+        Err(invalid_name(name))
+    }
+}
+
+fn is_segment(segment: &str) -> bool {
+    !matches!(segment, "" | "." | "..") && segment.bytes().all(is_name_byte)
+}
+
+fn is_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-')
+}
+
+fn invalid_name(name: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("invalid dictionary storage name {name:?}: expected a/b/c of [A-Za-z0-9._-]"),
+    )
+}
+
+/// Splits a `list` prefix into the folder to walk (a valid name, or empty for the root) and
+/// the start of a name in it: `"routes/ab"` is `("routes", "ab")`, `"routes/"` `("routes", "")`.
+fn split_prefix(prefix: &str) -> io::Result<(&str, &str)> {
+    let (folder, start) = prefix.rsplit_once('/').unwrap_or(("", prefix));
+    if prefix.contains('/') {
+        check_name(folder)?;
+    }
+    if start.bytes().all(is_name_byte) {
+        Ok((folder, start))
+    } else {
+        Err(invalid_name(prefix))
+    }
+}
+
+fn too_long(name: &str, max_len: usize) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("dictionary storage blob {name:?} is longer than {max_len} bytes"),
+    )
 }
