@@ -73,3 +73,81 @@ impl Drop for Server {
         let _ = self.child.wait();
     }
 }
+
+/// Plain HTTP/1.0 against the demo (no client library between us and the bytes: HTTP/1.0
+/// means no chunking, the body ends at EOF), and what the tests of its learned dictionary
+/// need.
+impl Server {
+    /// The identity body of `GET path`.
+    pub fn identity(&self, path: &str) -> Vec<u8> {
+        let (head, body) = self.raw(path, &[("Accept-Encoding", "identity")]);
+        assert!(!head.contains("content-encoding"), "{path}: {head}");
+        body
+    }
+
+    /// `GET path` with these request headers: the head (lowercased) and the body as sent;
+    /// fails unless the status is 200.
+    pub fn raw(&self, path: &str, headers: &[(&str, &str)]) -> (String, Vec<u8>) {
+        let (head, body) = self.request("GET", path, headers);
+        assert!(head.starts_with("http/1.0 200"), "{path}: {head}");
+        (head, body)
+    }
+
+    /// `method path` with these request headers and no body: the head (lowercased) and
+    /// the body.
+    pub fn request(&self, method: &str, path: &str, headers: &[(&str, &str)]) -> (String, Vec<u8>) {
+        use std::io::{Read, Write};
+        let addr = self.base.strip_prefix("http://").unwrap();
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let mut request =
+            format!("{method} {path} HTTP/1.0\r\nHost: {addr}\r\nContent-Length: 0\r\n");
+        for (name, value) in headers {
+            request.push_str(&format!("{name}: {value}\r\n"));
+        }
+        request.push_str("\r\n");
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut raw = Vec::new();
+        stream.read_to_end(&mut raw).unwrap();
+        let split = raw
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .expect("no end of headers")
+            + 4;
+        let head = String::from_utf8_lossy(&raw[..split]).to_ascii_lowercase();
+        (head, raw.split_off(split))
+    }
+
+    /// `/stats`, parsed.
+    pub fn stats(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.identity("/stats")).expect("/stats is JSON")
+    }
+
+    /// `count` API requests of 1 to 6 items, as visitors make them, from `first`.
+    pub fn visit_api(&self, first: u64, count: u64) {
+        for k in first..first + count {
+            let path = format!("/api/items?n={}&start={}", 1 + k % 6, (k * 7919) % 100_000);
+            self.identity(&path);
+        }
+    }
+
+    /// Waits (at most a minute) for the learner's dictionary of at least `version`, and
+    /// returns it as `/stats` describes it (`url`, `sha256`, `version`, ...).
+    pub fn learned(&self, version: u64) -> serde_json::Value {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let stats = self.stats();
+            let current = &stats["dictionaries"]["learned"]["current"];
+            if current["version"].as_u64().is_some_and(|v| v >= version) {
+                return current.clone();
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no learned v{version}: {stats}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}

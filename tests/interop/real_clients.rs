@@ -17,44 +17,6 @@ use crate::common::tools;
 use crate::demo::Server;
 use serde_json::Value;
 
-/// Helpers on the shared demo server for these tests.
-impl Server {
-    /// The identity body of `GET path`, over a plain HTTP/1.0 socket (no client library
-    /// between us and the bytes: HTTP/1.0 means no chunking, the body ends at EOF).
-    fn identity(&self, path: &str) -> Vec<u8> {
-        let (head, body) = self.raw(path, &[("Accept-Encoding", "identity")]);
-        assert!(!head.contains("content-encoding"), "{path}: {head}");
-        body
-    }
-
-    /// `GET path` with these request headers over HTTP/1.0: the head (lowercased) and the
-    /// body as sent.
-    fn raw(&self, path: &str, headers: &[(&str, &str)]) -> (String, Vec<u8>) {
-        let addr = self.base.strip_prefix("http://").unwrap();
-        let mut stream = TcpStream::connect(addr).unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_secs(30)))
-            .unwrap();
-        let mut request = format!("GET {path} HTTP/1.0\r\nHost: {addr}\r\n");
-        for (name, value) in headers {
-            request.push_str(&format!("{name}: {value}\r\n"));
-        }
-        request.push_str("\r\n");
-        stream.write_all(request.as_bytes()).unwrap();
-        let mut raw = Vec::new();
-        stream.read_to_end(&mut raw).unwrap();
-        let split = raw
-            .windows(4)
-            .position(|w| w == b"\r\n\r\n")
-            .expect("no end of headers")
-            + 4;
-        let head = String::from_utf8_lossy(&raw[..split]).to_ascii_lowercase();
-        assert!(head.starts_with("http/1.0 200"), "{path}: {head}");
-        let body = raw.split_off(split);
-        (head, body)
-    }
-}
-
 /// A fresh directory under cargo's per-target temp dir, removed when dropped.
 struct TempDir(PathBuf);
 
