@@ -10,6 +10,10 @@ mod common;
 #[path = "../common/demo.rs"]
 mod demo;
 
+#[cfg(dictionary_client)]
+mod chromium;
 mod codecs;
+#[cfg(dictionary_client)]
+mod dictionaries;
 #[cfg(dictionary_client)]
 mod real_clients;
