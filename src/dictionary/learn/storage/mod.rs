@@ -9,8 +9,15 @@ use std::fmt;
 use std::io;
 
 mod dir;
+#[cfg(feature = "object-store")]
+mod object;
+#[cfg(test)]
+mod tests;
 
 pub use dir::DirStorage;
+#[cfg(feature = "object-store")]
+#[cfg_attr(docsrs, doc(cfg(feature = "object-store")))]
+pub use object::ObjectStorage;
 
 /// Blobs by name, shared by a fleet: a local directory ([`DirStorage`]) or, with the
 /// `object-store` feature, any `object_store` backend ([`ObjectStorage`]: S3, GCS, Azure,
@@ -40,6 +47,10 @@ pub trait DictionaryStorage: Send + Sync + fmt::Debug + 'static {
 
     /// The names of the blobs under `prefix` (`"routes/abc/"` lists that folder's blobs,
     /// recursively), in no particular order. A prefix that names nothing gives an empty list.
+    ///
+    /// The prefix is the start of a name, as text: `""` lists every blob and `"routes/ab"`
+    /// lists `routes/abc/x` too. One that no name can start with (`"/x"`, `"a//"`, `"../"`)
+    /// is an [`io::ErrorKind::InvalidInput`] error.
     fn list(&self, prefix: &str) -> io::Result<Vec<String>>;
 
     /// Removes the blob under `name`; removing one that is not there is not an error.
