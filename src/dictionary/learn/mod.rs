@@ -38,6 +38,23 @@
 //! gets dictionary compression on any instance; all agree on the newest (by version, then
 //! hash).
 //!
+//! On S3 (or GCS, Azure: `object_store`'s `gcp`, `azure` features), every instance of the
+//! fleet with the same bucket and prefix, polling every 10 s (this crate's `object-store`
+//! feature, and `object_store` with its `aws` feature in the application's dependencies):
+//!
+//! ```ignore
+//! use std::sync::Arc;
+//! use object_store::aws::AmazonS3Builder;
+//! use tower_gzip::dictionary::learn::{LearnedRoute, Learner, storage::ObjectStorage};
+//!
+//! // Credentials and region from the environment (AWS_ACCESS_KEY_ID, AWS_REGION, ...).
+//! let s3 = AmazonS3Builder::from_env().with_bucket_name("my-service-assets").build()?;
+//! let learner = Learner::builder()
+//!     .route(LearnedRoute::new("/api/items*"))
+//!     .storage(ObjectStorage::with_prefix(Arc::new(s3), "compression-dictionaries")?)
+//!     .build()?;
+//! ```
+//!
 //! # Example
 //!
 //! ```

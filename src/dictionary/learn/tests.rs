@@ -338,13 +338,15 @@ impl DictionaryStorage for MemStorage {
     }
 }
 
-#[tokio::test]
-async fn instances_sharing_a_storage_use_each_others_dictionaries() {
-    let storage = MemStorage::default();
+/// Two instances, each with its own handle on one storage (`open` makes a handle): what one
+/// learns, the other loads, serves and announces; a blob whose bytes do not match its name
+/// is never used.
+async fn fleet<S: DictionaryStorage>(open: impl Fn() -> S) {
+    let storage = open();
     let instance = || {
         Learner::builder()
             .route(route())
-            .storage(storage.clone())
+            .storage(open())
             .poll_interval(Duration::from_millis(20))
             .build()
             .unwrap()
@@ -355,7 +357,7 @@ async fn instances_sharing_a_storage_use_each_others_dictionaries() {
     feed(&mut svc_a, 0, 60, 0).await;
     wait_for(&a, "a's dictionary", |s| s.current.is_some());
     let built = a.stats().routes[0].current.clone().unwrap();
-    assert_eq!(storage.0.lock().unwrap().len(), 1, "written once");
+    assert_eq!(storage.list("").unwrap().len(), 1, "written once");
     wait_for(&b, "b to load it", |s| s.loaded == 1);
     let loaded = b.stats().routes.remove(0);
     assert_eq!(loaded.current.as_ref().map(|c| c.hash), Some(built.hash));
@@ -366,17 +368,8 @@ async fn instances_sharing_a_storage_use_each_others_dictionaries() {
     let res = get(&mut svc_b, request("/api/items?start=3")).await;
     assert!(res.headers()[LINK].to_str().unwrap().contains(&built.url));
     // A blob whose bytes do not match the hash in its name is never used.
-    let key = storage
-        .0
-        .lock()
-        .unwrap()
-        .keys()
-        .next()
-        .unwrap()
-        .split('/')
-        .next()
-        .unwrap()
-        .to_owned();
+    let names = storage.list("").unwrap();
+    let key = names[0].split('/').next().unwrap().to_owned();
     let forged = super::names::StoredName {
         version: 9,
         dcz_level: 3,
@@ -387,6 +380,35 @@ async fn instances_sharing_a_storage_use_each_others_dictionaries() {
     std::thread::sleep(Duration::from_millis(200));
     let stats = b.stats().routes.remove(0);
     assert_eq!((stats.loaded, stats.current.unwrap().version), (1, 1));
+}
+
+#[tokio::test]
+async fn instances_sharing_a_storage_use_each_others_dictionaries() {
+    let blobs = MemStorage::default();
+    fleet(|| blobs.clone()).await;
+}
+
+#[tokio::test]
+async fn instances_sharing_a_directory_use_each_others_dictionaries() {
+    let dir = std::env::temp_dir().join(format!("tower-gzip-learn-fleet-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    fleet(|| super::storage::DirStorage::new(&dir).unwrap()).await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[cfg(feature = "object-store")]
+#[tokio::test]
+async fn instances_sharing_an_object_store_use_each_others_dictionaries() {
+    use object_store::local::LocalFileSystem;
+    let dir = std::env::temp_dir().join(format!("tower-gzip-learn-objects-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    fleet(|| {
+        let store = Arc::new(LocalFileSystem::new_with_prefix(&dir).unwrap());
+        super::storage::ObjectStorage::with_prefix(store, "dictionaries").unwrap()
+    })
+    .await;
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
