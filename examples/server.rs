@@ -27,7 +27,7 @@
 //!   responses of `/api/items` and keeps it current (`POST /api/schema?v=1` changes the
 //!   items' shape, so a new one is learned). `--dictionary-dir DIR` shares the learned
 //!   dictionaries with every instance started with the same directory, listed every
-//!   `--dictionary-poll SECS` (default 10).
+//!   `--dictionary-poll SECS` (default 10). `--no-learn` turns learning off.
 //! - `--dictionary FILE`: the API dictionary, a file built at deploy time (`cargo run
 //!   --example dictionary -- build`), served at `/dictionary`, instead of learning one.
 //!
@@ -127,8 +127,9 @@ struct Config {
     prefer: Vec<ContentCoding>,
     dict_codings: Vec<ContentCoding>,
     dictionary: Option<PathBuf>,
-    /// `--learn`, or no `--dictionary`: the API dictionary is learned.
-    learn: bool,
+    /// `--learn` / `--no-learn`; unset, the API dictionary is learned unless
+    /// `--dictionary FILE` gives one.
+    learn: Option<bool>,
     dictionary_dir: Option<PathBuf>,
     dictionary_poll: Option<Duration>,
     /// `--level`: a level for some codings, the others at their defaults.
@@ -215,7 +216,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 const USAGE: &str = "usage: server [--baseline tower-http] [--prefer LIST] \
     [--level CODING=N[,CODING=N...]] [--adaptive] [--dictionary FILE] [--learn] \
-    [--dictionary-dir DIR] [--dictionary-poll SECS] \
+    [--no-learn] [--dictionary-dir DIR] [--dictionary-poll SECS] \
     (env: ADDR, RUST_LOG)\n\
     LIST: comma-separated codings, most preferred first: zstd, br, gzip, deflate, dcz, dcb";
 
@@ -230,7 +231,7 @@ fn parse_args() -> Config {
         prefer: Vec::new(),
         dict_codings: DICT_CODINGS.to_vec(),
         dictionary: None,
-        learn: false,
+        learn: None,
         dictionary_dir: None,
         dictionary_poll: None,
         levels: Vec::new(),
@@ -249,10 +250,11 @@ fn parse_args() -> Config {
             println!("{USAGE}");
             std::process::exit(0);
         }
-        if matches!(flag.as_str(), "--adaptive" | "--learn") && inline.is_none() {
+        if matches!(flag.as_str(), "--adaptive" | "--learn" | "--no-learn") && inline.is_none() {
             match flag.as_str() {
                 "--adaptive" => config.adaptive = true,
-                _ => config.learn = true,
+                "--learn" => config.learn = Some(true),
+                _ => config.learn = Some(false),
             }
             ours_only.push(flag);
             continue;
@@ -296,7 +298,6 @@ fn parse_args() -> Config {
             ours_only.push(flag);
         }
     }
-    config.learn |= config.dictionary.is_none();
     if config.mode == Mode::TowerHttp && !ours_only.is_empty() {
         usage(&format!(
             "{} apply to our layers only, not to --baseline tower-http",
@@ -393,7 +394,7 @@ fn app(
                 .as_deref()
                 .map(dictionary::load)
                 .transpose()?,
-            learner: match config.learn {
+            learner: match config.learn.unwrap_or(config.dictionary.is_none()) {
                 true => Some(dictionary::learner(
                     &store,
                     config.dictionary_dir.as_deref(),

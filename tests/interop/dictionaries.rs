@@ -9,17 +9,20 @@ use crate::chromium::{
 };
 use crate::demo::Server;
 
-/// Dictionary transport (RFC 9842) in headless Chromium: the page announces the API
-/// dictionary (`Link` header and `<link>`); `?autotest=dict` waits until Chromium has stored
-/// it (it fetches it when idle; the page fetches it itself after 2 s), then fetches
-/// `/api/items?n=5&start=S` (S unseen by the training) and `/assets/app-v2.js` after
-/// `/assets/app-v1.js`. With `args` the server prefers `want`; Chromium offers both.
-#[cfg(feature = "zstd")] // the demo trains its dictionary with zstd's trainer
+/// Dictionary transport (RFC 9842) in headless Chromium: the demo learns the API dictionary
+/// from 1,000 responses; the page announces it (`Link` header and `<link>`); `?autotest=dict`
+/// waits until Chromium has stored it (it fetches it when idle; the page fetches it itself
+/// after 2 s), then fetches `/api/items?n=5&start=S` (S unseen by the learner) and ten more,
+/// and `/assets/app-v2.js` after `/assets/app-v1.js`. With `args` the server prefers
+/// `want`; Chromium offers both.
 fn chromium_decodes_dictionary_codings(args: &[&str], want: &str) {
     if !have_chromium() {
         return;
     }
     let server = Server::start(args);
+    // A cold start: 1,000 API responses teach the dictionary the page then announces.
+    server.visit_api(0, 1000);
+    server.learned(1);
     const START: u64 = 987_654_321;
     let url = server.url(&format!("/?autotest=dict&start={START}"));
     // About 4 s when all goes well; two tries of at most 40 s each keep the test bounded.
@@ -57,6 +60,28 @@ fn chromium_decodes_dictionary_codings(args: &[&str], want: &str) {
         "{want}: {wire} bytes for {}",
         plain.len()
     );
+
+    // Ten more responses it never saw: dcz at most 0.70x plain zstd's bytes (dcb is
+    // weighed against br by the crate's benches).
+    if want == "dcz" {
+        let (mut dictionary, mut zstd) = (0, 0);
+        for item in result["batch"].as_array().expect("a batch") {
+            assert_eq!(item["encoding"], want, "{result}");
+            dictionary += item["wire"].as_u64().unwrap();
+            let path = item["path"].as_str().unwrap();
+            let (head, body) = server.raw(path, &[("Accept-Encoding", "zstd")]);
+            assert!(head.contains("content-encoding: zstd\r\n"), "{head}");
+            zstd += body.len() as u64;
+        }
+        let ratio = dictionary as f64 / zstd as f64;
+        eprintln!(
+            "learned dictionary, unseen API responses: dcz {dictionary} B, zstd {zstd} B: {ratio:.3}x"
+        );
+        assert!(
+            ratio <= 0.70,
+            "dcz {dictionary} B against zstd {zstd} B: {ratio:.3}x"
+        );
+    }
 
     // v1 plainly compressed, then v2 as a delta against it.
     let v1 = server.identity("/assets/app-v1.js");
@@ -133,4 +158,53 @@ fn headless_chromium_decodes_dcz() {
 #[test]
 fn headless_chromium_decodes_dcb() {
     chromium_decodes_dictionary_codings(&["--prefer", "dcb"], "dcb");
+}
+
+/// Rotation in Chromium: it holds the learned v1 and gets API responses against it; the
+/// items' schema changes and the demo learns v2; the same browser profile, loading the page
+/// again, moves to v2 (its requests name v2), and no response fails to decode on the way.
+#[test]
+fn headless_chromium_moves_to_the_next_learned_dictionary() {
+    if !have_chromium() {
+        return;
+    }
+    let server = Server::start(&[]);
+    server.visit_api(0, 1000);
+    server.learned(1);
+    let profile = TempDir::new("chromium-rotation");
+    let limit = Duration::from_secs(40);
+    let run = |want: &str| {
+        let url = server.url(&format!("/?autotest=rotate&want={want}"));
+        let result = autotest_result(&dump_dom_in(&profile, &url, 30_000, limit))
+            .expect("the demo page wrote no finished result into <pre id=\"autotest\">");
+        eprintln!("chromium rotation ({want}): {result}");
+        assert_eq!(result["errors"], 0, "a response failed to decode: {result}");
+        assert_eq!(
+            result["moved"], true,
+            "never got dcz against {want}: {result}"
+        );
+        result
+    };
+    run("v1");
+
+    let (head, _) = server.request("POST", "/api/schema?v=1", &[]);
+    assert!(head.starts_with("http/1.0 200"), "{head}");
+    server.visit_api(1000, 2500);
+    let v2 = server.learned(2);
+    assert_eq!(v2["version"], 2, "{v2}");
+    let result = run("v2");
+    // Each response it saw decoded: against v1 until it held v2, then against v2.
+    let seen: Vec<&str> = result["seen"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s.as_str())
+        .collect();
+    assert!(
+        seen.iter()
+            .all(|s| s.starts_with("dcz:") || s.starts_with("zstd")),
+        "{result}"
+    );
+    let stats = server.stats();
+    assert_eq!(stats["dictionaries"]["refused"], 0, "{stats}");
 }
