@@ -180,7 +180,7 @@ impl Learner {
 }
 
 impl RouteShared {
-    fn new(config: &LearnedRoute) -> Result<Self, LearnError> {
+    pub(crate) fn new(config: &LearnedRoute) -> Result<Self, LearnError> {
         let pattern = PathPattern::new(&config.pattern)?;
         crate::headers::UseAsDictionary::new(pattern.as_str())
             .to_header_value()

@@ -75,6 +75,8 @@
 //! ```
 
 mod body;
+#[cfg(test)]
+mod churn;
 mod config;
 mod layer;
 mod learner;

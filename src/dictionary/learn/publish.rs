@@ -139,7 +139,12 @@ impl RouteLearning {
             .filter_map(|n| StoredName::parse(&route.key, n))
             .collect();
         listed.sort_by_key(|n| std::cmp::Reverse((n.version, n.hash)));
-        listed.truncate(cx.settings.keep);
+        // Past the newest kept, every instance would retire them: the storage stays bounded.
+        for old in listed.split_off(cx.settings.keep.min(listed.len())) {
+            if let Err(error) = storage.delete(&old.to_name(&route.key)) {
+                tracing::warn!(%error, "learned dictionary: not deleted");
+            }
+        }
         let current = self.held.last().map(|h| h.name);
         for name in listed.into_iter().rev() {
             if self.held.iter().any(|h| h.name.hash == name.hash)
