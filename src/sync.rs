@@ -1,6 +1,8 @@
 //! Locking that survives a panic elsewhere.
 
-use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Mutex, MutexGuard};
+#[cfg(feature = "dcz")]
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// Locks `mutex`, taking the data of a lock poisoned by a panic in another thread.
 ///
@@ -14,11 +16,13 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+#[cfg(feature = "dcz")]
 /// Reads `lock`, past a panic in another thread (as [`lock`] does, for the same reason).
 pub(crate) fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
     lock.read().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+#[cfg(feature = "dcz")]
 /// Writes `lock`, past a panic in another thread (as [`lock`] does, for the same reason).
 pub(crate) fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
     lock.write()
