@@ -77,22 +77,29 @@ async fn handler(req: Request<Full<Bytes>>) -> Result<Response<Full<Bytes>>, Inf
     Ok(res.body(Full::new(body.into())).unwrap())
 }
 
+/// The learner's layer over a handler, as the tests call it.
+trait Learning:
+    Service<Request<Full<Bytes>>, Response = Response<LearnBody<Full<Bytes>>>, Error = Infallible>
+    + Clone
+{
+}
+
+impl<S> Learning for S where
+    S: Service<
+            Request<Full<Bytes>>,
+            Response = Response<LearnBody<Full<Bytes>>>,
+            Error = Infallible,
+        > + Clone
+{
+}
+
 fn route() -> LearnedRoute {
     LearnedRoute::new("/api/items*")
         .sample_rate(1.0)
         .min_samples(60)
 }
 
-async fn get(
-    svc: &mut (
-             impl Service<
-        Request<Full<Bytes>>,
-        Response = Response<LearnBody<Full<Bytes>>>,
-        Error = Infallible,
-    > + Clone
-         ),
-    req: Request<Full<Bytes>>,
-) -> Response<Bytes> {
+async fn get(svc: &mut impl Learning, req: Request<Full<Bytes>>) -> Response<Bytes> {
     let res = svc.clone().oneshot(req).await.unwrap();
     let (parts, body) = res.into_parts();
     Response::from_parts(parts, body.collect().await.unwrap().to_bytes())
@@ -115,18 +122,7 @@ pub(super) fn wait_for(learner: &Learner, what: &str, done: impl Fn(&LearnedRout
     }
 }
 
-async fn feed(
-    svc: &mut (
-             impl Service<
-        Request<Full<Bytes>>,
-        Response = Response<LearnBody<Full<Bytes>>>,
-        Error = Infallible,
-    > + Clone
-         ),
-    from: u64,
-    count: u64,
-    schema: u8,
-) {
+async fn feed(svc: &mut impl Learning, from: u64, count: u64, schema: u8) {
     for start in from..from + count {
         get(
             svc,
