@@ -55,8 +55,9 @@ pub(crate) struct RouteShared {
     pub(crate) key: String,
     considered: AtomicU64,
     pub(crate) counters: RouteCounters,
-    /// `Link` to the current dictionary, once there is one.
-    pub(crate) link: RwLock<Option<HeaderValue>>,
+    /// `Link` to the current dictionary, once there is one, and the `Available-Dictionary`
+    /// of a request that holds it already (which needs no announcement).
+    pub(crate) link: RwLock<Option<Announcement>>,
 }
 
 impl Learner {
@@ -206,9 +207,20 @@ impl RouteShared {
         ((n + 1.0) * rate).floor() > (n * rate).floor()
     }
 
-    pub(crate) fn link(&self) -> Option<HeaderValue> {
-        crate::sync::read(&self.link).clone()
+    /// The `Link` for a response to a request with these headers: none when the request
+    /// names the current dictionary already.
+    pub(crate) fn link(&self, request: &HeaderMap) -> Option<HeaderValue> {
+        let announcement = crate::sync::read(&self.link);
+        let current = announcement.as_ref()?;
+        let held = request.get(crate::headers::AVAILABLE_DICTIONARY);
+        (held != Some(&current.held)).then(|| current.link.clone())
     }
+}
+
+/// How a route announces its current dictionary.
+pub(crate) struct Announcement {
+    pub(crate) link: HeaderValue,
+    pub(crate) held: HeaderValue,
 }
 
 /// A SHA-256 written as 64 hex digits (either case).

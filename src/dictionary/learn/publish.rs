@@ -4,6 +4,7 @@
 use bytes::Bytes;
 use sha2::{Digest, Sha256};
 
+use super::learner::Announcement;
 use super::names::StoredName;
 use super::route::RouteLearning;
 use super::stats::CurrentDictionary;
@@ -102,7 +103,10 @@ impl RouteLearning {
             return;
         };
         let url = format!("{}{}", cx.shared.url_prefix, hex(&current.name.hash));
-        *write(&route.link) = link_header(&url);
+        *write(&route.link) = link_header(&url).map(|link| Announcement {
+            link,
+            held: current.dictionary.available_dictionary(),
+        });
         let snapshot = CurrentDictionary {
             hash: current.name.hash,
             version: current.name.version,

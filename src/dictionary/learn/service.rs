@@ -87,7 +87,7 @@ impl<S> LearnService<S> {
         Plan {
             learner: self.learner.clone(),
             route,
-            link: shared.link(),
+            link: shared.link(req.headers()),
             sample: sample.flatten(),
         }
     }

@@ -219,6 +219,13 @@ async fn a_learned_dictionary_is_announced_served_and_used() {
         format!("<{}>; rel=\"compression-dictionary\"", current.url)
     );
     assert!(current.url.starts_with("/.well-known/dictionaries/"));
+    // A request that names it already is not told again.
+    let mut holder = request("/api/items?start=5000");
+    let dictionary = learner.store().get(&current.hash).unwrap();
+    holder
+        .headers_mut()
+        .insert(AVAILABLE_DICTIONARY, dictionary.available_dictionary());
+    assert!(get(&mut svc, holder).await.headers().get(LINK).is_none());
 
     let served = get(&mut svc, request(&current.url)).await;
     assert_eq!(served.status(), 200);
