@@ -377,6 +377,62 @@ async fn index(axum::extract::State(state): axum::extract::State<AppState>) -> R
     ([(header::LINK, link)], Html(html)).into_response()
 }
 
+/// Dictionary transport (ours only): the store, a dictionary file, the learner.
+fn dictionaries(config: &Config) -> Result<Option<Dictionaries>, Box<dyn std::error::Error>> {
+    if config.mode == Mode::TowerHttp {
+        return Ok(None);
+    }
+    let store = DictionaryStore::new(STORE_BYTES);
+    let api = config
+        .dictionary
+        .as_deref()
+        .map(dictionary::load)
+        .transpose()?;
+    if let Some(api) = &api {
+        store.insert(api.clone());
+    }
+    let learner = match config.learn.unwrap_or(config.dictionary.is_none()) {
+        true => Some(dictionary::learner(
+            &store,
+            config.dictionary_dir.as_deref(),
+            config.dictionary_poll,
+        )?),
+        false => None,
+    };
+    let rest = ContentCoding::PLAIN
+        .iter()
+        .filter(|f| !config.prefer.contains(f));
+    Ok(Some(Dictionaries {
+        store,
+        api,
+        learner,
+        codings: config.dict_codings.clone(),
+        prefer: config.prefer.iter().chain(rest).copied().collect(),
+    }))
+}
+
+/// Our compression layer, as the command line configures it.
+fn our_layer(
+    config: &Config,
+    dictionaries: Option<&Dictionaries>,
+    governor: Option<&Governor>,
+) -> CompressionLayer {
+    let mut ours = CompressionLayer::new().quality(CompressionLevel::Default);
+    for &(coding, level) in &config.levels {
+        ours = ours.level(coding, CompressionLevel::Precise(level));
+    }
+    if let Some(governor) = governor {
+        ours = ours.adaptive(governor.clone());
+    }
+    if let Some(d) = dictionaries {
+        ours = ours
+            .prefer(&d.prefer)
+            .dictionaries(d.store.clone())
+            .dictionary_codings(&d.codings);
+    }
+    ours
+}
+
 /// The router, with the layers of `mode` (see the module docs for their order).
 fn app(
     config: &Config,
@@ -385,50 +441,9 @@ fn app(
     #[cfg(feature = "metrics")]
     let metrics = metrics::install()?;
     let mode = config.mode;
-    let store = DictionaryStore::new(STORE_BYTES);
-    let dictionaries = match mode {
-        Mode::TowerGzip => Some(Dictionaries {
-            store: store.clone(),
-            api: config
-                .dictionary
-                .as_deref()
-                .map(dictionary::load)
-                .transpose()?,
-            learner: match config.learn.unwrap_or(config.dictionary.is_none()) {
-                true => Some(dictionary::learner(
-                    &store,
-                    config.dictionary_dir.as_deref(),
-                    config.dictionary_poll,
-                )?),
-                false => None,
-            },
-            codings: config.dict_codings.clone(),
-            prefer: {
-                let rest = ContentCoding::PLAIN
-                    .iter()
-                    .filter(|f| !config.prefer.contains(f));
-                config.prefer.iter().chain(rest).copied().collect()
-            },
-        }),
-        Mode::TowerHttp => None,
-    };
-    let mut ours = CompressionLayer::new().quality(CompressionLevel::Default);
-    for &(coding, level) in &config.levels {
-        ours = ours.level(coding, CompressionLevel::Precise(level));
-    }
+    let dictionaries = dictionaries(config)?;
     let governor = config.adaptive.then(Governor::new);
-    if let Some(governor) = &governor {
-        ours = ours.adaptive(governor.clone());
-    }
-    if let Some(d) = &dictionaries {
-        if let Some(api) = &d.api {
-            d.store.insert(api.clone());
-        }
-        ours = ours
-            .prefer(&d.prefer)
-            .dictionaries(d.store.clone())
-            .dictionary_codings(&d.codings);
-    }
+    let ours = our_layer(config, dictionaries.as_ref(), governor.as_ref());
     #[cfg(feature = "metrics")]
     if mode == Mode::TowerGzip {
         ours.publish_metrics();
