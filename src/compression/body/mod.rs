@@ -7,7 +7,7 @@ use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 
 use super::governor::Timed;
-use super::report::{self, Tally};
+use super::report::{self, Tally, account};
 use super::stats::CompressionStats;
 use crate::BoxError;
 use crate::buf::{Chunks, poll_bytes};
@@ -248,10 +248,7 @@ where
             if self.has_input() && self.running().encoder.poll_ready(cx).is_pending() {
                 return Poll::Pending;
             }
-            let started = self.tally.start();
-            let encoded = self.encode_input(&mut budget);
-            self.tally.stop(started);
-            if let Err(e) = encoded {
+            if let Err(e) = self.encode_input(&mut budget) {
                 return self.fail(e);
             }
             if budget == 0 {
@@ -289,7 +286,7 @@ where
         let (encoder, queued, current) =
             (&mut running.encoder, &mut self.queued, &mut self.current);
         let out = &mut self.out;
-        let mut slice = || {
+        let slice = || {
             encode_queued(encoder, queued, current, out, budget)?;
             let in_hand = current.len() + queued.len();
             let mut used = before - *budget;
@@ -300,10 +297,7 @@ where
             }
             Ok::<_, BoxError>(used)
         };
-        let used = match &mut self.timed {
-            Some(timed) => timed.time(slice)?,
-            None => slice()?,
-        };
+        let used = account(&mut self.tally, self.timed.as_mut(), slice)?;
         if used > 0 {
             running.unflushed = true;
             self.tally.bytes_in += used as u64;
@@ -340,13 +334,12 @@ where
         };
         let encoder = &mut running.encoder;
         let slice_end = encoder.at_slice_end();
-        let started = self.tally.start();
-        let ended = match slice_end {
+        let out = &mut self.out;
+        let ended = account(&mut self.tally, self.timed.as_mut(), || match slice_end {
             SliceEnd::Keep => Ok(()),
-            SliceEnd::Flush => encoder.flush(&mut self.out),
-            SliceEnd::Release => encoder.idle(&mut self.out),
-        };
-        self.tally.stop(started);
+            SliceEnd::Flush => encoder.flush(out),
+            SliceEnd::Release => encoder.idle(out),
+        });
         if let Err(e) = ended {
             return self.fail(e.into());
         }
@@ -377,9 +370,8 @@ where
             unreachable!("only a running stream encodes")
         };
         if std::mem::take(&mut running.unflushed) || running.encoder.holds_state() {
-            let started = self.tally.start();
-            let idled = running.encoder.idle(&mut self.out);
-            self.tally.stop(started);
+            let (encoder, out) = (&mut running.encoder, &mut self.out);
+            let idled = account(&mut self.tally, self.timed.as_mut(), || encoder.idle(out));
             if let Err(e) = idled {
                 return self.fail(e.into());
             }
@@ -426,9 +418,8 @@ where
         ) else {
             return Poll::Ready(None);
         };
-        let started = self.tally.start();
-        let finished = encoder.finish(&mut self.out);
-        self.tally.stop(started);
+        let out = &mut self.out;
+        let finished = account(&mut self.tally, self.timed.as_mut(), || encoder.finish(out));
         if let Err(e) = finished {
             return self.fail(e.into());
         }
