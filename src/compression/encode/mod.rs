@@ -126,7 +126,7 @@ fn streaming<B: Body<Error: Into<BoxError>>>(
             let tally = Tally::new(target.coding, level, report::timed());
             let stats = Some((settings.stats.clone(), tally));
             let timed = governor_account(settings, target);
-            CompressionBody::encoding(body, encoder, chunks, stats, timed)
+            CompressionBody::encoding(body, encoder, chunks, stats, timed, &settings.pool)
         }
         Err(error) => CompressionBody::ready(Bytes::new(), None, Some(error)),
     }
