@@ -4,8 +4,8 @@
 # server in memory, the demo server with our layers against the same server with
 # tower-http's (`--baseline tower-http`), over 127.0.0.1 only. Measurement only.
 #
-#   scripts/loadtest_streams.sh                        # all sections, ~4 min
-#   SECTIONS=concurrent scripts/loadtest_streams.sh    # one section (concurrent, slow, idle, busy)
+#   scripts/loadtest_streams.sh                        # all sections, ~8 min
+#   SECTIONS=concurrent scripts/loadtest_streams.sh    # one section (concurrent, slow, idle, busy, whole)
 #   ENCODINGS=zstd scripts/loadtest_streams.sh         # one coding only
 #
 # Every compressed case runs once per coding C in ENCODINGS (`Accept-Encoding: C`), ours and
@@ -26,9 +26,13 @@
 #               identity's. Each stream sends BUSY_SECONDS worth of events, at most
 #               BUSY_EVENTS over all streams (at 1 ms, 256 streams ask more than 2 cores do).
 #               I up to 10000: pauses over a second release the state and prime it again.
+#   whole       ~1 MB JSON bodies known in full (/api/items), `Accept-Encoding: gzip,
+#               deflate, br`: see scripts/loadtest_whole.sh (WHOLE_CONNS, WHOLE_ITEMS,
+#               WHOLE_ROUNDS).
 #
-# Check: concurrent gzip/zstd RSS growth over MAX_GROWTH (2.0) x tower-http's exits 1.
-# Env: SECTIONS (comma list, default concurrent,slow,idle,busy), ENCODINGS (space or comma list
+# Checks (exit 1): concurrent gzip/zstd RSS growth over MAX_GROWTH (2.0) x tower-http's;
+# whole's median RSS growth over MAX_WHOLE_GROWTH (3.0) x tower-http's.
+# Env: SECTIONS (comma list, default concurrent,slow,idle,busy,whole), ENCODINGS (space or comma list
 # of gzip, zstd, br, deflate; default "gzip zstd br"), REQUESTS (400),
 # CONCURRENCY ("64 256"), BIG_SIZE (1000000), SLOW_CONNS (256), SLOW_RATE (16384),
 # SLOW_SECONDS (10), IDLE_CONNS (1000), IDLE_SECONDS (15), IDLE_CHECKPOINT (5),
@@ -46,7 +50,7 @@
 # processes it started (trap on EXIT).
 set -euo pipefail
 
-SECTIONS="${SECTIONS:-concurrent,slow,idle,busy}"
+SECTIONS="${SECTIONS:-concurrent,slow,idle,busy,whole}"
 ENCODINGS="${ENCODINGS:-gzip zstd br}"
 REQUESTS="${REQUESTS:-400}"
 CONCURRENCY="${CONCURRENCY:-64 256}"
@@ -132,17 +136,17 @@ IFS=',' read -r -a _sections <<<"$SECTIONS"
 for s in "${_sections[@]}"; do
     s="${s// /}"
     case "$s" in
-        concurrent | slow | idle | busy) RUN[$s]=1 ;;
-        all) RUN[concurrent]=1 RUN[slow]=1 RUN[idle]=1 RUN[busy]=1 ;;
+        concurrent | slow | idle | busy | whole) RUN[$s]=1 ;;
+        all) RUN[concurrent]=1 RUN[slow]=1 RUN[idle]=1 RUN[busy]=1 RUN[whole]=1 ;;
         "") ;;
-        *) die "unknown section '$s' in SECTIONS (concurrent, slow, idle, busy)" ;;
+        *) die "unknown section '$s' in SECTIONS (concurrent, slow, idle, busy, whole)" ;;
     esac
 done
 ((${#RUN[@]} > 0)) || die "SECTIONS selects nothing"
 POLL_S="$(awk -v ms="$POLL_MS" 'BEGIN { printf "%.3f", ms / 1000 }')"
 
 # --- tools -------------------------------------------------------------------------------
-if [[ -n "${RUN[concurrent]:-}" ]] && ! command -v h2load >/dev/null; then
+if [[ -n "${RUN[concurrent]:-}${RUN[whole]:-}" ]] && ! command -v h2load >/dev/null; then
     log "h2load not found: installing nghttp2-client with apt-get"
     if command -v apt-get >/dev/null; then
         (apt-get install -y -qq nghttp2-client >/dev/null 2>&1 ||
@@ -272,6 +276,9 @@ mib() { awk -v k="$1" 'BEGIN { if (k ~ /^-?[0-9]+$/) printf "%.1f", k / 1024; el
 
 BIG_PATH="/big.txt?size=$BIG_SIZE"
 SERVERS=(ours tower-http)
+PROTOS=(h1 h2c)
+# shellcheck source=scripts/loadtest_whole.sh
+source "$ROOT/scripts/loadtest_whole.sh"
 
 # --- concurrent streams ------------------------------------------------------------------
 # The Content-Encoding of one `GET $BIG_PATH` with `Accept-Encoding: $1` (curl, HTTP/1.1),
@@ -391,31 +398,10 @@ run_idle() { # $1: a case (see CASES)
     I_BYTES[$case]="$(json_field event_bytes_per_stream_mean "$out")"
 }
 
-# --- busy streams --------------------------------------------------------------------------
-declare -A B_N B_CPU B_BYTES B_DONE B_SECS
-run_busy() { # $1: streams, $2: ms between events, $3: identity or a coding
-    local conns=$1 ms=$2 enc=$3 key="$1/$2/$3" n out="$WORK/busy-$1-$2-$3.json"
-    n=$((BUSY_SECONDS * 1000 / ms))
-    ((n * conns <= BUSY_EVENTS)) || n=$((BUSY_EVENTS / conns))
-    ((n >= 1)) || n=1
-    start_server ours
-    log "== busy streams: $conns x /events?n=$n&interval_ms=$ms ($enc)"
-    "${CLIENT_PIN[@]}" timeout $((BUSY_SECONDS * 20 + 90)) python3 "$ROOT/scripts/event_streams.py" "$BASE" \
-        --pid "$SERVER_PID" --conns "$conns" --path "/events?n=$n&interval_ms=$ms" \
-        --encoding "$enc" --timeout $((BUSY_SECONDS * 20 + 60)) >"$out" ||
-        log "warning: event_streams.py exited with status $? ($key)"
-    stop_server
-    [[ -s "$out" ]] || echo '{}' >"$out"
-    cat "$out" >&2
-    B_N[$key]=$n
-    B_CPU[$key]="$(json_field cpu_us_per_event "$out")"
-    B_BYTES[$key]="$(json_field bytes_per_stream "$out")"
-    B_DONE[$key]="$(json_field complete "$out")/$(json_field encoded "$out")"
-    B_SECS[$key]="$(json_field seconds "$out")"
-}
+# shellcheck source=scripts/loadtest_busy.sh
+source "$ROOT/scripts/loadtest_busy.sh"
 
 # --- runs ----------------------------------------------------------------------------------
-PROTOS=(h1 h2c)
 read -r -a CONCS <<<"$CONCURRENCY"
 if [[ -n "${RUN[concurrent]:-}" ]]; then
     for proto in "${PROTOS[@]}"; do
@@ -439,6 +425,11 @@ if [[ -n "${RUN[idle]:-}" ]]; then
     for case in "${CASES[@]}"; do
         run_idle "$case"
     done
+fi
+
+if [[ -n "${RUN[whole]:-}" ]]; then
+    whole_section
+    whole_medians
 fi
 
 read -r -a BUSY_S <<<"$BUSY_STREAMS"
@@ -553,33 +544,10 @@ proto_name() { [[ "$1" == h1 ]] && echo "HTTP/1.1" || echo "$1"; }
         done
     fi
     if [[ -n "${RUN[busy]:-}" ]]; then
-        echo
-        echo "### Busy streams"
-        echo
-        echo "S SSE responses (\`scripts/event_streams.py\`, \`/events?n=N&interval_ms=I\`) with" \
-            "\`Accept-Encoding: CODING\` (identity: none), read to their end; ours only" \
-            "(tower-http does not compress \`text/event-stream\`). Server CPU: the server's" \
-            "threads' run time (schedstat) from the first request to the last response's end," \
-            "per event; over identity: minus identity's with the same S and I. Bytes: the body" \
-            "per stream on the wire (chunked framing excluded)."
-        echo
-        echo "| streams | interval (ms) | coding | events per stream | complete / encoded | wall (s) | server CPU per event (us) | over identity (us) | bytes per stream | bytes / identity |"
-        echo "|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|"
-        for conns in "${BUSY_S[@]}"; do
-            for ms in "${BUSY_I[@]}"; do
-                ref="$conns/$ms/identity"
-                for enc in identity "${ENCS[@]}"; do
-                    k="$conns/$ms/$enc" over="" rb=""
-                    if [[ "$enc" != identity ]]; then
-                        over="$(awk -v a="${B_CPU[$k]}" -v b="${B_CPU[$ref]}" 'BEGIN {
-                            if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/) printf "%+.1f", a - b; else printf "n/a" }')"
-                        rb="$(ratio "${B_BYTES[$k]}" "${B_BYTES[$ref]}")"
-                    fi
-                    echo "| $conns | $ms | $enc | ${B_N[$k]} | ${B_DONE[$k]} | ${B_SECS[$k]} |" \
-                        "${B_CPU[$k]} | $over | ${B_BYTES[$k]} | $rb |"
-                done
-            done
-        done
+        busy_report
+    fi
+    if [[ -n "${RUN[whole]:-}" ]]; then
+        whole_report
     fi
 } | tee "$WORK/results.md"
 mkdir -p "$(dirname "$OUT")"
@@ -590,8 +558,12 @@ log "results written to $OUT"
 # MAX_GROWTH (default 2.0) times tower-http's, per protocol and concurrency (br waits for
 # turns and is reported only). Exits 1 when a case is over, so a regression cannot pass
 # unnoticed.
+over=0
+if [[ -n "${RUN[whole]:-}" ]]; then
+    whole_check || over=1
+fi
 if [[ -n "${RUN[concurrent]:-}" ]]; then
-    over=0
+    c_over=0
     for proto in "${PROTOS[@]}"; do
         for c in "${CONCS[@]}"; do
             for enc in "${ENCS[@]}"; do
@@ -599,11 +571,14 @@ if [[ -n "${RUN[concurrent]:-}" ]]; then
                 r="$(ratio "${C_GROW[$proto/$c/$enc/ours]}" "${C_GROW[$proto/$c/$enc/tower-http]}")"
                 if awk -v r="$r" -v m="${MAX_GROWTH:-2.0}" 'BEGIN { exit !(r + 0 > m + 0) }'; then
                     log "check failed: $(proto_name "$proto"), $c connections, $enc: RSS growth ${r}x tower-http's (limit ${MAX_GROWTH:-2.0}x)"
-                    over=1
+                    c_over=1
                 fi
             done
         done
     done
-    ((over == 0)) || exit 1
-    log "check passed: concurrent RSS growth within ${MAX_GROWTH:-2.0}x tower-http's"
+    if ((c_over == 0)); then
+        log "check passed: concurrent RSS growth within ${MAX_GROWTH:-2.0}x tower-http's"
+    fi
+    ((c_over == 0)) || over=1
 fi
+((over == 0)) || exit 1

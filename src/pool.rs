@@ -26,11 +26,14 @@ mod lease;
 mod level;
 mod shelf;
 pub(crate) mod turns;
+pub(crate) mod yields;
 
 pub(crate) use lease::Hold;
 pub(crate) use level::Level;
 use shelf::{Counters, Found, Shelf};
 pub(crate) use turns::Turns;
+pub(crate) use yields::YieldSlot;
+use yields::YieldSlots;
 
 /// A shared, bounded pool of codec states.
 ///
@@ -65,6 +68,8 @@ pub(crate) struct Inner {
     pub(crate) park_bound: std::time::Duration,
     /// Turns for the streams of a coding whose states are too large to hold many of at once.
     turns: Turns,
+    /// Slots for streams with a large body in hand that yield between slices.
+    yields: YieldSlots,
     shelves: [OnceLock<Box<dyn AnyShelf>>; Kind::SLOTS],
 }
 
@@ -173,6 +178,7 @@ pub struct CodecPoolBuilder {
     hold_limit: usize,
     park_bound: std::time::Duration,
     br_stream_limit: usize,
+    yield_limit: usize,
 }
 
 impl CodecPoolBuilder {
@@ -225,6 +231,22 @@ impl CodecPoolBuilder {
         self
     }
 
+    /// How many streaming responses with more than a slice (64 KiB) of input in hand may
+    /// yield between slices at once ([`CodecPool::default_yield_limit`] unless set).
+    ///
+    /// A stream yields to the runtime after each slice, so that many streams progress
+    /// together and all send their first bytes early. A body handed over at once (a
+    /// handler's 1 MB `Vec`) is held until its last slice, so with every such stream
+    /// yielding, every handler's body is alive at once (256 concurrent 1 MB responses held
+    /// 256 MB). Past the limit a stream compresses the body in hand through, without
+    /// yielding (its consumer still applies backpressure), and frees it. Streams whose
+    /// producer hands over a slice or less at a time always yield. Zero: no such stream
+    /// yields.
+    pub fn yield_limit(mut self, limit: usize) -> Self {
+        self.yield_limit = limit;
+        self
+    }
+
     /// The longest pause a stream keeps its state over (default 1 s): parked on the shelf
     /// for it to take back (a br stream keeps its encoder instead of parking it).
     /// After a longer pause (and at a stream's first, whose length is not known) the state
@@ -247,6 +269,7 @@ impl CodecPoolBuilder {
                 hold_limit: self.hold_limit,
                 park_bound: self.park_bound,
                 turns: Turns::new(self.br_stream_limit),
+                yields: YieldSlots::new(self.yield_limit),
                 shelves: Default::default(),
             }),
         }
@@ -260,6 +283,7 @@ impl Default for CodecPoolBuilder {
             hold_limit: CodecPool::default_hold_limit(),
             park_bound: crate::pool::lease::PARK_BOUND,
             br_stream_limit: CodecPool::default_br_stream_limit(),
+            yield_limit: CodecPool::default_yield_limit(),
         }
     }
 }
@@ -313,6 +337,28 @@ impl CodecPool {
     pub fn default_br_stream_limit() -> usize {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         (cpus * 8).clamp(16, 256)
+    }
+
+    /// The default [yield limit](CodecPoolBuilder::yield_limit): four per CPU, at least 8
+    /// and at most 256.
+    ///
+    /// With 256 concurrent 1 MB JSON responses built in memory (BENCHMARKS.md, "Many
+    /// streams at once"), 8 kept the server's RSS growth within 2x tower-http's, where every
+    /// stream yielding grew it 10x; the mean first byte went from 0.57x tower-http's time
+    /// to about its time (a first byte needs the handler's body, alive until the end).
+    pub fn default_yield_limit() -> usize {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        (cpus * 4).clamp(8, 256)
+    }
+
+    /// The yield limit (see [`CodecPoolBuilder::yield_limit`]).
+    pub fn yield_limit(&self) -> usize {
+        self.inner.yields.limit()
+    }
+
+    /// The slots streams with a large body in hand take to yield between slices.
+    pub(crate) fn yield_slots(&self) -> &YieldSlots {
+        &self.inner.yields
     }
 
     /// The br stream limit (see [`CodecPoolBuilder::br_stream_limit`]).
@@ -400,6 +446,7 @@ impl fmt::Debug for CodecPool {
         f.debug_struct("CodecPool")
             .field("max_idle", &self.inner.max_idle)
             .field("hold_limit", &self.inner.hold_limit)
+            .field("yield_limit", &self.inner.yields.limit())
             .field("park_bound", &self.inner.park_bound)
             .finish_non_exhaustive()
     }

@@ -90,7 +90,7 @@ where
                 parts.headers.remove(CONTENT_LENGTH);
                 let settings = &self.settings;
                 let encoder = Encoder::new(format, settings.levels.of(format), &settings.pool);
-                CompressionBody::encode(body, encoder)
+                CompressionBody::encode(body, encoder, &settings.pool)
             }
             None => CompressionBody::identity(body),
         };

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use tracing::{Level, debug, enabled};
 
+use super::governor::Timed;
 use super::stats::{CompressionStats, DictionaryOutcome, SkipReason};
 use crate::telemetry::TARGET;
 use crate::{BoxError, ContentCoding};
@@ -31,18 +32,29 @@ impl Tally {
             time: timed.then_some(Duration::ZERO),
         }
     }
+}
 
-    /// The start of a span of work to time, if this tally measures time.
-    pub(crate) fn start(&self) -> Option<Instant> {
-        self.time.map(|_| Instant::now())
+/// Runs `work` (compression), timing it for `tally` if it measures time and for the
+/// governor's account if there is one: the clock is read once around it for both, and not
+/// at all when neither wants it.
+pub(crate) fn account<R>(
+    tally: &mut Tally,
+    governed: Option<&mut Timed>,
+    work: impl FnOnce() -> R,
+) -> R {
+    if tally.time.is_none() && governed.is_none() {
+        return work();
     }
-
-    /// Adds the time since `started` (from [`start`](Self::start)).
-    pub(crate) fn stop(&mut self, started: Option<Instant>) {
-        if let (Some(time), Some(started)) = (&mut self.time, started) {
-            *time += started.elapsed();
-        }
+    let started = Instant::now();
+    let result = work();
+    let busy = started.elapsed();
+    if let Some(time) = &mut tally.time {
+        *time += busy;
     }
+    if let Some(timed) = governed {
+        timed.add(busy);
+    }
+    result
 }
 
 /// Whether compression time is worth measuring for the response being decided: with the

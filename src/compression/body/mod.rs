@@ -7,12 +7,13 @@ use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 
 use super::governor::Timed;
-use super::report::{self, Tally};
+use super::report::{self, Tally, account};
 use super::stats::CompressionStats;
 use crate::BoxError;
 use crate::buf::{Chunks, poll_bytes};
 use crate::codec::{Encoder, SliceEnd};
 use crate::ended::Ended;
+use crate::pool::{CodecPool, YieldSlot};
 
 /// Input bytes compressed in one poll before the body yields: at level 6 on zlib-rs that
 /// is ~0.6 ms of work, so a huge frame cannot hold an executor thread for tens of
@@ -75,12 +76,14 @@ impl<B> CompressionBody<B> {
 
     /// Streams `inner` through `encoder`, starting with `queued` (input read ahead); a
     /// response's stream is told to `stats` when it ends (see [`report::finished`]).
+    /// `pool`'s yield slots bound the streams that yield with a large body in hand.
     pub(crate) fn encoding(
         inner: Pin<Box<B>>,
         encoder: Encoder,
         queued: Chunks,
         stats: Option<(CompressionStats, Tally)>,
         timed: Option<Timed>,
+        pool: &CodecPool,
     ) -> Self {
         let (stats, tally) = match stats {
             Some((stats, tally)) => (Some(stats), tally),
@@ -98,6 +101,8 @@ impl<B> CompressionBody<B> {
                     current: Bytes::new(),
                     out: BytesMut::new(),
                     yield_first: false,
+                    pace: Pace::Free,
+                    pool: pool.clone(),
                     tally,
                     stats,
                     timed,
@@ -109,8 +114,15 @@ impl<B> CompressionBody<B> {
 
     /// Compresses `inner` as it streams, for callers outside the response path (request
     /// compression): nothing is counted nor told.
-    pub(crate) fn encode(inner: B, encoder: Encoder) -> Self {
-        Self::encoding(Box::pin(inner), encoder, Chunks::default(), None, None)
+    pub(crate) fn encode(inner: B, encoder: Encoder, pool: &CodecPool) -> Self {
+        Self::encoding(
+            Box::pin(inner),
+            encoder,
+            Chunks::default(),
+            None,
+            None,
+            pool,
+        )
     }
 }
 
@@ -186,6 +198,10 @@ pub(crate) struct Encoding<B> {
     out: BytesMut,
     /// A full slice was just handed over: let other tasks run before the next one.
     yield_first: bool,
+    /// Whether the stream yields between slices while a large body is in hand.
+    pace: Pace,
+    /// The pool whose yield slots bound those that do.
+    pool: CodecPool,
     /// Bytes in and out, and the time spent compressing when it is measured.
     tally: Tally,
     /// Where the tally goes when the stream ends; `None` outside the response path.
@@ -194,6 +210,19 @@ pub(crate) struct Encoding<B> {
     complete: bool,
     /// Under a governor: what compressing this stream costs.
     timed: Option<Timed>,
+}
+
+/// How a stream paces its slices while more than a slice of input is in hand.
+#[derive(Debug)]
+enum Pace {
+    /// Nothing large in hand: the stream yields after each full slice.
+    Free,
+    /// It yields after each full slice with a large body in hand, on one of the pool's
+    /// yield slots.
+    Slot { _slot: YieldSlot },
+    /// No slot was free: it compresses what is in hand through, without yielding, and so
+    /// frees it sooner.
+    Through,
 }
 
 /// Where the stream is. Each phase holds what only it needs, so "an encoder after the end"
@@ -215,6 +244,9 @@ struct Running<B> {
     /// Input was encoded since the last flush.
     unflushed: bool,
 }
+
+/// A poll of the compressed body's next frame.
+type FramePoll = Poll<Option<Result<Frame<Bytes>, BoxError>>>;
 
 /// What the inner body gave.
 enum Input {
@@ -248,14 +280,16 @@ where
             if self.has_input() && self.running().encoder.poll_ready(cx).is_pending() {
                 return Poll::Pending;
             }
-            let started = self.tally.start();
-            let encoded = self.encode_input(&mut budget);
-            self.tally.stop(started);
-            if let Err(e) = encoded {
+            if let Err(e) = self.encode_input(&mut budget) {
                 return self.fail(e);
             }
             if budget == 0 {
-                return self.end_slice(cx);
+                if let Some(poll) = self.end_slice(cx) {
+                    return poll;
+                }
+                // Compressing through: the next slice at once.
+                budget = MAX_INPUT_PER_POLL;
+                continue;
             }
             match self.poll_input(cx) {
                 Input::Data => {}
@@ -289,7 +323,7 @@ where
         let (encoder, queued, current) =
             (&mut running.encoder, &mut self.queued, &mut self.current);
         let out = &mut self.out;
-        let mut slice = || {
+        let slice = || {
             encode_queued(encoder, queued, current, out, budget)?;
             let in_hand = current.len() + queued.len();
             let mut used = before - *budget;
@@ -300,10 +334,7 @@ where
             }
             Ok::<_, BoxError>(used)
         };
-        let used = match &mut self.timed {
-            Some(timed) => timed.time(slice)?,
-            None => slice()?,
-        };
+        let used = account(&mut self.tally, self.timed.as_mut(), slice)?;
         if used > 0 {
             running.unflushed = true;
             self.tally.bytes_in += used as u64;
@@ -333,22 +364,22 @@ where
     /// This poll's slice is used up. The peer may take its time before the next poll (a
     /// slow reader, a full socket, a busy runtime): when many streams hold states, give
     /// this one back now rather than pin it until then; br flushes, so its output keeps
-    /// pace with its input.
-    fn end_slice(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+    /// pace with its input. `None`: go on with the next slice now (see [`Pace`]).
+    fn end_slice(&mut self, cx: &mut Context<'_>) -> Option<FramePoll> {
+        let yields = self.yields_after_slice();
         let Phase::Running(running) = &mut self.phase else {
             unreachable!("only a running stream encodes")
         };
         let encoder = &mut running.encoder;
         let slice_end = encoder.at_slice_end();
-        let started = self.tally.start();
-        let ended = match slice_end {
+        let out = &mut self.out;
+        let ended = account(&mut self.tally, self.timed.as_mut(), || match slice_end {
             SliceEnd::Keep => Ok(()),
-            SliceEnd::Flush => encoder.flush(&mut self.out),
-            SliceEnd::Release => encoder.idle(&mut self.out),
-        };
-        self.tally.stop(started);
+            SliceEnd::Flush => encoder.flush(out),
+            SliceEnd::Release => encoder.idle(out),
+        });
         if let Err(e) = ended {
-            return self.fail(e.into());
+            return Some(self.fail(e.into()));
         }
         if slice_end != SliceEnd::Keep {
             running.unflushed = false;
@@ -358,16 +389,41 @@ where
         // between slices pins no buffer (a new block per slice costs nothing beside the
         // state's redraw); otherwise the block is reused, no allocation.
         if self.out.is_empty() || !running.encoder.has_payload() {
+            if !yields {
+                return None;
+            }
             cx.waker().wake_by_ref();
-            return Poll::Pending;
+            return Some(Poll::Pending);
         }
-        self.yield_first = true;
+        self.yield_first = yields;
         let frame = if slice_end == SliceEnd::Release {
             self.emit_all()
         } else {
             self.emit()
         };
-        Poll::Ready(Some(Ok(frame)))
+        Some(Poll::Ready(Some(Ok(frame))))
+    }
+
+    /// Whether to yield after this slice. A stream with no more than a slice in hand (a
+    /// producer making its input as it is asked) pins little and always does; one with a
+    /// large body in hand (at a slice end that means more than a slice: see
+    /// `encode_input`) does only on one of the pool's yield slots, taken at its first such
+    /// slice end and kept until that input is used up.
+    fn yields_after_slice(&mut self) -> bool {
+        if !self.has_input() {
+            // Used up, and freed: a stream compressing through goes on to its producer
+            // (usually its end) rather than wait a turn holding its codec state.
+            let through = matches!(self.pace, Pace::Through);
+            self.pace = Pace::Free;
+            return !through;
+        }
+        if let Pace::Free = self.pace {
+            self.pace = match YieldSlot::take(&self.pool) {
+                Some(slot) => Pace::Slot { _slot: slot },
+                None => Pace::Through,
+            };
+        }
+        matches!(self.pace, Pace::Slot { .. })
     }
 
     /// The producer has nothing more for now: make what we have decodable, and let the
@@ -376,10 +432,11 @@ where
         let Phase::Running(running) = &mut self.phase else {
             unreachable!("only a running stream encodes")
         };
+        // Waiting on the producer: the slot goes to a stream that can use it.
+        self.pace = Pace::Free;
         if std::mem::take(&mut running.unflushed) || running.encoder.holds_state() {
-            let started = self.tally.start();
-            let idled = running.encoder.idle(&mut self.out);
-            self.tally.stop(started);
+            let (encoder, out) = (&mut running.encoder, &mut self.out);
+            let idled = account(&mut self.tally, self.timed.as_mut(), || encoder.idle(out));
             if let Err(e) = idled {
                 return self.fail(e.into());
             }
@@ -426,9 +483,9 @@ where
         ) else {
             return Poll::Ready(None);
         };
-        let started = self.tally.start();
-        let finished = encoder.finish(&mut self.out);
-        self.tally.stop(started);
+        self.pace = Pace::Free;
+        let out = &mut self.out;
+        let finished = account(&mut self.tally, self.timed.as_mut(), || encoder.finish(out));
         if let Err(e) = finished {
             return self.fail(e.into());
         }
@@ -439,6 +496,7 @@ where
     fn fail(&mut self, error: BoxError) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         // The pool resets the interrupted state before anyone else gets it.
         self.phase = Phase::Ended(Ended::default());
+        self.pace = Pace::Free;
         Poll::Ready(Some(Err(error)))
     }
 }

@@ -84,7 +84,7 @@ fn a_pause_in_a_quiet_pool_draws_and_primes_nothing() {
                 .build();
             let encoder = Encoder::new(format, CompressionLevel::Default, &pool);
             let producer = Trickle::default();
-            let mut body = Box::pin(CompressionBody::encode(producer.clone(), encoder));
+            let mut body = Box::pin(CompressionBody::encode(producer.clone(), encoder, &pool));
             let (mut wire, mut plain) = (Vec::new(), Vec::new());
             for i in 0..EVENTS {
                 let event = format!("data: {{\"tick\":{i},\"msg\":\"hello hello\"}}\n\n");
@@ -201,7 +201,7 @@ fn ready_body(
         left: chunks,
         size: 16 * 1024,
     };
-    Box::pin(CompressionBody::encode(producer, encoder))
+    Box::pin(CompressionBody::encode(producer, encoder, pool))
 }
 
 /// Polls once, appending any data to `wire`; false at the end of the body.
@@ -300,4 +300,149 @@ fn a_full_slice_yields_before_the_next() {
     // the slice ended with a frame or deflate still held its output.
     assert!(frames >= 2, "{frames} frames");
     assert!(yields >= 7, "{yields} yields");
+}
+
+/// Text that compresses but not to nothing, `len` bytes, owned by something that sets
+/// `dropped` when the last view of it goes.
+fn tracked_input(len: usize, dropped: &std::sync::Arc<std::sync::atomic::AtomicBool>) -> Bytes {
+    struct Owner(Vec<u8>, std::sync::Arc<std::sync::atomic::AtomicBool>);
+    impl AsRef<[u8]> for Owner {
+        fn as_ref(&self) -> &[u8] {
+            &self.0
+        }
+    }
+    impl Drop for Owner {
+        fn drop(&mut self) {
+            self.1.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+    let mut seed = 1u64;
+    let mut text = Vec::with_capacity(len + 64);
+    while text.len() < len {
+        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        text.extend_from_slice(
+            format!("{{\"id\":{},\"n\":{}}},", seed >> 40, seed % 97).as_bytes(),
+        );
+    }
+    text.truncate(len);
+    Bytes::from_owner(Owner(text, dropped.clone()))
+}
+
+/// A stream over a body handed over in one 512 KiB frame, on `pool`.
+fn whole_body(pool: &CodecPool, input: Bytes) -> Pin<Box<CompressionBody<Trickle>>> {
+    let producer = Trickle::default();
+    producer.push(input);
+    producer.end();
+    let encoder = Encoder::new(ContentCoding::Gzip, CompressionLevel::Default, pool);
+    Box::pin(CompressionBody::encode(producer, encoder, pool))
+}
+
+/// Polls to the end; the wire and how many times the body went pending on the way.
+fn poll_to_end(
+    body: &mut Pin<Box<CompressionBody<Trickle>>>,
+    cx: &mut Context<'_>,
+) -> (Vec<u8>, usize) {
+    let (mut wire, mut pendings) = (Vec::new(), 0);
+    loop {
+        match body.as_mut().poll_frame(cx) {
+            Poll::Ready(Some(frame)) => {
+                wire.extend_from_slice(&frame.unwrap().into_data().unwrap())
+            }
+            Poll::Ready(None) => return (wire, pendings),
+            Poll::Pending => pendings += 1,
+        }
+    }
+}
+
+/// With the yield limit reached, a stream with a large body in hand compresses it through
+/// without yielding (its input freed at its end rather than after every other stream's
+/// turn); the stream on the slot yields after each slice, and gives the slot back at its end.
+#[test]
+fn past_the_yield_limit_a_large_body_is_compressed_through() {
+    const LEN: usize = 512 * 1024;
+    let pool = CodecPool::builder().yield_limit(1).build();
+    let flags = [(); 2].map(|_| std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)));
+    let mut first = whole_body(&pool, tracked_input(LEN, &flags[0]));
+    let mut second = whole_body(&pool, tracked_input(LEN, &flags[1]));
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    let mut wire = Vec::new();
+    while wire.is_empty() {
+        assert!(
+            poll_into_trickle(&mut first, &mut cx, &mut wire),
+            "ended early"
+        );
+    }
+    assert_eq!(
+        pool.yield_slots().held(),
+        1,
+        "the first stream holds the slot"
+    );
+    assert!(
+        first.as_mut().poll_frame(&mut cx).is_pending(),
+        "on a slot it yields"
+    );
+
+    let (through, pendings) = poll_to_end(&mut second, &mut cx);
+    assert_eq!(pendings, 0, "past the limit no yield between slices");
+    assert_eq!(decoded_len(ContentCoding::Gzip, &through), LEN);
+    assert!(
+        flags[1].load(std::sync::atomic::Ordering::SeqCst),
+        "its input is freed"
+    );
+    assert!(!flags[0].load(std::sync::atomic::Ordering::SeqCst));
+
+    let (rest, pendings) = poll_to_end(&mut first, &mut cx);
+    assert!(pendings >= 4, "{pendings} yields for 448 KiB more");
+    wire.extend_from_slice(&rest);
+    assert_eq!(decoded_len(ContentCoding::Gzip, &wire), LEN);
+    assert_eq!(
+        pool.yield_slots().held(),
+        0,
+        "the slot is given back at the end"
+    );
+}
+
+/// A stream compressing through stops yielding only while the large body is in hand: once
+/// it is used up (and freed), the stream waits on its producer as any other, and the next
+/// large body takes a slot if one is free.
+#[test]
+fn a_body_compressed_through_is_freed_before_the_stream_ends() {
+    let pool = CodecPool::builder().yield_limit(0).build();
+    let dropped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let producer = Trickle::default();
+    producer.push(tracked_input(300 * 1024, &dropped));
+    let encoder = Encoder::new(ContentCoding::Gzip, CompressionLevel::Default, &pool);
+    let mut body = Box::pin(CompressionBody::encode(producer.clone(), encoder, &pool));
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    let mut wire = Vec::new();
+    let mut frames = 0;
+    while let Poll::Ready(Some(frame)) = body.as_mut().poll_frame(&mut cx) {
+        wire.extend_from_slice(&frame.unwrap().into_data().unwrap());
+        frames += 1;
+    }
+    assert!(frames >= 2, "{frames} frames");
+    assert!(
+        dropped.load(std::sync::atomic::Ordering::SeqCst),
+        "pending on the producer, it holds none of the body it was given"
+    );
+    producer.end();
+    let (rest, _) = poll_to_end(&mut body, &mut cx);
+    wire.extend_from_slice(&rest);
+    assert_eq!(decoded_len(ContentCoding::Gzip, &wire), 300 * 1024);
+}
+
+/// Polls once, appending any data to `wire`; false at the end of the body.
+fn poll_into_trickle(
+    body: &mut Pin<Box<CompressionBody<Trickle>>>,
+    cx: &mut Context<'_>,
+    wire: &mut Vec<u8>,
+) -> bool {
+    match body.as_mut().poll_frame(cx) {
+        Poll::Ready(Some(frame)) => {
+            wire.extend_from_slice(&frame.unwrap().into_data().unwrap());
+            true
+        }
+        Poll::Ready(None) => false,
+        Poll::Pending => true,
+    }
 }

@@ -12,7 +12,7 @@ use http_body::Body;
 
 use super::body::{CompressionBody, MAX_INPUT_PER_POLL};
 use super::governor::{Kind, Timed};
-use super::report::{self, Tally};
+use super::report::{self, Tally, account};
 use super::service::Settings;
 use super::stats::{DictionaryOutcome, SkipReason};
 use crate::buf::Chunks;
@@ -126,7 +126,7 @@ fn streaming<B: Body<Error: Into<BoxError>>>(
             let tally = Tally::new(target.coding, level, report::timed());
             let stats = Some((settings.stats.clone(), tally));
             let timed = governor_account(settings, target);
-            CompressionBody::encoding(body, encoder, chunks, stats, timed)
+            CompressionBody::encoding(body, encoder, chunks, stats, timed, &settings.pool)
         }
         Err(error) => CompressionBody::ready(Bytes::new(), None, Some(error)),
     }
@@ -287,12 +287,9 @@ fn one_shot(
         .pool(&settings.pool)
         .header_padding(padding(settings, coding))
         .against(dictionary);
-    let started = tally.start();
-    match governed {
-        Some(timed) => timed.time(|| one_shot.encode(input, &mut out))?,
-        None => one_shot.encode(input, &mut out)?,
-    }
-    tally.stop(started);
+    account(&mut tally, governed.as_mut(), || {
+        one_shot.encode(input, &mut out)
+    })?;
     (tally.bytes_in, tally.bytes_out) = (input.len() as u64, out.len() as u64);
     if let Some(timed) = governed {
         timed.end(tally.bytes_in, tally.bytes_out);

@@ -2,7 +2,7 @@
 //! response costs per byte saved, and how much each coding's output grows at each step.
 
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use http::HeaderMap;
 use http::header::CONTENT_TYPE;
@@ -155,14 +155,10 @@ impl Timed {
         }
     }
 
-    /// Runs `work`, counting its time as compression.
-    pub(crate) fn time<R>(&mut self, work: impl FnOnce() -> R) -> R {
-        let started = Instant::now();
-        let result = work();
-        let busy = started.elapsed();
+    /// Counts `busy` as compression (timed by [`account`](crate::compression::report::account)).
+    pub(crate) fn add(&mut self, busy: Duration) {
         self.governor.record_busy(busy);
         self.busy += busy;
-        result
     }
 
     /// The response is over: what it cost in all.

@@ -47,7 +47,8 @@ fn level(governor: &Governor, coding: ContentCoding, level: i32) -> Option<i32> 
 fn responses(governor: &Governor, kind: Kind, step: u8, n: u32, out: u64, busy: Duration) {
     for _ in 0..n {
         let mut timed = Timed::new(governor.clone(), kind, ContentCoding::Br, step);
-        timed.time(|| sleep(busy));
+        sleep(busy);
+        timed.add(busy);
         timed.end(1000, out);
     }
 }
