@@ -5,18 +5,29 @@
 #
 #   scripts/loadtest.sh                      # 15 s per case, both sections
 #   DURATION=10 scripts/loadtest.sh          # shorter
-#   SECTIONS=governor scripts/loadtest.sh    # one section (compare, governor)
+#   SECTIONS=governor scripts/loadtest.sh    # one section (compare, governor, learn)
+#   SECTIONS=learn scripts/loadtest.sh       # learning on against --no-learn (~80 s)
 #
 # Env: SECTIONS (comma list, default compare,governor), DURATION (s per case, default 15),
 # WARMUP (s, default 2), CONNECTIONS (64), THREADS (2), ROUNDS (1; with more, servers
 # alternate and medians are reported), OUT (markdown results file, default
-# target/loadtest/results.md; the governor section writes OUT with `-governor` before `.md`).
+# target/loadtest/results.md; the governor and learn sections write OUT with `-governor`,
+# `-learn` before `.md`). Section learn: LEARN_ROUNDS (3), LEARN_DURATION (s, 10),
+# LEARN_CONNECTIONS (32), LEARN_WARM (requests before the load, 2000), LEARN_MIN_RATIO (0.95).
 #
 # Section `governor` (scripts/loadtest_governor.sh): the demo pinned to one core, ~64 KiB of
 # JSON with `Accept-Encoding: br` at `--level br=9`, then `zstd` at `--level zstd=12`,
 # CONNECTIONS connections (past what the core can compress): the static level against
 # `--adaptive`, side by side; then a light load (one connection, paced to a tenth of the
 # static level's requests/s) where the governor must leave the bytes alone.
+#
+# Section `learn` (scripts/loadtest_learn.sh; not in the default list): the demo pinned to one
+# core, learning the API dictionary (the default) against `--no-learn`, side by side:
+# LEARN_WARM requests of /api/items?n=5 (the learned side must be serving its dictionary),
+# then wrk on /api/items?n=5&start=S (~1 KiB, S varying), LEARN_ROUNDS rounds alternating.
+# Exits 1 when the median on/off requests/s ratio, or off/on server CPU per request (the same
+# ratio when the core is the server's alone; requests/s is not when other processes share
+# it), is below LEARN_MIN_RATIO.
 #
 # For each payload (~1 KiB and ~64 KiB JSON from /api/items?n=N, with N measured so the
 # uncompressed body is closest to the target) and each server, a fresh server process is
@@ -214,6 +225,10 @@ want() { [[ ",$SECTIONS," == *",$1,"* ]]; }
 if want governor; then
     # shellcheck source=scripts/loadtest_governor.sh
     source "$ROOT/scripts/loadtest_governor.sh"
+fi
+if want learn; then
+    # shellcheck source=scripts/loadtest_learn.sh
+    source "$ROOT/scripts/loadtest_learn.sh"
 fi
 want compare || exit 0
 
