@@ -133,6 +133,22 @@ impl Server {
         }
     }
 
+    /// API requests from `first`, 200 at a time, until the learner has a dictionary of at
+    /// least `version` (it takes at most 100 samples a second after its first burst, so it
+    /// learns from traffic over time); then that dictionary, as [`learned`](Self::learned).
+    pub fn visit_until_learned(&self, first: u64, version: u64) -> serde_json::Value {
+        let deadline = std::time::Instant::now() + Duration::from_secs(90);
+        for batch in 0.. {
+            let current = self.stats()["dictionaries"]["learned"]["current"].clone();
+            if current["version"].as_u64().is_some_and(|v| v >= version) {
+                return current;
+            }
+            assert!(std::time::Instant::now() < deadline, "no learned v{version}");
+            self.visit_api(first + 200 * batch, 200);
+        }
+        unreachable!()
+    }
+
     /// Waits (at most a minute) for the learner's dictionary of at least `version`, and
     /// returns it as `/stats` describes it (`url`, `sha256`, `version`, ...).
     pub fn learned(&self, version: u64) -> serde_json::Value {

@@ -438,8 +438,7 @@ async fn a_new_schema_gets_a_new_dictionary_and_the_old_one_still_works() {
         "the new shape"
     );
     // Fresh samples in the new shape: checked, found wanting, and a new dictionary built.
-    server.visit_api(1000, 2500);
-    let v2 = server.learned(2);
+    let v2 = server.visit_until_learned(1000, 2);
     let stats = server.stats();
     let learned = &stats["dictionaries"]["learned"];
     assert_eq!(learned["builds"], 2, "{stats}");

@@ -189,8 +189,7 @@ fn headless_chromium_moves_to_the_next_learned_dictionary() {
 
     let (head, _) = server.request("POST", "/api/schema?v=1", &[]);
     assert!(head.starts_with("http/1.0 200"), "{head}");
-    server.visit_api(1000, 2500);
-    let v2 = server.learned(2);
+    let v2 = server.visit_until_learned(1000, 2);
     assert_eq!(v2["version"], 2, "{v2}");
     let result = run("v2");
     // Each response it saw decoded: against v1 until it held v2, then against v2.

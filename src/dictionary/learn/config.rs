@@ -15,13 +15,16 @@ use crate::dictionary::DictionaryStore;
 /// stands for any run of characters, e.g. `/api/items*`), sent as the dictionary's
 /// `Use-As-Dictionary` `match`, and how its samples are taken.
 ///
-/// Defaults: one response in 4 considered (`sample_rate(0.25)`), at most 1,024 samples and
+/// Defaults: one response in 4 considered (`sample_rate(0.25)`), at most 100 samples a
+/// second after a first burst of `min_samples` (`max_samples_per_second(100.0)`), at most
+/// 1,024 samples and
 /// 4 MiB kept (oldest out first), samples up to 256 KiB each, a build once 200 samples are
 /// in, dictionaries up to 64 KiB, the builder's default CPU budget.
 #[derive(Clone, Debug)]
 pub struct LearnedRoute {
     pub(crate) pattern: String,
     pub(crate) sample_rate: f64,
+    pub(crate) per_second: f64,
     pub(crate) max_samples: usize,
     pub(crate) max_sample_bytes: usize,
     pub(crate) max_sample_len: usize,
@@ -38,6 +41,7 @@ impl LearnedRoute {
         LearnedRoute {
             pattern: pattern.into(),
             sample_rate: 0.25,
+            per_second: 100.0,
             max_samples: 1024,
             max_sample_bytes: 4 << 20,
             max_sample_len: 256 << 10,
@@ -54,6 +58,21 @@ impl LearnedRoute {
             0.0
         } else {
             rate.clamp(0.0, 1.0)
+        };
+        self
+    }
+
+    /// The most samples taken per second, after a burst of [`min_samples`](Self::min_samples)
+    /// (or `per_second`, if larger): the learner's work (copying, checking) then stays the
+    /// same whatever the traffic, while the first dictionary still comes within the first
+    /// responses. Under load, a share of the traffic alone would take thousands a second for
+    /// a learner that keeps a thousand: on one core, 1 in 4 of 28,000 requests/s cost 0.77x
+    /// the requests/s (BENCHMARKS.md, "Learning under load").
+    pub fn max_samples_per_second(mut self, per_second: f64) -> Self {
+        self.per_second = if per_second.is_nan() {
+            0.0
+        } else {
+            per_second.max(0.0)
         };
         self
     }

@@ -4,7 +4,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{SyncSender, TrySendError, sync_channel};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Instant;
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, Response};
@@ -18,6 +19,7 @@ use super::pattern::PathPattern;
 use super::stats::{LearnerStats, RouteCounters};
 use super::{LearnError, Refusal, worker};
 use crate::dictionary::{DictionaryService, DictionaryStore};
+use crate::sync::lock;
 
 /// Samples queued for the learner's thread at most; past it samples are dropped
 /// ([`Refusal::Busy`]) rather than held while it builds.
@@ -54,6 +56,8 @@ pub(crate) struct RouteShared {
     /// The route's folder in the storage: a hash of its pattern, safe as a name.
     pub(crate) key: String,
     considered: AtomicU64,
+    /// The per-second cap on samples.
+    budget: Mutex<Bucket>,
     pub(crate) counters: RouteCounters,
     /// `Link` to the current dictionary, once there is one, and the `Available-Dictionary`
     /// of a request that holds it already (which needs no announcement).
@@ -192,6 +196,7 @@ impl RouteShared {
             config: config.clone(),
             pattern,
             considered: AtomicU64::new(0),
+            budget: Mutex::new(Bucket::full(config)),
             counters: RouteCounters::default(),
             link: RwLock::new(None),
         })
@@ -204,7 +209,7 @@ impl RouteShared {
             return false;
         }
         let n = self.considered.fetch_add(1, Ordering::Relaxed) as f64;
-        ((n + 1.0) * rate).floor() > (n * rate).floor()
+        ((n + 1.0) * rate).floor() > (n * rate).floor() && lock(&self.budget).take()
     }
 
     /// The `Link` for a response to a request with these headers: none when the request
@@ -214,6 +219,39 @@ impl RouteShared {
         let current = announcement.as_ref()?;
         let held = request.get(crate::headers::AVAILABLE_DICTIONARY);
         (held != Some(&current.held)).then(|| current.link.clone())
+    }
+}
+
+/// A token bucket: `per_second` samples a second, up to `burst` at once.
+struct Bucket {
+    tokens: f64,
+    burst: f64,
+    per_second: f64,
+    last: Instant,
+}
+
+impl Bucket {
+    fn full(config: &LearnedRoute) -> Self {
+        let burst = (config.min_samples as f64).max(config.per_second);
+        Bucket {
+            tokens: burst,
+            burst,
+            per_second: config.per_second,
+            last: Instant::now(),
+        }
+    }
+
+    /// Whether a sample may be taken now (and if so, counts it).
+    fn take(&mut self) -> bool {
+        let now = Instant::now();
+        let elapsed = now.duration_since(self.last).as_secs_f64();
+        self.last = now;
+        self.tokens = (self.tokens + elapsed * self.per_second).min(self.burst);
+        if self.tokens < 1.0 {
+            return false;
+        }
+        self.tokens -= 1.0;
+        true
     }
 }
 

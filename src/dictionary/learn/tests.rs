@@ -96,6 +96,7 @@ impl<S> Learning for S where
 fn route() -> LearnedRoute {
     LearnedRoute::new("/api/items*")
         .sample_rate(1.0)
+        .max_samples_per_second(f64::INFINITY)
         .min_samples(60)
 }
 
@@ -514,4 +515,19 @@ async fn long_and_unfinished_bodies_are_not_kept() {
     drop(body);
     let stats = learner.stats().routes.remove(0);
     assert_eq!((stats.refused(Refusal::Incomplete), stats.taken), (1, 0));
+}
+
+#[tokio::test]
+async fn samples_per_second_are_capped_after_a_first_burst() {
+    let capped = LearnedRoute::new("/api/items*")
+        .sample_rate(1.0)
+        .min_samples(30)
+        .max_samples_per_second(0.5);
+    let learner = Learner::builder().route(capped).build().unwrap();
+    let mut svc = learner.layer().layer(service_fn(handler));
+    feed(&mut svc, 0, 80, 0).await;
+    wait_for(&learner, "the burst", |s| s.taken >= 30);
+    std::thread::sleep(Duration::from_millis(50));
+    // The burst (min_samples), then half a sample a second: none more in the test's time.
+    assert_eq!(learner.stats().routes[0].taken, 30);
 }
