@@ -143,7 +143,10 @@ impl Server {
             if current["version"].as_u64().is_some_and(|v| v >= version) {
                 return current;
             }
-            assert!(std::time::Instant::now() < deadline, "no learned v{version}");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no learned v{version}"
+            );
             self.visit_api(first + 200 * batch, 200);
         }
         unreachable!()
