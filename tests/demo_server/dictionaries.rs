@@ -81,8 +81,18 @@ async fn dictionary_transport_for_the_api_and_the_script() {
     assert!(html.contains(&format!(
         r#"<link rel="compression-dictionary" href="{dict_url}">"#
     )));
-    let items = get(&server.url("/api/items?n=2"), "identity").await;
+    let browser = [("accept-encoding", "identity"), ("sec-fetch-mode", "cors")];
+    let items = send(
+        Method::GET,
+        &server.url("/api/items?n=2"),
+        &browser,
+        Vec::new(),
+    )
+    .await;
     assert_eq!(items.headers[header::LINK], link.as_str());
+    // An API client (no browser, no dictionary) is not told.
+    let items = get(&server.url("/api/items?n=2"), "identity").await;
+    assert!(items.headers.get(header::LINK).is_none());
 
     // The dictionary, with the headers Chromium needs to keep it.
     let dict = get(&server.url(&dict_url), "identity").await;

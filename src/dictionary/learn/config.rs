@@ -130,6 +130,7 @@ pub struct LearnerBuilder {
     pub(crate) keep: usize,
     pub(crate) store: Option<DictionaryStore>,
     pub(crate) max_age: Duration,
+    pub(crate) announce_to_all: bool,
 }
 
 impl Default for LearnerBuilder {
@@ -145,6 +146,7 @@ impl Default for LearnerBuilder {
             keep: 3,
             store: None,
             max_age: Duration::from_secs(30 * 24 * 3600),
+            announce_to_all: false,
         }
     }
 }
@@ -214,6 +216,16 @@ impl LearnerBuilder {
     /// dictionaries). Give the same store to the compression layer.
     pub fn store(mut self, store: DictionaryStore) -> Self {
         self.store = Some(store);
+        self
+    }
+
+    /// Announce the current dictionary (`Link`) on the route's responses to every client
+    /// that does not name it yet. By default only requests that can act on it are told: a
+    /// browser's (`Sec-Fetch-Mode`) and one naming another dictionary (a client with
+    /// dictionary support, holding an older one); other API clients would pay ~110 bytes a
+    /// response over HTTP/1.1 for nothing (BENCHMARKS.md, "Learning under load").
+    pub fn announce_to_every_client(mut self) -> Self {
+        self.announce_to_all = true;
         self
     }
 

@@ -21,6 +21,9 @@ use super::{LearnError, Refusal, worker};
 use crate::dictionary::{DictionaryService, DictionaryStore};
 use crate::sync::lock;
 
+/// Sent by browsers on every request (in secure contexts, `localhost` included).
+const SEC_FETCH_MODE: &str = "sec-fetch-mode";
+
 /// Samples queued for the learner's thread at most; past it samples are dropped
 /// ([`Refusal::Busy`]) rather than held while it builds.
 const QUEUE: usize = 256;
@@ -56,6 +59,8 @@ pub(crate) struct RouteShared {
     /// The route's folder in the storage: a hash of its pattern, safe as a name.
     pub(crate) key: String,
     considered: AtomicU64,
+    /// `LearnerBuilder::announce_to_every_client`.
+    announce_to_all: bool,
     /// The per-second cap on samples.
     budget: Mutex<Bucket>,
     pub(crate) counters: RouteCounters,
@@ -97,7 +102,7 @@ impl Learner {
         let routes = config
             .routes
             .iter()
-            .map(RouteShared::new)
+            .map(|route| RouteShared::new(route, config.announce_to_all))
             .collect::<Result<Vec<_>, _>>()?;
         let store = config.store.clone().unwrap_or_else(|| {
             let per_route: usize = config.routes.iter().map(|r| r.max_dictionary_size).sum();
@@ -185,7 +190,7 @@ impl Learner {
 }
 
 impl RouteShared {
-    pub(crate) fn new(config: &LearnedRoute) -> Result<Self, LearnError> {
+    pub(crate) fn new(config: &LearnedRoute, announce_to_all: bool) -> Result<Self, LearnError> {
         let pattern = PathPattern::new(&config.pattern)?;
         crate::headers::UseAsDictionary::new(pattern.as_str())
             .to_header_value()
@@ -196,6 +201,7 @@ impl RouteShared {
             config: config.clone(),
             pattern,
             considered: AtomicU64::new(0),
+            announce_to_all,
             budget: Mutex::new(Bucket::full(config)),
             counters: RouteCounters::default(),
             link: RwLock::new(None),
@@ -218,7 +224,9 @@ impl RouteShared {
         let announcement = crate::sync::read(&self.link);
         let current = announcement.as_ref()?;
         let held = request.get(crate::headers::AVAILABLE_DICTIONARY);
-        (held != Some(&current.held)).then(|| current.link.clone())
+        let can_use =
+            self.announce_to_all || held.is_some() || request.contains_key(SEC_FETCH_MODE);
+        (can_use && held != Some(&current.held)).then(|| current.link.clone())
     }
 }
 

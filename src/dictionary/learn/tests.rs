@@ -110,6 +110,14 @@ fn request(uri: &str) -> Request<Full<Bytes>> {
     Request::builder().uri(uri).body(Full::default()).unwrap()
 }
 
+/// A request as a browser sends it (`Sec-Fetch-Mode`): one told about dictionaries.
+fn browser(uri: &str) -> Request<Full<Bytes>> {
+    let mut req = request(uri);
+    req.headers_mut()
+        .insert("sec-fetch-mode", http::HeaderValue::from_static("cors"));
+    req
+}
+
 /// Waits (a bounded time) until the learner's stats pass `done`.
 pub(super) fn wait_for(learner: &Learner, what: &str, done: impl Fn(&LearnedRouteStats) -> bool) {
     let deadline = Instant::now() + Duration::from_secs(120);
@@ -206,22 +214,30 @@ impl CloneHead for Request<Full<Bytes>> {
 async fn a_learned_dictionary_is_announced_served_and_used() {
     let learner = Learner::builder().route(route()).build().unwrap();
     let mut svc = learner.layer().layer(service_fn(handler));
-    let res = get(&mut svc, request("/api/items?start=1")).await;
+    let res = get(&mut svc, browser("/api/items?start=1")).await;
     assert!(res.headers().get(LINK).is_none(), "nothing to announce yet");
     feed(&mut svc, 0, 60, 0).await;
     wait_for(&learner, "a dictionary", |s| s.current.is_some());
     let current = learner.stats().routes.remove(0).current.unwrap();
     assert_eq!(current.version, 1);
     assert!(current.built_savings.unwrap() > 0.0);
-    let res = get(&mut svc, request("/api/items?start=5000")).await;
+    let res = get(&mut svc, browser("/api/items?start=5000")).await;
     let link = res.headers()[LINK].to_str().unwrap().to_owned();
+    // A client that is no browser and names no dictionary is not told.
+    let api_client = get(&mut svc, request("/api/items?start=5000")).await;
+    assert!(api_client.headers().get(LINK).is_none());
+    // One naming another dictionary (it speaks RFC 9842) is.
+    let mut other = request("/api/items?start=5000");
+    let unknown = crate::headers::available_dictionary_value(&[9; 32]);
+    other.headers_mut().insert(AVAILABLE_DICTIONARY, unknown);
+    assert!(get(&mut svc, other).await.headers().get(LINK).is_some());
     assert_eq!(
         link,
         format!("<{}>; rel=\"compression-dictionary\"", current.url)
     );
     assert!(current.url.starts_with("/.well-known/dictionaries/"));
     // A request that names it already is not told again.
-    let mut holder = request("/api/items?start=5000");
+    let mut holder = browser("/api/items?start=5000");
     let dictionary = learner.store().get(&current.hash).unwrap();
     holder
         .headers_mut()
@@ -369,7 +385,7 @@ async fn fleet<S: DictionaryStorage>(open: impl Fn() -> S) {
     assert!(b.store().get(&built.hash).is_some());
     let served = get(&mut svc_b, request(&built.url)).await;
     assert_eq!(served.body(), a.store().get(&built.hash).unwrap().bytes());
-    let res = get(&mut svc_b, request("/api/items?start=3")).await;
+    let res = get(&mut svc_b, browser("/api/items?start=3")).await;
     assert!(res.headers()[LINK].to_str().unwrap().contains(&built.url));
     // A blob whose bytes do not match the hash in its name is never used.
     let names = storage.list("").unwrap();
