@@ -350,21 +350,21 @@ fn parse_prefer(list: &str) -> Result<(Vec<ContentCoding>, Vec<ContentCoding>), 
 }
 
 impl Dictionaries {
-    /// Where the API dictionary is served now: the learned one's URL, else `/dictionary`
-    /// for a file; `None` before anything is learned.
-    fn announced(&self) -> Option<String> {
+    /// The API dictionary announced now and where it is served: the learned one, else the
+    /// file's at `/dictionary`; `None` before anything is learned.
+    fn announced(&self) -> Option<(Dictionary, String)> {
         let learned = self.learner.as_ref().and_then(|l| {
             let current = l.stats().routes.into_iter().next()?.current?;
-            Some(current.url)
+            Some((self.store.get(&current.hash)?, current.url))
         });
-        learned.or_else(|| self.api.as_ref().map(|_| dictionary::URL.to_owned()))
+        learned.or_else(|| Some((self.api.clone()?, dictionary::URL.to_owned())))
     }
 }
 
 /// `GET /`: the page; with dictionaries, it announces the API dictionary (a `Link` header,
 /// and a `<link>` element for browsers that look there).
 async fn index(axum::extract::State(state): axum::extract::State<AppState>) -> Response {
-    let Some(url) = state
+    let Some((_, url)) = state
         .dictionaries
         .as_ref()
         .and_then(Dictionaries::announced)

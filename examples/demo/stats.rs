@@ -65,12 +65,7 @@ fn dictionaries(d: &Dictionaries, ours: &CompressionStats) -> Value {
 
 /// The API dictionary announced now: the learned one, else the file's.
 fn api(d: &Dictionaries) -> Value {
-    let url = d.announced();
-    let learned = d.learner.as_ref().and_then(|l| {
-        let current = l.stats().routes.into_iter().next()?.current?;
-        d.store.get(&current.hash)
-    });
-    let Some((api, url)) = learned.or_else(|| d.api.clone()).zip(url) else {
+    let Some((api, url)) = d.announced() else {
         return Value::Null;
     };
     json!({

@@ -164,8 +164,6 @@ impl Drop for Sample {
     fn drop(&mut self) {
         // Sent and refused samples leave no frames behind; one with frames was cut short.
         if !self.frames.is_empty() {
-            let frames = std::mem::take(&mut self.frames);
-            drop(frames);
             self.learner.shared().routes[self.route]
                 .counters
                 .refused(Refusal::Incomplete);

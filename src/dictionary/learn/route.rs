@@ -4,6 +4,7 @@
 use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
+use sha2::{Digest, Sha256};
 
 use super::learner::RouteShared;
 use super::names::StoredName;
@@ -101,9 +102,7 @@ impl RouteLearning {
             version: self.newest_version() + 1,
             dcz_level: built.dcz_level,
             dcb_quality: built.dcb_quality.unwrap_or(0),
-            hash: crate::codec::dictionary::Dictionary::new(built.bytes.clone(), None)
-                .map(|d| d.hash())
-                .unwrap_or_default(),
+            hash: Sha256::digest(&built.bytes).into(),
         };
         tracing::info!(
             route = route.pattern.as_str(),

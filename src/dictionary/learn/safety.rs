@@ -6,6 +6,8 @@
 use http::header::{AUTHORIZATION, CACHE_CONTROL, CONTENT_ENCODING, COOKIE, SET_COOKIE};
 use http::{HeaderMap, Method, StatusCode};
 
+use crate::headers::{list, trim};
+
 /// Why a response of a learned route did not become a sample.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -105,16 +107,13 @@ pub(crate) fn response_refusal(status: StatusCode, headers: &HeaderMap) -> Optio
     if headers.contains_key(CONTENT_ENCODING) {
         return Some(Refusal::Encoded);
     }
-    let mut directives = headers
-        .get_all(CACHE_CONTROL)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(|d| d.split('=').next().unwrap_or("").trim());
-    directives.find_map(|d| {
-        if d.eq_ignore_ascii_case("private") {
+    // A directive's name is what comes before its `=` argument, if any.
+    let mut names = list(headers, CACHE_CONTROL)
+        .map(|d| trim(d.split(|&b| b == b'=').next().unwrap_or_default()));
+    names.find_map(|name| {
+        if name.eq_ignore_ascii_case(b"private") {
             Some(Refusal::Private)
-        } else if d.eq_ignore_ascii_case("no-store") {
+        } else if name.eq_ignore_ascii_case(b"no-store") {
             Some(Refusal::NoStore)
         } else {
             None
@@ -182,6 +181,13 @@ mod tests {
         // A second Cache-Control line counts too; public ones pass.
         let two = headers(&[("cache-control", "public"), ("cache-control", "no-store")]);
         assert_eq!(response_refusal(ok, &two), Some(Refusal::NoStore));
+        // Read as bytes: a line that is not UTF-8 elsewhere still says `private`.
+        let mut odd = HeaderMap::new();
+        odd.insert(
+            "cache-control",
+            HeaderValue::from_bytes(b"private, x=\xff").unwrap(),
+        );
+        assert_eq!(response_refusal(ok, &odd), Some(Refusal::Private));
         let public = headers(&[("cache-control", "public, max-age=60, no-cache")]);
         assert_eq!(response_refusal(ok, &public), None);
     }
