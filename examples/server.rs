@@ -94,6 +94,7 @@ use axum::middleware;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{MethodRouter, get, post};
 use tokio::sync::watch;
+use tower::ServiceBuilder;
 use tower_gzip::CompressionLevel;
 use tower_gzip::ContentCoding;
 use tower_gzip::compression::{CompressionLayer, CompressionStats, Governor};
@@ -503,14 +504,17 @@ fn app(
     }
     #[cfg(feature = "metrics")]
     let router = router.route("/metrics", get(metrics::metrics));
-    let mut router = router.with_state(state.clone());
-    if let Some(learner) = dictionaries.as_ref().and_then(|d| d.learner.as_ref()) {
-        router = router.layer(learner.layer());
-    }
+    let router = router.with_state(state.clone());
 
-    let router = match mode {
-        Mode::TowerGzip => router.layer(ours),
-        Mode::TowerHttp => router.layer(
+    // One `Router::layer` for the learner and the compression layer: axum clones (and boxes)
+    // a route's service on every request, once a `layer` call.
+    let learner = dictionaries.as_ref().and_then(|d| d.learner.as_ref());
+    let router = match (mode, learner) {
+        (Mode::TowerGzip, Some(learner)) => {
+            router.layer(ServiceBuilder::new().layer(ours).layer(learner.layer()))
+        }
+        (Mode::TowerGzip, None) => router.layer(ours),
+        (Mode::TowerHttp, _) => router.layer(
             tower_http::compression::CompressionLayer::new()
                 .quality(tower_http::CompressionLevel::Default)
                 .zstd(zstd)

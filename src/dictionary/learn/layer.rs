@@ -10,6 +10,7 @@ use super::service::LearnService;
 ///
 /// ```
 /// use axum::{Router, routing::get};
+/// use tower::ServiceBuilder;
 /// use tower_gzip::compression::CompressionLayer;
 /// use tower_gzip::dictionary::learn::{LearnedRoute, Learner};
 ///
@@ -19,8 +20,12 @@ use super::service::LearnService;
 ///     .unwrap();
 /// let app: Router = Router::new()
 ///     .route("/api/items", get(|| async { r#"{"items":[]}"# }))
-///     .layer(learner.layer())
-///     .layer(CompressionLayer::new().dictionaries(learner.store()));
+///     // Inside the compression layer, in the same `layer` call (axum boxes once a call).
+///     .layer(
+///         ServiceBuilder::new()
+///             .layer(CompressionLayer::new().dictionaries(learner.store()))
+///             .layer(learner.layer()),
+///     );
 /// ```
 #[derive(Clone, Debug)]
 pub struct LearnLayer {

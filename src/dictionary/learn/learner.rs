@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
 use bytes::Bytes;
-use http::{HeaderMap, HeaderValue, Method, Response};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Response};
 use http_body_util::Full;
 use sha2::{Digest, Sha256};
 use tower_service::Service;
@@ -22,7 +22,10 @@ use crate::dictionary::{DictionaryService, DictionaryStore};
 use crate::sync::lock;
 
 /// Sent by browsers on every request (in secure contexts, `localhost` included).
-const SEC_FETCH_MODE: &str = "sec-fetch-mode";
+const SEC_FETCH_MODE: HeaderName = HeaderName::from_static("sec-fetch-mode");
+
+/// `Available-Dictionary`, as a name: looked up on every request to a route.
+const HELD: HeaderName = HeaderName::from_static(crate::headers::AVAILABLE_DICTIONARY);
 
 /// Samples queued for the learner's thread at most; past it samples are dropped
 /// ([`Refusal::Busy`]) rather than held while it builds.
@@ -221,12 +224,14 @@ impl RouteShared {
     /// The `Link` for a response to a request with these headers: none when the request
     /// names the current dictionary already.
     pub(crate) fn link(&self, request: &HeaderMap) -> Option<HeaderValue> {
+        let held = request.get(HELD);
+        // Decided before the lock: most API clients are neither, and pay no more than this.
+        if !(self.announce_to_all || held.is_some() || request.contains_key(SEC_FETCH_MODE)) {
+            return None;
+        }
         let announcement = crate::sync::read(&self.link);
         let current = announcement.as_ref()?;
-        let held = request.get(crate::headers::AVAILABLE_DICTIONARY);
-        let can_use =
-            self.announce_to_all || held.is_some() || request.contains_key(SEC_FETCH_MODE);
-        (can_use && held != Some(&current.held)).then(|| current.link.clone())
+        (held != Some(&current.held)).then(|| current.link.clone())
     }
 }
 

@@ -22,11 +22,12 @@
 //!
 //! # What it costs a response
 //!
-//! A path match and a counter. A response taken as a sample keeps `Bytes` handles to its
-//! frames as they pass (no copy, no delay: nothing is read ahead for it) and, when it ends
-//! under the size bound, is handed to the learner's thread through a bounded queue (dropped
-//! if the queue is full). Builds, checks and storage run on that thread, never on a runtime
-//! worker.
+//! A path match, a counter and two header lookups (is the client a browser, does it name a
+//! dictionary: the ones announced to). A response taken as a sample keeps `Bytes` handles
+//! to its frames as they pass (no copy, no delay: nothing is read ahead for it) and, when it
+//! ends under the size bound, is handed to the learner's thread through a bounded queue
+//! (dropped if the queue is full). Builds, checks and storage run on that thread, never on a
+//! runtime worker.
 //!
 //! # Rotation and fleets
 //!
@@ -61,6 +62,7 @@
 //!
 //! ```
 //! use axum::{Router, routing::get};
+//! use tower::ServiceBuilder;
 //! use tower_gzip::compression::CompressionLayer;
 //! use tower_gzip::dictionary::learn::{LearnedRoute, Learner, storage::DirStorage};
 //!
@@ -72,8 +74,12 @@
 //!     .unwrap();
 //! let app: Router = Router::new()
 //!     .route("/api/items", get(|| async { r#"{"items":[]}"# }))
-//!     .layer(learner.layer())
-//!     .layer(CompressionLayer::new().dictionaries(learner.store()));
+//!     // One `layer` call: axum clones and boxes a route's service per request and call.
+//!     .layer(
+//!         ServiceBuilder::new()
+//!             .layer(CompressionLayer::new().dictionaries(learner.store()))
+//!             .layer(learner.layer()),
+//!     );
 //! ```
 
 mod body;

@@ -62,7 +62,7 @@ where
         let plan = self
             .learner
             .route_for(path)
-            .map(|route| self.plan(route, &req));
+            .and_then(|route| self.plan(route, &req));
         let state = State::Inner {
             future: self.inner.call(req),
             plan,
@@ -72,7 +72,9 @@ where
 }
 
 impl<S> LearnService<S> {
-    fn plan<B>(&self, route: usize, req: &Request<B>) -> Plan {
+    /// `None` when the response is neither announced to nor sampled, as most are: then the
+    /// request costs no more than the route match, a counter and a header lookup.
+    fn plan<B>(&self, route: usize, req: &Request<B>) -> Option<Plan> {
         let shared = &self.learner.shared().routes[route];
         let sample =
             shared
@@ -84,12 +86,13 @@ impl<S> LearnService<S> {
                     }
                     None => Some(self.learner.shared().filter.as_ref().map(|_| head(req))),
                 });
-        Plan {
+        let (link, sample) = (shared.link(req.headers()), sample.flatten());
+        (link.is_some() || sample.is_some()).then(|| Plan {
             learner: self.learner.clone(),
             route,
-            link: shared.link(req.headers()),
-            sample: sample.flatten(),
-        }
+            link,
+            sample,
+        })
     }
 }
 
