@@ -8,8 +8,6 @@ use http::header::{ACCESS_CONTROL_ALLOW_ORIGIN, ORIGIN};
 
 /// `Sec-Fetch-Site` (Fetch Metadata).
 const SEC_FETCH_SITE: &str = "sec-fetch-site";
-/// `Sec-Fetch-Mode` (Fetch Metadata).
-const SEC_FETCH_MODE: &str = "sec-fetch-mode";
 
 /// Why [`gate`] allowed or refused dictionary compression.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,7 +61,7 @@ pub fn gate(request: &HeaderMap, response: &HeaderMap) -> Readability {
     if single(request, SEC_FETCH_SITE).is_some_and(|site| site == b"same-origin") {
         return Readability::SameOrigin;
     }
-    let mut modes = request.get_all(SEC_FETCH_MODE).iter();
+    let mut modes = request.get_all(crate::headers::SEC_FETCH_MODE).iter();
     let Some(mode) = modes.next() else {
         return Readability::NoFetchMode;
     };

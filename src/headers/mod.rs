@@ -32,6 +32,10 @@ pub use dictionary::{InvalidMetadata, UseAsDictionary, available_dictionary};
 pub const AVAILABLE_DICTIONARY: &str = "available-dictionary";
 /// The `Use-As-Dictionary` response header: the response is a dictionary for later requests.
 pub const USE_AS_DICTIONARY: &str = "use-as-dictionary";
+/// `Sec-Fetch-Mode`, sent by browsers on every request (in secure contexts, `localhost`
+/// included): RFC 9842's readability gate and the learner's announcements read it.
+#[cfg(dictionary)]
+pub(crate) const SEC_FETCH_MODE: http::HeaderName = http::HeaderName::from_static("sec-fetch-mode");
 /// The `Dictionary-ID` request header (the `id` of the dictionary the client has).
 pub const DICTIONARY_ID: &str = "dictionary-id";
 /// The `Vary` value a cacheable dictionary-compressed response needs (RFC 9842 section 6.2).

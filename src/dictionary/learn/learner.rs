@@ -21,9 +21,6 @@ use super::{LearnError, Refusal, worker};
 use crate::dictionary::{DictionaryService, DictionaryStore};
 use crate::sync::lock;
 
-/// Sent by browsers on every request (in secure contexts, `localhost` included).
-const SEC_FETCH_MODE: HeaderName = HeaderName::from_static("sec-fetch-mode");
-
 /// `Available-Dictionary`, as a name: looked up on every request to a route.
 const HELD: HeaderName = HeaderName::from_static(crate::headers::AVAILABLE_DICTIONARY);
 
@@ -226,7 +223,10 @@ impl RouteShared {
     pub(crate) fn link(&self, request: &HeaderMap) -> Option<HeaderValue> {
         let held = request.get(HELD);
         // Decided before the lock: most API clients are neither, and pay no more than this.
-        if !(self.announce_to_all || held.is_some() || request.contains_key(SEC_FETCH_MODE)) {
+        if !(self.announce_to_all
+            || held.is_some()
+            || request.contains_key(crate::headers::SEC_FETCH_MODE))
+        {
             return None;
         }
         let announcement = crate::sync::read(&self.link);
