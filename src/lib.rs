@@ -54,6 +54,7 @@ pub mod dictionary;
 #[path = "dictionary_off.rs"]
 mod dictionary;
 mod ended;
+pub mod guide;
 // The one module allowed `unsafe` code.
 #[allow(unsafe_code)]
 mod ffi;

@@ -4,9 +4,9 @@
 //!   compiled in (`zstd`, `br`, `gzip` or `x-gzip`, `deflate`), and answers `415 Unsupported
 //!   Media Type` with `Accept-Encoding` for codings it does not decode.
 //! - [`DecompressionLayer`] (clients) asks for compressed responses with `Accept-Encoding`
-//!   and decodes them; with a
-//!   [`ClientDictionaryStore`](crate::client::ClientDictionaryStore) it also learns and
-//!   offers dictionaries and decodes `dcz` and `dcb` (RFC 9842).
+//!   and decodes them; with a `client::ClientDictionaryStore` (cargo feature
+//!   `dictionary-client`) it also learns and offers dictionaries and decodes `dcz` and `dcb`
+//!   (RFC 9842).
 //!
 //! Both hand out a streaming [`DecompressionBody`] over pooled decoders: frames of at most
 //! 64 KiB, trailers forwarded, and [`DecompressionLimits`] on by default: at most 20 MiB

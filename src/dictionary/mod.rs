@@ -22,7 +22,7 @@
 //! compressed and decompressed with [`OneShot::dictionary`](crate::codec::OneShot::dictionary),
 //! and streamed with [`Encoder::with_dictionary`](crate::codec::Encoder::with_dictionary) and
 //! [`Decoder::with_dictionary`](crate::codec::Decoder::with_dictionary); the client's store
-//! is [`client::ClientDictionaryStore`](crate::client::ClientDictionaryStore).
+//! is `client::ClientDictionaryStore` (cargo feature `dictionary-client`).
 //!
 //! # What it buys
 //!

@@ -7,10 +7,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http::{Method, Request, StatusCode, header};
-use http_body_util::BodyExt;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
+use http::{Method, StatusCode, header};
 use serde_json::Value;
 
 use super::{Reply, Server, demo, get, send};
@@ -335,11 +332,17 @@ async fn baseline_tower_http_has_no_dictionaries() {
 /// Our own client against the demo, as `examples/client.rs` uses it: `DecompressionLayer`
 /// with a `ClientDictionaryStore` follows the page's `Link` to the dictionary, stores it,
 /// and gets the API as `dcz`, decoded to the identity bytes; the script's v2 after v1 comes
-/// as a delta against v1, which the layer learned from its `Use-As-Dictionary`.
-#[cfg(feature = "zstd")]
+/// as a delta against v1, which the layer learned from its `Use-As-Dictionary`. Needs the
+/// client's dictionary store (`--features dictionary-client`).
+#[cfg(all(feature = "zstd", dictionary_client))]
 #[tokio::test]
 async fn our_client_learns_and_uses_the_demo_dictionaries() {
     use std::sync::{Arc, Mutex};
+
+    use http::Request;
+    use http_body_util::BodyExt;
+    use hyper_util::client::legacy::Client;
+    use hyper_util::rt::TokioExecutor;
     use tower::{ServiceBuilder, ServiceExt};
     use tower_gzip::client::{ClientDictionaryStore, linked_dictionaries};
     use tower_gzip::decompression::DecompressionLayer;

@@ -5,15 +5,15 @@
 
 #[path = "../common/mod.rs"]
 mod common;
-// The demo server needs dictionary transport, client side included.
-#[cfg(dictionary_client)]
+// The demo server needs both dictionary codings.
+#[cfg(all(feature = "dcz", feature = "dcb"))]
 #[path = "../common/demo.rs"]
 mod demo;
 
-#[cfg(dictionary_client)]
+#[cfg(all(feature = "dcz", feature = "dcb"))]
 mod chromium;
 mod codecs;
-#[cfg(dictionary_client)]
+#[cfg(all(feature = "dcz", feature = "dcb"))]
 mod dictionaries;
-#[cfg(dictionary_client)]
+#[cfg(all(feature = "dcz", feature = "dcb"))]
 mod real_clients;

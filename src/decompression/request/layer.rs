@@ -29,6 +29,41 @@ use crate::decompression::coding::Settings;
 ///             .ratio_limit(Some(RatioLimit::new(100, 3))),
 ///     );
 /// ```
+///
+/// # With axum's body limit
+///
+/// axum's extractors (`String`, `Bytes`, `Json`, ...) read the body this layer has decoded,
+/// under axum's own limit (`DefaultBodyLimit`, 2 MB unless set), and answer
+/// `413 Payload Too Large` past it, as this layer does past its own. So with axum the lower
+/// of the two limits counts, in decoded bytes. To let this layer's limit decide, raise
+/// axum's to it (or `DefaultBodyLimit::disable()`):
+///
+/// ```
+/// use axum::{Router, body::Body, extract::DefaultBodyLimit, routing::post};
+/// use tower::ServiceExt;
+/// use tower_gzip::codec::encode_all;
+/// use tower_gzip::decompression::RequestDecompressionLayer;
+/// use tower_gzip::{CompressionLevel, ContentCoding};
+///
+/// const LIMIT: usize = 8 * 1024 * 1024;
+/// let app: Router = Router::new()
+///     .route("/upload", post(|body: String| async move { body.len().to_string() }))
+///     .layer(RequestDecompressionLayer::new().max_decompressed_size(Some(LIMIT)))
+///     .layer(DefaultBodyLimit::max(LIMIT));
+///
+/// // 3.9 MB once decoded: past axum's default, within both limits here.
+/// let plain: String = (0..500_000).map(|i| format!("{i},")).collect();
+/// let mut gzip = bytes::BytesMut::new();
+/// encode_all(ContentCoding::Gzip, CompressionLevel::Default, plain.as_bytes(), &mut gzip).unwrap();
+/// let request = http::Request::post("/upload")
+///     .header("content-encoding", "gzip")
+///     .body(Body::from(gzip.freeze()))
+///     .unwrap();
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let response = app.oneshot(request).await.unwrap();
+/// assert_eq!(response.status(), 200);
+/// # });
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct RequestDecompressionLayer {
     pub(super) settings: Settings,

@@ -11,7 +11,7 @@ use crate::decompression::dictionaries::ClientDictionaryStore;
 /// Defaults: every coding compiled in accepted and decoded (`zstd`, `br`, `gzip` and
 /// `x-gzip`, `deflate`), [`DecompressionLimits::default`] (20 MiB, ratio 200 burst 3 past
 /// 1 MiB; servers can send bombs too), decoders from [`CodecPool::global`]; no dictionaries
-/// unless [`dictionaries`](DecompressionLayer::dictionaries) is given a store.
+/// unless `dictionaries` is given a store (cargo feature `dictionary-client`).
 ///
 /// [`DecompressionLimits::default`]: crate::decompression::DecompressionLimits::default
 /// [`CodecPool::global`]: crate::CodecPool::global
