@@ -1,14 +1,15 @@
-//! Every builder method of the eight layer and service types, written once.
+//! The builder methods the layer and service types share, written once. Each type passes
+//! its own settings type in, so this floor names none of them.
 //!
 //! | types | invocation |
 //! | --- | --- |
-//! | [`CompressionLayer`], [`Compression`] | `builder_methods!(compression)` |
-//! | [`RequestCompressionLayer`], [`RequestCompression`] | `builder_methods!(request_compression)` |
+//! | [`CompressionLayer`], [`Compression`] | `compression_builder_methods!()` (in `compression/builder.rs`), over `builder_methods!(encoding ..)` |
+//! | [`RequestCompressionLayer`], [`RequestCompression`] | `builder_methods!(request_compression Settings)` |
 //! | [`DecompressionLayer`], [`Decompression`], [`RequestDecompressionLayer`], [`RequestDecompression`] | `builder_methods!(decompression)` |
 //! | the four services | `builder_methods!(inner_service)` |
 //!
-//! The `compression` and `request_compression` arms share `encoding` (`quality`, `pool`); all
-//! three families share `codings` (`gzip`, `no_gzip`, ...).
+//! Both compression directions share `encoding` (`quality`, `pool`); all three families
+//! share `codings` (`gzip`, `no_gzip`, ...).
 //!
 //! A macro, not a trait: tower-http's users call these as inherent methods, without
 //! importing anything, and only an inherent `impl` on each type gives them that.
@@ -23,123 +24,10 @@
 //! [`RequestDecompression`]: crate::decompression::RequestDecompression
 
 macro_rules! builder_methods {
-    // Response compression; the type has `settings: Arc<compression::service::Settings>`.
-    (compression) => {
+    // Request compression; the type has `settings: Arc<$settings>`.
+    (request_compression $settings:path) => {
         $crate::builders::builder_methods!(
-            encoding $crate::compression::service::Settings, "offered"
-        );
-
-        /// Which coding wins when the client's q-values tie: the codings listed, in that
-        /// order, then the others in the default order (zstd, br, gzip, deflate).
-        pub fn prefer(self, order: &[$crate::codec::ContentCoding]) -> Self {
-            self.with(|s| s.offered.prefer(order))
-        }
-
-        /// Chooses the level for each response from its parts (coding, status, headers,
-        /// extensions, known size, request path), as
-        /// [`compress_when`](crate::compression::CompressionLayer::compress_when) chooses
-        /// whether: `Some(level)` compresses at that level, `None` sends the response
-        /// unencoded (unless the client refused identity, which gets the layer's level).
-        /// [`ToCompress::level`](crate::compression::ToCompress::level) is the level the
-        /// layer would use.
-        ///
-        /// ```
-        /// use tower_gzip::compression::CompressionLayer;
-        /// use tower_gzip::{CompressionLevel, ContentCoding};
-        ///
-        /// // Small dictionary-compressed bodies cost microseconds even at high levels.
-        /// let layer = CompressionLayer::new().level_for(|response| {
-        ///     match (response.coding(), response.size()) {
-        ///         (ContentCoding::Dcz, Some(size)) if size <= 16 << 10 => {
-        ///             Some(CompressionLevel::Precise(9))
-        ///         }
-        ///         _ if response.path().starts_with("/downloads/") => None,
-        ///         _ => Some(response.level()),
-        ///     }
-        /// });
-        /// # let _ = layer;
-        /// ```
-        pub fn level_for<F>(self, choose: F) -> Self
-        where
-            F: Fn(&$crate::compression::ToCompress<'_>) -> Option<$crate::CompressionLevel>
-                + Send
-                + Sync
-                + 'static,
-        {
-            let chooser = $crate::compression::choose_level::LevelChooser(std::sync::Arc::new(choose));
-            self.with(|s| s.level_chooser = Some(chooser))
-        }
-
-        /// Turns on a load [`Governor`](crate::compression::Governor) (off by default):
-        /// when compression takes too much of the CPU, levels step down towards each
-        /// coding's fastest, then the dearest kinds of response go unencoded; they step back
-        /// up when the load falls. It applies after [`level_for`](Self::level_for). Keep a
-        /// clone to read its [`stats`](crate::compression::Governor::stats).
-        pub fn adaptive(self, governor: $crate::compression::Governor) -> Self {
-            self.with(|s| s.governor = Some(governor))
-        }
-
-        /// The size floor (default [`DEFAULT_MIN_SIZE`](crate::compression::DEFAULT_MIN_SIZE)).
-        ///
-        /// [`DefaultPredicate`](crate::predicate::DefaultPredicate) refuses bodies known to be
-        /// smaller. A body of unknown size is read ahead while it has frames ready: under
-        /// `DefaultPredicate`, one that ends below the floor is sent as it is; one that goes
-        /// pending first is compressed, so streaming is never delayed. A custom predicate
-        /// decides alone, whatever the size.
-        pub fn min_size(self, bytes: u64) -> Self {
-            self.with(|s| s.min_size = bytes)
-        }
-
-        /// A BREACH mitigation, off by default (`0`): pads each gzip header with 1 to
-        /// `max_bytes` random bytes (a header comment), so that the response length no
-        /// longer reveals exactly how well secret and attacker-controlled content compressed
-        /// together.
-        ///
-        /// Padding raises the number of requests an attacker needs; it does not make
-        /// reflecting secrets next to attacker input safe. Only gzip has header room, so
-        /// with jitter on, gzip responses are padded and the other codings are not. Go's
-        /// gzhttp does the same with `RandomJitter`.
-        pub fn breach_jitter(self, max_bytes: u16) -> Self {
-            self.with(|s| s.jitter = max_bytes)
-        }
-
-        /// Serves dictionary-compressed responses (RFC 9842, `dcz` and `dcb`) with the
-        /// dictionaries in `store`: a request whose `Available-Dictionary` names one of them,
-        /// whose `Accept-Encoding` offers `dcz` or `dcb`, and that passes the readability
-        /// gate ([`gate`](crate::dictionary::gate)) gets its response compressed against
-        /// that dictionary, if the predicate and the size floor say compress. Every other
-        /// request is served as without it, and every response that varies with
-        /// `Accept-Encoding` also varies with `Available-Dictionary`.
-        ///
-        /// The store is shared: add and retire dictionaries while the server runs.
-        #[cfg(dictionary)]
-        pub fn dictionaries(self, store: $crate::dictionary::DictionaryStore) -> Self {
-            self.with(|s| s.dictionaries = Some(store))
-        }
-
-        /// The dictionary codings this layer makes, most preferred first when the client's
-        /// q-values tie (default: `dcz`, then `dcb`, those compiled in). An empty list turns
-        /// dictionary compression off.
-        #[cfg(dictionary)]
-        pub fn dictionary_codings(self, order: &[$crate::ContentCoding]) -> Self {
-            let order: Vec<_> = order
-                .iter()
-                .copied()
-                .filter(|c| $crate::ContentCoding::DICTIONARY.contains(c))
-                .collect();
-            self.with(|s| s.dictionary_codings = order)
-        }
-
-        /// Counters for the responses handled with these settings.
-        pub fn stats(&self) -> $crate::compression::CompressionStats {
-            self.settings.stats.clone()
-        }
-    };
-
-    // Request compression; the type has `settings: Arc<client::layer::Settings>`.
-    (request_compression) => {
-        $crate::builders::builder_methods!(
-            encoding $crate::client::layer::Settings,
+            encoding $settings,
             "sent (the most preferred one enabled is used: zstd, br, gzip, deflate)"
         );
 

@@ -84,6 +84,14 @@ impl ContentCoding {
         self.row().base
     }
 
+    /// Whether a stream of this coding can give its codec state back between slices and
+    /// events and take it again (a deflate window, a zstd context). br cannot: its streams
+    /// take turns for an encoder and keep it, so a layer may prefer another coding for
+    /// streams that pause.
+    pub(crate) fn releases_state(self) -> bool {
+        self.row().releases_state
+    }
+
     /// The coding's compression levels.
     pub(crate) fn levels(self) -> Levels {
         self.row().levels
@@ -100,24 +108,44 @@ impl ContentCoding {
 }
 
 /// One line per coding, in the enum's order (which is [`ContentCoding::ALL`]'s): the coding,
-/// its token, the coding it is built on, its levels, and whether its cargo feature is on.
+/// its token, the coding it is built on, its levels, whether its streams can release their
+/// state between slices, and whether its cargo feature is on.
 struct Row {
     coding: ContentCoding,
     token: &'static str,
     base: ContentCoding,
     levels: Levels,
+    releases_state: bool,
     compiled: bool,
 }
 
 use ContentCoding::{Br, Dcb, Dcz, Deflate, Gzip, Zstd};
 
+/// Whether a coding's streams can release their state between slices.
+const RELEASES: bool = true;
+const HOLDS: bool = false;
+
 const TABLE: [Row; 6] = [
-    Row::new(Zstd, "zstd", Zstd, ZSTD_LEVELS, cfg!(feature = "zstd")),
-    Row::new(Br, "br", Br, BR_LEVELS, cfg!(feature = "br")),
-    Row::new(Gzip, "gzip", Gzip, DEFLATE_LEVELS, true),
-    Row::new(Deflate, "deflate", Deflate, DEFLATE_LEVELS, true),
-    Row::new(Dcz, "dcz", Zstd, ZSTD_LEVELS, cfg!(feature = "dcz")),
-    Row::new(Dcb, "dcb", Br, DCB_LEVELS, cfg!(feature = "dcb")),
+    Row::new(
+        Zstd,
+        "zstd",
+        Zstd,
+        ZSTD_LEVELS,
+        RELEASES,
+        cfg!(feature = "zstd"),
+    ),
+    Row::new(Br, "br", Br, BR_LEVELS, HOLDS, cfg!(feature = "br")),
+    Row::new(Gzip, "gzip", Gzip, DEFLATE_LEVELS, RELEASES, true),
+    Row::new(Deflate, "deflate", Deflate, DEFLATE_LEVELS, RELEASES, true),
+    Row::new(
+        Dcz,
+        "dcz",
+        Zstd,
+        ZSTD_LEVELS,
+        RELEASES,
+        cfg!(feature = "dcz"),
+    ),
+    Row::new(Dcb, "dcb", Br, DCB_LEVELS, HOLDS, cfg!(feature = "dcb")),
 ];
 
 /// The codings compiled in, in the table's order.
@@ -189,6 +217,7 @@ impl Row {
         token: &'static str,
         base: ContentCoding,
         levels: Levels,
+        releases_state: bool,
         compiled: bool,
     ) -> Self {
         Row {
@@ -196,6 +225,7 @@ impl Row {
             token,
             base,
             levels,
+            releases_state,
             compiled,
         }
     }

@@ -87,7 +87,7 @@ impl RequestCompressionLayer {
 }
 
 impl<P> RequestCompressionLayer<P> {
-    builder_methods!(request_compression);
+    builder_methods!(request_compression Settings);
 
     /// Replaces the predicate that decides which requests to compress; it sees each request
     /// through [`Predicate::should_compress_request`].

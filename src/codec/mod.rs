@@ -90,12 +90,6 @@ pub use one_shot::{OneShot, encode_all};
 #[deprecated(note = "use `tower_gzip::ContentCoding`")]
 pub type Format = ContentCoding;
 
-/// Whether streams of `coding` wait for a turn before they draw an encoder, and keep it
-/// over short pauses (br, whose encoders are the largest and dearest to resume).
-pub(crate) fn takes_turns(coding: ContentCoding) -> bool {
-    coding == ContentCoding::Br
-}
-
 /// Bytes consumed from the input and appended to the output by one codec call.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Progress {

@@ -2,12 +2,9 @@ use std::sync::Arc;
 
 use tower_layer::Layer;
 
-use super::service::{Compression, Settings};
-use super::stats::CompressionStats;
-use crate::builders::builder_methods;
-use crate::codec::Levels;
-use crate::negotiate::Offered;
-use crate::pool::CodecPool;
+use super::builder::compression_builder_methods;
+use super::service::Compression;
+use super::settings::CompressionSettings;
 use crate::predicate::{DefaultPredicate, Predicate};
 
 /// Compresses response bodies with zstd, br, gzip or deflate, as the client's
@@ -25,39 +22,18 @@ use crate::predicate::{DefaultPredicate, Predicate};
 /// ```
 #[derive(Clone, Debug)]
 pub struct CompressionLayer<P = DefaultPredicate> {
-    settings: Arc<Settings>,
+    settings: Arc<CompressionSettings>,
     predicate: P,
 }
 
-/// Bodies below this many bytes are sent as they are by [`DefaultPredicate`] (and by any
-/// predicate when the size is only learned by reading the body).
-///
-/// Measured on synthetic JSON with zlib-rs at level 6 (`cargo run --release --example
-/// min_size` prints the table): gzip makes bodies under ~100 bytes *larger* (32 B -> 49 B,
-/// 64 B -> 79 B), saves 26% at 128 B and 52% at 256 B, and 68-76% from 512 B to 1 KiB. 256 B
-/// sits between tower-http's 32 B, which spends a compressor pass to grow tiny bodies, and Go
-/// gzhttp's 1,024 B, which leaves half to two thirds of a typical 256-1023 B API response
-/// uncompressed.
-pub const DEFAULT_MIN_SIZE: u64 = 256;
-
 impl CompressionLayer {
     /// Every coding compiled in (zstd > br > gzip > deflate when q-values tie), each
-    /// coding's default level, [`DefaultPredicate`], a minimum size of [`DEFAULT_MIN_SIZE`]
-    /// bytes and the [global pool](CodecPool::global).
+    /// coding's default level, [`DefaultPredicate`], a minimum size of
+    /// [`DEFAULT_MIN_SIZE`](super::DEFAULT_MIN_SIZE) bytes and the
+    /// [global pool](crate::CodecPool::global).
     pub fn new() -> Self {
         CompressionLayer {
-            settings: Arc::new(Settings {
-                offered: Offered::default(),
-                levels: Levels::default(),
-                min_size: DEFAULT_MIN_SIZE,
-                jitter: 0,
-                pool: CodecPool::global().clone(),
-                stats: CompressionStats::new(),
-                dictionaries: None,
-                dictionary_codings: crate::ContentCoding::DICTIONARY.to_vec(),
-                level_chooser: None,
-                governor: None,
-            }),
+            settings: Arc::new(CompressionSettings::default()),
             predicate: DefaultPredicate::new(),
         }
     }
@@ -70,7 +46,7 @@ impl Default for CompressionLayer {
 }
 
 impl<P> CompressionLayer<P> {
-    builder_methods!(compression);
+    compression_builder_methods!();
 
     /// Replaces the predicate that decides which responses to compress.
     ///

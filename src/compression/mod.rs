@@ -90,25 +90,28 @@
 //! time, or why none), and with the `metrics` feature updates metrics through the `metrics`
 //! facade: see [`telemetry`](crate::telemetry).
 
+// From the request to what is told: the settings, the plan for a response (`plan`), its
+// execution (`execute`, `body`), and the report (`report`, `stats`; the words in
+// `telemetry`). The layer, its service and their future tie these together.
 mod body;
-pub(crate) mod choose_level;
-mod dictionary;
-mod encode;
+mod builder;
+mod execute;
 mod future;
 mod governor;
 mod layer;
-pub(crate) mod report;
+mod plan;
+mod report;
 mod service;
-pub(crate) mod stats;
+mod settings;
+mod stats;
 
 pub use crate::CompressionLevel;
 pub use crate::predicate::{self, DefaultPredicate, Predicate};
+pub use crate::telemetry::outcome::SkipReason;
 pub use body::CompressionBody;
-pub use choose_level::ToCompress;
 pub use future::ResponseFuture;
 pub use governor::{Governor, GovernorStats};
-pub use layer::{CompressionLayer, DEFAULT_MIN_SIZE};
+pub use layer::CompressionLayer;
 pub use service::Compression;
-pub use stats::{
-    CodingStats, CompressionStats, CompressionStatsSnapshot, DictionaryStats, SkipReason,
-};
+pub use settings::{DEFAULT_MIN_SIZE, ToCompress};
+pub use stats::{CodingStats, CompressionStats, CompressionStatsSnapshot, DictionaryStats};

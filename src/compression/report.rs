@@ -1,44 +1,20 @@
 //! The one place a response's outcome is told: the layer's counters, a `tracing` event at
 //! `DEBUG` (see [`crate::telemetry`]), and with the `metrics` feature the metric handles.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use tracing::{Level, debug, enabled};
 
 use super::governor::Timed;
-use super::stats::{CompressionStats, DictionaryOutcome, SkipReason};
-use crate::telemetry::TARGET;
+use super::stats::CompressionStats;
+use crate::telemetry::{DictionaryOutcome, ResponseTally, SkipReason, TARGET};
 use crate::{BoxError, ContentCoding};
-
-/// What one compressed response did, filled in as it is compressed and told at its end.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Tally {
-    pub(crate) coding: ContentCoding,
-    pub(crate) level: u8,
-    pub(crate) bytes_in: u64,
-    pub(crate) bytes_out: u64,
-    /// Time spent compressing, when measured (see [`timed`]).
-    pub(crate) time: Option<Duration>,
-}
-
-impl Tally {
-    /// A tally for `coding` at `level`, measuring time if `timed`.
-    pub(crate) fn new(coding: ContentCoding, level: u8, timed: bool) -> Self {
-        Tally {
-            coding,
-            level,
-            bytes_in: 0,
-            bytes_out: 0,
-            time: timed.then_some(Duration::ZERO),
-        }
-    }
-}
 
 /// Runs `work` (compression), timing it for `tally` if it measures time and for the
 /// governor's account if there is one: the clock is read once around it for both, and not
 /// at all when neither wants it.
 pub(crate) fn account<R>(
-    tally: &mut Tally,
+    tally: &mut ResponseTally,
     governed: Option<&mut Timed>,
     work: impl FnOnce() -> R,
 ) -> R {
@@ -82,7 +58,12 @@ pub(crate) fn compressed(stats: &CompressionStats, coding: ContentCoding) {
 
 /// A compressed body is done: in one shot, or a stream that ended (`complete`) or failed or
 /// was dropped first.
-pub(crate) fn finished(stats: &CompressionStats, tally: &Tally, streamed: bool, complete: bool) {
+pub(crate) fn finished(
+    stats: &CompressionStats,
+    tally: &ResponseTally,
+    streamed: bool,
+    complete: bool,
+) {
     stats.record_bytes(tally.coding, tally.bytes_in, tally.bytes_out);
     #[cfg(feature = "metrics")]
     stats.handles().finished(tally);

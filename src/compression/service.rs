@@ -6,59 +6,14 @@ use http_body::Body;
 use tower_service::Service;
 
 use super::body::CompressionBody;
-use super::choose_level::LevelChooser;
-use super::dictionary::DictionaryRequest;
+use super::builder::compression_builder_methods;
 use super::future::ResponseFuture;
-use super::governor::Governor;
 use super::layer::CompressionLayer;
-use super::stats::CompressionStats;
+use super::plan::{DictionaryRequest, RequestFacts};
+use super::settings::CompressionSettings;
 use crate::builders::builder_methods;
-use crate::codec::ContentCoding;
-use crate::codec::Levels;
-use crate::dictionary::DictionaryStore;
-use crate::negotiate::{AcceptEncoding, Choice, Negotiated, Offered, choose};
-use crate::pool::CodecPool;
+use crate::negotiate::{AcceptEncoding, choose};
 use crate::predicate::{DefaultPredicate, Predicate};
-
-/// What a [`CompressionLayer`] or [`Compression`] is configured with, shared by its clones.
-#[derive(Clone, Debug)]
-pub(crate) struct Settings {
-    pub(crate) offered: Offered,
-    pub(crate) levels: Levels,
-    pub(crate) min_size: u64,
-    pub(crate) jitter: u16,
-    pub(crate) pool: CodecPool,
-    pub(crate) stats: CompressionStats,
-    /// Dictionaries for `dcz`/`dcb` responses, when turned on.
-    pub(crate) dictionaries: Option<DictionaryStore>,
-    pub(crate) dictionary_codings: Vec<ContentCoding>,
-    /// Chooses the level per response, when set.
-    pub(crate) level_chooser: Option<LevelChooser>,
-    /// Steps levels down under load, when set.
-    pub(crate) governor: Option<Governor>,
-}
-
-/// When br was chosen: the coding the client would get without br, if it accepts one. br
-/// cannot give its state back between events or slices; gzip, deflate and zstd can, so
-/// event streams (and streams of unknown size while br streams are all busy) take that one.
-fn releasable_alternative(
-    accept: &AcceptEncoding,
-    choice: &Choice,
-    offered: Offered,
-) -> Option<ContentCoding> {
-    let Negotiated::Encode(chosen) = choice.negotiated else {
-        return None;
-    };
-    if !crate::codec::takes_turns(chosen) {
-        return None;
-    }
-    let mut others = offered;
-    others.set(chosen, false);
-    match choose(accept, others).negotiated {
-        Negotiated::Encode(other) => Some(other),
-        _ => None,
-    }
-}
 
 /// The service built by [`CompressionLayer`]: compresses the responses of `S`.
 ///
@@ -80,7 +35,7 @@ fn releasable_alternative(
 #[derive(Clone, Debug)]
 pub struct Compression<S, P = DefaultPredicate> {
     inner: S,
-    settings: Arc<Settings>,
+    settings: Arc<CompressionSettings>,
     predicate: P,
 }
 
@@ -97,7 +52,7 @@ impl<S> Compression<S> {
 }
 
 impl<S, P> Compression<S, P> {
-    pub(crate) fn from_parts(inner: S, settings: Arc<Settings>, predicate: P) -> Self {
+    pub(crate) fn from_parts(inner: S, settings: Arc<CompressionSettings>, predicate: P) -> Self {
         Compression {
             inner,
             settings,
@@ -106,7 +61,7 @@ impl<S, P> Compression<S, P> {
     }
 
     builder_methods!(inner_service);
-    builder_methods!(compression);
+    compression_builder_methods!();
 
     /// Replaces the predicate that decides which responses to compress (see
     /// [`CompressionLayer::compress_when`]).
@@ -137,7 +92,6 @@ where
     fn call(&mut self, req: Request<ReqBody>) -> Self::Future {
         let accept = AcceptEncoding::parse(req.headers());
         let choice = choose(&accept, self.settings.offered);
-        let releasable = releasable_alternative(&accept, &choice, self.settings.offered);
         let head = req.method() == Method::HEAD;
         let path = self.settings.level_chooser.as_ref().and_then(|_| {
             // The chooser sees the path: keep it (a reference count, not a copy).
@@ -148,15 +102,16 @@ where
             .dictionaries
             .as_ref()
             .map(|_| DictionaryRequest::capture(req.headers(), accept));
+        let request = RequestFacts {
+            accept,
+            choice,
+            head,
+            dictionary,
+            path,
+        };
         ResponseFuture::new(
             self.inner.call(req),
-            super::future::Request {
-                choice,
-                head,
-                dictionary,
-                releasable,
-                path,
-            },
+            request,
             self.settings.clone(),
             self.predicate.clone(),
         )

@@ -2,6 +2,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::coding::{CODINGS, ContentCoding};
+use crate::telemetry::{DictionaryOutcome, SkipReason};
 
 /// Counters shared by every service a [`CompressionLayer`](super::CompressionLayer) builds.
 ///
@@ -23,78 +24,6 @@ struct Counters {
     /// The metric handles, registered at the first response.
     #[cfg(feature = "metrics")]
     handles: std::sync::OnceLock<crate::telemetry::Handles>,
-}
-
-/// Why a response went out unencoded: the `reason` of its `tracing` event and of the
-/// [`SKIPPED`](crate::telemetry::SKIPPED) metric, and [`CompressionStats::skipped_for`]'s
-/// key. The rules are the [module docs'](crate::compression#what-gets-compressed).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum SkipReason {
-    /// `already_encoded`: the response has a `Content-Encoding`.
-    AlreadyEncoded,
-    /// `partial`: a `Content-Range` or a 206.
-    Partial,
-    /// `no_body`: a 1xx, 204 or 304 response, or the answer to a HEAD request.
-    NoBody,
-    /// `no_transform`: `Cache-Control: no-transform`.
-    NoTransform,
-    /// `type`: the predicate refused a response whose `Content-Type` is compressed already
-    /// (images but SVG, audio, video, archives, fonts: what
-    /// [`DefaultPredicate`](crate::predicate::DefaultPredicate) refuses).
-    ContentType,
-    /// `predicate`: the predicate refused it for another reason.
-    Predicate,
-    /// `identity`: the client's `Accept-Encoding` chose no coding this layer offers (or
-    /// preferred identity).
-    Identity,
-    /// `not_acceptable`: the client accepts neither a coding offered nor identity; a
-    /// successful response became a 406, others went out as they were.
-    NotAcceptable,
-    /// `size`: the body is smaller than the layer's `min_size` (known, or found by reading
-    /// it ahead).
-    Size,
-    /// `level`: the level chooser said to send it unencoded.
-    Level,
-    /// `error`: the encoders failed on the body known in full and identity was acceptable,
-    /// or the body itself failed before anything was compressed.
-    Error,
-}
-
-impl SkipReason {
-    /// Every reason, in declaration order.
-    pub const ALL: [SkipReason; 11] = [
-        SkipReason::AlreadyEncoded,
-        SkipReason::Partial,
-        SkipReason::NoBody,
-        SkipReason::NoTransform,
-        SkipReason::ContentType,
-        SkipReason::Predicate,
-        SkipReason::Identity,
-        SkipReason::NotAcceptable,
-        SkipReason::Size,
-        SkipReason::Level,
-        SkipReason::Error,
-    ];
-
-    /// The name in events and metric labels: `already_encoded`, `partial`, `no_body`,
-    /// `no_transform`, `type`, `predicate`, `identity`, `not_acceptable`, `size`, `level`,
-    /// `error`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SkipReason::AlreadyEncoded => "already_encoded",
-            SkipReason::Partial => "partial",
-            SkipReason::NoBody => "no_body",
-            SkipReason::NoTransform => "no_transform",
-            SkipReason::ContentType => "type",
-            SkipReason::Predicate => "predicate",
-            SkipReason::Identity => "identity",
-            SkipReason::NotAcceptable => "not_acceptable",
-            SkipReason::Size => "size",
-            SkipReason::Level => "level",
-            SkipReason::Error => "error",
-        }
-    }
 }
 
 #[derive(Debug, Default)]
@@ -130,35 +59,6 @@ pub struct DictionaryStats {
     /// The dictionary is known and readable, but `Accept-Encoding` offered no dictionary
     /// coding this layer makes, or the response was not compressed at all.
     pub not_offered: u64,
-}
-
-/// What a dictionary lookup gave, for [`CompressionStats`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum DictionaryOutcome {
-    Hit,
-    Unknown,
-    Refused,
-    NotOffered,
-}
-
-impl DictionaryOutcome {
-    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
-    pub(crate) const ALL: [DictionaryOutcome; 4] = [
-        DictionaryOutcome::Hit,
-        DictionaryOutcome::Unknown,
-        DictionaryOutcome::Refused,
-        DictionaryOutcome::NotOffered,
-    ];
-
-    /// The name in events and metric labels, as [`DictionaryStats`]' fields.
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            DictionaryOutcome::Hit => "hit",
-            DictionaryOutcome::Unknown => "unknown",
-            DictionaryOutcome::Refused => "refused",
-            DictionaryOutcome::NotOffered => "not_offered",
-        }
-    }
 }
 
 impl CodingCounters {

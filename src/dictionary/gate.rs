@@ -6,8 +6,7 @@
 use http::HeaderMap;
 use http::header::{ACCESS_CONTROL_ALLOW_ORIGIN, ORIGIN};
 
-/// `Sec-Fetch-Site` (Fetch Metadata).
-const SEC_FETCH_SITE: &str = "sec-fetch-site";
+use crate::headers::SEC_FETCH_SITE;
 
 /// Why [`gate`] allowed or refused dictionary compression.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,7 +57,7 @@ impl Readability {
 /// assert_eq!(gate(&request, &HeaderMap::new()), Readability::SameOrigin);
 /// ```
 pub fn gate(request: &HeaderMap, response: &HeaderMap) -> Readability {
-    if single(request, SEC_FETCH_SITE).is_some_and(|site| site == b"same-origin") {
+    if single(request, SEC_FETCH_SITE.as_str()).is_some_and(|site| site == b"same-origin") {
         return Readability::SameOrigin;
     }
     let mut modes = request.get_all(crate::headers::SEC_FETCH_MODE).iter();

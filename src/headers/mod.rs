@@ -16,7 +16,8 @@
 //! ```
 //!
 //! Inside the crate it also holds the rules every layer shares: list parsing,
-//! `Content-Length`, `Vary`, `no-transform` and "is this media type already compressed".
+//! `Content-Length`, `no-transform` and "is this media type already compressed"; and what a
+//! layer writes on the responses it encodes (`Vary`, `Content-Encoding`, a weakened `ETag`).
 
 #[cfg(dictionary)]
 mod dictionary;
@@ -29,21 +30,28 @@ pub(crate) use dictionary::parse_available_dictionary;
 pub use dictionary::{InvalidMetadata, UseAsDictionary, available_dictionary};
 
 /// The `Available-Dictionary` request header: the SHA-256 of the dictionary the client has.
-pub const AVAILABLE_DICTIONARY: &str = "available-dictionary";
+pub const AVAILABLE_DICTIONARY: HeaderName = HeaderName::from_static("available-dictionary");
 /// The `Use-As-Dictionary` response header: the response is a dictionary for later requests.
-pub const USE_AS_DICTIONARY: &str = "use-as-dictionary";
+pub const USE_AS_DICTIONARY: HeaderName = HeaderName::from_static("use-as-dictionary");
+/// The `Dictionary-ID` request header (the `id` of the dictionary the client has).
+pub const DICTIONARY_ID: HeaderName = HeaderName::from_static("dictionary-id");
 /// `Sec-Fetch-Mode`, sent by browsers on every request (in secure contexts, `localhost`
 /// included): RFC 9842's readability gate and the learner's announcements read it.
-#[cfg(dictionary)]
-pub(crate) const SEC_FETCH_MODE: http::HeaderName = http::HeaderName::from_static("sec-fetch-mode");
-/// The `Dictionary-ID` request header (the `id` of the dictionary the client has).
-pub const DICTIONARY_ID: &str = "dictionary-id";
+pub(crate) const SEC_FETCH_MODE: HeaderName = HeaderName::from_static("sec-fetch-mode");
+/// `Sec-Fetch-Site`: whether the request comes from the page's own origin (the gate's first
+/// question).
+pub(crate) const SEC_FETCH_SITE: HeaderName = HeaderName::from_static("sec-fetch-site");
 /// The `Vary` value a cacheable dictionary-compressed response needs (RFC 9842 section 6.2).
 pub const DICTIONARY_VARY: &str = "accept-encoding, available-dictionary";
 /// The longest `id` RFC 9842 allows (section 2.1.3).
 pub const MAX_ID_LEN: usize = 1024;
 
-use http::header::{CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, HeaderMap, HeaderValue, VARY};
+mod response;
+
+pub(crate) use response::{add_varies, add_vary, set_encoded_headers};
+
+use http::HeaderName;
+use http::header::{CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, HeaderMap};
 use http_body::Body;
 
 /// The elements of every field line of `name`, split on commas and trimmed, empty ones
@@ -64,20 +72,6 @@ pub(crate) fn list<'a>(
 /// and this middleware must not change the content coding.
 pub(crate) fn has_no_transform(headers: &HeaderMap) -> bool {
     list(headers, CACHE_CONTROL).any(|directive| directive.eq_ignore_ascii_case(b"no-transform"))
-}
-
-/// Adds `Vary: accept-encoding` unless a Vary header already covers it.
-pub(crate) fn add_vary(headers: &mut HeaderMap) {
-    add_vary_token(headers, "accept-encoding");
-}
-
-/// Adds `token` to `Vary` unless it (or `*`) is already there.
-pub(crate) fn add_vary_token(headers: &mut HeaderMap, token: &'static str) {
-    let covered =
-        list(headers, VARY).any(|t| t == b"*" || t.eq_ignore_ascii_case(token.as_bytes()));
-    if !covered {
-        headers.append(VARY, HeaderValue::from_static(token));
-    }
 }
 
 /// Whether the message's `Content-Type` names an already-compressed media type.

@@ -3,12 +3,10 @@
 
 use metrics::{Counter, Histogram, counter, histogram};
 
+use super::outcome::{DictionaryOutcome, ResponseTally, SkipReason};
 use super::{BYTES_IN, BYTES_OUT, DICTIONARY, RATIO, RESPONSES, SECONDS, SKIPPED};
 use crate::ContentCoding;
 use crate::coding::CODINGS;
-use crate::compression::SkipReason;
-use crate::compression::report::Tally;
-use crate::compression::stats::DictionaryOutcome;
 
 /// One handle per series the layer updates. Codings not compiled in get no-op handles.
 pub(crate) struct Handles {
@@ -57,7 +55,7 @@ impl Handles {
         self.skipped[reason as usize].increment(1);
     }
 
-    pub(crate) fn finished(&self, tally: &Tally) {
+    pub(crate) fn finished(&self, tally: &ResponseTally) {
         let i = tally.coding.index();
         self.bytes_in[i].increment(tally.bytes_in);
         self.bytes_out[i].increment(tally.bytes_out);

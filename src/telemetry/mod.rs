@@ -12,8 +12,9 @@
 //!   compressing), `streamed` and `complete` (`false` for a stream that failed or was dropped
 //!   before its end). A body known in full reports when it is compressed; a stream when it
 //!   ends.
-//! - `not compressed`, with `reason`: one of [`SkipReason`]'s
-//!   [names](SkipReason::as_str).
+//! - `not compressed`, with `reason`: one of
+//!   [`crate::compression::SkipReason`]'s
+//!   [names](crate::compression::SkipReason::as_str).
 //!
 //! A request that names a dictionary (RFC 9842) adds a `dictionary` event with its
 //! `outcome` (`hit`, `unknown`, `refused`, `not_offered`), and an encoder that fails on a body
@@ -50,6 +51,7 @@
 
 #[cfg(feature = "metrics")]
 mod handles;
+pub(crate) mod outcome;
 #[cfg(feature = "metrics")]
 mod publish;
 
@@ -58,7 +60,7 @@ pub(crate) use handles::Handles;
 #[cfg(feature = "metrics")]
 pub use publish::{describe, publish_level, publish_pool};
 
-pub use crate::compression::SkipReason;
+pub(crate) use outcome::{DictionaryOutcome, ResponseTally, SkipReason};
 
 /// The `tracing` target of the compression layer's events.
 pub const TARGET: &str = "tower_gzip::compression";
@@ -66,7 +68,7 @@ pub const TARGET: &str = "tower_gzip::compression";
 /// Counter, label `coding`: responses the layer answered, by the coding sent (`identity`
 /// for those sent as they were: see [`SKIPPED`] for why).
 pub const RESPONSES: &str = "tower_gzip_responses_total";
-/// Counter, label `reason` (a [`SkipReason`] name): responses sent unencoded, by why.
+/// Counter, label `reason` (a [`crate::compression::SkipReason`] name): responses sent unencoded, by why.
 pub const SKIPPED: &str = "tower_gzip_skipped_total";
 /// Counter, label `coding`: bytes fed to the encoders, counted when each body ends.
 pub const BYTES_IN: &str = "tower_gzip_bytes_in_total";

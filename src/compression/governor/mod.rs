@@ -1,6 +1,6 @@
 //! [`Governor`]: trades ratio for latency when compression takes too much of the CPU.
 
-mod learn;
+mod costs;
 mod window;
 
 use std::sync::atomic::{AtomicI32, AtomicU8, AtomicU64, Ordering};
@@ -10,8 +10,8 @@ use std::time::Duration;
 use crate::CompressionLevel;
 use crate::coding::{CODINGS, ContentCoding};
 
-use learn::Learned;
-pub(crate) use learn::{Kind, Timed};
+use costs::Costs;
+pub(crate) use costs::{ResponseKind, Timed};
 use window::Window;
 
 /// Steps from the configured levels down to each coding's fastest; one more step sheds.
@@ -48,7 +48,7 @@ const SHED: u8 = STEPS + 1;
 ///     .window(Duration::from_millis(250))
 ///     .max_growth(1.2);
 /// let layer = CompressionLayer::new()
-///     .level(ContentCoding::Br, CompressionLevel::Precise(9))
+///     .level(ContentCoding::Zstd, CompressionLevel::Precise(9))
 ///     .adaptive(governor.clone());
 /// assert_eq!(governor.stats().step, 0);
 /// # let _ = layer;
@@ -79,7 +79,7 @@ struct Inner {
     share_ppm: AtomicU64,
     /// The last level used per coding, by [`ContentCoding::index`].
     levels: [AtomicI32; CODINGS],
-    learned: Learned,
+    costs: Costs,
     window: Mutex<Window>,
 }
 
@@ -135,7 +135,7 @@ impl Governor {
                 shed: AtomicU64::new(0),
                 share_ppm: AtomicU64::new(0),
                 levels: std::array::from_fn(|_| AtomicI32::new(i32::MIN)),
-                learned: Learned::default(),
+                costs: Costs::default(),
                 window: Mutex::new(Window::new()),
             }),
         }
@@ -204,13 +204,13 @@ impl Governor {
         &self,
         coding: ContentCoding,
         level: CompressionLevel,
-        kind: Kind,
+        kind: ResponseKind,
     ) -> Option<(CompressionLevel, u8)> {
         self.tick();
         let i = &self.inner;
         let global = i.step.load(Ordering::Relaxed);
-        let floor = i.learned.floor(coding);
-        if global >= SHED && floor == STEPS && i.learned.costly(kind) {
+        let floor = i.costs.floor(coding);
+        if global >= SHED && floor == STEPS && i.costs.costly(kind) {
             i.shed.fetch_add(1, Ordering::Relaxed);
             return None;
         }

@@ -8,6 +8,8 @@ use http::HeaderMap;
 use http::header::CONTENT_TYPE;
 
 use super::*;
+// br as a sample coding on a 0-11 scale (the governor has no policy of its own for it).
+use ContentCoding::{Br, Gzip, Zstd};
 
 const WINDOW: Duration = Duration::from_millis(5);
 
@@ -15,13 +17,13 @@ fn governor() -> Governor {
     Governor::new().cores(1).window(WINDOW)
 }
 
-fn kind(media: &str, size: u64) -> Kind {
+fn kind(media: &str, size: u64) -> ResponseKind {
     let mut headers = HeaderMap::new();
     headers.insert(CONTENT_TYPE, media.parse().unwrap());
-    Kind::of(&headers, Some(size))
+    ResponseKind::of(&headers, Some(size))
 }
 
-fn json() -> Kind {
+fn json() -> ResponseKind {
     kind("application/json", 1000)
 }
 
@@ -44,9 +46,9 @@ fn level(governor: &Governor, coding: ContentCoding, level: i32) -> Option<i32> 
 }
 
 /// `n` responses of `kind` compressed at `step`: `out` bytes of 1000 each, in `busy`.
-fn responses(governor: &Governor, kind: Kind, step: u8, n: u32, out: u64, busy: Duration) {
+fn responses(governor: &Governor, kind: ResponseKind, step: u8, n: u32, out: u64, busy: Duration) {
     for _ in 0..n {
-        let mut timed = Timed::new(governor.clone(), kind, ContentCoding::Br, step);
+        let mut timed = Timed::new(governor.clone(), kind, Br, step);
         sleep(busy);
         timed.add(busy);
         timed.end(1000, out);
@@ -75,16 +77,13 @@ fn at_light_load_the_levels_stay_as_configured() {
         governor.record_busy(Duration::from_micros(10));
         window(&governor, false);
     }
-    assert_eq!(level(&governor, ContentCoding::Gzip, 9), Some(9));
+    assert_eq!(level(&governor, Gzip, 9), Some(9));
     let stats = governor.stats();
     assert_eq!(
         (stats.step, stats.steps_down, stats.steps_up, stats.shed),
         (0, 0, 0, 0)
     );
-    assert!(
-        stats.levels.contains(&(ContentCoding::Gzip, Some(9))),
-        "{stats:?}"
-    );
+    assert!(stats.levels.contains(&(Gzip, Some(9))), "{stats:?}");
 }
 
 #[cfg(feature = "br")]
@@ -94,14 +93,14 @@ fn under_load_it_steps_down_one_window_at_a_time_then_sheds() {
     let mut levels = Vec::new();
     for _ in 0..4 {
         window(&governor, true);
-        levels.push(level(&governor, ContentCoding::Br, 9));
+        levels.push(level(&governor, Br, 9));
     }
     assert_eq!(levels, [Some(6), Some(4), Some(2), Some(0)]);
     window(&governor, true);
     assert_eq!(governor.stats().step, SHED);
     // The one kind seen is the dearest there is: shed.
     responses(&governor, json(), 4, 1, 300, Duration::ZERO);
-    assert_eq!(level(&governor, ContentCoding::Br, 9), None);
+    assert_eq!(level(&governor, Br, 9), None);
     // It stays there under load: no step past shedding.
     window(&governor, true);
     let stats = governor.stats();
@@ -115,24 +114,24 @@ fn a_coding_stops_where_its_output_would_grow_too_much() {
     // At the configured level, 300 bytes out of 1000.
     responses(&governor, json(), 0, 4, 300, Duration::ZERO);
     window(&governor, true);
-    assert_eq!(level(&governor, ContentCoding::Br, 9), Some(6));
+    assert_eq!(level(&governor, Br, 9), Some(6));
     responses(&governor, json(), 1, 4, 330, Duration::ZERO); // 1.1x: fine
     window(&governor, true);
-    assert_eq!(level(&governor, ContentCoding::Br, 9), Some(4));
+    assert_eq!(level(&governor, Br, 9), Some(4));
     responses(&governor, json(), 2, 4, 400, Duration::ZERO); // 1.33x: too much
     window(&governor, true);
     window(&governor, true);
     assert_eq!(
-        level(&governor, ContentCoding::Br, 9),
+        level(&governor, Br, 9),
         Some(6),
         "back to the last step in bounds"
     );
     // Another coding has learned no bound: it goes on down.
-    assert_eq!(level(&governor, ContentCoding::Zstd, 12), Some(1));
+    assert_eq!(level(&governor, Zstd, 12), Some(1));
     // At the bottom, br is not shed (its bound held it above its fastest level).
     window(&governor, true);
     assert_eq!(governor.stats().step, SHED);
-    assert_eq!(level(&governor, ContentCoding::Br, 9), Some(6));
+    assert_eq!(level(&governor, Br, 9), Some(6));
 }
 
 #[test]
@@ -167,11 +166,11 @@ fn shedding_spares_the_kinds_that_cost_least_per_byte_saved() {
     responses(&governor, small, 4, 1, 400, Duration::from_millis(3));
     responses(&governor, big_html, 4, 1, 100, Duration::ZERO);
     responses(&governor, css, 4, 1, 400, Duration::from_millis(1));
-    let gzip = |kind| governor.level(ContentCoding::Gzip, CompressionLevel::Default, kind);
+    let gzip = |kind| governor.level(Gzip, CompressionLevel::Default, kind);
     assert_eq!(gzip(small), None);
     assert_eq!(gzip(css), None, "the median is shed too");
     assert_eq!(gzip(big_html), Some((CompressionLevel::Precise(1), STEPS)));
     // A kind never seen is not shed.
-    assert!(gzip(Kind::of(&HeaderMap::new(), None)).is_some());
+    assert!(gzip(ResponseKind::of(&HeaderMap::new(), None)).is_some());
     assert_eq!(governor.stats().shed, 2);
 }

@@ -55,7 +55,7 @@ impl Governor {
                 i.steps_up.fetch_add(1, Ordering::Relaxed);
                 if step == 1 {
                     // Back at the configured levels: learn the floors afresh next time.
-                    i.learned.forget_floors();
+                    i.costs.forget_floors();
                 }
             }
         } else {

@@ -21,8 +21,8 @@ use super::{LearnError, Refusal, worker};
 use crate::dictionary::{DictionaryService, DictionaryStore};
 use crate::sync::lock;
 
-/// `Available-Dictionary`, as a name: looked up on every request to a route.
-const HELD: HeaderName = HeaderName::from_static(crate::headers::AVAILABLE_DICTIONARY);
+/// `Available-Dictionary`: looked up on every request to a route.
+const HELD: HeaderName = crate::headers::AVAILABLE_DICTIONARY;
 
 /// Samples queued for the learner's thread at most; past it samples are dropped
 /// ([`Refusal::Busy`]) rather than held while it builds.

@@ -19,11 +19,11 @@ const SAMPLES: u32 = 4;
 /// A kind of response, for the cost per byte saved: its media type's family by its size
 /// class.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Kind(u8);
+pub(crate) struct ResponseKind(u8);
 
-impl Kind {
+impl ResponseKind {
     /// The kind of a response with these headers and (known) size.
-    pub(crate) fn of(headers: &HeaderMap, size: Option<u64>) -> Kind {
+    pub(crate) fn of(headers: &HeaderMap, size: Option<u64>) -> ResponseKind {
         let media = headers
             .get(CONTENT_TYPE)
             .map_or(&b""[..], |value| media_type(value.as_bytes()));
@@ -39,7 +39,7 @@ impl Kind {
             Some(size) if size <= 64 << 10 => 1,
             _ => 2,
         };
-        Kind(family * 3 + class)
+        ResponseKind(family * 3 + class)
     }
 }
 
@@ -67,7 +67,7 @@ impl Average {
 }
 
 #[derive(Debug)]
-pub(super) struct Learned {
+pub(super) struct Costs {
     /// Nanoseconds per byte saved, per kind.
     cost: [Average; KINDS],
     /// Output bytes per input byte, per coding and step, and how many responses made it.
@@ -76,9 +76,9 @@ pub(super) struct Learned {
     floor: [AtomicU8; CODINGS],
 }
 
-impl Default for Learned {
+impl Default for Costs {
     fn default() -> Self {
-        Learned {
+        Costs {
             cost: Default::default(),
             ratio: Default::default(),
             floor: std::array::from_fn(|_| AtomicU8::new(STEPS)),
@@ -86,7 +86,7 @@ impl Default for Learned {
     }
 }
 
-impl Learned {
+impl Costs {
     pub(super) fn floor(&self, coding: ContentCoding) -> u8 {
         self.floor[coding.index()].load(Ordering::Relaxed)
     }
@@ -99,7 +99,7 @@ impl Learned {
 
     /// Whether `kind` costs at least the median of the kinds seen per byte saved (a kind
     /// not seen yet is not shed: nothing says it is dear).
-    pub(super) fn costly(&self, kind: Kind) -> bool {
+    pub(super) fn costly(&self, kind: ResponseKind) -> bool {
         let mine = self.cost[kind.0 as usize].get();
         if mine == 0.0 {
             return false;
@@ -138,14 +138,19 @@ impl Learned {
 #[derive(Debug)]
 pub(crate) struct Timed {
     governor: Governor,
-    kind: Kind,
+    kind: ResponseKind,
     coding: ContentCoding,
     step: u8,
     busy: Duration,
 }
 
 impl Timed {
-    pub(crate) fn new(governor: Governor, kind: Kind, coding: ContentCoding, step: u8) -> Self {
+    pub(crate) fn new(
+        governor: Governor,
+        kind: ResponseKind,
+        coding: ContentCoding,
+        step: u8,
+    ) -> Self {
         Timed {
             governor,
             kind,
@@ -155,7 +160,7 @@ impl Timed {
         }
     }
 
-    /// Counts `busy` as compression (timed by [`account`](crate::compression::report::account)).
+    /// Counts `busy` as compression (timed by the report's `account`).
     pub(crate) fn add(&mut self, busy: Duration) {
         self.governor.record_busy(busy);
         self.busy += busy;
@@ -165,6 +170,6 @@ impl Timed {
     pub(crate) fn end(&self, bytes_in: u64, bytes_out: u64) {
         let inner = &self.governor.inner;
         let max_growth = inner.config.max_growth;
-        inner.learned.record(self, bytes_in, bytes_out, max_growth);
+        inner.costs.record(self, bytes_in, bytes_out, max_growth);
     }
 }

@@ -2,14 +2,14 @@
 //! request says about dictionaries, and whether its response is compressed against one.
 
 use http::HeaderMap;
+use http::header::ORIGIN;
 
-use super::report;
-use super::service::Settings;
-use super::stats::DictionaryOutcome;
 use crate::ContentCoding;
+use crate::compression::settings::CompressionSettings;
 use crate::dictionary::{Dictionary, gate, select_parsed};
-use crate::headers::AVAILABLE_DICTIONARY;
+use crate::headers::{AVAILABLE_DICTIONARY, SEC_FETCH_MODE, SEC_FETCH_SITE};
 use crate::negotiate::AcceptEncoding;
+use crate::telemetry::DictionaryOutcome;
 
 /// The request headers the decision reads, copied at the request (the response's
 /// `Access-Control-Allow-Origin` is needed too, so the decision waits for the response).
@@ -27,8 +27,8 @@ impl DictionaryRequest {
         }
         let mut copy = HeaderMap::with_capacity(8);
         for name in CAPTURED {
-            for value in headers.get_all(name) {
-                copy.append(http::HeaderName::from_static(name), value.clone());
+            for value in headers.get_all(&name) {
+                copy.append(name.clone(), value.clone());
             }
         }
         DictionaryRequest {
@@ -39,34 +39,26 @@ impl DictionaryRequest {
 }
 
 /// What [`DictionaryRequest::capture`] copies.
-const CAPTURED: [&str; 4] = [
-    AVAILABLE_DICTIONARY,
-    "sec-fetch-site",
-    "sec-fetch-mode",
-    "origin",
-];
+const CAPTURED: [http::HeaderName; 4] =
+    [AVAILABLE_DICTIONARY, SEC_FETCH_SITE, SEC_FETCH_MODE, ORIGIN];
 
 /// The dictionary coding and dictionary for this response, if the request named a
 /// dictionary the store has, offered a dictionary coding this layer makes, and the
-/// readability gate passes. A request that named one and gets none is counted by why.
+/// readability gate passes: `Ok(None)` when the request named none (or the layer has no
+/// store), `Err` with why when it named one and gets none.
 pub(crate) fn choose(
     request: &DictionaryRequest,
     response: &HeaderMap,
-    settings: &Settings,
-) -> Option<(ContentCoding, Dictionary)> {
-    let headers = request.headers.as_deref()?;
-    let store = settings.dictionaries.as_ref()?;
+    settings: &CompressionSettings,
+) -> Result<Option<(ContentCoding, Dictionary)>, DictionaryOutcome> {
+    let (Some(headers), Some(store)) = (request.headers.as_deref(), &settings.dictionaries) else {
+        return Ok(None);
+    };
     let codings = &settings.dictionary_codings;
-    let chosen = select_parsed(&request.accept, headers, response, store, codings);
-    if chosen.is_none() {
-        let outcome = if store.for_request(headers).is_none() {
-            DictionaryOutcome::Unknown
-        } else if !gate(headers, response).is_allowed() {
-            DictionaryOutcome::Refused
-        } else {
-            DictionaryOutcome::NotOffered
-        };
-        report::dictionary(&settings.stats, outcome);
+    match select_parsed(&request.accept, headers, response, store, codings) {
+        Some(chosen) => Ok(Some(chosen)),
+        None if store.for_request(headers).is_none() => Err(DictionaryOutcome::Unknown),
+        None if !gate(headers, response).is_allowed() => Err(DictionaryOutcome::Refused),
+        None => Err(DictionaryOutcome::NotOffered),
     }
-    chosen
 }

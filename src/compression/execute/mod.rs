@@ -1,80 +1,88 @@
-//! Encoding a response the decision chose to encode: read ahead what is ready, compress a
-//! body known in full in one shot before the headers are fixed (so a failing encoder can
-//! fall back), or stream.
+//! Carrying out a [`Plan`]: the one place that writes a response's headers and reports it.
+//! A response to encode is read ahead while its frames are ready; a body known in full is
+//! compressed in one shot before the headers are fixed (so a failing encoder can fall
+//! back), and any other streams.
+
+mod read_ahead;
 
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::Context;
 
-use bytes::{Buf, Bytes, BytesMut};
-use http::Response;
-use http::header::{ACCEPT_RANGES, CONTENT_ENCODING, CONTENT_LENGTH, ETAG, HeaderMap, HeaderValue};
+use bytes::{Bytes, BytesMut};
+use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderMap, HeaderValue, VARY};
+use http::{Response, StatusCode};
 use http_body::Body;
 
-use super::body::{CompressionBody, MAX_INPUT_PER_POLL};
-use super::governor::{Kind, Timed};
-use super::report::{self, Tally, account};
-use super::service::Settings;
-use super::stats::{DictionaryOutcome, SkipReason};
+use super::body::CompressionBody;
+use super::governor::Timed;
+use super::plan::{Action, Governed, Plan, Start, Target};
+use super::report::{self, account};
+use super::settings::CompressionSettings;
 use crate::buf::Chunks;
 use crate::codec::{ContentCoding, Encoder, OneShot};
 use crate::dictionary::Dictionary;
-use crate::headers::{add_vary, add_vary_token};
+use crate::headers::{add_varies, add_vary, set_encoded_headers};
+use crate::telemetry::{DictionaryOutcome, ResponseTally, SkipReason};
 use crate::{BoxError, CompressionLevel};
+use read_ahead::{End, ReadAhead, read_ahead};
 
-/// What a compressed body is encoded with: a coding, and for `dcz` / `dcb` the dictionary
-/// the client named.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct Target {
-    pub(super) coding: ContentCoding,
-    pub(super) level: CompressionLevel,
-    pub(super) dictionary: Option<Dictionary>,
-    /// What a body known in full is sent as when its encoder fails.
-    pub(super) fallback: Fallback,
-    /// Under a governor: what it learns this response's cost under.
-    pub(super) governed: Option<Governed>,
+/// Carries out `plan` on `res`: counts the dictionary's outcome if the request named one
+/// and gets none, then encodes the response or sends it as the plan says.
+pub(super) fn execute<B: Body<Error: Into<BoxError>>>(
+    plan: Plan,
+    res: Response<B>,
+    settings: &CompressionSettings,
+    cx: &mut Context<'_>,
+) -> Response<CompressionBody<B>> {
+    if let Some(outcome) = plan.dictionary_miss {
+        report::dictionary(&settings.stats, outcome);
+    }
+    let (vary, reason, mut res) = match plan.action {
+        Action::Encode { target, start } => return encode(target, start, res, settings, cx),
+        Action::Skip(reason) => (false, reason, res.map(CompressionBody::identity)),
+        Action::VaryOnly(reason) => (true, reason, res.map(CompressionBody::identity)),
+        Action::NotAcceptable => (true, SkipReason::NotAcceptable, not_acceptable(res)),
+    };
+    report::skipped(&settings.stats, reason);
+    if vary {
+        add_varies(res.headers_mut(), settings.serves_dictionaries());
+    }
+    res
 }
 
-/// A governed response's kind and the governor's step when it was decided.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Governed {
-    pub(super) kind: Kind,
-    pub(super) step: u8,
-}
-
-/// Where a body known in full goes when `Target`'s encoder fails on it: the headers are not
-/// fixed yet, so the response can still be right.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Fallback {
-    /// Another coding the client accepts: for a dictionary target, the plain coding
-    /// negotiation chose.
-    pub(super) coding: Option<ContentCoding>,
-    /// Whether the client accepts identity.
-    pub(super) identity: bool,
-}
-
-/// How an encoded body starts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Start {
-    /// Read ahead what is ready, then compress in one shot or stream; a body found complete
-    /// and smaller than `floor` stays unencoded.
-    ReadAhead { floor: u64 },
-    /// Stream from the start: the body is known to be `size` bytes, more than one poll's
-    /// slice.
-    Stream { size: u64 },
+/// 406: the client accepts neither a coding we offer nor identity (RFC 9110 section 12.5.3).
+fn not_acceptable<B>(res: Response<B>) -> Response<CompressionBody<B>> {
+    let (mut parts, _) = res.into_parts();
+    parts.status = StatusCode::NOT_ACCEPTABLE;
+    let vary = std::mem::take(&mut parts.headers)
+        .get_all(VARY)
+        .iter()
+        .cloned()
+        .collect::<Vec<_>>();
+    for value in vary {
+        parts.headers.append(VARY, value);
+    }
+    add_vary(&mut parts.headers);
+    parts.headers.insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    let message = Bytes::from_static(b"no acceptable content-coding: see Accept-Encoding\n");
+    Response::from_parts(parts, CompressionBody::ready(message, None, None))
 }
 
 /// The response encoded with `target` (or its fallback), or sent as it is when reading
 /// ahead finds it complete and under the floor, or failed before anything was compressed.
-pub(super) fn encode<B: Body<Error: Into<BoxError>>>(
+fn encode<B: Body<Error: Into<BoxError>>>(
     target: Target,
     start: Start,
     res: Response<B>,
-    settings: &Settings,
+    settings: &CompressionSettings,
     cx: &mut Context<'_>,
 ) -> Response<CompressionBody<B>> {
     let stats = &settings.stats;
     let (mut parts, body) = res.into_parts();
-    add_varies(settings, &mut parts.headers);
+    add_varies(&mut parts.headers, settings.serves_dictionaries());
     let mut body = Box::pin(body);
     let (coding, body) = match start {
         Start::Stream { size } => {
@@ -114,7 +122,7 @@ pub(super) fn encode<B: Body<Error: Into<BoxError>>>(
 /// `body` compressed as it streams, starting with `chunks`; an encoder that cannot be built
 /// (a dictionary coding not compiled in) becomes the body's error.
 fn streaming<B: Body<Error: Into<BoxError>>>(
-    settings: &Settings,
+    settings: &CompressionSettings,
     target: &Target,
     size: Option<u64>,
     body: Pin<Box<B>>,
@@ -123,7 +131,7 @@ fn streaming<B: Body<Error: Into<BoxError>>>(
     match encoder(settings, target, size) {
         Ok(encoder) => {
             let level = target.level.resolve(target.coding).get();
-            let tally = Tally::new(target.coding, level, report::timed());
+            let tally = ResponseTally::new(target.coding, level, report::timed());
             let stats = Some((settings.stats.clone(), tally));
             let timed = governor_account(settings, target);
             CompressionBody::encoding(body, encoder, chunks, stats, timed, &settings.pool)
@@ -150,7 +158,7 @@ enum Ahead<B> {
 /// The body for what [`read_ahead`] found: compressed in one shot when complete, streamed
 /// when more is coming, or unencoded.
 fn encode_read_ahead<B>(
-    settings: &Settings,
+    settings: &CompressionSettings,
     target: &Target,
     floor: u64,
     body: Pin<Box<B>>,
@@ -184,7 +192,7 @@ where
 /// target, else its fallback. The exact size hint makes hyper send `Content-Length`
 /// instead of chunked encoding.
 fn whole<B>(
-    settings: &Settings,
+    settings: &CompressionSettings,
     target: &Target,
     chunks: Chunks,
     trailers: Option<HeaderMap>,
@@ -237,16 +245,11 @@ fn encoded<B>(coding: ContentCoding, data: Bytes, trailers: Option<HeaderMap>) -
     }
 }
 
-/// `Vary: accept-encoding`, and `available-dictionary` when dictionaries are on: the
-/// representation depends on both (RFC 9842 section 6.2).
-pub(super) fn add_varies(settings: &Settings, headers: &mut HeaderMap) {
-    add_vary(headers);
-    if settings.dictionaries.is_some() {
-        add_vary_token(headers, "available-dictionary");
-    }
-}
-
-fn encoder(settings: &Settings, target: &Target, size: Option<u64>) -> Result<Encoder, BoxError> {
+fn encoder(
+    settings: &CompressionSettings,
+    target: &Target,
+    size: Option<u64>,
+) -> Result<Encoder, BoxError> {
     let (coding, pool) = (target.coding, &settings.pool);
     let level = target.level;
     let encoder = match &target.dictionary {
@@ -260,7 +263,7 @@ fn encoder(settings: &Settings, target: &Target, size: Option<u64>) -> Result<En
 }
 
 /// Bytes of BREACH jitter for this response's gzip header (the other codings have no room).
-fn padding(settings: &Settings, format: ContentCoding) -> usize {
+fn padding(settings: &CompressionSettings, format: ContentCoding) -> usize {
     match (format, settings.jitter) {
         (ContentCoding::Gzip, max) if max > 0 => jitter_len(max),
         _ => 0,
@@ -270,7 +273,7 @@ fn padding(settings: &Settings, format: ContentCoding) -> usize {
 /// `input` compressed as one `coding` stream (against `dictionary` for `dcz`/`dcb`), and
 /// told (with the time it took if `timed`).
 fn one_shot(
-    settings: &Settings,
+    settings: &CompressionSettings,
     coding: ContentCoding,
     level: CompressionLevel,
     dictionary: Option<&Dictionary>,
@@ -281,7 +284,7 @@ fn one_shot(
     let mut out = BytesMut::new();
     #[cfg(test)]
     tests::fail_if_told(coding)?;
-    let mut tally = Tally::new(coding, level.resolve(coding).get(), measure);
+    let mut tally = ResponseTally::new(coding, level.resolve(coding).get(), measure);
     let one_shot = OneShot::new(coding)
         .level(level)
         .pool(&settings.pool)
@@ -299,77 +302,10 @@ fn one_shot(
 }
 
 /// The governor's account for one response, when a governor is on.
-fn governor_account(settings: &Settings, target: &Target) -> Option<Timed> {
+fn governor_account(settings: &CompressionSettings, target: &Target) -> Option<Timed> {
     let governor = settings.governor.clone()?;
     let Governed { kind, step } = target.governed?;
     Some(Timed::new(governor, kind, target.coding, step))
-}
-
-/// What [`read_ahead`] found.
-struct ReadAhead {
-    chunks: Chunks,
-    end: End,
-}
-
-enum End {
-    /// The body may have more: it went pending, or holds more than one poll's slice.
-    Open,
-    /// The body ended, with these trailers if any.
-    Complete(Option<HeaderMap>),
-    Failed(BoxError),
-}
-
-/// Reads the frames `body` has ready now, until it ends, goes pending, or holds more than
-/// one poll's slice ([`MAX_INPUT_PER_POLL`]). A body of exactly that size whose end is
-/// ready counts as complete.
-fn read_ahead<B>(mut body: Pin<&mut B>, cx: &mut Context<'_>) -> ReadAhead
-where
-    B: Body,
-    B::Error: Into<BoxError>,
-{
-    let mut chunks = Chunks::default();
-    let end = loop {
-        if chunks.len() > MAX_INPUT_PER_POLL {
-            break End::Open;
-        }
-        // A body that says it is done has no more frames: no need to poll for its end.
-        if chunks.len() > 0 && body.is_end_stream() {
-            break End::Complete(None);
-        }
-        match body.as_mut().poll_frame(cx) {
-            Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
-                Ok(mut data) => chunks.push(data.copy_to_bytes(data.remaining())),
-                Err(frame) => {
-                    if let Ok(trailers) = frame.into_trailers() {
-                        break End::Complete(Some(trailers));
-                    }
-                }
-            },
-            Poll::Ready(Some(Err(e))) => break End::Failed(e.into()),
-            Poll::Ready(None) => break End::Complete(None),
-            Poll::Pending => break End::Open,
-        }
-    };
-    ReadAhead { chunks, end }
-}
-
-pub(super) fn set_encoded_headers(headers: &mut HeaderMap, token: &'static str) {
-    headers.insert(CONTENT_ENCODING, HeaderValue::from_static(token));
-    // The length changes, and byte ranges of the identity body no longer apply.
-    headers.remove(CONTENT_LENGTH);
-    headers.remove(ACCEPT_RANGES);
-    // A strong validator promises byte-identical content; the encoded bytes differ from
-    // the identity representation's, so only a weak validator is still true.
-    if let Some(etag) = headers.get(ETAG) {
-        if !etag.as_bytes().starts_with(b"W/") {
-            let mut weak = Vec::with_capacity(etag.len() + 2);
-            weak.extend_from_slice(b"W/");
-            weak.extend_from_slice(etag.as_bytes());
-            if let Ok(weak) = HeaderValue::from_bytes(&weak) {
-                headers.insert(ETAG, weak);
-            }
-        }
-    }
 }
 
 /// A random padding length in `1..=max`, for the BREACH jitter.
