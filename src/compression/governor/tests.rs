@@ -9,7 +9,7 @@ use http::header::CONTENT_TYPE;
 
 use super::*;
 // br as a sample coding on a 0-11 scale (the governor has no policy of its own for it).
-use ContentCoding::{Br, Gzip, Zstd};
+use ContentCoding::{Br, Gzip};
 
 const WINDOW: Duration = Duration::from_millis(5);
 
@@ -127,7 +127,7 @@ fn a_coding_stops_where_its_output_would_grow_too_much() {
         "back to the last step in bounds"
     );
     // Another coding has learned no bound: it goes on down.
-    assert_eq!(level(&governor, Zstd, 12), Some(1));
+    assert_eq!(level(&governor, ContentCoding::Zstd, 12), Some(1));
     // At the bottom, br is not shed (its bound held it above its fastest level).
     window(&governor, true);
     assert_eq!(governor.stats().step, SHED);
