@@ -61,10 +61,10 @@
 //! The rest lives in `examples/demo/`: the handlers (`routes.rs`), `/stats` (`stats.rs`),
 //! `/metrics` (`metrics.rs`), the
 //! counting bodies and request log (`bodies.rs`), the API dictionary (`dictionary.rs`), the
-//! versioned script (`assets.rs`, `app.js`), the PNG (`png.rs`) and the page (`index.html`); the allocation counter is the tests' (`tests/common/alloc.rs`).
+//! versioned script (`assets.rs`, `app.js`), the PNG (`png.rs`) and the page (`index.html`); the allocation counter is the tests' (the support crate's `alloc`).
 
-#[path = "../tests/common/alloc.rs"]
-mod alloc;
+use tower_gzip_support::alloc;
+tower_gzip_support::count_allocations!();
 #[path = "demo/assets.rs"]
 mod assets;
 #[path = "demo/bodies.rs"]
