@@ -1,5 +1,5 @@
 //! Google's C brotli (through `brotlic-sys`): encoders and decoders whose memory is a
-//! reusable [`Blocks`] arena, and raw dictionaries prepared once for every encoder.
+//! reusable `Blocks` arena, and raw dictionaries prepared once for every encoder.
 //!
 //! A raw dictionary is an LZ77 prefix (`BROTLI_SHARED_DICTIONARY_RAW`, the "compound
 //! dictionary" of Shared Brotli): distances past a position's window reach into it. That is
