@@ -1,5 +1,6 @@
-//! Google's C brotli (`brotlic-sys`, through the crate's own `src/ffi/brotli_c`) against the
-//! pure-Rust `brotli` crates, on API-like JSON bodies of ~1, 16 and 64 KiB.
+//! Google's C brotli (`brotlic-sys`, through the crate's own wrapper `src/ffi/brotli_c`, which
+//! the crate root exports hidden for this bench) against the pure-Rust `brotli` crates, on
+//! API-like JSON bodies of ~1, 16 and 64 KiB.
 //!
 //! - `br_lib/<size>/q<q>/{rust,c}`: plain br at qualities 4 and 5 (5 is `dcb`'s default):
 //!   `rust` is the crate's one-shot br (a pooled `brotli` encoder, window 22 and the size as
@@ -40,12 +41,8 @@ use tower_gzip::dictionary::{Dictionary, train};
 use tower_gzip::headers::UseAsDictionary;
 use tower_gzip::{CodecPool, CompressionLevel, ContentCoding};
 
-#[allow(dead_code, unreachable_pub)]
-#[path = "../src/ffi/brotli_c/mod.rs"]
-mod brotli_c;
-#[allow(dead_code)]
-#[path = "../src/codec/dictionary/tests/samples.rs"]
-mod samples;
+use tower_gzip::__bench_brotli_c as brotli_c;
+use tower_gzip_support::samples;
 
 use brotli_c::{Encoder as CEncoder, Operation, Params, PreparedDictionary, Stop};
 

@@ -184,7 +184,9 @@ fn request_coding(
 ) {
     let rt = runtime();
     assert_eq!(floor(&encoded), payload.len(), "the floor decodes the body");
-    support::check_request_decoding(&rt, coding, &payload, &encoded);
+    let echo = tower_gzip::decompression::RequestDecompressionLayer::new()
+        .layer(service_fn(support::echo));
+    support::check_request_decoding(&rt, echo, coding, &payload, &encoded);
     let mut group = configure(c, &format!("{prefix}/16KiB"), payload.len());
     let svc = tower_gzip::decompression::RequestDecompressionLayer::new()
         .layer(service_fn(drain_request));
@@ -242,7 +244,8 @@ fn response_dict(c: &mut Criterion) {
     let rt = runtime();
     let (dictionary, store) = support::trained_dictionary();
     let built = support::built_dictionary();
-    let offering = |accept: &'static str| support::offering(accept, &dictionary);
+    let offering =
+        |accept: &'static str| support::offering(accept, dictionary.available_dictionary());
     for (label, size) in [("1KiB", 1024), ("16KiB", 16 * 1024)] {
         let payload = json(size);
         let mut group = configure(c, &format!("response_dict/{label}"), size);
@@ -295,7 +298,7 @@ fn response_dict_built(
             .dictionary_codings(&[coding])
             .layer(service_fn(move |_| full_response(p.clone())));
         let accept = coding.as_str();
-        let request = || support::offering(accept, dictionary);
+        let request = || support::offering(accept, dictionary.available_dictionary());
         let bytes = rt.block_on(expect_coding(&svc, request(), accept));
         eprintln!("{name} (level {level}): {bytes} bytes");
         group.bench_function(name, |b| {

@@ -61,10 +61,10 @@
 //! The rest lives in `examples/demo/`: the handlers (`routes.rs`), `/stats` (`stats.rs`),
 //! `/metrics` (`metrics.rs`), the
 //! counting bodies and request log (`bodies.rs`), the API dictionary (`dictionary.rs`), the
-//! versioned script (`assets.rs`, `app.js`), the PNG (`png.rs`) and the page (`index.html`); the allocation counter is the tests' (`tests/common/alloc.rs`).
+//! versioned script (`assets.rs`, `app.js`), the PNG (`png.rs`) and the page (`index.html`); the allocation counter is the tests' (the support crate's `alloc`).
 
-#[path = "../tests/common/alloc.rs"]
-mod alloc;
+use tower_gzip_support::alloc;
+tower_gzip_support::count_allocations!();
 #[path = "demo/assets.rs"]
 mod assets;
 #[path = "demo/bodies.rs"]
@@ -241,60 +241,22 @@ fn parse_args() -> Config {
     let mut ours_only = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((flag, value)) if flag.starts_with("--") => {
-                (flag.to_owned(), Some(value.to_owned()))
-            }
-            _ => (arg.clone(), None),
-        };
+        let (flag, inline) = split_flag(&arg);
         if matches!(flag.as_str(), "-h" | "--help") {
             println!("{USAGE}");
             std::process::exit(0);
         }
-        if matches!(flag.as_str(), "--adaptive" | "--learn" | "--no-learn") && inline.is_none() {
-            match flag.as_str() {
-                "--adaptive" => config.adaptive = true,
-                "--learn" => config.learn = Some(true),
-                _ => config.learn = Some(false),
-            }
+        if inline.is_none() && switch(&mut config, &flag) {
             ours_only.push(flag);
             continue;
         }
-        const FLAGS: [&str; 6] = [
-            "--baseline",
-            "--prefer",
-            "--level",
-            "--dictionary",
-            "--dictionary-dir",
-            "--dictionary-poll",
-        ];
-        if !FLAGS.contains(&flag.as_str()) {
+        if !VALUED_FLAGS.contains(&flag.as_str()) {
             usage(&format!("unknown argument {arg:?}"));
         }
         let Some(value) = inline.or_else(|| args.next()) else {
             usage(&format!("{flag} needs a value"));
         };
-        match flag.as_str() {
-            "--baseline" if value == "tower-http" => config.mode = Mode::TowerHttp,
-            "--baseline" => usage(&format!("unknown baseline {value:?} (only tower-http)")),
-            "--prefer" => {
-                let (plain, dict) = parse_prefer(&value).unwrap_or_else(|e| usage(&e));
-                config.prefer = plain;
-                // The listed ones first, then the others in the default order.
-                let rest = DICT_CODINGS.iter().filter(|c| !dict.contains(c));
-                config.dict_codings = dict.iter().chain(rest).copied().collect();
-            }
-            "--level" => config.levels = parse_levels(&value).unwrap_or_else(|e| usage(&e)),
-            "--dictionary" => config.dictionary = Some(value.into()),
-            "--dictionary-dir" => config.dictionary_dir = Some(value.into()),
-            "--dictionary-poll" => {
-                let secs: f64 = value
-                    .parse()
-                    .unwrap_or_else(|_| usage("--dictionary-poll: seconds"));
-                config.dictionary_poll = Some(Duration::from_secs_f64(secs.clamp(0.01, 3600.0)));
-            }
-            _ => usage(&format!("unknown argument {arg:?}")),
-        }
+        set_value(&mut config, &flag, value);
         if flag != "--baseline" {
             ours_only.push(flag);
         }
@@ -306,6 +268,60 @@ fn parse_args() -> Config {
         ));
     }
     config
+}
+
+/// The flags that take a value (`--flag value` or `--flag=value`).
+const VALUED_FLAGS: [&str; 6] = [
+    "--baseline",
+    "--prefer",
+    "--level",
+    "--dictionary",
+    "--dictionary-dir",
+    "--dictionary-poll",
+];
+
+/// `--flag=value` as the flag and its value; anything else as itself, without one.
+fn split_flag(arg: &str) -> (String, Option<String>) {
+    match arg.split_once('=') {
+        Some((flag, value)) if flag.starts_with("--") => (flag.to_owned(), Some(value.to_owned())),
+        _ => (arg.to_owned(), None),
+    }
+}
+
+/// Sets the switch `flag` names (`--adaptive`, `--learn`, `--no-learn`); false for any other.
+fn switch(config: &mut Config, flag: &str) -> bool {
+    match flag {
+        "--adaptive" => config.adaptive = true,
+        "--learn" => config.learn = Some(true),
+        "--no-learn" => config.learn = Some(false),
+        _ => return false,
+    }
+    true
+}
+
+/// Sets what one of [`VALUED_FLAGS`] says; exits with the usage on a bad value.
+fn set_value(config: &mut Config, flag: &str, value: String) {
+    match flag {
+        "--baseline" if value == "tower-http" => config.mode = Mode::TowerHttp,
+        "--baseline" => usage(&format!("unknown baseline {value:?} (only tower-http)")),
+        "--prefer" => {
+            let (plain, dict) = parse_prefer(&value).unwrap_or_else(|e| usage(&e));
+            config.prefer = plain;
+            // The listed ones first, then the others in the default order.
+            let rest = DICT_CODINGS.iter().filter(|c| !dict.contains(c));
+            config.dict_codings = dict.iter().chain(rest).copied().collect();
+        }
+        "--level" => config.levels = parse_levels(&value).unwrap_or_else(|e| usage(&e)),
+        "--dictionary" => config.dictionary = Some(value.into()),
+        "--dictionary-dir" => config.dictionary_dir = Some(value.into()),
+        "--dictionary-poll" => {
+            let secs: f64 = value
+                .parse()
+                .unwrap_or_else(|_| usage("--dictionary-poll: seconds"));
+            config.dictionary_poll = Some(Duration::from_secs_f64(secs.clamp(0.01, 3600.0)));
+        }
+        _ => usage(&format!("unknown argument {flag:?}")),
+    }
 }
 
 /// `--level`'s list: `br=9,zstd=12`, each coding's level (clamped to its range).
@@ -460,34 +476,57 @@ fn app(
         png: png::png(),
         shutdown,
     };
-    // tower-http speaks the codings this build of tower-gzip speaks, no more.
-    let (zstd, br) = (cfg!(feature = "zstd"), cfg!(feature = "br"));
+    let router = routes(mode, dictionaries.as_ref())?.with_state(state.clone());
+    let learner = dictionaries.as_ref().and_then(|d| d.learner.as_ref());
+    let router = compress(router, mode, ours, learner);
+    Ok(router.layer(middleware::from_fn_with_state(
+        state.wire,
+        bodies::log_requests,
+    )))
+}
 
-    let echo: MethodRouter<AppState> = match mode {
-        // Request bodies are decompressed (with the default size and ratio limits) only
-        // where a handler reads them.
-        Mode::TowerGzip => post(routes::echo)
-            .layer::<_, std::convert::Infallible>(DefaultBodyLimit::max(MAX_ECHO))
-            .layer(tower_gzip::decompression::RequestDecompressionLayer::new()),
-        Mode::TowerHttp => post(routes::echo)
-            .layer::<_, std::convert::Infallible>(DefaultBodyLimit::max(MAX_ECHO))
-            .layer(
-                tower_http::decompression::RequestDecompressionLayer::new()
-                    .zstd(zstd)
-                    .br(br),
-            ),
-    };
+/// tower-http speaks the codings this build of tower-gzip speaks, no more: (zstd, br).
+const BASELINE_CODINGS: (bool, bool) = (cfg!(feature = "zstd"), cfg!(feature = "br"));
 
-    // The script's versions: marked and remembered as dictionaries for the next one (ours).
+/// `/api/echo`: request bodies are decompressed (with the default size and ratio limits)
+/// only where a handler reads them.
+fn echo_route(mode: Mode) -> MethodRouter<AppState> {
+    let (zstd, br) = BASELINE_CODINGS;
+    let limited =
+        post(routes::echo).layer::<_, std::convert::Infallible>(DefaultBodyLimit::max(MAX_ECHO));
+    match mode {
+        Mode::TowerGzip => {
+            limited.layer(tower_gzip::decompression::RequestDecompressionLayer::new())
+        }
+        Mode::TowerHttp => limited.layer(
+            tower_http::decompression::RequestDecompressionLayer::new()
+                .zstd(zstd)
+                .br(br),
+        ),
+    }
+}
+
+/// The script's versions: marked and remembered as dictionaries for the next one (ours).
+fn script_routes(
+    dictionaries: Option<&Dictionaries>,
+) -> Result<(MethodRouter<AppState>, MethodRouter<AppState>), Box<dyn std::error::Error>> {
     let (mut app_v1, mut app_v2): (MethodRouter<AppState>, MethodRouter<AppState>) =
         (get(assets::app_v1_js), get(assets::app_v2_js));
-    if let Some(d) = &dictionaries {
+    if let Some(d) = dictionaries {
         let versions =
             UseAsDictionaryLayer::new(UseAsDictionary::new("/assets/app-v*.js"), d.store.clone())?;
         app_v1 = app_v1.layer(versions.clone());
         app_v2 = app_v2.layer(versions);
     }
+    Ok((app_v1, app_v2))
+}
 
+/// Every route of the demo, before its state and layers.
+fn routes(
+    mode: Mode,
+    dictionaries: Option<&Dictionaries>,
+) -> Result<Router<AppState>, Box<dyn std::error::Error>> {
+    let (app_v1, app_v2) = script_routes(dictionaries)?;
     let mut router = Router::new()
         .route("/", get(index))
         .route("/api/items", get(routes::items))
@@ -498,18 +537,26 @@ fn app(
         .route("/big.txt", get(routes::big_txt))
         .route("/image.png", get(routes::image_png))
         .route("/stats", get(stats::stats))
-        .route("/api/echo", echo);
-    if let Some(api) = dictionaries.as_ref().and_then(|d| d.api.clone()) {
+        .route("/api/echo", echo_route(mode));
+    if let Some(api) = dictionaries.and_then(|d| d.api.clone()) {
         router = router.route_service(dictionary::URL, DictionaryService::new(api));
     }
     #[cfg(feature = "metrics")]
     let router = router.route("/metrics", get(metrics::metrics));
-    let router = router.with_state(state.clone());
+    Ok(router)
+}
 
-    // One `Router::layer` for the learner and the compression layer: axum clones (and boxes)
-    // a route's service on every request, once a `layer` call.
-    let learner = dictionaries.as_ref().and_then(|d| d.learner.as_ref());
-    let router = match (mode, learner) {
+/// The compression layer around every route: ours (with the learner, if any) or tower-http's.
+/// One `Router::layer` for the learner and the compression layer: axum clones (and boxes) a
+/// route's service on every request, once a `layer` call.
+fn compress(
+    router: Router,
+    mode: Mode,
+    ours: CompressionLayer,
+    learner: Option<&Learner>,
+) -> Router {
+    let (zstd, br) = BASELINE_CODINGS;
+    match (mode, learner) {
         (Mode::TowerGzip, Some(learner)) => {
             router.layer(ServiceBuilder::new().layer(ours).layer(learner.layer()))
         }
@@ -520,9 +567,5 @@ fn app(
                 .zstd(zstd)
                 .br(br),
         ),
-    };
-    Ok(router.layer(middleware::from_fn_with_state(
-        state.wire,
-        bodies::log_requests,
-    )))
+    }
 }

@@ -58,6 +58,10 @@ pub mod guide;
 // The one module allowed `unsafe` code.
 #[allow(unsafe_code)]
 mod ffi;
+// Not API: `benches/brotli_c.rs` measures the C brotli wrapper against the pure-Rust crates.
+#[cfg(feature = "dcb")]
+#[doc(hidden)]
+pub use ffi::brotli_c as __bench_brotli_c;
 pub mod headers;
 mod negotiate;
 mod pool;

@@ -1,8 +1,8 @@
-//! `DictionaryBuilder` on the API-JSON corpus (`tests/corpus`): determinism, the size
+//! `DictionaryBuilder` on the API-JSON corpus (`support/src/corpus`): determinism, the size
 //! bound, the choice against its own report, the held-out samples' independence, budgets,
 //! bad input.
 
-mod corpus;
+use tower_gzip_support::corpus;
 
 use std::collections::BTreeSet;
 use std::sync::OnceLock;

@@ -2,10 +2,8 @@
 //! on corpus samples, `compress` and `decompress` round trips in both codings, and one
 //! clear line on stderr with a non-zero exit for every bad input.
 
-#[path = "corpus/mod.rs"]
-mod corpus;
-#[path = "common/example.rs"]
-mod example;
+use tower_gzip_support::corpus;
+use tower_gzip_support::example;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

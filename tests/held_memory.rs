@@ -18,9 +18,9 @@ use tower_gzip::ContentCoding;
 use tower_gzip::codec::Decoder;
 use tower_gzip::compression::{Compression, CompressionBody};
 
-#[path = "common/alloc.rs"]
-mod alloc;
-mod common;
+use tower_gzip_support::alloc;
+tower_gzip_support::count_allocations!();
+use tower_gzip_support as common;
 
 use common::{BodySender, ChannelBody, channel_body};
 

@@ -11,9 +11,9 @@ use tower_gzip::ContentCoding;
 use tower_gzip::codec::{DecodeErrorKind, Decoder, Encoder};
 use tower_gzip::{CodecPool, CompressionLevel, KindStats};
 
-#[path = "common/alloc.rs"]
-mod alloc;
-mod common;
+use tower_gzip_support::alloc;
+tower_gzip_support::count_allocations!();
+use tower_gzip_support as common;
 
 use common::{noise, text};
 

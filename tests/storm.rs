@@ -10,7 +10,7 @@
 //!
 //! `STORM_CLIENTS` (default 10,000) and `STORM_CONCURRENCY` (default 48) tune the storm.
 
-mod common;
+use tower_gzip_support as common;
 
 use std::net::SocketAddr;
 use std::pin::Pin;

@@ -18,8 +18,7 @@
 //! siblings, counting every call before forwarding it, and the tables include those
 //! allocations (the "C share" column shows them alone).
 
-#[path = "../../benches/support/mod.rs"]
-mod support;
+use tower_gzip_support::bench as support;
 
 use std::hint::black_box;
 
@@ -34,13 +33,13 @@ use tower_gzip::{CodecPool, CompressionLevel};
 
 use support::{
     SIZES, accepting, check_request_decoding, drain, drain_request, expect_coding, full_response,
-    gzip_body_request, gzip_bytes, gzip_request, identity_body_request, json, levels, respond,
+    gzip_body_request, gzip_bytes, gzip_request, identity_body_request, json, respond,
     streamed_response, tower_http_only,
 };
 
-// The counting allocator: the tests' (`tests/common/alloc.rs`), process-wide counters.
-#[path = "../../tests/common/alloc.rs"]
-mod alloc;
+// The counting allocator of the tests (the support crate's), process-wide counters.
+use tower_gzip_support::alloc;
+tower_gzip_support::count_allocations!();
 
 /// Allocations made outside Rust's allocator: libzstd and libdeflate are C and call `malloc`
 /// themselves. This binary defines glibc's allocation entry points (the statically linked C
@@ -232,7 +231,16 @@ where
     B::Error: Into<tower_gzip::BoxError> + std::fmt::Debug,
 {
     let payload = json(size);
-    let (ours_level, their_level) = levels(level);
+    let (ours_level, their_level) = match level {
+        1 => (
+            CompressionLevel::Fastest,
+            tower_http::CompressionLevel::Fastest,
+        ),
+        _ => (
+            CompressionLevel::Default,
+            tower_http::CompressionLevel::Default,
+        ),
+    };
     let serve = |handler: H| {
         let p = payload.clone();
         service_fn(move |_| handler(p.clone()))
@@ -262,7 +270,8 @@ where
 fn request_case(rt: &tokio::runtime::Runtime, case: &str, size: usize) -> Row {
     let payload = json(size);
     let gzipped = gzip_bytes(&payload, 6);
-    check_request_decoding(rt, "gzip", &payload, &gzipped);
+    let echo = RequestDecompressionLayer::new().layer(service_fn(support::echo));
+    check_request_decoding(rt, echo, "gzip", &payload, &gzipped);
     let ours = RequestDecompressionLayer::new().layer(service_fn(drain_request));
     let theirs = tower_http::decompression::RequestDecompressionLayer::new()
         .layer(service_fn(drain_request));
@@ -318,7 +327,8 @@ fn coding_request_case(
     payload: Bytes,
     encoded: Bytes,
 ) -> Row {
-    check_request_decoding(rt, coding, &payload, &encoded);
+    let echo = RequestDecompressionLayer::new().layer(service_fn(support::echo));
+    check_request_decoding(rt, echo, coding, &payload, &encoded);
     let ours = RequestDecompressionLayer::new().layer(service_fn(drain_request));
     let theirs = tower_http::decompression::RequestDecompressionLayer::new()
         .layer(service_fn(drain_request));

@@ -17,8 +17,8 @@ use brotli::enc::encode::{
 };
 use brotli::{Allocator, SliceWrapper, SliceWrapperMut};
 
-#[path = "../../tests/common/alloc.rs"]
-mod alloc;
+use tower_gzip_support::alloc;
+tower_gzip_support::count_allocations!();
 
 thread_local! {
     /// Live blocks by element type: (count, bytes).

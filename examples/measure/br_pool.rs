@@ -20,8 +20,8 @@ use tower_gzip::ContentCoding;
 use tower_gzip::codec::{Decoder, Encoder, OneShot};
 use tower_gzip::{CodecPool, CompressionLevel};
 
-#[path = "../../tests/common/alloc.rs"]
-mod alloc;
+use tower_gzip_support::alloc;
+tower_gzip_support::count_allocations!();
 
 /// A JSON array of user records, like an API response.
 fn json(len: usize) -> Vec<u8> {

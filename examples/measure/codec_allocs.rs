@@ -10,8 +10,7 @@
 //! compress or decompress of the 50-byte message makes at most one allocation (the output
 //! buffer), and pooled is faster than fresh. Exits non-zero if the allocation goal fails.
 
-#[path = "../../benches/support/mod.rs"]
-mod support;
+use tower_gzip_support::bench as support;
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -23,8 +22,8 @@ use tower_gzip::{CodecPool, CompressionLevel};
 
 use support::random_message;
 
-#[path = "../../tests/common/alloc.rs"]
-mod alloc;
+use tower_gzip_support::alloc;
+tower_gzip_support::count_allocations!();
 
 fn json_payload(len: usize) -> Vec<u8> {
     let mut s = String::from("[");

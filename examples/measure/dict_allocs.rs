@@ -16,11 +16,9 @@
 //! Prints PASS/FAIL for the target "dcz allocates at most plain zstd's + 2 per 1 KiB response";
 //! the exit status is 0 either way.
 
-#[path = "../../benches/support/mod.rs"]
-mod support;
-
-#[path = "../../tests/common/alloc.rs"]
-mod alloc;
+use tower_gzip_support::alloc;
+use tower_gzip_support::bench as support;
+tower_gzip_support::count_allocations!();
 
 use tower::{Layer, service_fn};
 use tower_gzip::CodecPool;
@@ -35,8 +33,9 @@ fn main() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    let (dictionary, store) = support::trained_dictionary();
-    let offering = |accept: &'static str| support::offering(accept, &dictionary);
+    let (dictionary, store) = trained_dictionary();
+    let offering =
+        |accept: &'static str| support::offering(accept, dictionary.available_dictionary());
     println!("| body | coding | bytes | of identity | allocations | bytes allocated |");
     println!("|---|---|--:|--:|--:|--:|");
     let mut per_response = std::collections::HashMap::new();
@@ -256,4 +255,13 @@ fn api_json_bytes() {
             dcb as f64 / br as f64
         );
     }
+}
+
+/// A 16 KiB dictionary trained on the benches' dictionary samples, and a store holding it.
+fn trained_dictionary() -> (Dictionary, tower_gzip::dictionary::DictionaryStore) {
+    let trained = train(&support::dictionary_samples(), 16 * 1024).expect("training");
+    let dictionary = Dictionary::new(trained, UseAsDictionary::new("/*")).unwrap();
+    let store = tower_gzip::dictionary::DictionaryStore::new(1 << 20);
+    store.insert(dictionary.clone());
+    (dictionary, store)
 }

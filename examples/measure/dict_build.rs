@@ -1,5 +1,5 @@
 //! What `DictionaryBuilder` buys on API JSON it never saw: builds a dictionary from the
-//! training half of the corpus (`tests/corpus`), then compresses the corpus's held-out
+//! training half of the corpus (`support/src/corpus`), then compresses the corpus's held-out
 //! responses with plain zstd 3, br 4 and br 5, and with `dcz` and `dcb` at the levels the
 //! builder chose. Prints the builder's report (every candidate and level on its own
 //! held-out samples), then bytes and CPU time per response on the unseen responses.
@@ -20,8 +20,7 @@ use tower_gzip::dictionary::{BuiltDictionary, Dictionary, DictionaryBuilder};
 use tower_gzip::headers::UseAsDictionary;
 use tower_gzip::{CodecPool, CompressionLevel, ContentCoding};
 
-#[path = "../../tests/corpus/mod.rs"]
-mod corpus;
+use tower_gzip_support::corpus;
 mod cpu_time;
 
 type Encode<'a> = &'a dyn Fn(&[u8], &mut BytesMut);

@@ -20,8 +20,7 @@ use tower_gzip::dictionary::Dictionary;
 use tower_gzip::headers::UseAsDictionary;
 use tower_gzip::{CodecPool, CompressionLevel, ContentCoding};
 
-#[path = "../../tests/corpus/mod.rs"]
-mod corpus;
+use tower_gzip_support::corpus;
 mod cpu_time;
 
 const ROUNDS: usize = 7;

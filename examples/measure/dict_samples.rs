@@ -1,14 +1,12 @@
 //! The API-like JSON the dictionary measuring programs (`dict_gains`, `dcb_costs`,
 //! `dict_prepared_size`) train on and compress: the same generator, and so the same bytes,
-//! as the crate's dictionary unit tests (`src/codec/dictionary/tests/samples.rs`).
+//! as the crate's dictionary unit tests (the support crate's `samples`).
 #![allow(dead_code)]
 
 use tower_gzip::dictionary::Dictionary;
 use tower_gzip::headers::UseAsDictionary;
 
-#[path = "../../src/codec/dictionary/tests/samples.rs"]
-mod samples;
-pub(crate) use samples::json_samples;
+pub(crate) use tower_gzip_support::json_samples;
 
 /// A dictionary of `bytes` for every path (`match="/*"`).
 pub fn dictionary(bytes: impl Into<bytes::Bytes>) -> Dictionary {

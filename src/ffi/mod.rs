@@ -8,9 +8,9 @@ use flate2::{
     Compress, CompressError, Decompress, DecompressError, FlushCompress, FlushDecompress, Status,
 };
 
-// Google's brotli, for `dcb`.
+// Google's brotli, for `dcb` (and `benches/brotli_c.rs`, through the crate root).
 #[cfg(feature = "dcb")]
-pub(crate) mod brotli_c;
+pub mod brotli_c;
 #[cfg(test)]
 mod tests;
 #[cfg(feature = "zstd")]

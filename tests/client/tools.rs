@@ -1,6 +1,6 @@
 //! Tools nobody here wrote (curl, the gzip CLI, Python's urllib), against
 //! RequestDecompressionLayer. A test whose tool is missing is skipped, or fails under
-//! `REQUIRE_INTEROP=1` (see `tests/common/tools.rs`).
+//! `REQUIRE_INTEROP=1` (see `support/src/tools.rs`).
 
 use crate::common::tools::available;
 use crate::json_document;

@@ -1,8 +1,7 @@
 //! Behaviour of the streaming gzip / zlib / raw deflate codecs: round trips under arbitrary
 //! chunking and budgets, sync flush, every corruption kind, header fields, multi-member gzip.
 
-#[path = "../common/mod.rs"]
-mod common;
+use tower_gzip_support as common;
 mod corrupt;
 mod one_shot;
 

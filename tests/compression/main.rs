@@ -4,8 +4,7 @@
 //! (`codings`). Every compressed body is decoded independently of this crate's decoder
 //! (flate2, libzstd, the `brotli` crate).
 
-#[path = "../common/mod.rs"]
-mod common;
+use tower_gzip_support as common;
 mod support;
 
 #[cfg(any(feature = "zstd", feature = "br"))]

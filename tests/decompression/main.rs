@@ -2,10 +2,9 @@
 //! and through a real axum server on loopback; and tower-http's own zstd and br response
 //! decompression tests, ported (`codings`).
 
-#[path = "../common/alloc.rs"]
-mod alloc;
-#[path = "../common/mod.rs"]
-mod common;
+use tower_gzip_support::alloc;
+tower_gzip_support::count_allocations!();
+use tower_gzip_support as common;
 
 mod harness;
 mod server;

@@ -4,8 +4,7 @@
 //! must get its status (or the client its typed error), and the server must survive all of
 //! them with its codec pool intact.
 
-#[path = "../common/mod.rs"]
-mod common;
+use tower_gzip_support as common;
 
 mod flate;
 #[cfg(any(feature = "zstd", feature = "br"))]

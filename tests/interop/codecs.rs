@@ -1,7 +1,7 @@
 //! Our codecs against tools nobody here wrote: the `gzip`, `zstd` and `brotli` CLIs, `cat`,
 //! and Python's `gzip`, `zlib`, `zstandard` and `brotli` modules, each way round. A test whose
 //! tool is missing is skipped, or fails under `REQUIRE_INTEROP=1` (`.ci/run` installs them
-//! all and sets it): see `tests/common/tools.rs`.
+//! all and sets it): see `support/src/tools.rs`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

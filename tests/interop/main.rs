@@ -3,12 +3,10 @@
 //! clients (curl, a Python stdlib client, headless Chromium) against the demo server
 //! (`real_clients`).
 
-#[path = "../common/mod.rs"]
-mod common;
+use tower_gzip_support as common;
 // The demo server needs both dictionary codings.
 #[cfg(all(feature = "dcz", feature = "dcb"))]
-#[path = "../common/demo.rs"]
-mod demo;
+use tower_gzip_support::demo;
 
 #[cfg(all(feature = "dcz", feature = "dcb"))]
 mod chromium;

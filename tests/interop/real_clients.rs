@@ -3,7 +3,7 @@
 //! stdlib client (`tests/python/client.py`) and headless Chromium loading the demo page
 //! with `?autotest=1` (dictionary transport is in `dictionaries.rs`). A
 //! test whose program is missing is skipped, or fails under `REQUIRE_INTEROP=1` (`.ci/run`
-//! installs curl, gzip, python3 and chromium, and sets it): see `tests/common/tools.rs`.
+//! installs curl, gzip, python3 and chromium, and sets it): see `support/src/tools.rs`.
 
 use std::io::Write;
 use std::path::Path;

@@ -4,20 +4,12 @@
 //! accepts, and whose counters follow the responses.
 
 mod capture;
-#[path = "../common/mod.rs"]
-mod common;
 mod events;
 #[cfg(feature = "metrics")]
 mod metrics;
-#[path = "../common/prometheus.rs"]
-mod prometheus;
+use tower_gzip_support::prometheus;
 mod prometheus_parser;
-// Shared with the compression suite, which uses the rest of it.
-#[allow(dead_code)]
-#[path = "../compression/support.rs"]
-mod support;
-
-pub use support::{get, respond};
+pub use tower_gzip_support::service::{get, respond};
 
 use bytes::Bytes;
 use http::Response;

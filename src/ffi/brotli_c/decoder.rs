@@ -21,7 +21,7 @@ use super::blocks::{Arena, Blocks, alloc_block, free_block_callback};
 
 /// Where one [`Decoder::decode`] call stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Stop {
+pub enum Stop {
     /// All input taken; the stream goes on.
     Input,
     /// The budget ran out with output (or input) left.
@@ -32,7 +32,7 @@ pub(crate) enum Stop {
 
 /// One brotli stream's C decoder: RFC 7932 windows only (at most 16 MiB; large-window
 /// streams are refused), with an optional raw dictionary, on its own arena.
-pub(crate) struct Decoder {
+pub struct Decoder {
     state: NonNull<BrotliDecoderState>,
     /// The dictionary's bytes: the instance points into them.
     dictionary: Option<Bytes>,
@@ -46,7 +46,7 @@ unsafe impl Send for Decoder {}
 impl Decoder {
     /// A decoder with `dictionary` as its raw prefix (if given), keeping at most `keep`
     /// bytes of freed blocks while it runs.
-    pub(crate) fn new(dictionary: Option<&Bytes>, keep: usize) -> Result<Decoder, Failure> {
+    pub fn new(dictionary: Option<&Bytes>, keep: usize) -> Result<Decoder, Failure> {
         let arena = Arena::new(keep);
         // SAFETY: both callbacks over the arena's `Blocks`, which outlives the instance
         // (destroyed first in `Drop`).
@@ -83,7 +83,7 @@ impl Decoder {
     /// Decodes from `input`, appending to `out` at most `budget` bytes (taken from it).
     /// Returns the bytes consumed, and where it stopped or the error. After an error the
     /// decoder is not to be used again (brotli repeats the error).
-    pub(crate) fn decode(
+    pub fn decode(
         &mut self,
         input: &[u8],
         out: &mut BytesMut,

@@ -23,7 +23,7 @@ use super::{Failure, PreparedDictionary};
 
 /// What one [`Encoder::compress`] call does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Operation {
+pub enum Operation {
     /// Compress; brotli may hold output back.
     Process,
     /// Make everything so far decodable (`BROTLI_OPERATION_FLUSH`).
@@ -44,13 +44,13 @@ impl Operation {
 
 /// A stream's parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Params {
+pub struct Params {
     /// 0 to 11.
-    pub(crate) quality: u32,
+    pub quality: u32,
     /// The window log, 10 to 24 (RFC 7932; no large windows).
-    pub(crate) lgwin: u32,
+    pub lgwin: u32,
     /// The input's total size, when known.
-    pub(crate) size_hint: Option<usize>,
+    pub size_hint: Option<usize>,
 }
 
 /// A C brotli encoder's arena, and the stream open on it, if any.
@@ -59,7 +59,7 @@ pub(crate) struct Params {
 /// arena, holding the prepared dictionary it was given (an `Arc`, so the dictionary outlives
 /// it whatever else drops). `end` destroys it: its blocks go back to the arena for the next
 /// stream. An encoder whose call failed should be dropped, not reused.
-pub(crate) struct Encoder {
+pub struct Encoder {
     state: Option<NonNull<BrotliEncoderState>>,
     dictionary: Option<Arc<PreparedDictionary>>,
     arena: Arena,
@@ -71,7 +71,7 @@ unsafe impl Send for Encoder {}
 
 impl Encoder {
     /// An encoder with no stream, keeping at most `keep` bytes of blocks between streams.
-    pub(crate) fn new(keep: usize) -> Self {
+    pub fn new(keep: usize) -> Self {
         Encoder {
             state: None,
             dictionary: None,
@@ -81,7 +81,7 @@ impl Encoder {
 
     /// Opens a stream with `params` and, if given, `dictionary` as its raw prefix (ending
     /// the current stream first).
-    pub(crate) fn start(
+    pub fn start(
         &mut self,
         params: Params,
         dictionary: Option<Arc<PreparedDictionary>>,
@@ -124,7 +124,7 @@ impl Encoder {
 
     /// Runs `op` over all of `input`, appending what brotli writes to `out`, until it has
     /// taken all input and (for a flush or finish) written everything it owes.
-    pub(crate) fn compress(
+    pub fn compress(
         &mut self,
         op: Operation,
         input: &[u8],
@@ -187,7 +187,7 @@ impl Encoder {
 
     /// Ends the stream: the C instance is destroyed, its blocks kept by the arena, and the
     /// dictionary let go.
-    pub(crate) fn end(&mut self) {
+    pub fn end(&mut self) {
         if let Some(state) = self.state.take() {
             // SAFETY: created by BrotliEncoderCreateInstance and destroyed once (taken out of
             // `self.state`). It frees its blocks through the arena's callbacks, which is live.

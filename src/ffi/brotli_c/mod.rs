@@ -1,5 +1,5 @@
 //! Google's C brotli (through `brotlic-sys`): encoders and decoders whose memory is a
-//! reusable [`Blocks`] arena, and raw dictionaries prepared once for every encoder.
+//! reusable `Blocks` arena, and raw dictionaries prepared once for every encoder.
 //!
 //! A raw dictionary is an LZ77 prefix (`BROTLI_SHARED_DICTIONARY_RAW`, the "compound
 //! dictionary" of Shared Brotli): distances past a position's window reach into it. That is
@@ -34,12 +34,12 @@ mod encoder;
 mod tests;
 
 #[cfg_attr(not(test), allow(unused_imports))]
-pub(crate) use decoder::{Decoder, Stop};
-pub(crate) use encoder::{Encoder, Operation, Params};
+pub use decoder::{Decoder, Stop};
+pub use encoder::{Encoder, Operation, Params};
 
 /// What a C brotli call reported.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Failure {
+pub enum Failure {
     /// No encoder or decoder could be created: out of memory.
     OutOfMemory,
     /// The encoder refused a parameter, the dictionary, or a call.
@@ -68,7 +68,7 @@ impl Failure {
 
 /// A raw dictionary prepared for C brotli encoders: built once, attached to any number of
 /// encoders on any threads. It references its source bytes, and keeps them.
-pub(crate) struct PreparedDictionary {
+pub struct PreparedDictionary {
     ptr: NonNull<BrotliEncoderPreparedDictionary>,
     /// The dictionary's bytes: the prepared form points into them.
     source: Bytes,
@@ -89,7 +89,7 @@ impl PreparedDictionary {
 
     /// Prepares `source` as a raw dictionary. `None` when it is empty, too large, or brotli
     /// cannot allocate the tables.
-    pub(crate) fn new(source: &Bytes) -> Option<PreparedDictionary> {
+    pub fn new(source: &Bytes) -> Option<PreparedDictionary> {
         if source.is_empty() || source.len() > Self::MAX_LEN {
             return None;
         }
@@ -116,7 +116,7 @@ impl PreparedDictionary {
     }
 
     /// The memory brotli holds for it, its source not included (the dictionary's own).
-    pub(crate) fn size(&self) -> usize {
+    pub fn size(&self) -> usize {
         // SAFETY: `ptr` is a live prepared dictionary; the call only reads it. (The lean
         // form counts its pointer to the source, not the source.)
         unsafe { BrotliEncoderGetPreparedDictionarySize(self.ptr.as_ptr()) }

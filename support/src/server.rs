@@ -22,7 +22,7 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpSocket};
 use tokio::sync::watch;
 
-use super::{BoxError, Collected, collect};
+use crate::{BoxError, Collected, collect};
 
 /// How long a request, or the collection of its body, may take before the test fails.
 pub const TIMEOUT: Duration = Duration::from_secs(30);

@@ -5,7 +5,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-/// The crate's cargo features this test was built with, to build the example with the same
+/// The crate's cargo features this test was built with (they reach this crate as its own), to build the example with the same
 /// ones (`cargo test --no-default-features --features ...` must not rebuild the crate with
 /// the defaults for the example), and `extra`.
 fn features(extra: &[&str]) -> String {
@@ -34,7 +34,7 @@ pub fn build(name: &str, extra: &[&str]) -> PathBuf {
         .and_then(|p| p.parent())
         .and_then(|p| p.file_name());
     let mut cmd = Command::new(env!("CARGO"));
-    cmd.current_dir(env!("CARGO_MANIFEST_DIR")).args([
+    cmd.current_dir(crate::REPO).args([
         "build",
         "--example",
         name,

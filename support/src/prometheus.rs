@@ -3,7 +3,6 @@
 //! labels must be well formed, a family's samples must be together and after its `TYPE`,
 //! no sample may repeat, counters must not be negative, and histograms must have cumulative
 //! buckets ending in `+Inf` that agree with their `_count`.
-#![allow(dead_code)]
 
 use std::collections::{BTreeMap, HashSet};
 

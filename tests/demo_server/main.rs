@@ -1,16 +1,10 @@
 //! Runs `examples/server.rs` as a process and checks every route over real HTTP, with a
-//! hyper client and with `curl --compressed` (skipped without curl; see `tests/common/tools.rs`).
+//! hyper client and with `curl --compressed` (skipped without curl; see the support crate's `tools`).
 
-#[path = "common/demo.rs"]
-mod demo;
-#[path = "demo_server/dictionaries.rs"]
 mod dictionaries;
-#[path = "demo_server/metrics.rs"]
 mod metrics;
-#[path = "common/prometheus.rs"]
-mod prometheus;
-#[path = "common/tools.rs"]
-mod tools;
+
+use tower_gzip_support::{demo, prometheus, tools};
 
 use std::io::{Read, Write};
 use std::process::Command;

@@ -1,9 +1,6 @@
 //! A corpus of realistic API JSON responses for the dictionary tests, benches and measuring
 //! programs: deterministic from a seed, with no dependency beyond `std`.
 //!
-//! Include it as a folder module (so that cargo does not build it as a test crate):
-//! `#[path = "../tests/corpus/mod.rs"] mod corpus;` from `benches/` and `examples/`.
-//!
 //! # What it generates
 //!
 //! Each response is one endpoint's body, pretty-printed as real APIs serve it (two-space
@@ -46,7 +43,6 @@
 //! [`split`] puts every fourth response of one seed into the held-out set and drops any
 //! held-out body equal to a training one: the two sets never share a response. They do
 //! share what responses of one API share (field names, URL prefixes, popular users).
-#![allow(dead_code)]
 
 mod github;
 mod json;

@@ -6,7 +6,6 @@
 //! stderr, and the test returns early and passes. So `cargo test` passes on a machine with
 //! only a Rust toolchain. With `REQUIRE_INTEROP=1` (as `.ci/run` sets, having installed
 //! everything) a missing tool fails the test instead.
-#![allow(dead_code)]
 
 use std::process::{Command, Stdio};
 

@@ -1,8 +1,8 @@
-//! API-like JSON for the dictionary tests, and for the measuring programs in
-//! `examples/measure/` (which include this file), so both see the same bytes.
+//! API-like JSON for the crate's dictionary unit tests and the measuring programs in
+//! `examples/measure/`, so both see the same bytes.
 
 /// `n` API-like JSON records of varied content, deterministic per `seed`.
-pub(crate) fn json_samples(n: usize, seed: u64) -> Vec<Vec<u8>> {
+pub fn json_samples(n: usize, seed: u64) -> Vec<Vec<u8>> {
     let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
     let mut next = move || {
         x ^= x << 13;

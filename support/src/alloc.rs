@@ -1,9 +1,8 @@
 //! The one counting allocator of the tests, examples and benches that measure allocations.
 //!
-//! Including this module installs [`Counting`] as the binary's `#[global_allocator]`:
-//! `#[path = "../common/alloc.rs"] mod alloc;` from a test directory,
-//! `#[path = "../tests/common/alloc.rs"] mod alloc;` from `examples/` or `benches/`,
-//! `#[path = "../../tests/common/alloc.rs"] mod alloc;` from `examples/measure/`.
+//! A binary that measures installs [`Counting`] as its `#[global_allocator]` with
+//! [`count_allocations!`](crate::count_allocations) at its root; the counters stay at zero
+//! in a binary that does not (a library cannot choose the allocator of every test).
 //!
 //! It wraps `System` and keeps, for the whole process and for each thread apart (so tests
 //! running in parallel do not see each other's allocations):
@@ -18,8 +17,6 @@
 //! C code that calls `malloc` itself (libzstd, libdeflate) is not seen here: `System` is
 //! the only way in. `examples/measure/allocs.rs` adds its own `malloc` interposer for that
 //! share.
-#![allow(dead_code)]
-
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -61,8 +58,14 @@ impl Counts {
 /// The global allocator: `System`, with every successful call counted.
 pub struct Counting;
 
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+/// Installs [`Counting`](crate::alloc::Counting) as this binary's global allocator.
+#[macro_export]
+macro_rules! count_allocations {
+    () => {
+        #[global_allocator]
+        static COUNTING_ALLOCATOR: $crate::alloc::Counting = $crate::alloc::Counting;
+    };
+}
 
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
 static BYTES: AtomicU64 = AtomicU64::new(0);

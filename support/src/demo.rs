@@ -1,9 +1,7 @@
 //! The demo server (`examples/server.rs`) as a child process, for the suites that test it
 //! over real HTTP: `tests/demo_server.rs` and `tests/interop/real_clients.rs`.
-#![allow(dead_code)]
 
-#[path = "example.rs"]
-mod example;
+use crate::example;
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
