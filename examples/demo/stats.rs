@@ -27,7 +27,7 @@ fn pool(stats: PoolStats, max_idle: Value) -> Value {
     let mut pool: Map<String, Value> = stats
         .kinds()
         .into_iter()
-        .map(|(name, k)| (name.to_owned(), kind(k)))
+        .map(|(name, k)| (name.name().to_owned(), kind(k)))
         .collect();
     pool.insert("max_idle".to_owned(), max_idle);
     Value::Object(pool)

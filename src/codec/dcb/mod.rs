@@ -6,9 +6,12 @@ mod decoder;
 mod encoder;
 
 pub(crate) use decoder::DcbDecoder;
+pub(crate) use decoder::DcbDecoder as Decoder;
 pub(crate) use encoder::DcbEncoder;
+pub(crate) use encoder::DcbEncoder as Encoder;
 #[cfg(test)]
 pub(crate) use encoder::encode_dcb;
+pub(crate) use encoder::encode_dcb as one_shot;
 pub(crate) use encoder::encode_dcb as encode_all;
 
 use super::dictionary::Dictionary;

@@ -6,11 +6,14 @@ mod encoder;
 mod shelf;
 
 pub(crate) use decoder::DczDecoder;
+pub(crate) use decoder::DczDecoder as Decoder;
 pub(crate) use encoder::DczEncoder;
+pub(crate) use encoder::DczEncoder as Encoder;
 #[cfg(all(test, feature = "dcb"))]
 pub(crate) use encoder::dcz_window_limit;
 #[cfg(test)]
 pub(crate) use encoder::encode_dcz;
+pub(crate) use encoder::encode_dcz as one_shot;
 pub(crate) use encoder::encode_dcz as encode_all;
 
 use super::dictionary::Dictionary;

@@ -246,11 +246,22 @@ fn under_the_hold_limit_a_stream_keeps_its_state() {
     while poll_into(&mut body, &mut cx, &mut wire) {
         slices += 1;
         if !body.is_end_stream() {
-            assert_eq!(pool.stats().compressors.in_use(), 1, "slice {slices}");
+            assert_eq!(
+                pool.stats()
+                    .kind(crate::PoolKind::DeflateCompressors)
+                    .in_use(),
+                1,
+                "slice {slices}"
+            );
         }
     }
     assert!(slices > 4, "{slices} polls for 256 KiB");
-    assert_eq!(pool.stats().compressors.created, 1);
+    assert_eq!(
+        pool.stats()
+            .kind(crate::PoolKind::DeflateCompressors)
+            .created,
+        1
+    );
     assert_eq!(decoded_len(ContentCoding::Gzip, &wire), 16 * 16 * 1024);
     // No flush anywhere: a sync or full flush writes an empty stored block (00 00 ff ff).
     assert!(
