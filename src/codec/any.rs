@@ -31,7 +31,10 @@ macro_rules! build {
     (dictionary, encoder, $folder:ident, $coding:ident, $level:ident, $dictionary:ident, $pool:ident) => {
         match $dictionary {
             Some(dictionary) => $folder::encoder(dictionary, $level, $pool),
-            None => Err(EncodeError::new(needs_dictionary($coding))),
+            None => Err(EncodeError::new(format!(
+                "{} needs a dictionary",
+                $coding.as_str()
+            ))),
         }
     };
     (dictionary, decoder, $folder:ident, $coding:ident, $dictionary:ident, $pool:ident) => {
@@ -43,10 +46,6 @@ macro_rules! build {
             )),
         }
     };
-}
-
-fn needs_dictionary(coding: ContentCoding) -> String {
-    format!("{} needs a dictionary", coding.as_str())
 }
 
 /// The codec enum of both directions, its dispatch and its constructors, from the list.

@@ -108,7 +108,6 @@ fn a_pause_in_a_quiet_pool_draws_and_primes_nothing() {
             let stats = pool.stats();
             let kind = stats
                 .kinds()
-                .into_iter()
                 .map(|(_, kind)| kind)
                 .find(|kind| kind.created > 0)
                 .expect("one kind of compressor was drawn");
