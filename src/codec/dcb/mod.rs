@@ -9,10 +9,9 @@ pub(crate) use decoder::DcbDecoder;
 pub(crate) use decoder::DcbDecoder as Decoder;
 pub(crate) use encoder::DcbEncoder;
 pub(crate) use encoder::DcbEncoder as Encoder;
-#[cfg(test)]
+#[cfg(all(test, both_dictionary_codings))]
 pub(crate) use encoder::encode_dcb;
 pub(crate) use encoder::encode_dcb as one_shot;
-pub(crate) use encoder::encode_dcb as encode_all;
 
 use super::dictionary::Dictionary;
 use super::{CompressionLevel, DecodeError, EncodeError};

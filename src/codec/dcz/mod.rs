@@ -11,10 +11,9 @@ pub(crate) use encoder::DczEncoder;
 pub(crate) use encoder::DczEncoder as Encoder;
 #[cfg(all(test, feature = "dcb"))]
 pub(crate) use encoder::dcz_window_limit;
-#[cfg(test)]
+#[cfg(all(test, both_dictionary_codings))]
 pub(crate) use encoder::encode_dcz;
 pub(crate) use encoder::encode_dcz as one_shot;
-pub(crate) use encoder::encode_dcz as encode_all;
 
 use super::dictionary::Dictionary;
 use super::{CompressionLevel, DecodeError, EncodeError};
