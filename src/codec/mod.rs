@@ -35,11 +35,11 @@
 //!
 //! # Adding a coding
 //!
-//! 1. Its folder here (`codec/NAME/`): the encoder under the shared driver (an [`Encode`]
+//! 1. Its folder here (`codec/NAME/`): the encoder under the shared driver (an `Encode`
 //!    impl run by `Driving`, in `encoding.rs`) and the decoder under its own (`DecodeCore`,
 //!    in `decoding.rs`), their states drawn from the pool through `PooledState` impls, and
 //!    the family's entry points `encoder`, `decoder` and `one_shot`.
-//! 2. One line in the list below ([`families!`]): the family, its cargo feature, its
+//! 2. One line in the list below (`families!`): the family, its cargo feature, its
 //!    codings, and the pool kinds its states are counted under.
 //! 3. One row in the coding table (`src/coding.rs`): the variant of [`ContentCoding`], its
 //!    token, the coding it builds on and its levels.
