@@ -4,7 +4,7 @@
 use http::HeaderMap;
 
 use crate::ContentCoding;
-pub(crate) use crate::codec::dictionary::Dictionary;
+pub(crate) use crate::codec::Dictionary;
 use crate::negotiate::AcceptEncoding;
 
 /// No store can exist.

@@ -29,13 +29,13 @@
 //! # The pool
 //!
 //! ```
-//! use tower_gzip::{CodecPool, compression::CompressionLayer};
+//! use tower_gzip::{CodecPool, PoolKind, compression::CompressionLayer};
 //!
 //! let pool = CodecPool::builder().max_idle(16).build();
 //! let layer = CompressionLayer::new().pool(pool.clone());
 //! // ... serve ...
 //! let stats = pool.stats();
-//! assert_eq!(stats.compressors.in_use(), 0);
+//! assert_eq!(stats.kind(PoolKind::DeflateCompressors).in_use(), 0);
 //! ```
 #![deny(missing_docs, unsafe_code, unreachable_pub)]
 // docs.rs (nightly, `--cfg docsrs`) shows which items need which cargo feature.
@@ -69,7 +69,7 @@ pub mod predicate;
 mod sync;
 pub mod telemetry;
 
-pub use codec::kinds::PoolStats;
+pub use codec::kinds::{PoolKind, PoolStats};
 pub use codec::level::CompressionLevel;
 pub use coding::ContentCoding;
 pub use pool::{CodecPool, CodecPoolBuilder, KindStats};

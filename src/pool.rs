@@ -46,7 +46,7 @@ use yields::YieldSlots;
 /// use bytes::BytesMut;
 /// use tower_gzip::ContentCoding;
 /// use tower_gzip::codec::Encoder;
-/// use tower_gzip::{CodecPool, CompressionLevel};
+/// use tower_gzip::{CodecPool, CompressionLevel, PoolKind};
 ///
 /// let pool = CodecPool::builder().max_idle(4).build();
 /// {
@@ -54,8 +54,8 @@ use yields::YieldSlots;
 ///     encoder.encode(b"hello", &mut BytesMut::new()).unwrap();
 /// } // dropped: its deflate state is reset and returned to the pool
 /// let stats = pool.stats();
-/// assert_eq!(stats.compressors.created, 1);
-/// assert_eq!(stats.compressors.idle, 1);
+/// assert_eq!(stats.kind(PoolKind::DeflateCompressors).created, 1);
+/// assert_eq!(stats.kind(PoolKind::DeflateCompressors).idle, 1);
 /// ```
 #[derive(Clone)]
 pub struct CodecPool {
@@ -73,25 +73,20 @@ pub(crate) struct Inner {
     shelves: [OnceLock<Box<dyn AnyShelf>>; Kind::SLOTS],
 }
 
-/// A kind of pooled state: its slot in every pool and its name in reports.
+/// A kind of pooled state: its slot in every pool (named in `codec::kinds`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Kind {
     slot: usize,
-    name: &'static str,
 }
 
 impl Kind {
     /// How many kinds a pool has room for.
     pub(crate) const SLOTS: usize = 16;
 
-    /// The kind in `slot` (below [`Kind::SLOTS`], one per kind), called `name`.
-    pub(crate) const fn new(slot: usize, name: &'static str) -> Self {
+    /// The kind in `slot` (below [`Kind::SLOTS`], one per kind).
+    pub(crate) const fn new(slot: usize) -> Self {
         assert!(slot < Kind::SLOTS);
-        Kind { slot, name }
-    }
-
-    pub(crate) fn name(self) -> &'static str {
-        self.name
+        Kind { slot }
     }
 }
 

@@ -73,7 +73,10 @@ fn cap_holds_under_a_thousand_concurrent_checkouts() {
         }
         barrier.wait();
         let stats = pool.stats();
-        for kind in [stats.compressors, stats.decompressors] {
+        for kind in [
+            stats.kind(tower_gzip::PoolKind::DeflateCompressors),
+            stats.kind(tower_gzip::PoolKind::DeflateDecompressors),
+        ] {
             assert_eq!(kind.in_use(), 1000, "{kind:?}");
             assert_eq!(kind.created, 1000);
             assert_eq!(kind.idle, 0);
@@ -81,7 +84,10 @@ fn cap_holds_under_a_thousand_concurrent_checkouts() {
         barrier.wait();
     });
     let stats = pool.stats();
-    for kind in [stats.compressors, stats.decompressors] {
+    for kind in [
+        stats.kind(tower_gzip::PoolKind::DeflateCompressors),
+        stats.kind(tower_gzip::PoolKind::DeflateDecompressors),
+    ] {
         assert_eq!(kind.idle, 16, "{kind:?}");
         assert_eq!(kind.returned, 16);
         assert_eq!(kind.discarded, 1000 - 16);
@@ -93,7 +99,9 @@ fn cap_holds_under_a_thousand_concurrent_checkouts() {
         .map(|_| Decoder::new(ContentCoding::Deflate, &pool))
         .collect();
     drop(held);
-    let d = pool.stats().decompressors;
+    let d = pool
+        .stats()
+        .kind(tower_gzip::PoolKind::DeflateDecompressors);
     assert_eq!((d.created, d.reused, d.idle), (1000 + 4, 16, 16));
     balanced(d);
 }
@@ -104,12 +112,17 @@ fn levels_are_kept_apart() {
     let pool = CodecPool::new();
     let mut fast = BytesMut::new();
     gzip(&pool, CompressionLevel::Fastest, &data, &mut fast);
-    assert_eq!(pool.stats().compressors.idle, 1);
+    assert_eq!(
+        pool.stats()
+            .kind(tower_gzip::PoolKind::DeflateCompressors)
+            .idle,
+        1
+    );
 
     // The idle state is level 1: a level-9 checkout must not get it.
     let mut best = BytesMut::new();
     gzip(&pool, CompressionLevel::Best, &data, &mut best);
-    let c = pool.stats().compressors;
+    let c = pool.stats().kind(tower_gzip::PoolKind::DeflateCompressors);
     assert_eq!((c.created, c.reused, c.idle), (2, 0, 2));
 
     let mut fresh_best = BytesMut::new();
@@ -129,7 +142,7 @@ fn levels_are_kept_apart() {
     let mut again = BytesMut::new();
     gzip(&pool, CompressionLevel::Precise(1), &data, &mut again);
     assert_eq!(again, fast);
-    let c = pool.stats().compressors;
+    let c = pool.stats().kind(tower_gzip::PoolKind::DeflateCompressors);
     assert_eq!((c.created, c.reused), (2, 2));
 }
 
@@ -145,8 +158,20 @@ fn codecs_dropped_while_panicking_are_discarded_and_the_pool_survives() {
     }));
     assert!(result.is_err());
     let s = pool.stats();
-    assert_eq!((s.compressors.discarded, s.compressors.idle), (1, 0));
-    assert_eq!((s.decompressors.discarded, s.decompressors.idle), (1, 0));
+    assert_eq!(
+        (
+            s.kind(tower_gzip::PoolKind::DeflateCompressors).discarded,
+            s.kind(tower_gzip::PoolKind::DeflateCompressors).idle
+        ),
+        (1, 0)
+    );
+    assert_eq!(
+        (
+            s.kind(tower_gzip::PoolKind::DeflateDecompressors).discarded,
+            s.kind(tower_gzip::PoolKind::DeflateDecompressors).idle
+        ),
+        (1, 0)
+    );
 
     let mut wire = BytesMut::new();
     gzip(
@@ -159,10 +184,10 @@ fn codecs_dropped_while_panicking_are_discarded_and_the_pool_survives() {
     gunzip(&pool, &wire, &mut out);
     assert_eq!(&out[..], b"after the panic");
     let s = pool.stats();
-    assert_eq!(s.compressors.idle, 1);
-    assert_eq!(s.decompressors.idle, 1);
-    balanced(s.compressors);
-    balanced(s.decompressors);
+    assert_eq!(s.kind(tower_gzip::PoolKind::DeflateCompressors).idle, 1);
+    assert_eq!(s.kind(tower_gzip::PoolKind::DeflateDecompressors).idle, 1);
+    balanced(s.kind(tower_gzip::PoolKind::DeflateCompressors));
+    balanced(s.kind(tower_gzip::PoolKind::DeflateDecompressors));
 
     // A thread that dies holding an encoder leaves the pool usable too.
     let other = pool.clone();
@@ -180,7 +205,10 @@ fn codecs_dropped_while_panicking_are_discarded_and_the_pool_survives() {
         &pool,
     ));
     let s = pool.stats();
-    assert_eq!(s.compressors.discarded, 2);
+    assert_eq!(
+        s.kind(tower_gzip::PoolKind::DeflateCompressors).discarded,
+        2
+    );
     assert_eq!(s.in_use(), 0);
 }
 
@@ -195,7 +223,10 @@ fn max_idle_zero_disables_pooling() {
         gunzip(&pool, &wire, &mut out);
     }
     let s = pool.stats();
-    for kind in [s.compressors, s.decompressors] {
+    for kind in [
+        s.kind(tower_gzip::PoolKind::DeflateCompressors),
+        s.kind(tower_gzip::PoolKind::DeflateDecompressors),
+    ] {
         assert_eq!(
             (kind.created, kind.reused, kind.returned),
             (5, 0, 0),
@@ -210,7 +241,12 @@ fn clones_share_one_pool_and_global_is_shared() {
     let pool = CodecPool::new();
     let clone = pool.clone();
     drop(Decoder::new(ContentCoding::Gzip, &clone));
-    assert_eq!(pool.stats().decompressors.idle, 1);
+    assert_eq!(
+        pool.stats()
+            .kind(tower_gzip::PoolKind::DeflateDecompressors)
+            .idle,
+        1
+    );
     assert!(pool.max_idle() >= 8 && pool.max_idle() <= 256);
     assert_eq!(CodecPool::default_max_idle(), pool.max_idle());
     assert!(std::ptr::eq(CodecPool::global(), CodecPool::global()));
@@ -280,7 +316,13 @@ fn pooled_codecs_allocate_only_the_output_buffer() {
         }
     }
     let s = pool.stats();
-    assert_eq!((s.compressors.created, s.decompressors.created), (1, 1));
+    assert_eq!(
+        (
+            s.kind(tower_gzip::PoolKind::DeflateCompressors).created,
+            s.kind(tower_gzip::PoolKind::DeflateDecompressors).created
+        ),
+        (1, 1)
+    );
 
     // The counter is live: without a pool, the states themselves are allocated.
     let fresh = CodecPool::builder().max_idle(0).build();
@@ -336,7 +378,9 @@ fn decoder_state_after_an_error_or_abandoned_stream_is_clean() {
         assert_eq!(&out[..], &data[..]);
     }
     // One state served all nine decoders: reused, never left dirty.
-    let stats = pool.stats().decompressors;
+    let stats = pool
+        .stats()
+        .kind(tower_gzip::PoolKind::DeflateDecompressors);
     assert_eq!(
         (stats.created, stats.reused, stats.returned),
         (1, 8, 9),
@@ -367,7 +411,12 @@ fn encoder_state_after_an_abandoned_stream_is_clean() {
     let mut wire = BytesMut::new();
     gzip(&pool, CompressionLevel::Default, &data, &mut wire);
     assert_eq!(wire, expected);
-    assert_eq!(pool.stats().compressors.reused, 1);
+    assert_eq!(
+        pool.stats()
+            .kind(tower_gzip::PoolKind::DeflateCompressors)
+            .reused,
+        1
+    );
 }
 
 #[test]
@@ -412,25 +461,35 @@ fn every_coding_returns_its_state_and_idle_releases_it() {
     }
     // Every kind's counters balance, and kinds() names each once.
     let stats = pool.stats();
-    let names: Vec<&str> = stats.kinds().iter().map(|(name, _)| *name).collect();
+    let names: Vec<&str> = stats.kinds().map(|(kind, _)| kind.name()).collect();
     assert_eq!(names.len(), 10);
     for (name, kind) in stats.kinds() {
         assert_eq!(
             kind.created + kind.reused,
             kind.returned + kind.discarded,
-            "{name}: {kind:?}"
+            "{name:?}: {kind:?}"
         );
     }
     #[cfg(feature = "zstd")]
     {
-        let z = stats.zstd_compressors;
+        let z = stats.kind(tower_gzip::PoolKind::ZstdCompressors);
         assert!(
             z.created >= 1 && z.reused >= 1,
             "re-drawn after idle: {z:?}"
         );
-        assert_eq!(stats.zstd_decompressors.created, 1);
+        assert_eq!(
+            stats.kind(tower_gzip::PoolKind::ZstdDecompressors).created,
+            1
+        );
     }
     // gzip and deflate share the deflate shelves: one state served both, re-drawn after idle.
-    assert_eq!(stats.compressors.created, 1, "{stats:?}");
-    assert!(stats.compressors.reused >= 3, "{stats:?}");
+    assert_eq!(
+        stats.kind(tower_gzip::PoolKind::DeflateCompressors).created,
+        1,
+        "{stats:?}"
+    );
+    assert!(
+        stats.kind(tower_gzip::PoolKind::DeflateCompressors).reused >= 3,
+        "{stats:?}"
+    );
 }

@@ -210,7 +210,10 @@ async fn raw_get(addr: SocketAddr, path: &str, want: usize) -> Vec<u8> {
 async fn settle(server: &Server) -> KindStats {
     let deadline = Instant::now() + TIMEOUT;
     loop {
-        let stats = server.pool.stats().compressors;
+        let stats = server
+            .pool
+            .stats()
+            .kind(tower_gzip::PoolKind::DeflateCompressors);
         let open = server.loopback.open_connections();
         if (stats.in_use() == 0 && open == 0) || Instant::now() > deadline {
             return stats;

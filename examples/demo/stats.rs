@@ -26,8 +26,7 @@ fn kind(k: KindStats) -> Value {
 fn pool(stats: PoolStats, max_idle: Value) -> Value {
     let mut pool: Map<String, Value> = stats
         .kinds()
-        .into_iter()
-        .map(|(name, k)| (name.to_owned(), kind(k)))
+        .map(|(name, k)| (name.name().to_owned(), kind(k)))
         .collect();
     pool.insert("max_idle".to_owned(), max_idle);
     Value::Object(pool)

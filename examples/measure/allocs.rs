@@ -438,7 +438,7 @@ fn burst(rt: &tokio::runtime::Runtime) -> (String, bool) {
         }
         peak
     });
-    let stats = pool.stats().compressors;
+    let stats = pool.stats().kind(tower_gzip::PoolKind::DeflateCompressors);
     let live_after = live().saturating_sub(live_before);
     let ok = stats.idle <= max_idle
         && stats.in_use() == 0

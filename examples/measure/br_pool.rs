@@ -296,6 +296,7 @@ fn main() {
     let stats = pool.stats();
     println!(
         "\npool: br_compressors {:?}\n      br_decompressors {:?}",
-        stats.br_compressors, stats.br_decompressors
+        stats.kind(tower_gzip::PoolKind::BrCompressors),
+        stats.kind(tower_gzip::PoolKind::BrDecompressors)
     );
 }

@@ -326,7 +326,7 @@ def main():
     time.sleep(1.0)
     stats = get_stats()
     deadline = time.monotonic() + 5
-    while any(stats["pool"][k]["in_use"] for k in ("compressors", "block_compressors", "decompressors")):
+    while any(stats["pool"][k]["in_use"] for k in ("deflate_compressors", "block_compressors", "deflate_decompressors")):
         if time.monotonic() > deadline:
             break
         time.sleep(0.1)
@@ -354,7 +354,7 @@ def main():
         growth["note"] = "too few samples to judge"
 
     pool = stats["pool"]
-    pool_ok = all(pool[k]["in_use"] == 0 for k in ("compressors", "block_compressors", "decompressors"))
+    pool_ok = all(pool[k]["in_use"] == 0 for k in ("deflate_compressors", "block_compressors", "deflate_decompressors"))
     summary = {
         "seconds": round(elapsed, 1),
         "concurrency": CONCURRENCY,

@@ -1,14 +1,142 @@
 //! [`Encoder`] and [`Decoder`]: one type per direction for every coding, dispatching to the
-//! coding's own implementation of [`Encode`] / [`Decode`]. An enum, not a boxed trait object,
-//! so choosing a coding per response allocates nothing.
+//! coding family's own encoder and decoder. An enum, not a boxed trait object, so choosing a
+//! coding per response allocates nothing. The enum, its dispatch and the constructors are
+//! generated from the codec list ([`families!`](super::families)).
+
+use std::task::{Context, Poll};
 
 use bytes::BytesMut;
 
-use super::dictionary::Dictionary;
-use super::flate::{FlateDecoder, FlateEncoder, Framing};
-use super::{CompressionLevel, ContentCoding, Decode, DecodeError, Encode, EncodeError, SliceEnd};
-use super::{br, dcb, dcz, zstd};
+use super::{CompressionLevel, ContentCoding, Decode, DecodeError, DecodeErrorKind, Dictionary};
+use super::{EncodeError, EncodeOptions, SliceEnd, families};
 use crate::pool::CodecPool;
+
+/// The error for a coding whose cargo feature is off.
+fn not_compiled(coding: ContentCoding) -> String {
+    format!(
+        "{} is not compiled in (its cargo feature is off)",
+        coding.as_str()
+    )
+}
+
+/// Builds the family's encoder or decoder for `$coding`: a plain family from the coding
+/// alone, a dictionary family from the dictionary, which it needs.
+macro_rules! build {
+    (plain, encoder, $folder:ident, $coding:ident, $level:ident, $dictionary:ident, $pool:ident) => {
+        Ok($folder::encoder($coding, $level.resolve($coding), $pool))
+    };
+    (plain, decoder, $folder:ident, $coding:ident, $dictionary:ident, $pool:ident) => {
+        Ok($folder::decoder($coding, $pool))
+    };
+    (dictionary, encoder, $folder:ident, $coding:ident, $level:ident, $dictionary:ident, $pool:ident) => {
+        match $dictionary {
+            Some(dictionary) => $folder::encoder(dictionary, $level, $pool),
+            None => Err(EncodeError::new(format!(
+                "{} needs a dictionary",
+                $coding.as_str()
+            ))),
+        }
+    };
+    (dictionary, decoder, $folder:ident, $coding:ident, $dictionary:ident, $pool:ident) => {
+        match $dictionary {
+            Some(dictionary) => $folder::decoder(dictionary, $pool),
+            None => Err(DecodeError::new(
+                DecodeErrorKind::DictionaryMismatch,
+                "a dictionary coding needs its dictionary",
+            )),
+        }
+    };
+}
+
+/// The codec enum of both directions, its dispatch and its constructors, from the list.
+macro_rules! any_codec {
+    ($d:tt $(
+        #[cfg($cfg:meta)] $variant:ident($folder:ident): $needs:ident [$($coding:ident),*]
+        kinds { $($kinds:tt)* };
+    )*) => {
+        $( #[cfg($cfg)] use super::$folder; )*
+
+        /// The codec types of one direction, so that one enum (and one dispatch) serves both.
+        trait Side {
+            $( #[cfg($cfg)] type $variant: std::fmt::Debug; )*
+        }
+
+        #[derive(Debug)]
+        enum Encoding {}
+
+        impl Side for Encoding {
+            $( #[cfg($cfg)] type $variant = $folder::Encoder; )*
+        }
+
+        #[derive(Debug)]
+        enum Decoding {}
+
+        impl Side for Decoding {
+            $( #[cfg($cfg)] type $variant = $folder::Decoder; )*
+        }
+
+        /// One codec of either direction. Inline, not boxed: gzip/deflate is the common case,
+        /// and a box would cost an allocation per body.
+        #[allow(clippy::large_enum_variant)]
+        #[derive(Debug)]
+        enum AnyCodec<S: Side> {
+            $( #[cfg($cfg)] $variant(S::$variant), )*
+        }
+
+        /// Evaluates `$call` with `$name` bound to whichever codec `$codec` holds.
+        macro_rules! dispatch {
+            ($d codec:expr, $d name:ident => $d call:expr) => {
+                match $d codec {
+                    $( #[cfg($cfg)] AnyCodec::$variant($d name) => $d call, )*
+                }
+            };
+        }
+
+        /// The encoder of `coding`, if its feature is on and it has what it needs.
+        fn any_encoder(
+            coding: ContentCoding,
+            level: CompressionLevel,
+            dictionary: Option<&Dictionary>,
+            pool: &CodecPool,
+        ) -> Result<AnyEncoder, EncodeError> {
+            // Unused by a build whose dictionary codings are all off.
+            let _ = dictionary;
+            match coding {
+                $($( #[cfg($cfg)] ContentCoding::$coding => {
+                    build!($needs, encoder, $folder, coding, level, dictionary, pool)
+                        .map(AnyCodec::$variant)
+                } )*)*
+                #[allow(unreachable_patterns)]
+                _ => Err(EncodeError::new(not_compiled(coding))),
+            }
+        }
+
+        /// The decoder of `coding`, if its feature is on and it has what it needs.
+        fn any_decoder(
+            coding: ContentCoding,
+            dictionary: Option<&Dictionary>,
+            pool: &CodecPool,
+        ) -> Result<AnyDecoder, DecodeError> {
+            let _ = dictionary;
+            match coding {
+                $($( #[cfg($cfg)] ContentCoding::$coding => {
+                    build!($needs, decoder, $folder, coding, dictionary, pool)
+                        .map(AnyCodec::$variant)
+                } )*)*
+                #[allow(unreachable_patterns)]
+                _ => Err(DecodeError::new(
+                    DecodeErrorKind::Unsupported,
+                    "this coding is not compiled in (its cargo feature is off)",
+                )),
+            }
+        }
+    };
+}
+
+families!(any_codec $);
+
+type AnyEncoder = AnyCodec<Encoding>;
+type AnyDecoder = AnyCodec<Decoding>;
 
 /// A streaming encoder for any [`ContentCoding`], over pooled codec state.
 ///
@@ -19,97 +147,37 @@ use crate::pool::CodecPool;
 #[derive(Debug)]
 pub struct Encoder {
     coding: ContentCoding,
-    codec: AnyEncoder,
-}
-
-/// The codec types of one direction, so that one enum (and one dispatch) serves both.
-trait Side {
-    type Flate;
-    type Zstd;
-    type Br;
-    type Dcz;
-    type Dcb;
-}
-
-#[derive(Debug)]
-enum Encoding {}
-
-impl Side for Encoding {
-    type Flate = FlateEncoder;
-    type Zstd = zstd::ZstdEncoder;
-    type Br = br::BrEncoder;
-    type Dcz = dcz::DczEncoder;
-    type Dcb = dcb::DcbEncoder;
-}
-
-#[derive(Debug)]
-enum Decoding {}
-
-impl Side for Decoding {
-    type Flate = FlateDecoder;
-    type Zstd = zstd::ZstdDecoder;
-    type Br = br::BrDecoder;
-    type Dcz = dcz::DczDecoder;
-    type Dcb = dcb::DcbDecoder;
-}
-
-/// One codec of either direction. Inline, not boxed: gzip/deflate is the common case, and a
-/// box would cost an allocation per body. (With only `br` enabled, the flate decoder is the
-/// variant far larger than the rest.)
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug)]
-enum AnyCodec<S: Side> {
-    Flate(S::Flate),
-    Zstd(S::Zstd),
-    Br(S::Br),
-    Dcz(S::Dcz),
-    Dcb(S::Dcb),
-}
-
-type AnyEncoder = AnyCodec<Encoding>;
-type AnyDecoder = AnyCodec<Decoding>;
-
-/// Evaluates `$call` with `$name` bound to whichever codec `$codec` holds.
-macro_rules! dispatch {
-    ($codec:expr, $name:ident => $call:expr) => {
-        match $codec {
-            AnyCodec::Flate($name) => $call,
-            AnyCodec::Zstd($name) => $call,
-            AnyCodec::Br($name) => $call,
-            AnyCodec::Dcz($name) => $call,
-            AnyCodec::Dcb($name) => $call,
-        }
-    };
+    /// The codec, or why none could be made (every call returns it).
+    codec: Result<AnyEncoder, EncodeError>,
 }
 
 impl Encoder {
-    /// An encoder for `coding` at `level`, with its state from `pool`. For a coding whose
-    /// cargo feature is off, every call fails with an [`EncodeError`].
-    ///
-    /// # Panics
-    ///
-    /// For a dictionary coding (`dcz`, `dcb`), which needs its dictionary: use
-    /// [`with_dictionary`](Encoder::with_dictionary).
+    /// An encoder for `coding` at `level`, with its state from `pool`: `dcz` and `dcb`
+    /// (RFC 9842) compress against `dictionary` (the other codings ignore it). Fails for a
+    /// coding whose cargo feature is off, a dictionary coding without its dictionary, or a
+    /// dictionary libzstd cannot digest.
+    pub fn for_coding(
+        coding: ContentCoding,
+        level: CompressionLevel,
+        dictionary: Option<&Dictionary>,
+        pool: &CodecPool,
+    ) -> Result<Self, EncodeError> {
+        let codec = Ok(any_encoder(coding, level, dictionary, pool)?);
+        Ok(Encoder { coding, codec })
+    }
+
+    /// An encoder for a plain coding at `level`, with its state from `pool`. Never panics:
+    /// where [`for_coding`](Encoder::for_coding) fails (a dictionary coding, which needs its
+    /// dictionary, or a coding whose cargo feature is off), every call of this encoder
+    /// returns that error.
     pub fn new(coding: ContentCoding, level: CompressionLevel, pool: &CodecPool) -> Self {
-        let level = level.resolve(coding);
-        let codec = match coding {
-            ContentCoding::Gzip => AnyEncoder::Flate(FlateEncoder::new(Framing::Gzip, level, pool)),
-            ContentCoding::Deflate => {
-                AnyEncoder::Flate(FlateEncoder::new(Framing::Zlib, level, pool))
-            }
-            ContentCoding::Zstd => AnyEncoder::Zstd(zstd::ZstdEncoder::new(level, pool)),
-            ContentCoding::Br => AnyEncoder::Br(br::BrEncoder::new(level, pool)),
-            dictionary => panic!(
-                "{} needs a dictionary: Encoder::with_dictionary",
-                dictionary.as_str()
-            ),
-        };
+        let codec = any_encoder(coding, level, None, pool);
         Encoder { coding, codec }
     }
 
-    /// An encoder for a dictionary coding (RFC 9842), header included: `dcz` (zstd, the
-    /// dictionary as raw content) or `dcb` (brotli, the dictionary as a prefix). Fails for a
-    /// coding that takes no dictionary, or when libzstd cannot digest the dictionary.
+    /// [`for_coding`](Encoder::for_coding) with a dictionary, for a dictionary coding
+    /// (RFC 9842): `dcz` (zstd, the dictionary as raw content) or `dcb` (brotli, the
+    /// dictionary as a prefix). Fails for a coding that takes no dictionary.
     #[cfg(dictionary)]
     pub fn with_dictionary(
         coding: ContentCoding,
@@ -117,44 +185,55 @@ impl Encoder {
         level: CompressionLevel,
         pool: &CodecPool,
     ) -> Result<Self, EncodeError> {
-        Self::against(coding, dictionary, level, pool)
+        if !coding.needs_dictionary() {
+            let error = format!("{} takes no dictionary", coding.as_str());
+            return Err(EncodeError::new(error));
+        }
+        Self::for_coding(coding, level, Some(dictionary), pool)
     }
 
-    /// [`with_dictionary`](Encoder::with_dictionary) in every build (without dictionary
-    /// codings no dictionary exists to call it with).
-    pub(crate) fn against(
-        coding: ContentCoding,
-        dictionary: &Dictionary,
-        level: CompressionLevel,
-        pool: &CodecPool,
-    ) -> Result<Self, EncodeError> {
-        let codec = match coding {
-            ContentCoding::Dcz => AnyEncoder::Dcz(dcz::encoder(dictionary, level, pool)?),
-            ContentCoding::Dcb => AnyEncoder::Dcb(dcb::encoder(dictionary, level, pool)?),
-            plain => {
-                return Err(EncodeError::new(format!(
-                    "{} takes no dictionary",
-                    plain.as_str()
-                )));
-            }
-        };
-        Ok(Encoder { coding, codec })
+    /// The options, before the first call; `None` after it or without a codec.
+    fn options(&mut self) -> Option<&mut EncodeOptions> {
+        let codec = self.codec.as_mut().ok()?;
+        dispatch!(codec, c => c.options_mut())
+    }
+
+    /// The codec, or the error that stands for it.
+    fn codec(&mut self) -> Result<&mut AnyEncoder, EncodeError> {
+        self.codec.as_mut().map_err(|e| e.clone())
     }
 
     /// Pads the gzip header with a comment field of `len` bytes (at most 65,535), a BREACH
     /// mitigation that makes the response length vary. Ignored by the other codings, which
-    /// have no such field, and once output has been written.
+    /// have no such field, and once a call has been made.
     pub fn with_header_padding(mut self, len: usize) -> Self {
-        dispatch!(&mut self.codec, c => Encode::set_header_padding(c, len));
+        if let Some(options) = self.options() {
+            options.header_padding = len;
+        }
         self
     }
 
     /// The input's total size, when known before the first byte: br picks its match finder
-    /// from it, as brotli does when a whole body arrives in one call (at 1 MiB and quality 4,
-    /// a larger hasher and up to 17% smaller output). The other codings ignore it: a pledged zstd size above 64 KiB made
-    /// libzstd pick slower, larger parameters. Ignored once input has been encoded.
+    /// from it, as brotli does when a whole body arrives in one call (a larger hasher and
+    /// smaller output on large bodies). The other codings ignore it: a pledged zstd size
+    /// above 64 KiB made libzstd pick slower, larger parameters. Ignored once a call has
+    /// been made.
     pub fn with_size_hint(mut self, len: u64) -> Self {
-        dispatch!(&mut self.codec, c => Encode::set_size_hint(c, len));
+        if let Some(options) = self.options() {
+            options.size_hint = Some(len);
+        }
+        self
+    }
+
+    /// Prepares the encoder for a streaming body, which parks its state whenever the
+    /// producer waits and between slices when the pool is crowded: gzip and deflate keep the
+    /// input history a released state needs to resume with the same ratio (the last 32 KiB,
+    /// one buffer per stream); br waits for a turn before it draws a state and flushes at
+    /// every slice end.
+    pub(crate) fn for_stream(mut self) -> Self {
+        if let Some(options) = self.options() {
+            options.streaming = true;
+        }
         self
     }
 
@@ -164,36 +243,41 @@ impl Encoder {
         self.coding
     }
 
+    /// Evaluates `read` on the codec, or gives `none` without one.
+    fn read<T>(&self, none: T, read: impl FnOnce(&AnyEncoder) -> T) -> T {
+        self.codec.as_ref().map_or(none, read)
+    }
+
     /// Whether [`finish`](Encoder::finish) has completed the stream.
     pub fn is_finished(&self) -> bool {
-        dispatch!(&self.codec, c => Encode::is_finished(c))
+        self.read(false, |codec| dispatch!(codec, c => c.is_finished()))
     }
 
     /// Bytes of input consumed so far.
     pub fn total_in(&self) -> u64 {
-        dispatch!(&self.codec, c => Encode::total_in(c))
+        self.read(0, |codec| dispatch!(codec, c => c.total_in()))
     }
 
     /// Bytes of output produced so far, framing included.
     pub fn total_out(&self) -> u64 {
-        dispatch!(&self.codec, c => Encode::total_out(c))
+        self.read(0, |codec| dispatch!(codec, c => c.total_out()))
     }
 
     /// Compresses all of `input`, appending whatever output is ready to `out`. The codec
     /// may hold back some output until more input, a flush or the finish.
     pub fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
-        dispatch!(&mut self.codec, c => Encode::encode(c, input, out)).map(drop)
+        dispatch!(self.codec()?, c => c.encode(input, out)).map(drop)
     }
 
     /// A sync flush: everything encoded so far becomes decodable from `out`.
     pub fn flush(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
-        dispatch!(&mut self.codec, c => Encode::flush(c, out)).map(drop)
+        dispatch!(self.codec()?, c => c.flush(out)).map(drop)
     }
 
     /// Ends the stream: the last block and any trailer go to `out`. Calling it again does
     /// nothing.
     pub fn finish(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
-        dispatch!(&mut self.codec, c => Encode::finish(c, out)).map(drop)
+        dispatch!(self.codec()?, c => c.finish(out)).map(drop)
     }
 
     /// The producer has nothing for now: like [`flush`](Encoder::flush), and where the
@@ -210,39 +294,36 @@ impl Encoder {
     /// shorter custom dictionary); it resumes primed with the last 32 KiB of input and its
     /// last distances. Other br encoders keep their state.
     pub fn idle(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
-        dispatch!(&mut self.codec, c => Encode::idle(c, out)).map(drop)
-    }
-
-    /// Prepares the encoder for a streaming body, which parks its state whenever the
-    /// producer waits and between slices when the pool is crowded: gzip and deflate keep the
-    /// input history a released state needs to resume with the same ratio (the last 32 KiB,
-    /// one buffer per stream); br waits for a turn before it draws a state and flushes at
-    /// every slice end.
-    pub(crate) fn for_stream(mut self) -> Self {
-        dispatch!(&mut self.codec, c => Encode::streaming(c));
-        self
+        dispatch!(self.codec()?, c => c.idle(out)).map(drop)
     }
 
     /// Ready when the encoder may compress now; pending (and woken later) while a streaming
     /// br encoder waits for its turn.
-    pub(crate) fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
-        dispatch!(&mut self.codec, c => Encode::poll_ready(c, cx))
+    pub(crate) fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        match &mut self.codec {
+            Ok(codec) => dispatch!(codec, c => c.poll_ready(cx)),
+            // The next call reports the error.
+            Err(_) => Poll::Ready(()),
+        }
     }
 
-    /// What a streaming body does at a slice end (see [`Encode::at_slice_end`]).
+    /// What a streaming body does at a slice end (see [`SliceEnd`]).
     pub(crate) fn at_slice_end(&self) -> SliceEnd {
-        dispatch!(&self.codec, c => Encode::at_slice_end(c))
+        self.read(
+            SliceEnd::Keep,
+            |codec| dispatch!(codec, c => c.at_slice_end()),
+        )
     }
 
     /// Whether compressed data beyond the header has been written.
     pub(crate) fn has_payload(&self) -> bool {
-        dispatch!(&self.codec, c => Encode::has_payload(c))
+        self.read(false, |codec| dispatch!(codec, c => c.has_payload()))
     }
 
     /// Whether the encoder holds pooled codec state now: drawn at the first input, so false
     /// before it, after [`idle`](Encoder::idle) released it, and after the finish.
     pub(crate) fn holds_state(&self) -> bool {
-        dispatch!(&self.codec, c => Encode::holds_state(c))
+        self.read(false, |codec| dispatch!(codec, c => c.holds_state()))
     }
 }
 
@@ -253,7 +334,7 @@ impl Encoder {
 /// it is inflated. gzip input may hold several members and zstd input several frames (and
 /// skippable frames) back to back; `deflate` input may be zlib-wrapped (RFC 1950) or raw
 /// deflate (RFC 1951), which many clients send under that name; a zstd frame that needs a
-/// window over 8 MiB is refused ([`DecodeErrorKind::WindowTooLarge`](super::DecodeErrorKind)).
+/// window over 8 MiB is refused ([`DecodeErrorKind::WindowTooLarge`]).
 ///
 /// To read a whole stream: call `decode` until the input is consumed and
 /// [`has_pending_output`](Decoder::has_pending_output) is false, then call
@@ -261,64 +342,50 @@ impl Encoder {
 #[derive(Debug)]
 pub struct Decoder {
     coding: ContentCoding,
-    codec: AnyDecoder,
+    /// The codec, or why none could be made (every call returns it).
+    codec: Result<AnyDecoder, DecodeError>,
 }
 
 impl Decoder {
-    /// A decoder for `coding`, with its state from `pool`. For a coding whose cargo feature
-    /// is off, every call fails with
-    /// [`Unsupported`](super::DecodeErrorKind::Unsupported).
-    ///
-    /// # Panics
-    ///
-    /// For a dictionary coding (`dcz`, `dcb`), which needs its dictionary: use
-    /// [`with_dictionary`](Decoder::with_dictionary).
+    /// A decoder for `coding`, with its state from `pool`: `dcz` (a pooled zstd context and
+    /// the dictionary's prepared `DDict`, windows up to max(8 MiB, 1.25 x the dictionary))
+    /// and `dcb` (the dictionary as brotli's prefix, windows up to 16 MiB) decode against
+    /// `dictionary`, and a body whose header names another dictionary fails with
+    /// [`DictionaryMismatch`](DecodeErrorKind::DictionaryMismatch); the other codings ignore
+    /// it. Fails for a coding whose cargo feature is off
+    /// ([`Unsupported`](DecodeErrorKind::Unsupported)), a dictionary coding without its
+    /// dictionary, or a dictionary libzstd cannot digest.
+    pub fn for_coding(
+        coding: ContentCoding,
+        dictionary: Option<&Dictionary>,
+        pool: &CodecPool,
+    ) -> Result<Self, DecodeError> {
+        let codec = Ok(any_decoder(coding, dictionary, pool)?);
+        Ok(Decoder { coding, codec })
+    }
+
+    /// A decoder for a plain coding, with its state from `pool`. Never panics: where
+    /// [`for_coding`](Decoder::for_coding) fails (a dictionary coding, which needs its
+    /// dictionary, or a coding whose cargo feature is off), every call of this decoder
+    /// returns that error.
     pub fn new(coding: ContentCoding, pool: &CodecPool) -> Self {
-        let codec = match coding {
-            ContentCoding::Gzip => AnyDecoder::Flate(FlateDecoder::new(Framing::Gzip, pool)),
-            ContentCoding::Deflate => AnyDecoder::Flate(FlateDecoder::new(Framing::Zlib, pool)),
-            ContentCoding::Zstd => AnyDecoder::Zstd(zstd::ZstdDecoder::new(pool)),
-            ContentCoding::Br => AnyDecoder::Br(br::BrDecoder::new(pool)),
-            dictionary => panic!(
-                "{} needs a dictionary: Decoder::with_dictionary",
-                dictionary.as_str()
-            ),
-        };
+        let codec = any_decoder(coding, None, pool);
         Decoder { coding, codec }
     }
 
-    /// A decoder for a dictionary coding (RFC 9842): `dcz` with a pooled zstd context and the
-    /// dictionary's prepared `DDict` (made once per dictionary), windows up to max(8 MiB,
-    /// 1.25 x the dictionary); `dcb` with the dictionary as brotli's prefix, windows up to
-    /// 16 MiB. The body's header must name `dictionary` by its SHA-256, else decoding fails
-    /// with [`DictionaryMismatch`](super::DecodeErrorKind::DictionaryMismatch). Fails for a
-    /// coding that takes no dictionary, or when libzstd cannot digest the dictionary.
+    /// [`for_coding`](Decoder::for_coding) with a dictionary, for a dictionary coding
+    /// (RFC 9842). Fails for a coding that takes no dictionary.
     #[cfg(dictionary)]
     pub fn with_dictionary(
         coding: ContentCoding,
         dictionary: &Dictionary,
         pool: &CodecPool,
     ) -> Result<Self, DecodeError> {
-        Self::against(coding, dictionary, pool)
-    }
-
-    /// [`with_dictionary`](Decoder::with_dictionary) in every build.
-    pub(crate) fn against(
-        coding: ContentCoding,
-        dictionary: &Dictionary,
-        pool: &CodecPool,
-    ) -> Result<Self, DecodeError> {
-        let codec = match coding {
-            ContentCoding::Dcz => AnyDecoder::Dcz(dcz::decoder(dictionary, pool)?),
-            ContentCoding::Dcb => AnyDecoder::Dcb(dcb::decoder(dictionary, pool)?),
-            _ => {
-                return Err(DecodeError::new(
-                    super::DecodeErrorKind::CorruptHeader,
-                    "this coding takes no dictionary",
-                ));
-            }
-        };
-        Ok(Decoder { coding, codec })
+        if !coding.needs_dictionary() {
+            let kind = DecodeErrorKind::CorruptHeader;
+            return Err(DecodeError::new(kind, "this coding takes no dictionary"));
+        }
+        Self::for_coding(coding, Some(dictionary), pool)
     }
 
     /// The coding this decoder reads.
@@ -326,38 +393,43 @@ impl Decoder {
         self.coding
     }
 
+    /// Evaluates `read` on the codec, or gives `none` without one.
+    fn read<T>(&self, none: T, read: impl FnOnce(&AnyDecoder) -> T) -> T {
+        self.codec.as_ref().map_or(none, read)
+    }
+
     /// Compressed bytes consumed so far, headers and trailers included.
     pub fn total_in(&self) -> u64 {
-        dispatch!(&self.codec, c => Decode::total_in(c))
+        self.read(0, |codec| dispatch!(codec, c => c.total_in()))
     }
 
     /// Decoded bytes produced so far.
     pub fn total_out(&self) -> u64 {
-        dispatch!(&self.codec, c => Decode::total_out(c))
+        self.read(0, |codec| dispatch!(codec, c => c.total_out()))
     }
 
     /// Complete gzip members, zstd frames or zlib/raw/br streams decoded so far.
     #[cfg(test)]
     pub(crate) fn members(&self) -> u64 {
-        dispatch!(&self.codec, c => Decode::members(c))
+        self.read(0, |codec| dispatch!(codec, c => c.members()))
     }
 
     /// Whether the stream is complete: no further input is accepted, except another gzip
     /// member or zstd frame.
     pub fn is_stream_end(&self) -> bool {
-        dispatch!(&self.codec, c => Decode::is_stream_end(c))
+        self.read(false, |codec| dispatch!(codec, c => c.is_stream_end()))
     }
 
     /// The decoded size `input` announces, if any (see [`Decode::announced_size`]).
     pub(crate) fn announced_size(&self, input: &[u8]) -> Option<u64> {
-        dispatch!(&self.codec, c => Decode::announced_size(c, input))
+        self.read(None, |codec| dispatch!(codec, c => c.announced_size(input)))
     }
 
     /// Whether the last [`decode`](Decoder::decode) filled its output budget, so that more
     /// output may be ready without more input. Call `decode` again (with the remaining input,
     /// possibly empty) before feeding more or calling [`finish`](Decoder::finish).
     pub fn has_pending_output(&self) -> bool {
-        dispatch!(&self.codec, c => Decode::has_pending_output(c))
+        self.read(false, |codec| dispatch!(codec, c => c.has_pending_output()))
     }
 
     /// Decodes from `input`, appending at most `max_out` bytes to `out`. Returns how many
@@ -370,14 +442,15 @@ impl Decoder {
         out: &mut BytesMut,
         max_out: usize,
     ) -> Result<usize, DecodeError> {
-        dispatch!(&mut self.codec, c => Decode::decode(c, input, out, max_out))
-            .map(|progress| progress.consumed)
+        let codec = self.codec.as_mut().map_err(|e| e.clone())?;
+        dispatch!(codec, c => c.decode(input, out, max_out)).map(|progress| progress.consumed)
     }
 
     /// Declares the end of input: `Ok` if the stream was complete (or no byte came at all, an
-    /// empty body), else a [`Truncated`](super::DecodeErrorKind::Truncated) error, or the
-    /// error an earlier [`decode`](Decoder::decode) reported.
+    /// empty body), else a [`Truncated`](DecodeErrorKind::Truncated) error, or the error an
+    /// earlier [`decode`](Decoder::decode) reported.
     pub fn finish(&self) -> Result<(), DecodeError> {
-        dispatch!(&self.codec, c => Decode::finish(c))
+        let codec = self.codec.as_ref().map_err(|e| e.clone())?;
+        dispatch!(codec, c => c.finish())
     }
 }

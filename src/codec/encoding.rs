@@ -1,17 +1,20 @@
-//! The lifecycle every encoder shares, written once: [`Driving`] runs a coding's own
-//! [`EncodeCore`] and keeps where the stream is, its counts, and its end at the first error.
-//! Generic, as the decoders' `Driven` is: each encoder is its own monomorphized type, with
-//! no boxing and no dynamic dispatch per chunk.
+//! The encoder trait and the lifecycle every encoder shares, written once: [`Driving`] runs
+//! a coding's own [`Encode`] and keeps where the stream is, its counts, its options and its
+//! end at the first error. Generic, as the decoders' `Driven` is: each encoder is its own
+//! monomorphized type, with no boxing and no dynamic dispatch per chunk.
 
 use std::task::{Context, Poll};
 
 use bytes::BytesMut;
 
-use super::{Encode, EncodeError, Progress, SliceEnd, Totals};
+use super::{EncodeError, Progress, SliceEnd};
 
-/// What a coding supplies: its codec calls over its pooled state, and what it holds. The
-/// driver calls none of the calls after the finish or a failure.
-pub(crate) trait EncodeCore {
+/// What a coding's encoder supplies: its codec calls over its pooled state, and what it
+/// holds. The driver calls none of the calls after the finish or a failure.
+pub(crate) trait Encode {
+    /// Reads the options that concern this coding, before its first call.
+    fn start(&mut self, _options: &EncodeOptions) {}
+
     /// Compresses all of `input` into `out`; the codec may hold output back.
     fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError>;
 
@@ -21,7 +24,9 @@ pub(crate) trait EncodeCore {
     /// Ends the stream of `total_in` input bytes and lets go of the codec state.
     fn finish(&mut self, out: &mut BytesMut, total_in: u64) -> Result<(), EncodeError>;
 
-    /// See [`Encode::idle`]: by default a flush, the state kept.
+    /// The producer has nothing for now: make everything so far decodable and, where the
+    /// format allows, give the heavy codec state back to the pool. By default a flush, the
+    /// state kept.
     fn idle(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
         self.flush(out)
     }
@@ -33,7 +38,7 @@ pub(crate) trait EncodeCore {
     /// Whether a pooled codec state is checked out now.
     fn holds_state(&self) -> bool;
 
-    /// See [`Encode::at_slice_end`].
+    /// What a streaming body does at the end of a slice of work when the producer has more.
     fn at_slice_end(&self) -> SliceEnd {
         SliceEnd::Keep
     }
@@ -43,47 +48,67 @@ pub(crate) trait EncodeCore {
         total_out > 0
     }
 
-    /// Prepares a streaming body's encoder (see `Encoder::for_stream`).
-    fn streaming(&mut self) {}
-
-    /// The input's total size, known before the first byte (see `Encoder::with_size_hint`).
-    fn set_size_hint(&mut self, _len: u64) {}
-
-    /// Bytes of gzip header padding (see `Encoder::with_header_padding`).
-    fn set_header_padding(&mut self, _len: usize) {}
-
     /// Ready when the encoder may compress now (see `Encoder::poll_ready`).
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<()> {
         Poll::Ready(())
     }
 }
 
+/// How an encoder is used, known before its first byte; each coding reads what concerns it
+/// (in [`Encode::start`]) and ignores the rest.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct EncodeOptions {
+    /// Bytes of gzip header comment (see `Encoder::with_header_padding`).
+    pub(crate) header_padding: usize,
+    /// The input's total size (see `Encoder::with_size_hint`).
+    pub(crate) size_hint: Option<u64>,
+    /// A streaming body's encoder (see `Encoder::for_stream`).
+    pub(crate) streaming: bool,
+}
+
 /// Where a stream is, as the driver sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Stage {
+    /// No call yet: the options may still change.
+    Fresh,
     Running,
     Finished,
     /// A call failed: the stream cannot be completed, and its state is gone.
     Failed,
 }
 
-/// An encoder: a coding's [`EncodeCore`] and the bookkeeping around it.
+/// An encoder: a coding's [`Encode`] and the bookkeeping around it.
 #[derive(Debug)]
 pub(crate) struct Driving<C> {
     core: C,
+    options: EncodeOptions,
     stage: Stage,
     total_in: u64,
     total_out: u64,
 }
 
-impl<C: EncodeCore> Driving<C> {
+impl<C: Encode> Driving<C> {
     pub(crate) fn with_core(core: C) -> Self {
         Driving {
             core,
-            stage: Stage::Running,
+            options: EncodeOptions::default(),
+            stage: Stage::Fresh,
             total_in: 0,
             total_out: 0,
         }
+    }
+
+    /// The encoder with `options`, which take effect at its first call.
+    pub(crate) fn with_options(mut self, options: EncodeOptions) -> Self {
+        if let Some(mine) = self.options_mut() {
+            *mine = options;
+        }
+        self
+    }
+
+    /// The options, while they may still change: before the first call.
+    pub(crate) fn options_mut(&mut self) -> Option<&mut EncodeOptions> {
+        (self.stage == Stage::Fresh).then_some(&mut self.options)
     }
 
     #[cfg(all(test, feature = "br"))]
@@ -98,6 +123,14 @@ impl<C: EncodeCore> Driving<C> {
         self.core.fail();
     }
 
+    /// Hands the options to the core before its first call.
+    fn start(&mut self) {
+        if self.stage == Stage::Fresh {
+            self.stage = Stage::Running;
+            self.core.start(&self.options);
+        }
+    }
+
     /// Runs `call` on the core unless the stream is over, counting `consumed` input bytes
     /// if it succeeds and its output either way; its error ends the stream.
     fn call(
@@ -106,8 +139,9 @@ impl<C: EncodeCore> Driving<C> {
         out: &mut BytesMut,
         call: impl FnOnce(&mut C, &mut BytesMut) -> Result<(), EncodeError>,
     ) -> Result<Progress, EncodeError> {
+        self.start();
         match self.stage {
-            Stage::Running => {}
+            Stage::Fresh | Stage::Running => {}
             Stage::Finished => return Err(EncodeError::new("the stream is already finished")),
             Stage::Failed => {
                 return Err(EncodeError::new(
@@ -130,18 +164,24 @@ impl<C: EncodeCore> Driving<C> {
             }
         }
     }
-}
 
-impl<C: EncodeCore> Encode for Driving<C> {
-    fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<Progress, EncodeError> {
+    /// Compresses all of `input`; the codec may hold output back until more input, a flush
+    /// or the finish.
+    pub(crate) fn encode(
+        &mut self,
+        input: &[u8],
+        out: &mut BytesMut,
+    ) -> Result<Progress, EncodeError> {
         self.call(input.len(), out, |core, out| core.encode(input, out))
     }
 
-    fn flush(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
+    /// Makes everything encoded so far decodable from `out` (a sync flush).
+    pub(crate) fn flush(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
         self.call(0, out, C::flush)
     }
 
-    fn finish(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
+    /// Ends the stream. Calling it again does nothing.
+    pub(crate) fn finish(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
         if self.stage == Stage::Finished {
             return Ok(Progress::default());
         }
@@ -151,39 +191,44 @@ impl<C: EncodeCore> Encode for Driving<C> {
         Ok(progress)
     }
 
-    fn idle(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
+    /// See [`Encode::idle`].
+    pub(crate) fn idle(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
         self.call(0, out, C::idle)
     }
 
-    fn holds_state(&self) -> bool {
+    /// Whether a pooled codec state is checked out now.
+    pub(crate) fn holds_state(&self) -> bool {
         self.core.holds_state()
     }
 
-    fn at_slice_end(&self) -> SliceEnd {
+    /// See [`Encode::at_slice_end`].
+    pub(crate) fn at_slice_end(&self) -> SliceEnd {
         self.core.at_slice_end()
     }
 
-    fn has_payload(&self) -> bool {
+    /// Whether any compressed data (beyond a header) has been written.
+    pub(crate) fn has_payload(&self) -> bool {
         self.core.has_payload(self.total_out)
     }
 
-    fn totals(&self) -> Totals {
-        Totals::new(self.total_in, self.total_out, self.stage == Stage::Finished)
+    /// Input bytes taken so far.
+    pub(crate) fn total_in(&self) -> u64 {
+        self.total_in
     }
 
-    fn streaming(&mut self) {
-        self.core.streaming();
+    /// Output bytes written so far, framing included.
+    pub(crate) fn total_out(&self) -> u64 {
+        self.total_out
     }
 
-    fn set_size_hint(&mut self, len: u64) {
-        self.core.set_size_hint(len);
+    /// Whether [`finish`](Driving::finish) has completed the stream.
+    pub(crate) fn is_finished(&self) -> bool {
+        self.stage == Stage::Finished
     }
 
-    fn set_header_padding(&mut self, len: usize) {
-        self.core.set_header_padding(len);
-    }
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+    /// Ready when the encoder may compress now (see `Encoder::poll_ready`).
+    pub(crate) fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        self.start();
         self.core.poll_ready(cx)
     }
 }
@@ -212,7 +257,7 @@ mod tests {
         }
     }
 
-    impl EncodeCore for Probe {
+    impl Encode for Probe {
         fn encode(&mut self, _input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
             self.step(out)
         }

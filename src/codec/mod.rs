@@ -35,36 +35,31 @@
 //!
 //! # Adding a coding
 //!
-//! 1. A folder here (`codec/NAME/`) with the coding's encoder and decoder: the core of each
-//!    under the shared drivers (`EncodeCore` in `encoding.rs`, `DecodeCore` in
-//!    `decoding.rs`, which keep the stage, the counts and the errors), drawing its state
-//!    from the pool through a `PooledState` impl whose
-//!    `KIND` is a new line in `kinds.rs` (and a field of [`PoolStats`](crate::PoolStats)),
-//!    and offers a one-shot `encode_all`.
-//! 2. One line in the coding table (`src/coding.rs`): the variant of [`ContentCoding`], its
+//! 1. Its folder here (`codec/NAME/`): the encoder under the shared driver (an `Encode`
+//!    impl run by `Driving`, in `encoding.rs`) and the decoder under its own (`DecodeCore`,
+//!    in `decoding.rs`), their states drawn from the pool through `PooledState` impls, and
+//!    the family's entry points `encoder`, `decoder` and `one_shot`.
+//! 2. One line in the list below (`families!`): the family, its cargo feature, its
+//!    codings, and the pool kinds its states are counted under.
+//! 3. One row in the coding table (`src/coding.rs`): the variant of [`ContentCoding`], its
 //!    token, the coding it builds on and its levels.
-//! 3. One cargo feature in `Cargo.toml`, and its arm in each dispatch of `any.rs`.
+//! 4. One cargo feature in `Cargo.toml`.
 //!
-//! Negotiation, the layers and their bodies work from the table and the traits and do not
-//! change.
-
-// A coding whose feature is off is a stand-in loaded from one file for zstd and br (and
-// another for dcz and dcb): distinct modules by design.
-#![allow(clippy::duplicate_mod)]
-
-use std::task::{Context, Poll};
+//! The dispatch ([`Encoder`], [`Decoder`], [`OneShot`]) and the pool's counters
+//! ([`PoolStats`](crate::PoolStats)) are generated from the list; negotiation, the layers
+//! and their bodies work from the table and do not change.
 
 use bytes::BytesMut;
 
 mod any;
-#[cfg_attr(not(feature = "br"), path = "absent.rs")]
+#[cfg(feature = "br")]
 pub(crate) mod br;
-#[cfg_attr(not(feature = "dcb"), path = "absent_dictionary.rs")]
+#[cfg(feature = "dcb")]
 pub(crate) mod dcb;
-#[cfg_attr(not(feature = "dcz"), path = "absent_dictionary.rs")]
+#[cfg(feature = "dcz")]
 pub(crate) mod dcz;
 pub(crate) mod decoding;
-#[cfg_attr(not(dictionary), path = "dictionary_off.rs")]
+#[cfg(dictionary)]
 pub(crate) mod dictionary;
 pub(crate) mod encoding;
 mod error;
@@ -75,16 +70,80 @@ pub(crate) mod level;
 pub(crate) mod one_shot;
 #[cfg(test)]
 mod pause_steps;
-#[cfg_attr(not(feature = "zstd"), path = "absent.rs")]
+#[cfg(feature = "zstd")]
 pub(crate) mod zstd;
 
 pub(crate) use crate::coding::ContentCoding;
 pub(crate) use crate::pool::Level;
 pub use any::{Decoder, Encoder};
+#[cfg(dictionary)]
+pub(crate) use dictionary::Dictionary;
+pub(crate) use encoding::EncodeOptions;
 pub use error::{DecodeError, DecodeErrorKind, EncodeError};
 pub(crate) use level::CompressionLevel;
 pub(crate) use level::Levels;
 pub use one_shot::{OneShot, encode_all};
+
+/// The codec families, one line each: the variant of the dispatch and the folder it lives in
+/// (with its cargo feature), the codings it writes (`plain`, or needing a `dictionary`), and
+/// the pool kinds its states are counted under. `$then` receives the list (after `$pass`).
+macro_rules! families {
+    ($then:ident $($pass:tt)*) => {
+        $then! { $($pass)*
+            #[cfg(all())] Flate(flate): plain [Gzip, Deflate] kinds {
+                /// Streaming deflate compressors (gzip and deflate).
+                DeflateCompressors = "deflate_compressors",
+                /// Deflate decompressors (gzip and deflate).
+                DeflateDecompressors = "deflate_decompressors",
+                /// libdeflate whole-buffer compressors, for gzip and deflate bodies known in
+                /// full.
+                BlockCompressors = "block_compressors",
+            };
+            #[cfg(feature = "zstd")] Zstd(zstd): plain [Zstd] kinds {
+                /// zstd compression contexts (streaming and one-shot).
+                ZstdCompressors = "zstd_compressors",
+                /// zstd decompression contexts.
+                ZstdDecompressors = "zstd_decompressors",
+            };
+            #[cfg(feature = "br")] Br(br): plain [Br] kinds {
+                /// Brotli encoder memory (see [`codec`](crate::codec)'s br notes).
+                BrCompressors = "br_compressors",
+                /// Brotli decoder memory.
+                BrDecompressors = "br_decompressors",
+            };
+            #[cfg(feature = "dcz")] Dcz(dcz): dictionary [Dcz] kinds {
+                /// zstd compression contexts for `dcz` (raw-content dictionaries referenced
+                /// per response).
+                DczCompressors = "dcz_compressors",
+                /// zstd decompression contexts for `dcz`.
+                DczDecompressors = "dcz_decompressors",
+            };
+            #[cfg(feature = "dcb")] Dcb(dcb): dictionary [Dcb] kinds {
+                /// C brotli encoder memory for `dcb` (the blocks of a finished stream's
+                /// encoder, for the next stream at the same quality).
+                DcbCompressors = "dcb_compressors",
+            };
+        }
+    };
+}
+pub(crate) use families;
+
+/// Without `dcz` and `dcb` no dictionary exists: this type has no values, so the
+/// dictionary arguments of [`Encoder::for_coding`] and [`Decoder::for_coding`] are `None`.
+#[cfg(not(dictionary))]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Dictionary {}
+
+#[cfg(not(dictionary))]
+impl Dictionary {
+    pub(crate) fn available_dictionary(&self) -> http::HeaderValue {
+        match *self {}
+    }
+
+    pub(crate) fn level(&self, _: ContentCoding) -> Option<i32> {
+        match *self {}
+    }
+}
 
 /// The coding type's former name.
 #[deprecated(note = "use `tower_gzip::ContentCoding`")]
@@ -149,90 +208,6 @@ impl Tally {
 
     pub(crate) fn total_out(&self) -> u64 {
         self.total_out
-    }
-}
-
-/// A streaming compressor for one coding. Output is appended to the caller's buffer.
-pub(crate) trait Encode {
-    /// Compresses all of `input`; the codec may hold output back until more input, a flush
-    /// or the finish.
-    fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<Progress, EncodeError>;
-
-    /// Makes everything encoded so far decodable from `out` (a sync flush).
-    fn flush(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError>;
-
-    /// Ends the stream. Calling it again does nothing.
-    fn finish(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError>;
-
-    /// The producer has nothing for now: make everything so far decodable and, where the
-    /// format allows, give the heavy codec state back to the pool; the next `encode` draws
-    /// one again. The default flushes and keeps the state.
-    fn idle(&mut self, out: &mut BytesMut) -> Result<Progress, EncodeError> {
-        self.flush(out)
-    }
-
-    /// Whether a pooled codec state is checked out now.
-    fn holds_state(&self) -> bool;
-
-    /// What a streaming body does at the end of a slice of work when the producer has more
-    /// (see [`SliceEnd`]).
-    fn at_slice_end(&self) -> SliceEnd {
-        SliceEnd::Keep
-    }
-
-    /// Whether any compressed data (beyond a header) has been written.
-    fn has_payload(&self) -> bool {
-        self.total_out() > 0
-    }
-
-    /// The stream's counts and whether it has finished.
-    fn totals(&self) -> Totals;
-
-    /// Input bytes taken so far.
-    fn total_in(&self) -> u64 {
-        self.totals().total_in
-    }
-
-    /// Output bytes written so far, framing included.
-    fn total_out(&self) -> u64 {
-        self.totals().total_out
-    }
-
-    /// Whether [`finish`](Encode::finish) has completed the stream.
-    fn is_finished(&self) -> bool {
-        self.totals().finished
-    }
-
-    /// Prepares a streaming body's encoder (see `Encoder::for_stream`).
-    fn streaming(&mut self) {}
-
-    /// The input's total size, known before the first byte (see `Encoder::with_size_hint`).
-    fn set_size_hint(&mut self, _len: u64) {}
-
-    /// Bytes of gzip header padding (see `Encoder::with_header_padding`).
-    fn set_header_padding(&mut self, _len: usize) {}
-
-    /// Ready when the encoder may compress now (see `Encoder::poll_ready`).
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<()> {
-        Poll::Ready(())
-    }
-}
-
-/// What an encoder reports of its stream (see [`Encode::totals`]).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Totals {
-    total_in: u64,
-    total_out: u64,
-    finished: bool,
-}
-
-impl Totals {
-    pub(crate) fn new(total_in: u64, total_out: u64, finished: bool) -> Self {
-        Totals {
-            total_in,
-            total_out,
-            finished,
-        }
     }
 }
 

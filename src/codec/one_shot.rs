@@ -3,11 +3,62 @@
 
 use bytes::BytesMut;
 
-use super::dictionary::Dictionary;
-use super::flate::{self, Framing};
-use super::{CompressionLevel, ContentCoding, DecodeError, DecodeErrorKind, Decoder, EncodeError};
-use super::{br, dcb, dcz, zstd};
+use super::{CompressionLevel, ContentCoding, DecodeError, DecodeErrorKind, Decoder, Dictionary};
+use super::{EncodeError, EncodeOptions, families};
 use crate::pool::CodecPool;
+
+/// One family's one-shot call for `$coding`: a dictionary family's needs the dictionary.
+macro_rules! one_shot {
+    (plain, $folder:ident, $shot:ident, $input:ident, $out:ident) => {{
+        let coding = $shot.coding;
+        let options = EncodeOptions {
+            header_padding: $shot.header_padding,
+            ..EncodeOptions::default()
+        };
+        let level = $shot.level.resolve(coding);
+        $folder::one_shot(coding, level, &options, $input, $shot.pool, $out)
+    }};
+    (dictionary, $folder:ident, $shot:ident, $input:ident, $out:ident) => {
+        match $shot.dictionary {
+            Some(dictionary) => {
+                $folder::one_shot(dictionary, $shot.level, $input, $shot.pool, $out)
+            }
+            None => Err(EncodeError::new(format!(
+                "{} needs a dictionary: OneShot::dictionary",
+                $shot.coding.as_str()
+            ))),
+        }
+    };
+}
+
+/// [`OneShot::encode`]'s dispatch, from the codec list.
+macro_rules! encode_once {
+    ($(
+        #[cfg($cfg:meta)] $variant:ident($folder:ident): $needs:ident [$($coding:ident),*]
+        kinds { $($kinds:tt)* };
+    )*) => {
+        /// Compresses all of `input` as `shot` says, appended to `out`.
+        fn encode_once(
+            shot: &OneShot<'_>,
+            input: &[u8],
+            out: &mut BytesMut,
+        ) -> Result<(), EncodeError> {
+            match shot.coding {
+                $($( #[cfg($cfg)] ContentCoding::$coding => {
+                    use super::$folder;
+                    one_shot!($needs, $folder, shot, input, out)
+                } )*)*
+                #[allow(unreachable_patterns)]
+                coding => Err(EncodeError::new(format!(
+                    "{} is not compiled in (its cargo feature is off)",
+                    coding.as_str()
+                ))),
+            }
+        }
+    };
+}
+
+families!(encode_once);
 
 /// One-shot compression and decompression of a body known in full, with its options.
 ///
@@ -89,28 +140,7 @@ impl<'a> OneShot<'a> {
     /// The work is proportional to `input.len()`: callers on an async executor should keep
     /// inputs to a few tens of KiB, as the response layer does (64 KiB).
     pub fn encode(&self, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
-        let level = self.level.resolve(self.coding);
-        match (self.coding, self.dictionary) {
-            (ContentCoding::Gzip, _) => {
-                let padding = self.header_padding;
-                flate::encode_all(Framing::Gzip, level, input, self.pool, padding, out)
-            }
-            (ContentCoding::Deflate, _) => {
-                flate::encode_all(Framing::Zlib, level, input, self.pool, 0, out)
-            }
-            (ContentCoding::Zstd, _) => zstd::encode_all(level, input, self.pool, out),
-            (ContentCoding::Br, _) => br::encode_all(level, input, self.pool, out),
-            (ContentCoding::Dcz, Some(dictionary)) => {
-                dcz::encode_all(dictionary, self.level, input, self.pool, out)
-            }
-            (ContentCoding::Dcb, Some(dictionary)) => {
-                dcb::encode_all(dictionary, self.level, input, self.pool, out)
-            }
-            (coding, _) => Err(EncodeError::new(format!(
-                "{} needs a dictionary: OneShot::dictionary",
-                coding.as_str()
-            ))),
-        }
+        encode_once(self, input, out)
     }
 
     /// Decompresses `input`, one complete stream (several gzip members or zstd frames are
@@ -122,16 +152,7 @@ impl<'a> OneShot<'a> {
     /// `dcb` body naming another dictionary with
     /// [`DictionaryMismatch`](DecodeErrorKind::DictionaryMismatch).
     pub fn decode(&self, input: &[u8], max_len: usize) -> Result<BytesMut, DecodeError> {
-        let mut decoder = match (self.coding.needs_dictionary(), self.dictionary) {
-            (false, _) => Decoder::new(self.coding, self.pool),
-            (true, Some(dictionary)) => Decoder::against(self.coding, dictionary, self.pool)?,
-            (true, None) => {
-                return Err(DecodeError::new(
-                    DecodeErrorKind::DictionaryMismatch,
-                    "a dictionary coding needs OneShot::dictionary",
-                ));
-            }
-        };
+        let mut decoder = Decoder::for_coding(self.coding, self.dictionary, self.pool)?;
         let too_large = |_| DecodeError::new(DecodeErrorKind::TooLarge, "over the caller's limit");
         let out = decode_loop(input, max_len, too_large, |input, out, budget| {
             let consumed = decoder.decode(input, out, budget)?;

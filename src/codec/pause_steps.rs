@@ -2,13 +2,13 @@
 
 use bytes::BytesMut;
 
-use super::Encode;
+use super::encoding::{Driving, Encode};
 
 /// Encodes `chunk`, then: flushes (`op` 0); pauses (1); pauses while another stream draws a
 /// state of the kind, `other_draw` (2); or goes on (3). Returns whether it paused plainly
 /// (op 1), for the caller's check of what the encoder holds then.
 pub(crate) fn step(
-    encoder: &mut impl Encode,
+    encoder: &mut Driving<impl Encode>,
     chunk: &[u8],
     op: u8,
     wire: &mut BytesMut,

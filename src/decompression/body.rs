@@ -151,8 +151,7 @@ impl<B> DecompressionBody<B> {
             .decode_order()
             .map(|coding| {
                 let decoder = match (coding.needs_dictionary(), dictionary) {
-                    (false, _) => Decoder::new(coding, pool),
-                    (true, Some(dictionary)) => Decoder::against(coding, dictionary, pool)?,
+                    (false, _) | (true, Some(_)) => Decoder::for_coding(coding, dictionary, pool)?,
                     (true, None) => {
                         return Err(DecodeError::new(
                             DecodeErrorKind::DictionaryMismatch,

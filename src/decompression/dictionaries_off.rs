@@ -5,7 +5,7 @@
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Uri};
 
-use crate::codec::dictionary::Dictionary;
+use crate::codec::Dictionary;
 
 /// No client store can exist.
 #[derive(Clone, Debug)]

@@ -24,7 +24,7 @@ mod dictionary;
 
 #[cfg(dictionary)]
 pub(crate) use dictionary::available_dictionary_value;
-#[cfg(all(test, dictionary))]
+#[cfg(all(test, both_dictionary_codings))]
 pub(crate) use dictionary::parse_available_dictionary;
 #[cfg(dictionary)]
 pub use dictionary::{InvalidMetadata, UseAsDictionary, available_dictionary};

@@ -84,16 +84,28 @@ fn guard_dropped_while_panicking_is_discarded_and_lock_survives() {
     }));
     assert!(result.is_err());
     let s = pool.stats();
-    assert_eq!((s.compressors.discarded, s.compressors.idle), (1, 0));
-    assert_eq!((s.decompressors.discarded, s.decompressors.idle), (1, 0));
+    assert_eq!(
+        (
+            s.kind(crate::PoolKind::DeflateCompressors).discarded,
+            s.kind(crate::PoolKind::DeflateCompressors).idle
+        ),
+        (1, 0)
+    );
+    assert_eq!(
+        (
+            s.kind(crate::PoolKind::DeflateDecompressors).discarded,
+            s.kind(crate::PoolKind::DeflateDecompressors).idle
+        ),
+        (1, 0)
+    );
 
     // The pool still works: the shelves are not poisoned.
     round_trip(&pool, b"after the panic");
     let s = pool.stats();
-    assert_eq!(s.compressors.idle, 1);
-    assert_eq!(s.decompressors.idle, 1);
-    balanced(s.compressors);
-    balanced(s.decompressors);
+    assert_eq!(s.kind(crate::PoolKind::DeflateCompressors).idle, 1);
+    assert_eq!(s.kind(crate::PoolKind::DeflateDecompressors).idle, 1);
+    balanced(s.kind(crate::PoolKind::DeflateCompressors));
+    balanced(s.kind(crate::PoolKind::DeflateDecompressors));
 
     // A panic on another thread while its guards are out leaves the pool usable too.
     let other = pool.clone();
@@ -104,7 +116,12 @@ fn guard_dropped_while_panicking_is_discarded_and_lock_survives() {
     .join();
     assert!(joined.is_err());
     let _ = compressor(&pool, 9);
-    assert_eq!(pool.stats().compressors.discarded, 2);
+    assert_eq!(
+        pool.stats()
+            .kind(crate::PoolKind::DeflateCompressors)
+            .discarded,
+        2
+    );
 }
 
 #[test]
@@ -118,10 +135,15 @@ fn a_poisoned_shelf_lock_is_recovered() {
     assert!(poisoner.is_err());
     assert!(shelf.idle.is_poisoned());
     round_trip(&pool, b"through a poisoned lock");
-    let s = pool.stats().compressors;
+    let s = pool.stats().kind(crate::PoolKind::DeflateCompressors);
     assert_eq!((s.created, s.returned, s.idle), (1, 1, 1));
     drop(compressor(&pool, 6));
-    assert_eq!(pool.stats().compressors.reused, 1);
+    assert_eq!(
+        pool.stats()
+            .kind(crate::PoolKind::DeflateCompressors)
+            .reused,
+        1
+    );
 }
 
 #[test]
@@ -130,14 +152,29 @@ fn discard_counts_and_does_not_return() {
     compressor(&pool, 6).discard();
     decompressor(&pool).discard();
     let s = pool.stats();
-    assert_eq!((s.compressors.discarded, s.compressors.returned), (1, 0));
     assert_eq!(
-        (s.decompressors.discarded, s.decompressors.returned),
+        (
+            s.kind(crate::PoolKind::DeflateCompressors).discarded,
+            s.kind(crate::PoolKind::DeflateCompressors).returned
+        ),
         (1, 0)
     );
-    assert_eq!((s.compressors.idle, s.decompressors.idle), (0, 0));
-    balanced(s.compressors);
-    balanced(s.decompressors);
+    assert_eq!(
+        (
+            s.kind(crate::PoolKind::DeflateDecompressors).discarded,
+            s.kind(crate::PoolKind::DeflateDecompressors).returned
+        ),
+        (1, 0)
+    );
+    assert_eq!(
+        (
+            s.kind(crate::PoolKind::DeflateCompressors).idle,
+            s.kind(crate::PoolKind::DeflateDecompressors).idle
+        ),
+        (0, 0)
+    );
+    balanced(s.kind(crate::PoolKind::DeflateCompressors));
+    balanced(s.kind(crate::PoolKind::DeflateDecompressors));
     // A guard knows its pool.
     let c = compressor(&pool, 1);
     assert_eq!(c.pool.max_idle(), 4);
@@ -150,7 +187,7 @@ struct Unresettable;
 
 impl PooledState for Unresettable {
     // The last slot: no codec's kind.
-    const KIND: Kind = Kind::new(Kind::SLOTS - 1, "unresettable");
+    const KIND: Kind = Kind::new(Kind::SLOTS - 1);
 
     fn reset(&mut self) -> bool {
         false
@@ -193,7 +230,12 @@ fn reset_state_matches_a_fresh_state_byte_for_byte() {
             .unwrap();
         assert_eq!(got, expected, "level {n}");
         drop(c);
-        assert_eq!(pool.stats().compressors.reused, 1);
+        assert_eq!(
+            pool.stats()
+                .kind(crate::PoolKind::DeflateCompressors)
+                .reused,
+            1
+        );
     }
 
     // A decompressor left mid-stream (and one left after an error) comes back fresh.
@@ -217,7 +259,12 @@ fn reset_state_matches_a_fresh_state_byte_for_byte() {
         assert_eq!(status, flate2::Status::StreamEnd);
         assert_eq!(out, data);
     }
-    assert_eq!(pool.stats().decompressors.reused, 3);
+    assert_eq!(
+        pool.stats()
+            .kind(crate::PoolKind::DeflateDecompressors)
+            .reused,
+        3
+    );
 }
 
 #[test]
@@ -226,16 +273,21 @@ fn shelves_are_per_level_and_capped_across_levels() {
     let held: Vec<_> = [1, 6, 9].iter().map(|&n| compressor(&pool, n)).collect();
     drop(held);
     // Two of the three fit; the level-9 one, dropped last, is discarded.
-    let s = pool.stats().compressors;
+    let s = pool.stats().kind(crate::PoolKind::DeflateCompressors);
     assert_eq!((s.returned, s.discarded, s.idle), (2, 1, 2));
     // A level-9 checkout finds nothing at its level and builds one.
     drop(compressor(&pool, 9));
-    let s = pool.stats().compressors;
+    let s = pool.stats().kind(crate::PoolKind::DeflateCompressors);
     assert_eq!((s.created, s.reused), (4, 0));
     drop(compressor(&pool, 6));
     drop(compressor(&pool, 1));
-    assert_eq!(pool.stats().compressors.reused, 2);
-    balanced(pool.stats().compressors);
+    assert_eq!(
+        pool.stats()
+            .kind(crate::PoolKind::DeflateCompressors)
+            .reused,
+        2
+    );
+    balanced(pool.stats().kind(crate::PoolKind::DeflateCompressors));
 }
 
 /// A stream whose park was refused and that finishes up while still holding its state (zstd
@@ -299,5 +351,10 @@ fn a_zero_park_bound_never_parks() {
         assert!(!hold.would_park());
         drop(hold.park().expect_err("every pause is long"));
     }
-    assert_eq!(pool.stats().compressors.parked, 0);
+    assert_eq!(
+        pool.stats()
+            .kind(crate::PoolKind::DeflateCompressors)
+            .parked,
+        0
+    );
 }

@@ -57,13 +57,14 @@ pub fn describe() {
 pub fn publish_pool(pool: &CodecPool) {
     let stats = pool.stats();
     for (kind, k) in stats.kinds() {
+        let kind = kind.name();
         gauge!(POOL_IN_USE, "kind" => kind).set(k.in_use() as f64);
         gauge!(POOL_IDLE, "kind" => kind).set(k.idle as f64);
         gauge!(POOL_PARKED, "kind" => kind).set(k.idle_parked as f64);
         counter!(POOL_CREATED, "kind" => kind).absolute(k.created);
     }
-    gauge!(BR_STREAMS, "state" => "active").set(stats.br_streams_active as f64);
-    gauge!(BR_STREAMS, "state" => "waiting").set(stats.br_streams_waiting as f64);
+    gauge!(BR_STREAMS, "state" => "active").set(stats.br_streams_active() as f64);
+    gauge!(BR_STREAMS, "state" => "waiting").set(stats.br_streams_waiting() as f64);
 }
 
 /// Sets the [`LEVEL`](super::LEVEL) gauge of `coding` to `level`: for whatever sets the level

@@ -22,7 +22,10 @@ fn in_use(pool: &CodecPool) -> u64 {
     let stats = pool.stats();
     assert_eq!(
         stats.in_use(),
-        stats.compressors.in_use() + stats.block_compressors.in_use(),
+        stats
+            .kind(tower_gzip::PoolKind::DeflateCompressors)
+            .in_use()
+            + stats.kind(tower_gzip::PoolKind::BlockCompressors).in_use(),
         "only gzip and deflate are asked for here: {stats:?}"
     );
     stats.in_use()
@@ -101,7 +104,10 @@ async fn codec_returns_to_pool_when_body_ends() {
     // The one-shot body used a whole-buffer compressor (libdeflate with the default
     // features), the streamed one a streaming state; each is back on its shelf.
     let stats = pool.stats();
-    let (streaming, block) = (stats.compressors, stats.block_compressors);
+    let (streaming, block) = (
+        stats.kind(tower_gzip::PoolKind::DeflateCompressors),
+        stats.kind(tower_gzip::PoolKind::BlockCompressors),
+    );
     // Without libdeflate both draw from the streaming shelf: one state, reused.
     let states = if cfg!(feature = "libdeflate") { 2 } else { 1 };
     assert_eq!(streaming.created + block.created, states, "{stats:?}");
@@ -156,8 +162,18 @@ async fn state_is_held_while_streaming_under_the_hold_limit() {
         assert!(tx.is_closed(), "inner body dropped too");
         let stats = pool.stats();
         assert_eq!(stats.in_use(), 0, "{stats:?}");
-        assert_eq!(stats.zstd_compressors.discarded, 0, "{stats:?}");
-        assert_eq!(stats.compressors.discarded, 0, "{stats:?}");
+        assert_eq!(
+            stats.kind(tower_gzip::PoolKind::ZstdCompressors).discarded,
+            0,
+            "{stats:?}"
+        );
+        assert_eq!(
+            stats
+                .kind(tower_gzip::PoolKind::DeflateCompressors)
+                .discarded,
+            0,
+            "{stats:?}"
+        );
     }
 }
 
@@ -183,7 +199,12 @@ async fn codec_returns_to_pool_when_body_is_dropped() {
     assert_eq!(in_use(&pool), 0);
     drop(res);
     assert_eq!(in_use(&pool), 0);
-    assert_eq!(pool.stats().compressors.discarded, 0);
+    assert_eq!(
+        pool.stats()
+            .kind(tower_gzip::PoolKind::DeflateCompressors)
+            .discarded,
+        0
+    );
 }
 
 #[tokio::test]
@@ -230,9 +251,14 @@ async fn inner_error_mid_stream_reaches_consumer_and_pool_recovers() {
     }
     // Streaming states were reused after each error; one-shot bodies reuse theirs too.
     let stats = pool.stats();
-    assert!(stats.compressors.reused >= 3, "{stats:?}");
     assert!(
-        stats.compressors.reused + stats.block_compressors.reused >= 4,
+        stats.kind(tower_gzip::PoolKind::DeflateCompressors).reused >= 3,
+        "{stats:?}"
+    );
+    assert!(
+        stats.kind(tower_gzip::PoolKind::DeflateCompressors).reused
+            + stats.kind(tower_gzip::PoolKind::BlockCompressors).reused
+            >= 4,
         "{stats:?}"
     );
 }

@@ -203,13 +203,19 @@ async fn routes_compress_and_decode_to_the_identity_bytes() {
             serde_json::from_slice(&get(&server.url("/stats"), "gzip").await.decoded()).unwrap();
         let pool = &stats["pool"];
         let in_use = |kind: &str| pool[kind]["in_use"].as_u64().unwrap_or(u64::MAX);
-        if in_use("compressors") + in_use("block_compressors") == 0 || Instant::now() > deadline {
+        if in_use("deflate_compressors") + in_use("block_compressors") == 0
+            || Instant::now() > deadline
+        {
             break stats;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     assert_eq!(stats["mode"], "tower-gzip");
-    for kind in ["compressors", "block_compressors", "decompressors"] {
+    for kind in [
+        "deflate_compressors",
+        "block_compressors",
+        "deflate_decompressors",
+    ] {
         for field in [
             "created",
             "reused",
@@ -233,7 +239,7 @@ async fn routes_compress_and_decode_to_the_identity_bytes() {
     }
     // Streamed bodies use streaming compressors, small bodies known in full one-shot ones.
     let (c, b) = (
-        &stats["pool"]["compressors"],
+        &stats["pool"]["deflate_compressors"],
         &stats["pool"]["block_compressors"],
     );
     assert_eq!(c["in_use"], 0, "{stats}");
@@ -450,7 +456,7 @@ async fn baseline_tower_http_serves_the_same_routes() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     assert_eq!(stats["mode"], "tower-http");
-    assert_eq!(stats["pool"]["compressors"]["created"], 0);
+    assert_eq!(stats["pool"]["deflate_compressors"]["created"], 0);
     assert!(stats["pool"]["max_idle"].is_null());
     assert!(
         stats["compression"]["compressed"].as_u64().unwrap() >= 3,

@@ -107,7 +107,7 @@ async fn metrics_are_prometheus_text_and_follow_the_requests() {
     // And the scrapes that asked for identity before the last.
     assert!(skipped(&after, "identity") >= skipped(&before, "identity") + 1.0);
     // The pool's gauges are taken at the scrape: nothing is mid-stream now.
-    let compressors = [("kind", "compressors")];
+    let compressors = [("kind", "deflate_compressors")];
     assert_eq!(after.value(POOL_IN_USE, &compressors), Some(0.0));
     assert!(
         after.value(POOL_IDLE, &compressors).unwrap() >= 1.0,

@@ -541,12 +541,7 @@ async fn c_brotli_decodes_our_br_event_streams_resumed_after_pauses() {
             let case = format!("quality {quality}, max_idle {max_idle}");
             // Without room to park, every resume drew a fresh encoder primed with history;
             // with room, only the first (whose pause length was unknown) did.
-            let primed: u64 = pool
-                .stats()
-                .kinds()
-                .iter()
-                .map(|(_, k)| k.primed_bytes)
-                .sum();
+            let primed: u64 = pool.stats().kinds().map(|(_, k)| k.primed_bytes).sum();
             let one_event = data.len() as u64 / count as u64 + 2;
             if max_idle == 0 {
                 assert!(

@@ -91,7 +91,7 @@ assert decode(h, sse).decode() == "".join(f'data: {{"tick":{i}}}\n\n' for i in r
 
 # /stats changes between calls: it must decode and parse, with the pool counters.
 stats = json.loads(decode(*request("/stats", "gzip")[1:]))
-assert stats["mode"] == "tower-gzip" and "in_use" in stats["pool"]["compressors"], stats
+assert stats["mode"] == "tower-gzip" and "in_use" in stats["pool"]["deflate_compressors"], stats
 
 # Images are not compressed.
 status, h, png = request("/image.png", "gzip, deflate")

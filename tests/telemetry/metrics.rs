@@ -125,7 +125,7 @@ async fn counters_and_histograms_follow_the_responses() {
     assert_eq!(m.value(&format!("{RATIO}_count"), &gzip), Some(2.0));
     let ratio_sum = m.value(&format!("{RATIO}_sum"), &gzip).unwrap();
     assert!(ratio_sum > 0.0 && ratio_sum < 1.0, "{ratio_sum}");
-    let compressors = [("kind", "compressors")];
+    let compressors = [("kind", "deflate_compressors")];
     assert_eq!(m.value(telemetry::POOL_IN_USE, &compressors), Some(0.0));
     assert_eq!(m.value(telemetry::POOL_IDLE, &compressors), Some(1.0));
     assert_eq!(m.value(telemetry::POOL_PARKED, &compressors), Some(0.0));
@@ -164,13 +164,13 @@ async fn the_pool_gauges_show_states_held_now() {
         .unwrap();
     let m = scrape(&handle, &layer, &pool);
     assert_eq!(
-        m.value(telemetry::POOL_IN_USE, &[("kind", "compressors")]),
+        m.value(telemetry::POOL_IN_USE, &[("kind", "deflate_compressors")]),
         Some(1.0)
     );
     drop(body);
     let m = scrape(&handle, &layer, &pool);
     assert_eq!(
-        m.value(telemetry::POOL_IN_USE, &[("kind", "compressors")]),
+        m.value(telemetry::POOL_IN_USE, &[("kind", "deflate_compressors")]),
         Some(0.0)
     );
     assert_eq!(

@@ -7,7 +7,7 @@ use bytes::BytesMut;
 
 use super::state::{Carry, CompressorState, EncoderCore, draw_compressor};
 use super::turn::Turn;
-use crate::codec::encoding::{Driving, EncodeCore};
+use crate::codec::encoding::{Driving, Encode, EncodeOptions};
 use crate::codec::history::History;
 use crate::codec::{EncodeError, Level, SliceEnd};
 use crate::pool::turns::Ticket;
@@ -103,7 +103,7 @@ fn take_output(core: &mut EncoderCore, out: &mut BytesMut) -> usize {
 /// A streaming br encoder over a pooled brotli encoder, drawn at the first call that needs
 /// one.
 ///
-/// A streaming body's encoder ([`BrEncoder::streaming`]) waits for a turn before it draws a
+/// A streaming body's encoder (`EncodeOptions::streaming`) waits for a turn before it draws a
 /// state (see
 /// [`CodecPoolBuilder::br_stream_limit`](crate::CodecPoolBuilder::br_stream_limit)), flushes
 /// at every slice end so its output keeps pace with its input, and gives its turn back
@@ -116,7 +116,7 @@ fn take_output(core: &mut EncoderCore, out: &mut BytesMut) -> usize {
 /// window to prime.
 pub(crate) type BrEncoder = Driving<BrCore>;
 
-/// The [`EncodeCore`] of br.
+/// The [`Encode`] of br.
 pub(crate) struct BrCore {
     pool: CodecPool,
     level: Level,
@@ -312,19 +312,17 @@ impl BrCore {
     }
 }
 
-impl EncodeCore for BrCore {
-    /// Marks this encoder as a streaming body's (see the type's docs).
-    fn streaming(&mut self) {
-        self.stream.get_or_insert_with(Streaming::default);
-        self.history.tracking = self.gives_back();
-    }
-
-    /// The stream's total input size, when known before it starts: brotli picks its match
-    /// finder from it (at quality 4, a 1 MiB body gets the larger H54 hasher), as it does
-    /// when a whole body arrives in one call, and the window is sized to it.
-    fn set_size_hint(&mut self, len: u64) {
+impl Encode for BrCore {
+    /// A streaming body's encoder waits for turns (see the type's docs). A known total size
+    /// picks brotli's match finder (at quality 4, a 1 MiB body gets the larger H54 hasher),
+    /// as a whole body arriving in one call does, and sizes the window.
+    fn start(&mut self, options: &EncodeOptions) {
+        if options.streaming {
+            self.stream.get_or_insert_with(Streaming::default);
+            self.history.tracking = self.gives_back();
+        }
         if let Phase::Fresh { size_hint } = &mut self.phase {
-            *size_hint = Some(len);
+            *size_hint = options.size_hint;
         }
     }
 

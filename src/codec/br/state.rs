@@ -199,7 +199,7 @@ fn set_params(core: &mut EncoderCore, quality: u32) {
 }
 
 impl PooledState for CompressorState {
-    const KIND: Kind = crate::codec::kinds::BR_COMPRESSORS;
+    const KIND: Kind = crate::codec::kinds::PoolKind::BrCompressors.kind();
 
     fn reset(&mut self) -> bool {
         // The hasher of a small stream is kept whole (see `SpareHasher`); if the stream built
@@ -261,7 +261,7 @@ fn new_decoder_core(lists: &DecAlloc) -> DecoderCore {
 }
 
 impl PooledState for DecompressorState {
-    const KIND: Kind = crate::codec::kinds::BR_DECOMPRESSORS;
+    const KIND: Kind = crate::codec::kinds::PoolKind::BrDecompressors.kind();
 
     fn reset(&mut self) -> bool {
         // Dropping the old state frees its blocks into the shared lists.

@@ -10,7 +10,7 @@ use bytes::BytesMut;
 
 use crate::codec::dictionary::Dictionary;
 use crate::codec::dictionary::frame::DCB_MAGIC;
-use crate::codec::dictionary::{DictCodec, HeadedEncoder as Headed, Op, Stream, dict_encoder};
+use crate::codec::dictionary::{DictCodec, HeadedEncoder as Headed, Op, Stream};
 use crate::codec::encoding::Driving;
 use crate::codec::{CompressionLevel, ContentCoding, EncodeError, Level};
 use crate::ffi::brotli_c::{Encoder, Failure, Operation, Params};
@@ -54,7 +54,7 @@ const UNKNOWN_BODY: usize = 1 << 20;
 pub(crate) struct DcbCompressor(Encoder);
 
 impl PooledState for DcbCompressor {
-    const KIND: Kind = crate::codec::kinds::DCB_COMPRESSORS;
+    const KIND: Kind = crate::codec::kinds::PoolKind::DcbCompressors.kind();
 
     fn reset(&mut self) -> bool {
         // Destroys the stream's encoder (its blocks back in the arena) and its hold on the
@@ -96,7 +96,7 @@ fn new_state(
 
 /// `dcb`'s codec: a pooled C brotli encoder with the dictionary attached.
 #[derive(Debug)]
-pub(super) struct DcbCore;
+pub(crate) struct DcbCore;
 
 impl DictCodec for DcbCore {
     type State = Pooled<DcbCompressor>;
@@ -126,15 +126,12 @@ impl Stream for Pooled<DcbCompressor> {
     }
 }
 
-dict_encoder!(
-    /// A streaming `dcb` encoder. Output is appended to the caller's buffer; the header goes
-    /// out with the first call that writes.
-    ///
-    /// Its C brotli encoder runs on memory from the pool's `dcb` shelf, with the dictionary's
-    /// prepared form attached.
-    DcbEncoder,
-    DcbCore
-);
+/// A streaming `dcb` encoder. Output is appended to the caller's buffer; the header goes
+/// out with the first call that writes.
+///
+/// Its C brotli encoder runs on memory from the pool's `dcb` shelf, with the dictionary's
+/// prepared form attached.
+pub(crate) type DcbEncoder = Driving<Headed<DcbCore>>;
 
 impl DcbEncoder {
     /// An encoder at `level` (see the module notes: quality 5 by default, never below), its
@@ -145,7 +142,7 @@ impl DcbEncoder {
         pool: &CodecPool,
     ) -> Result<DcbEncoder, EncodeError> {
         let headed = headed(dictionary, level, pool, None)?;
-        Ok(DcbEncoder(Driving::with_core(headed)))
+        Ok(Driving::with_core(headed))
     }
 }
 

@@ -6,10 +6,12 @@ mod decoder;
 mod encoder;
 
 pub(crate) use decoder::DcbDecoder;
+pub(crate) use decoder::DcbDecoder as Decoder;
 pub(crate) use encoder::DcbEncoder;
-#[cfg(test)]
+pub(crate) use encoder::DcbEncoder as Encoder;
+#[cfg(all(test, both_dictionary_codings))]
 pub(crate) use encoder::encode_dcb;
-pub(crate) use encoder::encode_dcb as encode_all;
+pub(crate) use encoder::encode_dcb as one_shot;
 
 use super::dictionary::Dictionary;
 use super::{CompressionLevel, DecodeError, EncodeError};

@@ -12,7 +12,7 @@ use zstd_safe::zstd_sys::ZSTD_EndDirective as End;
 use super::shelf::draw_compressor;
 use crate::codec::dictionary::Dictionary;
 use crate::codec::dictionary::frame::DCZ_MAGIC;
-use crate::codec::dictionary::{DictCodec, HeadedEncoder as Headed, Op, Stream, dict_encoder};
+use crate::codec::dictionary::{DictCodec, HeadedEncoder as Headed, Op, Stream};
 use crate::codec::encoding::Driving;
 use crate::codec::{CompressionLevel, ContentCoding, EncodeError, Level};
 use crate::ffi::zstd_raw::{CompressContext, RawCDict, ZstdError};
@@ -51,7 +51,7 @@ fn encode_error(e: ZstdError) -> EncodeError {
 
 /// `dcz`'s codec: a pooled zstd context referencing the dictionary's `CDict`, and what a
 /// new frame after an idle needs: the pool, the `CDict`, the window log.
-pub(super) struct DczCore {
+pub(crate) struct DczCore {
     pool: CodecPool,
     cdict: Arc<RawCDict>,
     window_log: u32,
@@ -104,17 +104,14 @@ impl Stream for Pooled<CompressContext> {
     }
 }
 
-dict_encoder!(
-    /// A streaming `dcz` encoder: a pooled zstd context referencing the dictionary's `CDict`
-    /// (no dictionary is loaded per response). Output is appended to the caller's buffer;
-    /// the header goes out with the first call that writes.
-    ///
-    /// Through the crate's `Encode` trait, `idle` (the producer has nothing for now) ends the
-    /// current frame and gives the context back, as the plain zstd encoder does: the stream
-    /// goes on as a new frame, which sees the whole dictionary again, when data comes.
-    DczEncoder,
-    DczCore
-);
+/// A streaming `dcz` encoder: a pooled zstd context referencing the dictionary's `CDict`
+/// (no dictionary is loaded per response). Output is appended to the caller's buffer;
+/// the header goes out with the first call that writes.
+///
+/// `idle` (the producer has nothing for now) ends the
+/// current frame and gives the context back, as the plain zstd encoder does: the stream
+/// goes on as a new frame, which sees the whole dictionary again, when data comes.
+pub(crate) type DczEncoder = Driving<Headed<DczCore>>;
 
 impl DczEncoder {
     /// An encoder at `level` (zstd's levels; `Default` is 3) with a context from `pool`.
@@ -125,7 +122,7 @@ impl DczEncoder {
         pool: &CodecPool,
     ) -> Result<DczEncoder, EncodeError> {
         let headed = headed(dictionary, level, pool, None)?;
-        Ok(DczEncoder(Driving::with_core(headed)))
+        Ok(Driving::with_core(headed))
     }
 }
 

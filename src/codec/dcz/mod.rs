@@ -6,12 +6,14 @@ mod encoder;
 mod shelf;
 
 pub(crate) use decoder::DczDecoder;
+pub(crate) use decoder::DczDecoder as Decoder;
 pub(crate) use encoder::DczEncoder;
+pub(crate) use encoder::DczEncoder as Encoder;
 #[cfg(all(test, feature = "dcb"))]
 pub(crate) use encoder::dcz_window_limit;
-#[cfg(test)]
+#[cfg(all(test, both_dictionary_codings))]
 pub(crate) use encoder::encode_dcz;
-pub(crate) use encoder::encode_dcz as encode_all;
+pub(crate) use encoder::encode_dcz as one_shot;
 
 use super::dictionary::Dictionary;
 use super::{CompressionLevel, DecodeError, EncodeError};

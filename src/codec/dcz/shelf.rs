@@ -15,7 +15,7 @@ use crate::pool::{CodecPool, Kind, Level, Pooled, PooledState};
 const MAX_KEPT_CONTEXT: usize = 4 << 20;
 
 impl PooledState for CompressContext {
-    const KIND: Kind = crate::codec::kinds::DCZ_COMPRESSORS;
+    const KIND: Kind = crate::codec::kinds::PoolKind::DczCompressors.kind();
 
     fn reset(&mut self) -> bool {
         self.clear(MAX_KEPT_CONTEXT)
@@ -23,7 +23,7 @@ impl PooledState for CompressContext {
 }
 
 impl PooledState for DecompressContext {
-    const KIND: Kind = crate::codec::kinds::DCZ_DECOMPRESSORS;
+    const KIND: Kind = crate::codec::kinds::PoolKind::DczDecompressors.kind();
 
     fn reset(&mut self) -> bool {
         self.clear(MAX_KEPT_CONTEXT)

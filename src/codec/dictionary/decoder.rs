@@ -8,7 +8,7 @@ use super::error::DictDecodeError;
 use super::frame::HeaderReader;
 use crate::codec::Decode;
 use crate::codec::decoding::{DecodeCore, Driven};
-#[cfg(test)]
+#[cfg(all(test, both_dictionary_codings))]
 use crate::codec::one_shot::decode_loop;
 
 /// A dictionary coding's decoder: its header, then the coding's stream through `C`.
@@ -102,7 +102,7 @@ impl<C: DecodeCore> Headed<C> {
     }
 
     /// Decodes a whole body, refusing output over `max_len` bytes (a decompression bomb).
-    #[cfg(test)]
+    #[cfg(all(test, both_dictionary_codings))]
     pub(crate) fn decode_all(
         mut self,
         body: &[u8],
@@ -126,7 +126,7 @@ macro_rules! dict_decoder {
         #[derive(Debug)]
         pub(crate) struct $name(crate::codec::dictionary::HeadedDecoder<$core>);
 
-        #[cfg(test)]
+        #[cfg(all(test, both_dictionary_codings))]
         impl $name {
             /// A whole body decoded, with its typed error.
             pub(crate) fn decode_all(

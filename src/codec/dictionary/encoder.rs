@@ -1,11 +1,11 @@
 //! What the `dcz` and `dcb` encoders share: the header owed before the first output, the
-//! phases of the stream and the public face, over the encoders' driver. Each coding supplies
+//! phases of the stream, over the encoders' driver. Each coding supplies
 //! its [`DictCodec`]: the codec call and its pooled state.
 
 use bytes::BytesMut;
 
 use crate::codec::EncodeError;
-use crate::codec::encoding::EncodeCore;
+use crate::codec::encoding::Encode;
 
 /// What one call asks of the coding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,7 +55,7 @@ enum Phase<S> {
     Done,
 }
 
-/// A dictionary coding's [`EncodeCore`]: the header, then the coding's stream through `C`.
+/// A dictionary coding's [`Encode`]: the header, then the coding's stream through `C`.
 pub(crate) struct Headed<C: DictCodec> {
     codec: C,
     phase: Phase<C::State>,
@@ -135,7 +135,7 @@ impl<C: DictCodec> Headed<C> {
     }
 }
 
-impl<C: DictCodec> EncodeCore for Headed<C> {
+impl<C: DictCodec> Encode for Headed<C> {
     fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
         self.run(Op::Process, input, out)
     }
@@ -185,64 +185,3 @@ impl<C: DictCodec> EncodeCore for Headed<C> {
         !matches!(self.phase, Phase::Start(_) | Phase::Idle { header: false })
     }
 }
-
-/// A dictionary encoder, `$name` over the driver and `Headed<$core>`: the `Encode` impl for
-/// `dcz` and `dcb`, written once. Each coding adds its own `new`.
-macro_rules! dict_encoder {
-    ($(#[$doc:meta])* $name:ident, $core:ty) => {
-        $(#[$doc])*
-        #[derive(Debug)]
-        pub(crate) struct $name(
-            crate::codec::encoding::Driving<crate::codec::dictionary::HeadedEncoder<$core>>,
-        );
-
-        impl crate::codec::Encode for $name {
-            fn encode(
-                &mut self,
-                input: &[u8],
-                out: &mut bytes::BytesMut,
-            ) -> Result<crate::codec::Progress, crate::codec::EncodeError> {
-                crate::codec::Encode::encode(&mut self.0, input, out)
-            }
-
-            fn flush(
-                &mut self,
-                out: &mut bytes::BytesMut,
-            ) -> Result<crate::codec::Progress, crate::codec::EncodeError> {
-                crate::codec::Encode::flush(&mut self.0, out)
-            }
-
-            fn finish(
-                &mut self,
-                out: &mut bytes::BytesMut,
-            ) -> Result<crate::codec::Progress, crate::codec::EncodeError> {
-                crate::codec::Encode::finish(&mut self.0, out)
-            }
-
-            fn idle(
-                &mut self,
-                out: &mut bytes::BytesMut,
-            ) -> Result<crate::codec::Progress, crate::codec::EncodeError> {
-                crate::codec::Encode::idle(&mut self.0, out)
-            }
-
-            fn holds_state(&self) -> bool {
-                crate::codec::Encode::holds_state(&self.0)
-            }
-
-            fn at_slice_end(&self) -> crate::codec::SliceEnd {
-                crate::codec::Encode::at_slice_end(&self.0)
-            }
-
-            fn has_payload(&self) -> bool {
-                crate::codec::Encode::has_payload(&self.0)
-            }
-
-            fn totals(&self) -> crate::codec::Totals {
-                crate::codec::Encode::totals(&self.0)
-            }
-        }
-    };
-}
-
-pub(crate) use dict_encoder;

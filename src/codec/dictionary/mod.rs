@@ -11,13 +11,14 @@ mod encoder;
 mod error;
 pub(crate) mod frame;
 mod prepared;
-#[cfg(all(test, feature = "dcz", feature = "dcb"))]
+#[cfg(all(test, both_dictionary_codings))]
 pub(crate) mod tests;
 
 pub(crate) use decoder::{Headed as HeadedDecoder, dict_decoder};
 pub use dict::Dictionary;
+#[cfg(feature = "dcz")]
 pub(crate) use dict::hex;
-pub(crate) use encoder::{DictCodec, Headed as HeadedEncoder, Op, Stream, dict_encoder};
+pub(crate) use encoder::{DictCodec, Headed as HeadedEncoder, Op, Stream};
 pub use error::{DictDecodeError, DictionaryError};
 pub(crate) use prepared::Prepared;
 
@@ -35,7 +36,7 @@ pub fn peek(body: &[u8]) -> Option<(ContentCoding, [u8; 32])> {
         .find_map(|(coding, magic)| frame::peek_hash(magic, body).map(|hash| (*coding, hash)))
 }
 
-#[cfg(all(test, feature = "dcz", feature = "dcb"))]
+#[cfg(all(test, both_dictionary_codings))]
 mod mod_tests {
     use super::*;
 

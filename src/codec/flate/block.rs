@@ -32,7 +32,7 @@ impl BlockCompressor {
 }
 
 impl crate::pool::PooledState for BlockCompressor {
-    const KIND: crate::pool::Kind = crate::codec::kinds::BLOCK_COMPRESSORS;
+    const KIND: crate::pool::Kind = crate::codec::kinds::PoolKind::BlockCompressors.kind();
 
     fn reset(&mut self) -> bool {
         // libdeflate keeps no state between calls, and the scratch buffer is overwritten by
@@ -90,7 +90,6 @@ impl BlockCompressor {
 mod tests {
     use super::*;
     use crate::codec::Decode;
-    use crate::codec::Encode;
     use crate::codec::flate::FlateDecoder;
     use crate::codec::flate::FlateEncoder;
     use crate::codec::flate::oneshot::encode_all;
@@ -125,7 +124,7 @@ mod tests {
                     .unwrap();
                 let mut streamed = BytesMut::new();
                 let mut encoder = FlateEncoder::new(format, level, &pool);
-                encoder.set_header_padding(7);
+                encoder.options_mut().unwrap().header_padding = 7;
                 encoder.encode(&input, &mut streamed).unwrap();
                 encoder.finish(&mut streamed).unwrap();
                 assert_eq!(decode(format, &block), input);
@@ -134,8 +133,13 @@ mod tests {
                 assert_eq!(block[block.len() - 4..], streamed[streamed.len() - 4..]);
             }
         }
-        assert_eq!(pool.stats().block_compressors.in_use(), 0);
-        assert!(pool.stats().block_compressors.reused > 0);
+        assert_eq!(
+            pool.stats()
+                .kind(crate::PoolKind::BlockCompressors)
+                .in_use(),
+            0
+        );
+        assert!(pool.stats().kind(crate::PoolKind::BlockCompressors).reused > 0);
     }
 
     #[test]

@@ -3,7 +3,7 @@ use flate2::{Compress, Compression, FlushCompress, Status};
 
 use super::checksum::Checksum;
 use super::{Framing, compress_into, deflate_bound};
-use crate::codec::encoding::{Driving, EncodeCore};
+use crate::codec::encoding::{Driving, Encode, EncodeOptions};
 use crate::codec::history::History;
 use crate::codec::{EncodeError, Level, SliceEnd};
 use crate::pool::{CodecPool, Hold, Pooled};
@@ -16,7 +16,7 @@ const EMPTY_FINAL_BLOCK: [u8; 2] = [0x03, 0x00];
 /// A streaming gzip or zlib encoder over a pooled raw deflate state.
 ///
 /// The framing (header, CRC-32 or Adler-32, trailer) lives here and the byte counts in the
-/// driver, not in the deflate state, so [`idle`](crate::codec::Encode::idle) can end the
+/// driver, not in the deflate state, so [`idle`](Encode::idle) can end the
 /// current block with a sync flush and park the ~190 KB state in the pool: the stream goes
 /// on with it when data comes, or, if another stream took it meanwhile, with a fresh state
 /// primed with the last 32 KiB of input as its dictionary. The output is one valid deflate
@@ -24,7 +24,7 @@ const EMPTY_FINAL_BLOCK: [u8; 2] = [0x03, 0x00];
 /// true history only refers to bytes the decoder has (as in pigz).
 pub(crate) type FlateEncoder = Driving<FlateCore>;
 
-/// The [`EncodeCore`] of gzip and zlib: our framing around a pooled raw deflate state.
+/// The [`Encode`] of gzip and zlib: our framing around a pooled raw deflate state.
 #[derive(Debug)]
 pub(crate) struct FlateCore {
     /// Not held before the first input, while idle and after the finish.
@@ -134,18 +134,16 @@ fn draw(pool: &CodecPool, level: Level) -> Pooled<Compress> {
     })
 }
 
-impl EncodeCore for FlateCore {
-    /// A streaming body keeps the last 32 KiB of input from now on, so a released state resumes with the
-    /// ratio of an unbroken stream.
-    fn streaming(&mut self) {
-        self.history.tracking = true;
-    }
-
-    /// Pads the gzip header with a comment field of `len` bytes (at most 65,535). Ignored
-    /// for zlib and once output has been written.
-    fn set_header_padding(&mut self, len: usize) {
-        if let Header::Owed { padding } = &mut self.header {
-            *padding = len.min(u16::MAX as usize);
+impl Encode for FlateCore {
+    /// A streaming body keeps the last 32 KiB of input from now on, so a released state
+    /// resumes with the ratio of an unbroken stream. gzip pads its header with a comment
+    /// field of up to 65,535 bytes; zlib has no such field.
+    fn start(&mut self, options: &EncodeOptions) {
+        if options.streaming {
+            self.history.tracking = true;
+        }
+        if let (Header::Owed { padding }, Framing::Gzip) = (&mut self.header, self.framing) {
+            *padding = options.header_padding.min(u16::MAX as usize);
         }
     }
 
@@ -290,7 +288,6 @@ pub(crate) fn write_trailer(framing: Framing, check: u32, len: u64, out: &mut By
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codec::Encode;
     use crate::codec::pause_steps::step;
     use crate::codec::{CompressionLevel, ContentCoding, Decoder};
 
@@ -363,7 +360,7 @@ mod tests {
             proptest::prop_assert_eq!(n, wire.len());
             d.finish().unwrap();
             proptest::prop_assert!(out[..] == plain[..]);
-            proptest::prop_assert_eq!(pool.stats().compressors.in_use(), 0);
+            proptest::prop_assert_eq!(pool.stats().kind(crate::PoolKind::DeflateCompressors).in_use(), 0);
         }
     }
 }

@@ -9,6 +9,11 @@ mod encoder;
 mod gzip_header;
 mod oneshot;
 
+use bytes::BytesMut;
+
+use super::encoding::EncodeOptions;
+use super::{ContentCoding, EncodeError, Level};
+use crate::pool::CodecPool;
 pub(crate) use decoder::FlateDecoder;
 pub(crate) use encoder::FlateEncoder;
 pub(crate) use oneshot::encode_all;
@@ -19,7 +24,7 @@ pub(crate) use crate::ffi::{compress_into, decompress_into};
 // nanoseconds (a gzip-mode zlib-rs inflater rebuilds 48 KB of state on reset; a raw one does
 // not).
 impl crate::pool::PooledState for flate2::Compress {
-    const KIND: crate::pool::Kind = crate::codec::kinds::DEFLATE_COMPRESSORS;
+    const KIND: crate::pool::Kind = crate::codec::kinds::PoolKind::DeflateCompressors.kind();
 
     fn reset(&mut self) -> bool {
         flate2::Compress::reset(self);
@@ -28,7 +33,7 @@ impl crate::pool::PooledState for flate2::Compress {
 }
 
 impl crate::pool::PooledState for flate2::Decompress {
-    const KIND: crate::pool::Kind = crate::codec::kinds::DEFLATE_DECOMPRESSORS;
+    const KIND: crate::pool::Kind = crate::codec::kinds::PoolKind::DeflateDecompressors.kind();
 
     fn reset(&mut self) -> bool {
         flate2::Decompress::reset(self, false);
@@ -48,4 +53,36 @@ pub(crate) enum Framing {
 /// The zlib `compressBound` of `len` bytes, plus room for flush markers.
 pub(crate) fn deflate_bound(len: usize) -> usize {
     len + (len >> 12) + (len >> 14) + (len >> 25) + 13 + 16
+}
+
+// The family's entry points, as the codec list calls them (`codec/mod.rs`).
+pub(crate) type Encoder = FlateEncoder;
+pub(crate) type Decoder = FlateDecoder;
+
+/// gzip's framing, or zlib's for `deflate`.
+fn framing(coding: ContentCoding) -> Framing {
+    match coding {
+        ContentCoding::Gzip => Framing::Gzip,
+        _ => Framing::Zlib,
+    }
+}
+
+pub(crate) fn encoder(coding: ContentCoding, level: Level, pool: &CodecPool) -> Encoder {
+    FlateEncoder::new(framing(coding), level, pool)
+}
+
+pub(crate) fn decoder(coding: ContentCoding, pool: &CodecPool) -> Decoder {
+    FlateDecoder::new(framing(coding), pool)
+}
+
+pub(crate) fn one_shot(
+    coding: ContentCoding,
+    level: Level,
+    options: &EncodeOptions,
+    input: &[u8],
+    pool: &CodecPool,
+    out: &mut BytesMut,
+) -> Result<(), EncodeError> {
+    let framing = framing(coding);
+    encode_all(framing, level, input, pool, options.header_padding, out)
 }

@@ -3,7 +3,8 @@
 use bytes::BytesMut;
 
 use super::{FlateEncoder, Framing};
-use crate::codec::{Encode, EncodeError, Level};
+use crate::codec::encoding::EncodeOptions;
+use crate::codec::{EncodeError, Level};
 use crate::pool::CodecPool;
 
 /// Compresses all of `input` as one complete gzip or zlib stream, appended to `out`, with
@@ -29,8 +30,11 @@ pub(crate) fn encode_all(
         let mut block = pool.take(level, || super::block::BlockCompressor::new(level));
         return block.encode(framing, level, input, header_padding, out);
     }
-    let mut encoder = FlateEncoder::new(framing, level, pool);
-    encoder.set_header_padding(header_padding);
+    let options = EncodeOptions {
+        header_padding,
+        ..EncodeOptions::default()
+    };
+    let mut encoder = FlateEncoder::new(framing, level, pool).with_options(options);
     encoder.encode(input, out)?;
     encoder.finish(out).map(drop)
 }

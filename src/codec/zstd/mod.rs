@@ -10,7 +10,8 @@ use bytes::BytesMut;
 use zstd_safe::zstd_sys::{ZSTD_EndDirective as EndDirective, ZSTD_ErrorCode};
 use zstd_safe::{CCtx, CParameter, DCtx, DParameter, InBuffer, OutBuffer, ResetDirective};
 
-use super::encoding::{Driving, EncodeCore};
+use super::ContentCoding;
+use super::encoding::{Driving, Encode, EncodeOptions};
 use super::{DecodeError, DecodeErrorKind, EncodeError, Level, SliceEnd};
 use crate::codec::decoding::{DecodeCore, Driven, Stepped};
 use crate::ffi::{Spare, error_code};
@@ -31,7 +32,7 @@ pub(crate) struct DecompressContext(DCtx<'static>);
 
 // A context is an owned heap object with no thread affinity (zstd-safe marks them Send).
 impl PooledState for CompressContext {
-    const KIND: Kind = super::kinds::ZSTD_COMPRESSORS;
+    const KIND: Kind = crate::codec::kinds::PoolKind::ZstdCompressors.kind();
 
     fn reset(&mut self) -> bool {
         // Keeps the parameters (level, window, checksum) and the allocated tables; drops the
@@ -41,7 +42,7 @@ impl PooledState for CompressContext {
 }
 
 impl PooledState for DecompressContext {
-    const KIND: Kind = super::kinds::ZSTD_DECOMPRESSORS;
+    const KIND: Kind = crate::codec::kinds::PoolKind::ZstdDecompressors.kind();
 
     fn reset(&mut self) -> bool {
         self.0.reset(ResetDirective::SessionOnly).is_ok() && self.0.sizeof() <= MAX_KEPT_CONTEXT
@@ -133,7 +134,7 @@ enum Frame {
 /// section 3.1: a zstd stream is frames back to back, and decoders must decode them all).
 pub(crate) type ZstdEncoder = Driving<ZstdCore>;
 
-/// The [`EncodeCore`] of zstd: a pooled context and the frame it is in.
+/// The [`Encode`] of zstd: a pooled context and the frame it is in.
 pub(crate) struct ZstdCore {
     /// Not held before the first input, while idle, after the finish or after a failure.
     ctx: Hold<CompressContext>,
@@ -210,7 +211,7 @@ impl ZstdCore {
 /// An empty raw block with its Last_Block bit set: a 3-byte little-endian block header.
 const LAST_EMPTY_BLOCK: [u8; 3] = [1, 0, 0];
 
-impl EncodeCore for ZstdCore {
+impl Encode for ZstdCore {
     fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
         if input.is_empty() {
             return Ok(());
@@ -482,6 +483,29 @@ impl<X: FrameContext> DecodeCore for Frames<X> {
         }
         zstd_safe::get_frame_content_size(input).ok().flatten()
     }
+}
+
+// The family's entry points, as the codec list calls them (`codec/mod.rs`).
+pub(crate) type Encoder = ZstdEncoder;
+pub(crate) type Decoder = ZstdDecoder;
+
+pub(crate) fn encoder(_: ContentCoding, level: Level, pool: &CodecPool) -> Encoder {
+    ZstdEncoder::new(level, pool)
+}
+
+pub(crate) fn decoder(_: ContentCoding, pool: &CodecPool) -> Decoder {
+    ZstdDecoder::new(pool)
+}
+
+pub(crate) fn one_shot(
+    _: ContentCoding,
+    level: Level,
+    _: &EncodeOptions,
+    input: &[u8],
+    pool: &CodecPool,
+    out: &mut BytesMut,
+) -> Result<(), EncodeError> {
+    encode_all(level, input, pool, out)
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Unit tests of the zstd codec: contexts reused clean, web-safe windows, frames and errors.
 
 use super::*;
-use crate::codec::{CompressionLevel, ContentCoding, Decoder, Encode, Encoder};
+use crate::codec::{CompressionLevel, ContentCoding, Decoder, Encoder};
 
 fn level(n: i32) -> Level {
     CompressionLevel::Precise(n).resolve(ContentCoding::Zstd)
@@ -54,7 +54,10 @@ fn streaming_round_trip_with_flushes_and_idle_frames() {
             1 => {
                 encoder.idle(&mut wire).unwrap();
                 assert!(!encoder.holds_state());
-                assert_eq!(pool.stats().zstd_compressors.in_use(), 0);
+                assert_eq!(
+                    pool.stats().kind(crate::PoolKind::ZstdCompressors).in_use(),
+                    0
+                );
             }
             _ => {}
         }
@@ -65,9 +68,12 @@ fn streaming_round_trip_with_flushes_and_idle_frames() {
         assert_eq!(decode(&pool, &wire, step).unwrap(), data, "budget {step}");
     }
     let stats = pool.stats();
-    assert_eq!(stats.zstd_compressors.in_use(), 0);
-    assert!(stats.zstd_compressors.reused > 0, "{stats:?}");
-    assert_eq!(stats.zstd_decompressors.in_use(), 0);
+    assert_eq!(stats.kind(crate::PoolKind::ZstdCompressors).in_use(), 0);
+    assert!(
+        stats.kind(crate::PoolKind::ZstdCompressors).reused > 0,
+        "{stats:?}"
+    );
+    assert_eq!(stats.kind(crate::PoolKind::ZstdDecompressors).in_use(), 0);
 }
 
 #[test]
@@ -86,7 +92,10 @@ fn one_shot_records_the_content_size_and_decodes_with_libzstd() {
         assert_eq!(&plain[..n], &data[..]);
         assert_eq!(decode(&pool, &out, 4096).unwrap(), data);
     }
-    assert_eq!(pool.stats().zstd_compressors.created, 1);
+    assert_eq!(
+        pool.stats().kind(crate::PoolKind::ZstdCompressors).created,
+        1
+    );
 }
 
 #[test]
@@ -129,7 +138,7 @@ fn windows_over_8_mib_are_refused_before_allocating() {
     assert_eq!(plain, b"x");
     let err = decode(&pool, &frame, 1 << 20).unwrap_err();
     assert_eq!(err.kind(), DecodeErrorKind::WindowTooLarge);
-    let stats = pool.stats().zstd_decompressors;
+    let stats = pool.stats().kind(crate::PoolKind::ZstdDecompressors);
     assert_eq!(stats.in_use(), 0);
     // The failed context was reset before going back, and serves the next body.
     assert_eq!(decode(&pool, &reference(b"hello"), 64).unwrap(), b"hello");
@@ -197,7 +206,12 @@ fn truncation_corruption_and_trailing_data_are_typed() {
     assert_eq!(err.kind(), DecodeErrorKind::CorruptHeader);
     // Errors are sticky, and no context leaked.
     assert_eq!(decode(&pool, b"", 1).unwrap(), b"");
-    assert_eq!(pool.stats().zstd_decompressors.in_use(), 0);
+    assert_eq!(
+        pool.stats()
+            .kind(crate::PoolKind::ZstdDecompressors)
+            .in_use(),
+        0
+    );
 }
 
 /// One frame of `data` with the content checksum on, as other encoders may send it.
@@ -284,7 +298,7 @@ fn paused_streams_park_their_context() {
                 frames,
                 "{case}, finished while paused: {finish_paused}"
             );
-            let stats = pool.stats().zstd_compressors;
+            let stats = pool.stats().kind(crate::PoolKind::ZstdCompressors);
             assert_eq!(stats.in_use(), 0, "{case}: {stats:?}");
             if case == "quiet" {
                 assert_eq!((stats.created, stats.reclaimed), (1, 18), "{stats:?}");

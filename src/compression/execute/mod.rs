@@ -252,10 +252,8 @@ fn encoder(
 ) -> Result<Encoder, BoxError> {
     let (coding, pool) = (target.coding, &settings.pool);
     let level = target.level;
-    let encoder = match &target.dictionary {
-        None => Encoder::new(coding, level, pool).with_header_padding(padding(settings, coding)),
-        Some(dictionary) => Encoder::against(coding, dictionary, level, pool)?,
-    };
+    let encoder = Encoder::for_coding(coding, level, target.dictionary.as_ref(), pool)?
+        .with_header_padding(padding(settings, coding));
     Ok(match size {
         Some(size) => encoder.with_size_hint(size),
         None => encoder,

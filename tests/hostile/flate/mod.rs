@@ -156,7 +156,8 @@ impl Server {
         );
         let s = self.pool.stats();
         assert!(
-            s.compressors.idle <= 8 && s.decompressors.idle <= 8,
+            s.kind(tower_gzip::PoolKind::DeflateCompressors).idle <= 8
+                && s.kind(tower_gzip::PoolKind::DeflateDecompressors).idle <= 8,
             "{s:?}"
         );
     }

@@ -4,7 +4,7 @@ use super::alloc::FreeLists;
 use super::encoder::compress;
 use super::state::{draw_compressor, draw_decompressor};
 use super::*;
-use crate::codec::{Decode, DecodeError, DecodeErrorKind, Encode, Level};
+use crate::codec::{Decode, DecodeError, DecodeErrorKind, Level};
 use crate::pool::{CodecPool, PooledState};
 use brotli::enc::encode::BrotliEncoderOperation;
 
@@ -126,7 +126,7 @@ fn size_hint_gives_a_stream_the_whole_body_ratio() {
     let encode = |hint: Option<u64>, piece: usize| {
         let mut encoder = BrEncoder::new(level(4), &pool);
         if let Some(hint) = hint {
-            encoder.set_size_hint(hint);
+            encoder.options_mut().unwrap().size_hint = Some(hint);
         }
         let mut out = BytesMut::new();
         for chunk in input.chunks(piece) {
@@ -205,7 +205,7 @@ fn encode_all_round_trips_and_matches_a_fresh_encoder() {
             assert_eq!(decoded, input);
         }
     }
-    let stats = pool.stats().br_compressors;
+    let stats = pool.stats().kind(crate::PoolKind::BrCompressors);
     assert!(stats.reused > 0, "{stats:?}");
     assert_eq!(pool.stats().in_use(), 0);
 }
@@ -263,7 +263,7 @@ fn reused_state_gives_the_output_of_a_fresh_encoder() {
             assert_eq!(reference_decode(&fresh_all), input);
             assert_eq!(reference_decode(&fresh_stream), input);
         }
-        let stats = pool.stats().br_compressors;
+        let stats = pool.stats().kind(crate::PoolKind::BrCompressors);
         assert_eq!(stats.created, 1, "q{quality}: {stats:?}");
     }
 }
@@ -519,10 +519,24 @@ fn states_are_reused_and_returned() {
         );
     }
     let stats = pool.stats();
-    assert_eq!(stats.br_compressors.created, 1, "{stats:?}");
-    assert!(stats.br_compressors.reused > 0, "{stats:?}");
-    assert_eq!(stats.br_decompressors.created, 1, "{stats:?}");
-    assert!(stats.br_decompressors.reused > 0, "{stats:?}");
+    assert_eq!(
+        stats.kind(crate::PoolKind::BrCompressors).created,
+        1,
+        "{stats:?}"
+    );
+    assert!(
+        stats.kind(crate::PoolKind::BrCompressors).reused > 0,
+        "{stats:?}"
+    );
+    assert_eq!(
+        stats.kind(crate::PoolKind::BrDecompressors).created,
+        1,
+        "{stats:?}"
+    );
+    assert!(
+        stats.kind(crate::PoolKind::BrDecompressors).reused > 0,
+        "{stats:?}"
+    );
     assert_eq!(stats.in_use(), 0);
 
     // Dropped mid-stream: returned, and the next stream on it is still correct.
@@ -539,7 +553,7 @@ fn states_are_reused_and_returned() {
     // Levels do not share states.
     let mut out = BytesMut::new();
     encode_all(level(5), &input, &pool, &mut out).unwrap();
-    assert_eq!(pool.stats().br_compressors.created, 2);
+    assert_eq!(pool.stats().kind(crate::PoolKind::BrCompressors).created, 2);
 }
 
 #[test]
@@ -566,7 +580,7 @@ fn an_errored_decoder_state_is_not_reused() {
         error
     );
     drop(decoder);
-    let stats = pool.stats().br_decompressors;
+    let stats = pool.stats().kind(crate::PoolKind::BrDecompressors);
     assert_eq!(
         (stats.created, stats.discarded, stats.idle),
         (1, 1, 0),
@@ -576,7 +590,7 @@ fn an_errored_decoder_state_is_not_reused() {
     // The next decoder gets a new state and works.
     let decoded = decode_chunked(&wire, 1 << 16, &mut Rng(3), &pool).unwrap();
     assert_eq!(decoded, json(4000, 1));
-    let stats = pool.stats().br_decompressors;
+    let stats = pool.stats().kind(crate::PoolKind::BrDecompressors);
     assert_eq!((stats.created, stats.reused), (2, 0), "{stats:?}");
 }
 
@@ -616,9 +630,9 @@ fn a_streaming_encoder_holds_a_bounded_state() {
     let whole = encode_all_to_vec(&CodecPool::new(), &input);
     for (hint, bound) in [(None, 2_300_000), (Some(1_000_000u64), 4_000_000)] {
         let mut encoder = BrEncoder::new(level(4), &pool);
-        encoder.streaming();
+        encoder.options_mut().unwrap().streaming = true;
         if let Some(h) = hint {
-            encoder.set_size_hint(h);
+            encoder.options_mut().unwrap().size_hint = Some(h);
         }
         let mut out = BytesMut::new();
         let mut most = 0;

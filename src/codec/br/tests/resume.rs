@@ -8,7 +8,7 @@ use super::super::BrEncoder;
 use super::super::state::draw_compressor;
 use crate::CompressionLevel;
 use crate::codec::pause_steps::step;
-use crate::codec::{ContentCoding, Encode, Level};
+use crate::codec::{ContentCoding, Level};
 use crate::pool::CodecPool;
 
 fn level(n: u8) -> Level {
@@ -57,7 +57,7 @@ fn idle_gives_the_state_back_and_the_stream_stays_valid() {
                 .park_bound(Duration::ZERO)
                 .build();
             let mut encoder = BrEncoder::new(level(quality), &pool);
-            encoder.streaming();
+            encoder.options_mut().unwrap().streaming = true;
             let (mut wire, mut plain) = (BytesMut::new(), Vec::new());
             for i in 0..12 {
                 let e = event(i);
@@ -101,7 +101,7 @@ fn resumed_streams_cost_few_bytes() {
     let mut sizes = Vec::new();
     for give_back in [false, true] {
         let mut encoder = BrEncoder::new(level(4), &pool);
-        encoder.streaming();
+        encoder.options_mut().unwrap().streaming = true;
         let mut wire = BytesMut::new();
         for e in &events {
             encoder.encode(e, &mut wire).unwrap();
@@ -146,9 +146,9 @@ proptest::proptest! {
         let bound = if long_pauses { Duration::ZERO } else { Duration::from_secs(1) };
         let pool = CodecPool::builder().max_idle(2).park_bound(bound).build();
         let mut encoder = BrEncoder::new(level(quality), &pool);
-        encoder.streaming();
+        encoder.options_mut().unwrap().streaming = true;
         if let Some(len) = known {
-            encoder.set_size_hint(len);
+            encoder.options_mut().unwrap().size_hint = Some(len);
         }
         let mut wire = BytesMut::new();
         let mut plain = Vec::new();
@@ -180,7 +180,7 @@ fn a_one_byte_history_keeps_the_state() {
             for max_idle in [0usize, 2] {
                 let pool = pool_with(max_idle);
                 let mut encoder = BrEncoder::new(level(quality), &pool);
-                encoder.streaming();
+                encoder.options_mut().unwrap().streaming = true;
                 let (mut wire, mut held) = (BytesMut::new(), Vec::new());
                 let chunks = [&plain[..1], &plain[1..2], &plain[2..3], &plain[3..]];
                 for (i, chunk) in chunks.into_iter().enumerate() {
@@ -220,7 +220,7 @@ fn a_match_from_the_last_history_byte_is_coded() {
         for (max_idle, steal) in [(0usize, false), (2, false), (2, true)] {
             let pool = pool_with(max_idle);
             let mut encoder = BrEncoder::new(level(quality), &pool);
-            encoder.streaming();
+            encoder.options_mut().unwrap().streaming = true;
             let (mut wire, mut plain) = (BytesMut::new(), Vec::new());
             for chunks in events {
                 for chunk in chunks {
@@ -248,7 +248,7 @@ fn short_pauses_keep_the_state() {
     for max_idle in [0, 8] {
         let pool = CodecPool::builder().max_idle(max_idle).build();
         let mut encoder = BrEncoder::new(level(4), &pool);
-        encoder.streaming();
+        encoder.options_mut().unwrap().streaming = true;
         let (mut wire, mut plain, mut held) = (BytesMut::new(), Vec::new(), Vec::new());
         for i in 0..5 {
             let e = event(i);
@@ -259,13 +259,13 @@ fn short_pauses_keep_the_state() {
         }
         assert_eq!(held, [false, true, true, true, true], "max_idle {max_idle}");
         let stats = pool.stats();
-        let primed: u64 = stats.kinds().iter().map(|(_, k)| k.primed_bytes).sum();
+        let primed: u64 = stats.kinds().map(|(_, k)| k.primed_bytes).sum();
         assert_eq!(
             primed,
             event(0).len() as u64,
             "primed once, after the first pause"
         );
-        assert_eq!(stats.br_compressors.parked, 0);
+        assert_eq!(stats.kind(crate::PoolKind::BrCompressors).parked, 0);
         encoder.finish(&mut wire).unwrap();
         assert_eq!(decode(&wire), plain);
     }

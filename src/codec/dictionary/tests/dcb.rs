@@ -65,11 +65,14 @@ fn encoder_memory_is_pooled_by_quality_and_an_abandoned_stream_frees_its_encoder
     for body in &bodies[..4] {
         encode(&dict, CompressionLevel::Default, body, &pool);
     }
-    let stats = pool.stats().dcb_compressors;
+    let stats = pool.stats().kind(crate::PoolKind::DcbCompressors);
     assert_eq!((stats.created, stats.reused, stats.idle), (1, 3, 1));
     // Another quality has its own memory.
     encode(&dict, CompressionLevel::Best, &bodies[0], &pool);
-    assert_eq!(pool.stats().dcb_compressors.created, 2);
+    assert_eq!(
+        pool.stats().kind(crate::PoolKind::DcbCompressors).created,
+        2
+    );
     // Dropped mid-stream: the C encoder is destroyed on return, and the memory serves the
     // next body.
     let mut encoder = DcbEncoder::new(&dict, CompressionLevel::Default, &pool).unwrap();
@@ -80,7 +83,7 @@ fn encoder_memory_is_pooled_by_quality_and_an_abandoned_stream_frees_its_encoder
         &decode_dcb(&dict, &wire, LIMIT).unwrap()[..],
         &bodies[2][..]
     );
-    let stats = pool.stats().dcb_compressors;
+    let stats = pool.stats().kind(crate::PoolKind::DcbCompressors);
     assert_eq!((stats.created, stats.in_use(), stats.discarded), (2, 0, 0));
 }
 
@@ -103,7 +106,10 @@ fn pooled_encoders_serve_any_dictionary_from_any_thread() {
             });
         }
     });
-    assert_eq!(pool.stats().dcb_compressors.in_use(), 0);
+    assert_eq!(
+        pool.stats().kind(crate::PoolKind::DcbCompressors).in_use(),
+        0
+    );
 }
 
 #[test]

@@ -70,7 +70,7 @@ fn interop_python_zstandard_decodes_dcz_payloads() {
                 if i % 2 == 0 {
                     encoder.flush(&mut wire).unwrap();
                 } else {
-                    crate::codec::Encode::idle(&mut encoder, &mut wire).unwrap();
+                    encoder.idle(&mut wire).unwrap();
                 }
             }
             encoder.finish(&mut wire).unwrap();

@@ -6,12 +6,13 @@ use bytes::BytesMut;
 
 use super::frame::{DCB_MAGIC, DCZ_MAGIC};
 use crate::ContentCoding;
+use crate::codec::Decode;
 use crate::codec::dcb::encode_dcb;
 use crate::codec::dcb::{DcbDecoder, DcbEncoder};
 use crate::codec::dcz::encode_dcz;
 use crate::codec::dcz::{DczDecoder, DczEncoder, dcz_window_limit};
 use crate::codec::dictionary::*;
-use crate::codec::{Decode, Encode};
+use crate::codec::encoding::{Driving, Encode};
 use crate::dictionary::{DictionaryStore, ResponseStore, train};
 use crate::headers::{UseAsDictionary, parse_available_dictionary};
 
@@ -70,8 +71,8 @@ pub(super) fn frame_window(frame: &[u8]) -> u64 {
 }
 
 /// Streams `body` through `encoder` in `cuts`-sized chunks, flushing or idling after some.
-pub(super) fn stream<E: Encode>(
-    encoder: &mut E,
+pub(super) fn stream<C: Encode>(
+    encoder: &mut Driving<C>,
     body: &[u8],
     cuts: &[usize],
     flush_every: usize,

@@ -249,18 +249,18 @@ fn dcz_idle_ends_the_frame_and_gives_the_context_back() {
     let mut encoder = DczEncoder::new(&dict, CompressionLevel::Default, &pool).unwrap();
     let mut wire = BytesMut::new();
     // Idle before any input: nothing written, no context held.
-    Encode::idle(&mut encoder, &mut wire).unwrap();
+    encoder.idle(&mut wire).unwrap();
     assert!(wire.is_empty() && !encoder.holds_state() && !encoder.has_payload());
     for chunk in body.chunks(900) {
-        Encode::encode(&mut encoder, chunk, &mut wire).unwrap();
+        encoder.encode(chunk, &mut wire).unwrap();
         assert!(encoder.holds_state());
-        Encode::idle(&mut encoder, &mut wire).unwrap();
-        Encode::idle(&mut encoder, &mut wire).unwrap(); // twice is harmless
+        encoder.idle(&mut wire).unwrap();
+        encoder.idle(&mut wire).unwrap(); // twice is harmless
         assert!(!encoder.holds_state());
-        Encode::flush(&mut encoder, &mut wire).unwrap(); // nothing owed between frames
+        encoder.flush(&mut wire).unwrap(); // nothing owed between frames
     }
-    Encode::finish(&mut encoder, &mut wire).unwrap();
-    assert!(Encode::idle(&mut encoder, &mut wire).is_err());
+    encoder.finish(&mut wire).unwrap();
+    assert!(encoder.idle(&mut wire).is_err());
     let mut decoder = DczDecoder::new(&dict, &pool).unwrap();
     assert_eq!(
         &decode_chunked(&mut decoder, &wire, &[333], 4096)[..],
@@ -279,8 +279,8 @@ fn dcz_idle_ends_the_frame_and_gives_the_context_back() {
     // An encoder that idles and then finishes without input writes a valid empty body.
     let mut encoder = DczEncoder::new(&dict, CompressionLevel::Default, &pool).unwrap();
     let mut wire = BytesMut::new();
-    Encode::idle(&mut encoder, &mut wire).unwrap();
-    Encode::finish(&mut encoder, &mut wire).unwrap();
+    encoder.idle(&mut wire).unwrap();
+    encoder.finish(&mut wire).unwrap();
     assert!(wire.len() > 40);
     assert!(decode_dcz(&dict, &wire, &pool, LIMIT).unwrap().is_empty());
 }
@@ -325,7 +325,7 @@ fn dcb_round_trips_the_input_that_broke_the_brotli_crate_at_every_quality() {
         let decoded = decode_chunked(&mut decoder, &wire, &[660, 91], 1738);
         assert_eq!(&decoded[..], &body[..], "{level:?}");
     }
-    let stats = pool.stats().dcb_compressors;
+    let stats = pool.stats().kind(crate::PoolKind::DcbCompressors);
     assert_eq!((stats.in_use(), stats.discarded), (0, 0));
     assert!(stats.reused > 0, "{stats:?}");
 }
