@@ -35,10 +35,11 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use tower::{ServiceBuilder, ServiceExt};
 use tower_gzip::BoxError;
+use tower_gzip::client::RequestCompressionLayer;
 use tower_gzip::client::{ClientDictionaryStore, linked_dictionaries};
-use tower_gzip::client::{DecompressionLayer, RequestCompressionLayer};
 use tower_gzip::compression::CompressionBody;
 use tower_gzip::decompression::DecompressionBody;
+use tower_gzip::decompression::DecompressionLayer;
 
 /// Counts the bytes of a body as they pass: under `RequestCompressionLayer` that is the
 /// compressed upload, under `DecompressionLayer` the compressed response.

@@ -2,11 +2,13 @@
 //!
 //! - [`RequestCompressionLayer`] compresses request bodies with a pooled gzip (or deflate)
 //!   encoder and sets `Content-Encoding`.
-//! - [`DecompressionLayer`] (also at
-//!   [`decompression::DecompressionLayer`](crate::decompression::DecompressionLayer)) asks
-//!   for compressed responses and decodes them, with the same
+//! - [`DecompressionLayer`](crate::decompression::DecompressionLayer) (in
+//!   [`decompression`](crate::decompression), where tower-http has it) asks for compressed
+//!   responses and decodes them, with the same
 //!   [limits](crate::decompression::DecompressionLimits) as the server side: servers can send
 //!   decompression bombs too.
+//! - [`ClientDictionaryStore`]: the dictionaries (RFC 9842) the decompression layer learns
+//!   from responses and offers on later requests.
 //!
 //! # Example: a hyper-util client
 //!
@@ -16,7 +18,8 @@
 //! use hyper_util::client::legacy::Client;
 //! use hyper_util::rt::TokioExecutor;
 //! use tower::{ServiceBuilder, ServiceExt};
-//! use tower_gzip::client::{DecompressionLayer, RequestCompressionLayer};
+//! use tower_gzip::client::RequestCompressionLayer;
+//! use tower_gzip::decompression::DecompressionLayer;
 //!
 //! # async fn run() -> Result<(), tower_gzip::BoxError> {
 //! let client = Client::builder(TokioExecutor::new()).build_http();
@@ -37,13 +40,14 @@
 //! # }
 //! ```
 
+#[cfg_attr(not(dictionary_client), path = "../decompression/dictionaries_off.rs")]
+pub(crate) mod dictionaries;
 mod layer;
 mod service;
 
 #[cfg(dictionary_client)]
-pub use crate::decompression::dictionaries::{
+pub use dictionaries::{
     ClientDictionaryStats, ClientDictionaryStore, ClientDictionaryStoreBuilder, linked_dictionaries,
 };
-pub use crate::decompression::{Decompression, DecompressionLayer};
 pub use layer::{DEFAULT_REQUEST_MIN_SIZE, RequestCompressionLayer};
 pub use service::RequestCompression;

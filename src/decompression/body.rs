@@ -9,12 +9,12 @@ use http::HeaderMap;
 use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 
+use super::capture::Capture;
 use super::coding::Chain;
-use super::dictionaries::{Candidate, ClientDictionaryStore};
-use super::learn::Learner;
 use super::limits::{DecompressionLimits, length_limit_error};
 use crate::BoxError;
 use crate::buf::poll_bytes;
+use crate::client::dictionaries::{Candidate, ClientDictionaryStore};
 use crate::codec::{DecodeError, DecodeErrorKind, Decoder};
 use crate::dictionary::Dictionary;
 use crate::ended::Ended;
@@ -72,7 +72,7 @@ pin_project! {
         inner: B,
         mode: Mode,
         // A response becoming a client's dictionary (RFC 9842), kept as it is read.
-        learn: Option<Box<Learner>>,
+        capture: Option<Box<Capture>>,
     }
 }
 
@@ -133,7 +133,7 @@ impl<B> DecompressionBody<B> {
         DecompressionBody {
             inner,
             mode: Mode::Identity,
-            learn: None,
+            capture: None,
         }
     }
 
@@ -171,13 +171,13 @@ impl<B> DecompressionBody<B> {
                 return DecompressionBody {
                     inner,
                     mode: Mode::Refused(Some(err)),
-                    learn: None,
+                    capture: None,
                 };
             }
         };
         DecompressionBody {
             inner,
-            learn: None,
+            capture: None,
             mode: Mode::Decode(Box::new(Decoding {
                 stages,
                 wire: Bytes::new(),
@@ -193,7 +193,7 @@ impl<B> DecompressionBody<B> {
     /// Keeps the body as it is read and stores it in `store` as the dictionary `candidate`
     /// announced, if it ends cleanly.
     pub(crate) fn learning(mut self, store: ClientDictionaryStore, candidate: Candidate) -> Self {
-        self.learn = Some(Box::new(Learner::new(store, candidate)));
+        self.capture = Some(Box::new(Capture::new(store, candidate)));
         self
     }
 
@@ -247,9 +247,9 @@ where
         let this = self.project();
         let mut inner = this.inner;
         let poll = poll_mode(this.mode, inner.as_mut(), cx);
-        if let Some(learner) = this.learn {
+        if let Some(capture) = this.capture {
             let keep = match &poll {
-                Poll::Ready(Some(Ok(frame))) => frame.data_ref().is_none_or(|d| learner.keep(d)),
+                Poll::Ready(Some(Ok(frame))) => frame.data_ref().is_none_or(|d| capture.keep(d)),
                 Poll::Ready(Some(Err(_))) => false,
                 Poll::Ready(None) | Poll::Pending => true,
             };
@@ -258,10 +258,10 @@ where
                 || (matches!(poll, Poll::Ready(Some(Ok(_))))
                     && ended(this.mode, inner.as_ref().get_ref()));
             if !keep {
-                *this.learn = None;
+                *this.capture = None;
             } else if ended {
-                if let Some(learner) = this.learn.take() {
-                    learner.finish();
+                if let Some(capture) = this.capture.take() {
+                    capture.finish();
                 }
             }
         }

@@ -65,10 +65,8 @@
 //! ```
 
 mod body;
+mod capture;
 mod coding;
-#[cfg_attr(not(dictionary_client), path = "dictionaries_off.rs")]
-pub(crate) mod dictionaries;
-mod learn;
 mod limits;
 mod request;
 mod response;

@@ -13,7 +13,8 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use tower::{ServiceBuilder, ServiceExt};
-use tower_gzip::client::{DecompressionLayer, RequestCompressionLayer};
+use tower_gzip::client::RequestCompressionLayer;
+use tower_gzip::decompression::DecompressionLayer;
 use tower_gzip::decompression::RequestDecompressionLayer;
 
 use crate::common::server::Loopback;

@@ -24,10 +24,11 @@ use http_body::{Body, Frame};
 use http_body_util::{BodyExt, Empty, Full, LengthLimitError, StreamBody};
 use tower::{Layer, ServiceExt, service_fn};
 use tower_gzip::ContentCoding;
-use tower_gzip::client::{DecompressionLayer, RequestCompressionLayer};
+use tower_gzip::client::RequestCompressionLayer;
 use tower_gzip::codec::{DecodeError, DecodeErrorKind};
 use tower_gzip::compression::CompressionBody;
 use tower_gzip::decompression::DecompressionBody;
+use tower_gzip::decompression::DecompressionLayer;
 use tower_gzip::predicate::{DefaultPredicate, Predicate, RequestFn, SizeAbove};
 use tower_gzip::{BoxError, CodecPool};
 

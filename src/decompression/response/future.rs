@@ -7,9 +7,9 @@ use http::header::{CONTENT_ENCODING, CONTENT_LENGTH};
 use http::{Response, StatusCode, Uri};
 use pin_project_lite::pin_project;
 
+use crate::client::dictionaries::ClientDictionaryStore;
 use crate::decompression::DecompressionBody;
 use crate::decompression::coding::{Codings, Settings, decodable, parse};
-use crate::decompression::dictionaries::ClientDictionaryStore;
 use crate::dictionary::Dictionary;
 
 pin_project! {

@@ -2,8 +2,8 @@ use tower_layer::Layer;
 
 use super::Decompression;
 use crate::builders::builder_methods;
+use crate::client::dictionaries::ClientDictionaryStore;
 use crate::decompression::coding::Settings;
-use crate::decompression::dictionaries::ClientDictionaryStore;
 
 /// Asks for compressed responses and decodes them: a [`Layer`] that wraps a client service
 /// in [`Decompression`].

@@ -8,9 +8,9 @@ use tower_service::Service;
 use super::future::Exchange;
 use super::{DecompressionLayer, ResponseFuture};
 use crate::builders::builder_methods;
+use crate::client::dictionaries::ClientDictionaryStore;
 use crate::coding::CodingSet;
 use crate::decompression::coding::{Settings, accept_encoding, decodable};
-use crate::decompression::dictionaries::ClientDictionaryStore;
 use crate::headers::{AVAILABLE_DICTIONARY, DICTIONARY_ID};
 
 /// The request's fetch destination (Fetch Metadata), which `match-dest` is compared with.

@@ -3,20 +3,20 @@
 
 use bytes::Bytes;
 
-use super::dictionaries::{Candidate, ClientDictionaryStore};
 use crate::buf::Chunks;
+use crate::client::dictionaries::{Candidate, ClientDictionaryStore};
 
 /// A response body on its way to becoming a dictionary.
-pub(crate) struct Learner {
+pub(crate) struct Capture {
     store: ClientDictionaryStore,
     candidate: Candidate,
     /// The decoded frames so far: clones of what the body hands out, not copies.
     frames: Chunks,
 }
 
-impl Learner {
+impl Capture {
     pub(crate) fn new(store: ClientDictionaryStore, candidate: Candidate) -> Self {
-        Learner {
+        Capture {
             store,
             candidate,
             frames: Chunks::default(),
@@ -24,7 +24,7 @@ impl Learner {
     }
 
     /// Keeps a decoded frame. `false` once the body is over the store's bound for one
-    /// dictionary: the learner is to be dropped, and nothing is stored.
+    /// dictionary: the capture is to be dropped, and nothing is stored.
     pub(crate) fn keep(&mut self, data: &Bytes) -> bool {
         if self.frames.len() + data.len() > self.store.max_entry_bytes() {
             self.store.refuse();
