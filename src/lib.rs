@@ -63,6 +63,8 @@ mod ffi;
 #[doc(hidden)]
 pub use ffi::brotli_c as __bench_brotli_c;
 pub mod headers;
+#[cfg(dictionary)]
+mod hex;
 mod negotiate;
 mod pool;
 pub mod predicate;

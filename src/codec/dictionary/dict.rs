@@ -214,7 +214,7 @@ impl fmt::Debug for Dictionary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Dictionary")
             .field("len", &self.len())
-            .field("hash", &hex(&self.inner.hash))
+            .field("hash", &crate::hex::encode(&self.inner.hash))
             .field("metadata", &self.inner.metadata)
             .finish_non_exhaustive()
     }
@@ -227,15 +227,6 @@ impl PartialEq for Dictionary {
 }
 
 impl Eq for Dictionary {}
-
-/// Lower-case hex, for `Debug` and reports.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes.iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
-}
 
 #[cfg(test)]
 mod tests {
@@ -250,7 +241,7 @@ mod tests {
         let dictionary = Dictionary::new(&b"abc"[..], meta()).unwrap();
         // FIPS 180-2 test vector.
         assert_eq!(
-            hex(&dictionary.hash()),
+            crate::hex::encode(&dictionary.hash()),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
         assert_eq!(dictionary.len(), 3);

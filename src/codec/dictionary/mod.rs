@@ -16,8 +16,6 @@ pub(crate) mod tests;
 
 pub(crate) use decoder::{Headed as HeadedDecoder, dict_decoder};
 pub use dict::Dictionary;
-#[cfg(feature = "dcz")]
-pub(crate) use dict::hex;
 pub(crate) use encoder::{DictCodec, Headed as HeadedEncoder, Op, Stream};
 pub use error::{DictDecodeError, DictionaryError};
 pub(crate) use prepared::Prepared;

@@ -10,12 +10,11 @@ use proptest::prelude::*;
 use sha2::{Digest, Sha256};
 
 use super::LearnedRoute;
-use super::learner::{RouteShared, Shared};
 use super::names::StoredName;
 use super::route::RouteLearning;
+use super::shared::{Context, RouteShared, Shared, ThreadSettings};
 use super::storage::DictionaryStorage;
 use super::tests::MemStorage;
-use super::worker::{Context, Settings};
 use crate::dictionary::DictionaryStore;
 
 #[derive(Clone, Debug)]
@@ -57,7 +56,7 @@ proptest! {
             served: RwLock::new(HashMap::new()),
         };
         let storage = MemStorage::default();
-        let settings = Settings {
+        let settings = ThreadSettings {
             storage: Some(std::sync::Arc::new(storage.clone())),
             poll_interval: Duration::from_secs(1),
             margin: 0.1,
@@ -93,14 +92,14 @@ proptest! {
                     prop_assert!(storage.list("").unwrap().len() <= keep);
                 }
             }
-            let held = learning.held.len();
+            let held = learning.published.len();
             prop_assert!(held >= 1 && held <= keep);
             prop_assert_eq!(crate::sync::read(&shared.served).len(), held);
             prop_assert_eq!(shared.store.len(), held);
             let stats = shared.routes[0].counters.stats("/api/*");
             prop_assert_eq!(stats.held, held);
             let current = stats.current.expect("a current dictionary");
-            let newest = learning.held.last().unwrap();
+            let newest = learning.published.current().unwrap();
             prop_assert_eq!(current.hash, newest.name.hash);
             let adopted = stats.published + stats.loaded;
             prop_assert_eq!(stats.retired, adopted - held as u64);

@@ -95,6 +95,7 @@ mod route;
 mod safety;
 mod samples;
 mod service;
+mod shared;
 mod stats;
 pub mod storage;
 #[cfg(test)]

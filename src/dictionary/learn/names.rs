@@ -2,9 +2,7 @@
 //! (the route's folder, its version, the levels it was built for, its SHA-256) in the name,
 //! so that loading one is a `get` and checking it is a hash.
 
-use crate::codec::dictionary::hex;
-
-use super::learner::parse_hex;
+use crate::hex;
 
 /// A learned dictionary's name, parsed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,7 +22,7 @@ impl StoredName {
             self.version,
             self.dcz_level,
             self.dcb_quality,
-            hex(&self.hash)
+            hex::encode(&self.hash)
         )
     }
 
@@ -36,7 +34,7 @@ impl StoredName {
         let version = parts.next()?.strip_prefix('v')?.parse().ok()?;
         let dcz_level = parts.next()?.strip_prefix('z')?.parse().ok()?;
         let dcb_quality = parts.next()?.strip_prefix('b')?.parse().ok()?;
-        let hash = parse_hex(parts.next()?)?;
+        let hash = hex::parse_sha256(parts.next()?)?;
         Some(StoredName {
             version,
             dcz_level,

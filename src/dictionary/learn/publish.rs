@@ -4,13 +4,10 @@
 use bytes::Bytes;
 use sha2::{Digest, Sha256};
 
-use super::learner::Announcement;
 use super::names::StoredName;
-use super::route::RouteLearning;
+use super::shared::{Announcement, Context, RouteShared};
 use super::stats::CurrentDictionary;
-use super::worker::Context;
 use crate::ContentCoding;
-use crate::codec::dictionary::hex;
 use crate::dictionary::{Dictionary, DictionaryService, MAX_DICTIONARY_LEN, link_header};
 use crate::headers::UseAsDictionary;
 use crate::sync::write;
@@ -22,24 +19,45 @@ pub(crate) struct Held {
     pub(crate) dictionary: Dictionary,
 }
 
-impl RouteLearning {
+/// A route's usable dictionaries, oldest first (by version, then hash); the last is current.
+#[derive(Debug, Default)]
+pub(crate) struct Published {
+    held: Vec<Held>,
+}
+
+impl Published {
+    /// The current dictionary: the newest.
+    pub(crate) fn current(&self) -> Option<&Held> {
+        self.held.last()
+    }
+
+    /// How many are held.
+    pub(crate) fn len(&self) -> usize {
+        self.held.len()
+    }
+
+    /// The newest version held, 0 when none is.
+    pub(crate) fn newest_version(&self) -> u64 {
+        self.held.iter().map(|h| h.name.version).max().unwrap_or(0)
+    }
+
     /// Publishes a dictionary built here: to the storage (if any), then for use. `false` if
     /// it could not be used.
     pub(crate) fn publish(
         &mut self,
+        route: &RouteShared,
         name: StoredName,
         bytes: Bytes,
         savings: f64,
         cx: &Context<'_>,
     ) -> bool {
-        let route = cx.route(self.index);
         if let Some(storage) = &cx.settings.storage {
             if let Err(error) = storage.put(&name.to_name(&route.key), &bytes) {
                 // Still used here; other instances build their own.
                 tracing::warn!(route = route.pattern.as_str(), %error, "learned dictionary: not stored");
             }
         }
-        if !self.adopt(name, bytes, cx) {
+        if !self.adopt(route, name, bytes, cx) {
             return false;
         }
         route.counters.update(|s| {
@@ -53,8 +71,13 @@ impl RouteLearning {
 
     /// Makes `bytes` usable: stored, served, announced if it is the newest; then retires the
     /// oldest past the number kept. `false` if it is no dictionary.
-    fn adopt(&mut self, name: StoredName, bytes: Bytes, cx: &Context<'_>) -> bool {
-        let route = cx.route(self.index);
+    fn adopt(
+        &mut self,
+        route: &RouteShared,
+        name: StoredName,
+        bytes: Bytes,
+        cx: &Context<'_>,
+    ) -> bool {
         let metadata =
             UseAsDictionary::new(route.pattern.as_str()).with_id(format!("v{}", name.version));
         let Ok(mut dictionary) = Dictionary::new(bytes, metadata) else {
@@ -69,15 +92,14 @@ impl RouteLearning {
         write(&cx.shared.served).insert(name.hash, service);
         self.held.push(Held { name, dictionary });
         self.held.sort_by_key(|h| (h.name.version, h.name.hash));
-        self.retire(cx);
-        self.announce(cx);
+        self.retire(route, cx);
+        self.announce(route, cx);
         true
     }
 
     /// Retires the oldest dictionaries past the number kept: no longer served, used, or
     /// (with a storage) stored.
-    fn retire(&mut self, cx: &Context<'_>) {
-        let route = cx.route(self.index);
+    fn retire(&mut self, route: &RouteShared, cx: &Context<'_>) {
         while self.held.len() > cx.settings.keep {
             let old = self.held.remove(0);
             cx.shared.store.remove(&old.name.hash);
@@ -97,12 +119,15 @@ impl RouteLearning {
     }
 
     /// Announces the newest dictionary (`Link` on the route's responses) and reports it.
-    fn announce(&self, cx: &Context<'_>) {
-        let route = cx.route(self.index);
+    fn announce(&self, route: &RouteShared, cx: &Context<'_>) {
         let Some(current) = self.held.last() else {
             return;
         };
-        let url = format!("{}{}", cx.shared.url_prefix, hex(&current.name.hash));
+        let url = format!(
+            "{}{}",
+            cx.shared.url_prefix,
+            crate::hex::encode(&current.name.hash)
+        );
         *write(&route.link) = link_header(&url).map(|link| Announcement {
             link,
             held: current.dictionary.available_dictionary(),
@@ -125,17 +150,17 @@ impl RouteLearning {
     }
 
     /// Loads the route's dictionaries another instance published (the newest kept, those
-    /// not held yet), checking each against the hash in its name.
-    pub(crate) fn poll(&mut self, cx: &Context<'_>) {
+    /// not held yet), checking each against the hash in its name. `true` if the current
+    /// dictionary changed.
+    pub(crate) fn poll(&mut self, route: &RouteShared, cx: &Context<'_>) -> bool {
         let Some(storage) = &cx.settings.storage else {
-            return;
+            return false;
         };
-        let route = cx.route(self.index);
         let names = match storage.list(&format!("{}/", route.key)) {
             Ok(names) => names,
             Err(error) => {
                 tracing::warn!(%error, "learned dictionaries: storage not listed");
-                return;
+                return false;
             }
         };
         let mut listed: Vec<StoredName> = names
@@ -158,7 +183,7 @@ impl RouteLearning {
             }
             match storage.get(&name.to_name(&route.key), MAX_DICTIONARY_LEN) {
                 Ok(Some(bytes)) if Sha256::digest(&bytes)[..] == name.hash => {
-                    if self.adopt(name, bytes.into(), cx) {
+                    if self.adopt(route, name, bytes.into(), cx) {
                         route.counters.update(|s| s.loaded += 1);
                         tracing::info!(
                             route = route.pattern.as_str(),
@@ -175,10 +200,7 @@ impl RouteLearning {
                 Err(error) => tracing::warn!(%error, "learned dictionary: not read"),
             }
         }
-        if self.held.last().map(|h| h.name) != current {
-            self.serve_from_now(None);
-            self.report(cx);
-        }
+        self.held.last().map(|h| h.name) != current
     }
 
     /// Whether `name` would be kept beside what is held (else loading it is wasted).

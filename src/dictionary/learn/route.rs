@@ -6,12 +6,11 @@ use std::time::Instant;
 use bytes::{Bytes, BytesMut};
 use sha2::{Digest, Sha256};
 
-use super::learner::RouteShared;
 use super::names::StoredName;
-use super::publish::Held;
+use super::publish::{Held, Published};
 use super::samples::Samples;
+use super::shared::{Context, RouteShared};
 use super::stats::LearnPhase;
-use super::worker::Context;
 use crate::codec::OneShot;
 use crate::dictionary::DictionaryBuilder;
 use crate::{CompressionLevel, ContentCoding};
@@ -41,7 +40,7 @@ pub(crate) struct RouteLearning {
     pub(crate) index: usize,
     samples: Samples,
     phase: Phase,
-    pub(crate) held: Vec<Held>,
+    pub(crate) published: Published,
 }
 
 impl RouteLearning {
@@ -51,7 +50,7 @@ impl RouteLearning {
             index,
             samples: Samples::new(c.max_samples, c.max_sample_bytes),
             phase: Phase::Gathering { since: 0 },
-            held: Vec::new(),
+            published: Published::default(),
         }
     }
 
@@ -135,7 +134,7 @@ impl RouteLearning {
         else {
             return;
         };
-        let Some(current) = self.held.last() else {
+        let Some(current) = self.published.current() else {
             return;
         };
         let fresh: Vec<&Bytes> = self
@@ -183,7 +182,28 @@ impl RouteLearning {
     }
 
     pub(crate) fn newest_version(&self) -> u64 {
-        self.held.iter().map(|h| h.name.version).max().unwrap_or(0)
+        self.published.newest_version()
+    }
+
+    /// Publishes a dictionary built here (see [`Published::publish`]).
+    pub(crate) fn publish(
+        &mut self,
+        name: StoredName,
+        bytes: Bytes,
+        savings: f64,
+        cx: &Context<'_>,
+    ) -> bool {
+        let route = cx.route(self.index);
+        self.published.publish(route, name, bytes, savings, cx)
+    }
+
+    /// Loads what other instances published; a new current dictionary is checked from the
+    /// next sample on.
+    pub(crate) fn poll(&mut self, cx: &Context<'_>) {
+        if self.published.poll(cx.route(self.index), cx) {
+            self.serve_from_now(None);
+            self.report(cx);
+        }
     }
 
     pub(crate) fn report(&self, cx: &Context<'_>) {
@@ -195,7 +215,7 @@ impl RouteLearning {
             s.phase = Some(phase);
             s.samples = self.samples.len();
             s.sample_bytes = self.samples.bytes();
-            s.held = self.held.len();
+            s.held = self.published.len();
         });
     }
 }

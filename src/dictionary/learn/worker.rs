@@ -4,51 +4,21 @@
 
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::Bytes;
 
 use super::LearnError;
 use super::config::LearnerBuilder;
-use super::learner::{RouteShared, Shared};
 use super::route::RouteLearning;
-use super::storage::DictionaryStorage;
-
-/// What the thread was configured with.
-pub(crate) struct Settings {
-    pub(crate) storage: Option<Arc<dyn DictionaryStorage>>,
-    pub(crate) poll_interval: Duration,
-    pub(crate) margin: f64,
-    pub(crate) check_every: usize,
-    pub(crate) keep: usize,
-    pub(crate) max_age: Duration,
-}
-
-/// What a route's learning reads besides itself.
-pub(crate) struct Context<'a> {
-    pub(crate) shared: &'a Shared,
-    pub(crate) settings: &'a Settings,
-}
-
-impl Context<'_> {
-    pub(crate) fn route(&self, index: usize) -> &RouteShared {
-        &self.shared.routes[index]
-    }
-}
+use super::shared::{Context, Shared, ThreadSettings};
 
 pub(crate) fn spawn(
     shared: Arc<Shared>,
     queue: Receiver<(usize, Bytes)>,
     config: LearnerBuilder,
 ) -> Result<(), LearnError> {
-    let settings = Settings {
-        storage: config.storage,
-        poll_interval: config.poll_interval,
-        margin: config.margin,
-        check_every: config.check_every,
-        keep: config.keep,
-        max_age: config.max_age,
-    };
+    let settings = ThreadSettings::new(config);
     let routes = (shared.routes.iter().enumerate())
         .map(|(i, r)| RouteLearning::new(i, r))
         .collect();
@@ -61,7 +31,7 @@ pub(crate) fn spawn(
 
 fn run(
     shared: &Shared,
-    settings: &Settings,
+    settings: &ThreadSettings,
     mut routes: Vec<RouteLearning>,
     queue: &Receiver<(usize, Bytes)>,
 ) {
