@@ -16,8 +16,10 @@ use axum::{Json, Router, body::Bytes, extract::DefaultBodyLimit};
 use serde_json::{Value, json};
 use tower_gzip::CompressionLevel;
 use tower_gzip::compression::CompressionLayer;
+use tower_gzip::compression::predicate::{
+    DefaultPredicate, NotForContentType, Predicate, SizeAbove,
+};
 use tower_gzip::decompression::RequestDecompressionLayer;
-use tower_gzip::predicate::{DefaultPredicate, NotForContentType, Predicate, SizeAbove};
 
 /// `GET /api/items`: a JSON array of 500 records, about 30 KB before compression.
 async fn items() -> Json<Value> {

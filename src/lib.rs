@@ -67,7 +67,7 @@ pub mod headers;
 mod hex;
 mod negotiate;
 mod pool;
-pub mod predicate;
+mod predicate;
 mod sync;
 pub mod telemetry;
 

@@ -23,10 +23,10 @@ use tower::{Layer, ServiceExt, service_fn};
 use tower_gzip::ContentCoding;
 use tower_gzip::codec::{Decoder, OneShot};
 use tower_gzip::compression::CompressionLayer;
+use tower_gzip::compression::predicate::SizeAbove;
 use tower_gzip::decompression::{
     DecompressionLayer, MAX_CODINGS, RatioLimit, RequestDecompressionLayer,
 };
-use tower_gzip::predicate::SizeAbove;
 use tower_gzip::{BoxError, CodecPool, CompressionLevel};
 
 /// Reads case parameters from the front of the input; yields zeros once it runs out.

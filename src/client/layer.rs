@@ -58,7 +58,7 @@ impl Settings {
 /// use tower::ServiceBuilder;
 /// use tower_gzip::CompressionLevel;
 /// use tower_gzip::client::RequestCompressionLayer;
-/// use tower_gzip::predicate::{DefaultPredicate, Predicate, RequestFn};
+/// use tower_gzip::compression::predicate::{DefaultPredicate, Predicate, RequestFn};
 ///
 /// # fn wrap<S>(client: S) {
 /// let client = ServiceBuilder::new()

@@ -4,7 +4,7 @@
 //! use axum::{Router, routing::get};
 //! use tower_gzip::CompressionLevel;
 //! use tower_gzip::compression::CompressionLayer;
-//! use tower_gzip::predicate::{DefaultPredicate, NotForContentType, Predicate};
+//! use tower_gzip::compression::predicate::{DefaultPredicate, NotForContentType, Predicate};
 //!
 //! let layer = CompressionLayer::new()
 //!     .quality(CompressionLevel::Fastest)
@@ -106,7 +106,7 @@ mod settings;
 mod stats;
 
 pub use crate::CompressionLevel;
-pub use crate::predicate::{self, DefaultPredicate, Predicate};
+pub use crate::predicate::{DefaultPredicate, Predicate};
 pub use crate::telemetry::outcome::SkipReason;
 pub use body::CompressionBody;
 pub use future::ResponseFuture;
@@ -115,3 +115,9 @@ pub use layer::CompressionLayer;
 pub use service::Compression;
 pub use settings::{DEFAULT_MIN_SIZE, ToCompress};
 pub use stats::{CodingStats, CompressionStats, CompressionStatsSnapshot, DictionaryStats};
+
+/// When to compress a response: a [`Predicate`] reads a response's head and size hint. The
+/// names mirror `tower_http::compression::predicate`, so predicates port over unchanged.
+pub mod predicate {
+    pub use crate::predicate::*;
+}

@@ -15,8 +15,14 @@
 //!   hash, bounded in bytes, least recently used out first.
 //! - [`UseAsDictionaryLayer`], [`DictionaryService`]: serving dictionaries, and responses
 //!   that become them.
-//! - [`DictionaryBuilder`]: the dictionary and levels that send the fewest bytes on held-out
-//!   samples within a CPU budget; [`train`]: zstd's trainer alone.
+//!
+//! Two kinds of dictionary, made at two times:
+//!
+//! - deploy-time (`build/`): [`DictionaryBuilder`] picks, from sample responses, the
+//!   dictionary and levels that send the fewest bytes on held-out samples within a CPU
+//!   budget ([`train`] is zstd's trainer alone); the result ships with the service.
+//! - run-time ([`learn`]): a [`Learner`](learn::Learner) samples live responses, builds with
+//!   the same builder on its own thread, then publishes, announces and rotates the result.
 //!
 //! Elsewhere: the headers' grammar is in [`headers`](crate::headers); a body known in full is
 //! compressed and decompressed with [`OneShot::dictionary`](crate::codec::OneShot::dictionary),
@@ -26,9 +32,9 @@
 //!
 //! # What it buys
 //!
-//! On API JSON the dictionary never saw, with the dictionary [`DictionaryBuilder`] chose, `dcz`
-//! sent 0.57x plain zstd 3's bytes at 1.0-1.2x its time and `dcb` 0.52x br 4's; a ~1 KiB
-//! `dcb` response took 0.84x br 5's time through the layer (BENCHMARKS.md, "Dictionaries").
+//! On API JSON the dictionary never saw, with the dictionary [`DictionaryBuilder`] chose,
+//! `dcz` and `dcb` send well under plain zstd's and br's bytes at about their time
+//! (BENCHMARKS.md, "Dictionaries", has the figures).
 //! [`select`] breaks q-value ties by the order of the codings it is given.
 //!
 //! # Checked against other implementations
@@ -74,14 +80,10 @@ pub mod learn;
 mod select;
 mod serve;
 mod store;
-#[cfg(feature = "dcz")]
-mod train;
 
-pub use crate::codec::dictionary::{
-    DictDecodeError, Dictionary, DictionaryError, MAX_DICTIONARY_LEN, peek,
-};
+pub use crate::codec::dictionary::{Dictionary, DictionaryError, MAX_DICTIONARY_LEN, peek};
 #[cfg(feature = "dcz")]
-pub use build::{BuiltDictionary, CandidateReport, DictionaryBuilder, DictionaryKind};
+pub use build::{BuiltDictionary, CandidateReport, DictionaryBuilder, DictionaryKind, train};
 pub use gate::{Readability, gate};
 pub use select::select;
 pub(crate) use select::select_parsed;
@@ -90,5 +92,3 @@ pub use serve::{
     link_header,
 };
 pub use store::{DictionaryStore, ResponseStore};
-#[cfg(feature = "dcz")]
-pub use train::train;

@@ -7,7 +7,7 @@
 //! ```
 //! use bytes::Bytes;
 //! use http_body_util::Full;
-//! use tower_gzip::predicate::{DefaultPredicate, NotForContentType, Predicate, SizeAbove};
+//! use tower_gzip::compression::predicate::{DefaultPredicate, NotForContentType, Predicate, SizeAbove};
 //!
 //! let predicate = DefaultPredicate::new()
 //!     .and(SizeAbove::new(256))
@@ -311,7 +311,7 @@ impl fmt::Debug for Str {
 ///
 /// ```
 /// use tower_gzip::client::RequestCompressionLayer;
-/// use tower_gzip::predicate::{DefaultPredicate, Predicate, RequestFn};
+/// use tower_gzip::compression::predicate::{DefaultPredicate, Predicate, RequestFn};
 ///
 /// let layer = RequestCompressionLayer::new().compress_when(
 ///     DefaultPredicate::new().and(RequestFn::new(|_, uri: &http::Uri, _| uri.path().starts_with("/api/"))),

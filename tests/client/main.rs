@@ -27,9 +27,9 @@ use tower_gzip::ContentCoding;
 use tower_gzip::client::RequestCompressionLayer;
 use tower_gzip::codec::{DecodeError, DecodeErrorKind};
 use tower_gzip::compression::CompressionBody;
+use tower_gzip::compression::predicate::{DefaultPredicate, Predicate, RequestFn, SizeAbove};
 use tower_gzip::decompression::DecompressionBody;
 use tower_gzip::decompression::DecompressionLayer;
-use tower_gzip::predicate::{DefaultPredicate, Predicate, RequestFn, SizeAbove};
 use tower_gzip::{BoxError, CodecPool};
 
 fn json_document(items: usize) -> String {

@@ -13,7 +13,7 @@ use http::{HeaderMap, HeaderValue, Method, Response, StatusCode};
 use http_body::Body;
 use http_body_util::Empty;
 use tower_gzip::compression::CompressionLayer;
-use tower_gzip::predicate::{DefaultPredicate, Predicate};
+use tower_gzip::compression::predicate::{DefaultPredicate, Predicate};
 
 use crate::common::{ReadyFrames, StutterBody, gunzip, text};
 use crate::support::{

@@ -5,7 +5,7 @@ use http::Response;
 use http_body::Body;
 use tower_gzip::CodecPool;
 use tower_gzip::compression::CompressionLayer;
-use tower_gzip::predicate::Predicate;
+use tower_gzip::compression::predicate::Predicate;
 
 pub use tower_gzip_support::collect;
 pub use tower_gzip_support::service::{full, get, respond, round, stream_of, trailers, typed};

@@ -6,8 +6,8 @@ use http::header::{CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE};
 use http::{Extensions, HeaderMap, HeaderValue, Method, Request, Response, StatusCode, Version};
 use http_body::Frame;
 use http_body_util::{BodyExt, Full, StreamBody};
+use tower_gzip::compression::predicate::Predicate;
 use tower_gzip::compression::{CompressionLayer, SkipReason, ToCompress};
-use tower_gzip::predicate::Predicate;
 use tower_gzip::{BoxError, CodecPool, ContentCoding};
 use tracing::Level;
 

@@ -68,7 +68,7 @@ impl From<std::io::Error> for DictionaryError {
 /// Why a `dcz` or `dcb` body could not be decoded.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum DictDecodeError {
+pub(crate) enum DictDecodeError {
     /// The body does not start with the coding's magic bytes (`dcz`: `5e 2a 4d 18 20 00 00
     /// 00`, `dcb`: `ff 44 43 42`).
     BadMagic,
@@ -80,6 +80,8 @@ pub enum DictDecodeError {
         found: [u8; 32],
     },
     /// The decoded body is longer than the caller's limit (a decompression bomb).
+    // Built by the tests' whole-body decode; the layers bound output through `DecodeError`.
+    #[cfg_attr(not(test), allow(dead_code))]
     OutputTooLarge {
         /// The limit in bytes.
         limit: usize,
@@ -91,7 +93,8 @@ pub enum DictDecodeError {
 
 impl DictDecodeError {
     /// Whether the stream asked for a window over what RFC 9842 lets a client refuse.
-    pub fn is_window_too_large(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_window_too_large(&self) -> bool {
         matches!(self, DictDecodeError::Codec(e)
             if e.kind() == crate::codec::DecodeErrorKind::WindowTooLarge)
     }

@@ -17,7 +17,8 @@ pub(crate) mod tests;
 pub(crate) use decoder::{Headed as HeadedDecoder, dict_decoder};
 pub use dict::Dictionary;
 pub(crate) use encoder::{DictCodec, Headed as HeadedEncoder, Op, Stream};
-pub use error::{DictDecodeError, DictionaryError};
+pub(crate) use error::DictDecodeError;
+pub use error::DictionaryError;
 pub(crate) use prepared::Prepared;
 
 use crate::ContentCoding;

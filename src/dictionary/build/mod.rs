@@ -7,14 +7,16 @@ mod samples;
 mod select;
 #[cfg(test)]
 mod tests;
+mod train;
 
 use bytes::Bytes;
 
-use super::{Dictionary, MAX_DICTIONARY_LEN, train};
+use super::{Dictionary, MAX_DICTIONARY_LEN};
 use crate::ContentCoding;
 use crate::codec::dictionary::DictionaryError;
 use crate::pool::CodecPool;
 use evaluate::measure;
+pub use train::train;
 
 /// The `dcz` levels tried.
 const DCZ_LEVELS: &[i32] = &[3, 4, 5, 6, 9, 12];

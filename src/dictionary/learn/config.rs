@@ -222,8 +222,8 @@ impl LearnerBuilder {
     /// Announce the current dictionary (`Link`) on the route's responses to every client
     /// that does not name it yet. By default only requests that can act on it are told: a
     /// browser's (`Sec-Fetch-Mode`) and one naming another dictionary (a client with
-    /// dictionary support, holding an older one); other API clients would pay ~110 bytes a
-    /// response over HTTP/1.1 for nothing (BENCHMARKS.md, "Learning under load").
+    /// dictionary support, holding an older one); other API clients would pay the header's
+    /// bytes on every response for nothing (BENCHMARKS.md, "Learning under load").
     pub fn announce_to_every_client(mut self) -> Self {
         self.announce_to_all = true;
         self

@@ -134,10 +134,10 @@ impl DictionaryStorage for DirStorage {
                 if !name.starts_with(prefix) {
                     continue;
                 }
-                match kind(&entry)? {
-                    Kind::Folder => folders.push(name),
-                    Kind::Blob => names.push(name),
-                    Kind::Other => {}
+                match entry_kind(&entry)? {
+                    Entry::Folder => folders.push(name),
+                    Entry::Blob => names.push(name),
+                    Entry::Other => {}
                 }
             }
         }
@@ -195,20 +195,21 @@ fn is_absent(e: &io::Error) -> bool {
     )
 }
 
-enum Kind {
+/// What a folder entry is, as the storage reads it.
+enum Entry {
     Folder,
     Blob,
     Other,
 }
 
 /// What a folder entry is. Links are followed to files only: a linked folder could loop.
-fn kind(entry: &fs::DirEntry) -> io::Result<Kind> {
+fn entry_kind(entry: &fs::DirEntry) -> io::Result<Entry> {
     let kind = entry.file_type()?;
     if kind.is_dir() {
-        Ok(Kind::Folder)
+        Ok(Entry::Folder)
     } else if kind.is_file() || (kind.is_symlink() && entry.path().is_file()) {
-        Ok(Kind::Blob)
+        Ok(Entry::Blob)
     } else {
-        Ok(Kind::Other)
+        Ok(Entry::Other)
     }
 }
