@@ -185,7 +185,7 @@ impl DictionaryStore {
     }
 
     /// The dictionary a request names in `Available-Dictionary`, if this store has it.
-    pub fn for_request(&self, request: &HeaderMap) -> Option<Dictionary> {
+    pub(crate) fn for_request(&self, request: &HeaderMap) -> Option<Dictionary> {
         self.get(&available_dictionary(request)?)
     }
 }
