@@ -53,7 +53,7 @@ use bytes::Bytes;
 use self::doorkeeper::Doorkeeper;
 pub(crate) use self::key::Variant;
 use self::key::{Key, process_key};
-use self::recompress::{Job, Pressure, Recompressor};
+use self::recompress::{Job, JobKind, Pressure, Recompressor};
 use self::store::{ENTRY_OVERHEAD, Store};
 use crate::CodecPool;
 use crate::codec::dictionary::Dictionary;
@@ -61,6 +61,9 @@ use crate::codec::dictionary::Dictionary;
 /// Bodies smaller than this skip the cache by default: hashing and filing them costs about
 /// what compressing them does.
 pub const DEFAULT_MIN_SIZE: usize = 2 * 1024;
+
+/// Identity bodies over this size skip the cache by default.
+pub const DEFAULT_MAX_BODY: usize = 8 * 1024 * 1024;
 
 /// Shards of the entry table: concurrent lookups rarely meet on one lock.
 const SHARDS: usize = 8;
@@ -76,11 +79,38 @@ pub struct VariantCache {
 struct Inner {
     secret: [u8; 32],
     min_size: usize,
-    max_entry: u64,
-    store: Arc<Store>,
-    doorkeeper: Doorkeeper,
+    max_body: usize,
+    shared: Arc<Shared>,
     recompressor: Option<Recompressor>,
+}
+
+/// What the request path and the background worker both reach.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    store: Store,
+    doorkeeper: Doorkeeper,
+    max_entry: u64,
     counts: Counts,
+}
+
+impl Shared {
+    /// Files `compressed` under `fill` (copied, so the entry holds exactly its bytes and
+    /// not the buffer they were written into), within the entry bound.
+    fn file(&self, fill: Fill, compressed: &[u8]) {
+        if compressed.len() as u64 + ENTRY_OVERHEAD > self.max_entry {
+            self.counts.too_large.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        let bytes = Bytes::copy_from_slice(compressed);
+        let filed = self.store.insert(fill.key, fill.print, bytes, |print| {
+            self.doorkeeper.evicted(print);
+            self.counts.evicted.fetch_add(1, Ordering::Relaxed);
+        });
+        if filed {
+            self.doorkeeper.filed(fill.print);
+            self.counts.admitted.fetch_add(1, Ordering::Relaxed);
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -133,8 +163,8 @@ impl VariantCache {
 
     /// Counts of what the cache has done, and what it holds.
     pub fn stats(&self) -> CacheStats {
-        let counts = &self.inner.counts;
-        let (entries, bytes) = self.inner.store.held();
+        let counts = &self.inner.shared.counts;
+        let (entries, bytes) = self.inner.shared.store.held();
         let worker = self.inner.recompressor.as_ref().map(|r| &r.counts);
         let read = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
         CacheStats {
@@ -152,8 +182,37 @@ impl VariantCache {
     }
 
     /// Whether a body of `len` bytes is one the cache looks at.
-    pub(crate) fn wants(&self, len: usize) -> bool {
-        len >= self.inner.min_size
+    pub(crate) fn wants(&self, len: u64) -> bool {
+        len >= self.inner.min_size as u64 && len <= self.inner.max_body as u64
+    }
+
+    /// The largest identity body the layer reads ahead in full for the cache.
+    pub(crate) fn max_body(&self) -> usize {
+        self.inner.max_body
+    }
+
+    /// Hands a missed body too large to compress on the request path to the background
+    /// worker, which files it at its coding's densest level (dropped when the worker is
+    /// off or busy: a later miss hands it again).
+    pub(crate) fn fill_later(
+        &self,
+        fill: Fill,
+        body: Bytes,
+        variant: Variant,
+        dictionary: Option<Dictionary>,
+    ) {
+        let inner = &*self.inner;
+        let Some(recompressor) = &inner.recompressor else {
+            return;
+        };
+        let job = Job {
+            key: fill.key,
+            body,
+            variant,
+            dictionary,
+            kind: JobKind::File(fill.print),
+        };
+        recompressor.submit(job, &inner.shared);
     }
 
     /// Looks `body` up under `variant`. A hit is the entry's bytes (and may queue the entry
@@ -166,24 +225,25 @@ impl VariantCache {
         dictionary: Option<&Dictionary>,
     ) -> Lookup {
         let inner = &*self.inner;
-        let sight = inner.doorkeeper.check(body);
+        let shared = &*inner.shared;
+        let sight = shared.doorkeeper.check(body);
         let unseen = || {
-            inner.counts.unseen.fetch_add(1, Ordering::Relaxed);
+            shared.counts.unseen.fetch_add(1, Ordering::Relaxed);
             Lookup::Unseen
         };
         if !sight.seen && !sight.filed {
             return unseen();
         }
         let key = Key::new(&inner.secret, body, variant);
-        let Some(found) = inner.store.get(&key, inner.recompressor.is_some()) else {
+        let Some(found) = shared.store.get(&key, inner.recompressor.is_some()) else {
             if !sight.seen {
                 return unseen();
             }
-            inner.counts.misses.fetch_add(1, Ordering::Relaxed);
+            shared.counts.misses.fetch_add(1, Ordering::Relaxed);
             let print = sight.print;
             return Lookup::Miss(Fill { key, print });
         };
-        inner.counts.hits.fetch_add(1, Ordering::Relaxed);
+        shared.counts.hits.fetch_add(1, Ordering::Relaxed);
         if found.recompress {
             self.queue(key, body.clone(), variant, dictionary.cloned());
         }
@@ -200,29 +260,16 @@ impl VariantCache {
             body,
             variant,
             dictionary,
+            kind: JobKind::Recompress,
         };
-        if !recompressor.submit(job, &inner.store) {
-            inner.store.unqueue(&key);
+        if !recompressor.submit(job, &inner.shared) {
+            inner.shared.store.unqueue(&key);
         }
     }
 
-    /// Files the compressed bytes of a missed body (copied, so the entry holds exactly its
-    /// bytes and not the buffer they were written into).
+    /// Files the compressed bytes of a missed body.
     pub(crate) fn fill(&self, fill: Fill, compressed: &[u8]) {
-        let inner = &*self.inner;
-        if compressed.len() as u64 + ENTRY_OVERHEAD > inner.max_entry {
-            inner.counts.too_large.fetch_add(1, Ordering::Relaxed);
-            return;
-        }
-        let bytes = Bytes::copy_from_slice(compressed);
-        let filed = inner.store.insert(fill.key, fill.print, bytes, |print| {
-            inner.doorkeeper.evicted(print);
-            inner.counts.evicted.fetch_add(1, Ordering::Relaxed);
-        });
-        if filed {
-            inner.doorkeeper.filed(fill.print);
-            inner.counts.admitted.fetch_add(1, Ordering::Relaxed);
-        }
+        self.inner.shared.file(fill, compressed);
     }
 }
 
@@ -240,8 +287,8 @@ pub(crate) enum Lookup {
 /// What a missed body is filed under (hashed once, at the lookup).
 #[derive(Debug)]
 pub(crate) struct Fill {
-    key: Key,
-    print: u64,
+    pub(crate) key: Key,
+    pub(crate) print: u64,
 }
 
 /// Builds a [`VariantCache`].
@@ -249,6 +296,7 @@ pub(crate) struct Fill {
 pub struct VariantCacheBuilder {
     budget: u64,
     min_size: usize,
+    max_body: usize,
     max_entry: Option<u64>,
     recompress_share: Option<f64>,
     pool: CodecPool,
@@ -271,6 +319,7 @@ impl Default for VariantCacheBuilder {
         VariantCacheBuilder {
             budget: 64 * 1024 * 1024,
             min_size: DEFAULT_MIN_SIZE,
+            max_body: DEFAULT_MAX_BODY,
             max_entry: None,
             recompress_share: Some(0.25),
             pool: CodecPool::global().clone(),
@@ -289,6 +338,13 @@ impl VariantCacheBuilder {
     /// Bodies under this many bytes skip the cache (default [`DEFAULT_MIN_SIZE`]).
     pub fn min_size(mut self, bytes: usize) -> Self {
         self.min_size = bytes;
+        self
+    }
+
+    /// The largest identity body looked up (default [`DEFAULT_MAX_BODY`]): a body known in
+    /// full up to this size is read ahead whole, when its frames are ready, and hashed.
+    pub fn max_body(mut self, bytes: usize) -> Self {
+        self.max_body = bytes;
         self
     }
 
@@ -313,10 +369,23 @@ impl VariantCacheBuilder {
         self
     }
 
-    /// Pauses the recompression while `pressed` answers true (the layer passes its
-    /// governor's signal when it has one).
-    pub(crate) fn pause_when(mut self, pressed: Pressure) -> Self {
-        self.pressure = Some(pressed);
+    /// Pauses the background work while `pressed` answers true, such as a load
+    /// governor's [`under_pressure`](crate::compression::Governor::under_pressure):
+    ///
+    /// ```
+    /// use tower_gzip::cache::VariantCache;
+    /// use tower_gzip::compression::{CompressionLayer, Governor};
+    ///
+    /// let governor = Governor::new();
+    /// let pressure = governor.clone();
+    /// let cache = VariantCache::builder()
+    ///     .pause_when(move || pressure.under_pressure())
+    ///     .build();
+    /// let layer = CompressionLayer::new().adaptive(governor).cache(cache);
+    /// # let _ = layer;
+    /// ```
+    pub fn pause_when(mut self, pressed: impl Fn() -> bool + Send + Sync + 'static) -> Self {
+        self.pressure = Some(Arc::new(pressed));
         self
     }
 
@@ -336,11 +405,14 @@ impl VariantCacheBuilder {
             inner: Arc::new(Inner {
                 secret: process_key(),
                 min_size: self.min_size,
-                max_entry,
-                store: Arc::new(store),
-                doorkeeper: Doorkeeper::new(slots),
+                max_body: self.max_body,
+                shared: Arc::new(Shared {
+                    store,
+                    doorkeeper: Doorkeeper::new(slots),
+                    max_entry,
+                    counts: Counts::default(),
+                }),
                 recompressor,
-                counts: Counts::default(),
             }),
         }
     }

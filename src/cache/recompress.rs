@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 
 use super::key::{Key, Variant};
-use super::store::Store;
+use super::{Fill, Shared};
 use crate::codec::dictionary::Dictionary;
 use crate::codec::one_shot::OneShot;
 use crate::sync::lock;
@@ -29,12 +29,23 @@ pub(crate) fn densest(coding: ContentCoding) -> CompressionLevel {
     }
 }
 
-/// One entry to recompress: its key, its identity body, what it was compressed with.
+/// One body to compress at its coding's densest level: its key, its identity body, what it
+/// is compressed with, and what to do with the result.
 pub(crate) struct Job {
     pub(crate) key: Key,
     pub(crate) body: Bytes,
     pub(crate) variant: Variant,
     pub(crate) dictionary: Option<Dictionary>,
+    pub(crate) kind: JobKind,
+}
+
+/// What a job's result is for.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum JobKind {
+    /// Replaces a queued entry's bytes, when smaller.
+    Recompress,
+    /// Files a body too large to compress on the request path (with its fingerprint).
+    File(u64),
 }
 
 /// Whether the layer's CPU is under pressure (the governor's signal).
@@ -81,10 +92,10 @@ impl Recompressor {
     }
 
     /// Queues `job`; false when the queue is full or the thread could not start.
-    pub(crate) fn submit(&self, job: Job, store: &Arc<Store>) -> bool {
+    pub(crate) fn submit(&self, job: Job, shared: &Arc<Shared>) -> bool {
         let mut sender = lock(&self.sender);
         if sender.is_none() {
-            *sender = self.start(store.clone());
+            *sender = self.start(shared.clone());
         }
         let Some(tx) = sender.as_ref() else {
             return false;
@@ -95,10 +106,10 @@ impl Recompressor {
         }
     }
 
-    fn start(&self, store: Arc<Store>) -> Option<SyncSender<Job>> {
+    fn start(&self, shared: Arc<Shared>) -> Option<SyncSender<Job>> {
         let (tx, rx) = sync_channel(QUEUE);
         let worker = Worker {
-            store,
+            shared,
             share: self.share,
             pool: self.pool.clone(),
             pressure: self.pressure.clone(),
@@ -113,7 +124,7 @@ impl Recompressor {
 }
 
 struct Worker {
-    store: Arc<Store>,
+    shared: Arc<Shared>,
     share: f64,
     pool: CodecPool,
     pressure: Option<Pressure>,
@@ -125,8 +136,7 @@ impl Worker {
     fn run(self, jobs: Receiver<Job>) {
         for job in jobs {
             if self.pressure.as_ref().is_some_and(|pressed| pressed()) {
-                self.store.unqueue(&job.key);
-                self.counts.dropped.fetch_add(1, Ordering::Relaxed);
+                self.dropped(&job);
                 continue;
             }
             let started = Instant::now();
@@ -144,15 +154,32 @@ impl Worker {
             .against(job.dictionary.as_ref())
             .encode(&job.body, &mut out);
         if encoded.is_err() {
-            self.store.unqueue(&job.key);
-            self.counts.dropped.fetch_add(1, Ordering::Relaxed);
+            self.dropped(job);
             return;
         }
-        let saved = self
-            .store
-            .recompressed(&job.key, Bytes::copy_from_slice(&out));
-        self.counts.done.fetch_add(1, Ordering::Relaxed);
-        self.counts.saved.fetch_add(saved, Ordering::Relaxed);
+        match job.kind {
+            JobKind::Recompress => {
+                let bytes = Bytes::copy_from_slice(&out);
+                let saved = self.shared.store.recompressed(&job.key, bytes);
+                self.counts.done.fetch_add(1, Ordering::Relaxed);
+                self.counts.saved.fetch_add(saved, Ordering::Relaxed);
+            }
+            JobKind::File(print) => {
+                let fill = Fill {
+                    key: job.key,
+                    print,
+                };
+                self.shared.file(fill, &out);
+            }
+        }
+    }
+
+    /// A job given up: a queued entry goes back to waiting for a later hit.
+    fn dropped(&self, job: &Job) {
+        if let JobKind::Recompress = job.kind {
+            self.shared.store.unqueue(&job.key);
+        }
+        self.counts.dropped.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Sleeps so that `busy` is at most `share` of the time since the job began.

@@ -136,6 +136,7 @@ fn bodies_under_the_minimum_are_not_wanted() {
     let cache = VariantCache::builder().min_size(4096).build();
     assert!(!cache.wants(4095));
     assert!(cache.wants(4096));
+    assert!(!cache.wants(DEFAULT_MAX_BODY as u64 + 1));
 }
 
 #[test]
@@ -270,7 +271,7 @@ fn recompression_pauses_under_pressure() {
     let pressed = Arc::new(std::sync::atomic::AtomicBool::new(true));
     let signal = pressed.clone();
     let cache = VariantCache::builder()
-        .pause_when(Arc::new(move || signal.load(Ordering::Relaxed)))
+        .pause_when(move || signal.load(Ordering::Relaxed))
         .build();
     let body = json(6, 400);
     let coding = ContentCoding::Br;
