@@ -40,6 +40,8 @@
 
 mod doorkeeper;
 mod key;
+#[cfg(test)]
+mod layer_tests;
 mod recompress;
 mod store;
 #[cfg(test)]

@@ -47,6 +47,15 @@ pub(crate) struct CompressionSettings {
     pub(crate) cache: Option<VariantCache>,
 }
 
+impl CompressionSettings {
+    /// The cache, when there is one and it may hold `coding`'s bytes: gzip with BREACH
+    /// jitter is padded per response, so never cached.
+    pub(crate) fn cache_for(&self, coding: ContentCoding) -> Option<&VariantCache> {
+        let jittered = coding == ContentCoding::Gzip && self.jitter > 0;
+        self.cache.as_ref().filter(|_| !jittered)
+    }
+}
+
 impl Default for CompressionSettings {
     /// Every coding compiled in, each at its default level, the size floor, the global pool.
     fn default() -> Self {

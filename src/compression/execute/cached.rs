@@ -49,10 +49,8 @@ pub(super) fn serve(
     trailers: Option<HeaderMap>,
 ) -> Served {
     let big = chunks.len() > MAX_INPUT_PER_POLL;
-    let cache = settings
-        .cache
-        .as_ref()
-        .filter(|cache| cache.wants(chunks.len() as u64));
+    let cache = settings.cache_for(target.coding);
+    let cache = cache.filter(|cache| cache.wants(chunks.len() as u64));
     // Read ahead to its end, a large body with trailers has nothing left to stream them
     // from: it is compressed in one go, uncached (rare: trailers on a sized response).
     let Some(cache) = cache.filter(|_| trailers.is_none()) else {

@@ -228,12 +228,10 @@ fn encoding<B: Body>(
 }
 
 /// How far to read ahead a body of `size` bytes encoded with `coding`: the cache's bound
-/// when a cache may serve it (gzip with BREACH jitter is padded per response, so never
-/// cached), one poll's slice otherwise.
+/// when a cache may serve it, one poll's slice otherwise.
 fn cached_read_ahead(settings: &CompressionSettings, coding: ContentCoding, size: u64) -> usize {
-    let jittered = coding == ContentCoding::Gzip && settings.jitter > 0;
-    match &settings.cache {
-        Some(cache) if !jittered && cache.wants(size) => cache.max_body(),
+    match settings.cache_for(coding) {
+        Some(cache) if cache.wants(size) => cache.max_body(),
         _ => MAX_INPUT_PER_POLL,
     }
 }
