@@ -58,7 +58,7 @@ use self::key::{Key, process_key};
 use self::recompress::{Job, JobKind, Pressure, Recompressor};
 use self::store::{ENTRY_OVERHEAD, Store};
 use crate::CodecPool;
-use crate::codec::dictionary::Dictionary;
+use crate::codec::Dictionary;
 
 /// Bodies smaller than this skip the cache by default: hashing and filing them costs about
 /// what compressing them does.

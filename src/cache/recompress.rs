@@ -11,7 +11,7 @@ use bytes::{Bytes, BytesMut};
 
 use super::key::{Key, Variant};
 use super::{Fill, Shared};
-use crate::codec::dictionary::Dictionary;
+use crate::codec::Dictionary;
 use crate::codec::one_shot::OneShot;
 use crate::sync::lock;
 use crate::{CodecPool, CompressionLevel, ContentCoding};
