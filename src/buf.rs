@@ -38,6 +38,14 @@ pub(crate) struct Chunks {
     len: usize,
 }
 
+impl From<Bytes> for Chunks {
+    fn from(chunk: Bytes) -> Self {
+        let mut chunks = Chunks::default();
+        chunks.push(chunk);
+        chunks
+    }
+}
+
 impl Chunks {
     pub(crate) fn push(&mut self, chunk: Bytes) {
         if chunk.is_empty() {

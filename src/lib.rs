@@ -43,6 +43,7 @@
 
 mod buf;
 mod builders;
+pub mod cache;
 pub mod client;
 pub mod codec;
 mod coding;

@@ -143,6 +143,10 @@ impl Dictionary {
     pub(crate) fn level(&self, _: ContentCoding) -> Option<i32> {
         match *self {}
     }
+
+    pub(crate) fn hash(&self) -> [u8; 32] {
+        match *self {}
+    }
 }
 
 /// The coding type's former name.

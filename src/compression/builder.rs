@@ -70,6 +70,14 @@ macro_rules! compression_builder_methods {
             self.with(|s| s.min_size = bytes)
         }
 
+        /// Serves bodies it compressed before from `cache` (shared by every layer given a
+        /// clone of it) and recompresses the hot ones at their coding's densest level in the
+        /// background: see the [`cache`](crate::cache) module for what is cached and what
+        /// never is. Off by default.
+        pub fn cache(self, cache: $crate::cache::VariantCache) -> Self {
+            self.with(|s| s.cache = Some(cache))
+        }
+
         /// A BREACH mitigation, off by default (`0`): pads each gzip header with 1 to
         /// `max_bytes` random bytes (a header comment), so that the response length no
         /// longer reveals exactly how well secret and attacker-controlled content compressed

@@ -10,6 +10,7 @@ use http::{Extensions, HeaderMap, StatusCode};
 use super::governor::Governor;
 use super::stats::CompressionStats;
 use crate::CompressionLevel;
+use crate::cache::VariantCache;
 use crate::codec::{ContentCoding, Levels};
 use crate::dictionary::DictionaryStore;
 use crate::negotiate::Offered;
@@ -42,6 +43,17 @@ pub(crate) struct CompressionSettings {
     pub(crate) level_chooser: Option<LevelChooser>,
     /// Steps levels down under load, when set.
     pub(crate) governor: Option<Governor>,
+    /// Compressed representations served again, when set.
+    pub(crate) cache: Option<VariantCache>,
+}
+
+impl CompressionSettings {
+    /// The cache, when there is one and it may hold `coding`'s bytes: gzip with BREACH
+    /// jitter is padded per response, so never cached.
+    pub(crate) fn cache_for(&self, coding: ContentCoding) -> Option<&VariantCache> {
+        let jittered = coding == ContentCoding::Gzip && self.jitter > 0;
+        self.cache.as_ref().filter(|_| !jittered)
+    }
 }
 
 impl Default for CompressionSettings {
@@ -58,6 +70,7 @@ impl Default for CompressionSettings {
             dictionary_codings: ContentCoding::DICTIONARY.to_vec(),
             level_chooser: None,
             governor: None,
+            cache: None,
         }
     }
 }

@@ -3,6 +3,7 @@
 //! compressed in one shot before the headers are fixed (so a failing encoder can fall
 //! back), and any other streams.
 
+mod cached;
 mod read_ahead;
 
 use std::pin::Pin;
@@ -89,8 +90,8 @@ fn encode<B: Body<Error: Into<BoxError>>>(
             let body = streaming(settings, &target, Some(size), body, Chunks::default());
             (target.coding, body)
         }
-        Start::ReadAhead { floor } => {
-            let ahead = read_ahead(body.as_mut(), cx);
+        Start::ReadAhead { floor, limit } => {
+            let ahead = read_ahead(body.as_mut(), cx, limit);
             match encode_read_ahead(settings, &target, floor, body, ahead) {
                 Ahead::Encoded { coding, body } => (coding, body),
                 Ahead::Unencoded { body, reason } => {
@@ -178,7 +179,18 @@ where
             body: CompressionBody::ready(chunks.concat(), trailers, None),
             reason: SkipReason::Size,
         },
-        End::Complete(trailers) => whole(settings, target, chunks, trailers),
+        End::Complete(trailers) => match cached::serve(settings, target, chunks, trailers) {
+            cached::Served::Hit { data, trailers } => encoded(target.coding, data, trailers),
+            cached::Served::Big { chunks } => Ahead::Encoded {
+                coding: target.coding,
+                body: streaming(settings, target, None, body, chunks),
+            },
+            cached::Served::Compress {
+                input,
+                trailers,
+                fill,
+            } => whole(settings, target, input, trailers, fill),
+        },
         // More is coming (or the body went pending first): stream, starting with what was
         // read ahead.
         End::Open => Ahead::Encoded {
@@ -190,16 +202,14 @@ where
 
 /// A body known in full, compressed in one go before its headers are fixed: with the
 /// target, else its fallback. The exact size hint makes hyper send `Content-Length`
-/// instead of chunked encoding.
+/// instead of chunked encoding. With `fill`, the cache files what the target's coding made.
 fn whole<B>(
     settings: &CompressionSettings,
     target: &Target,
-    chunks: Chunks,
+    input: Bytes,
     trailers: Option<HeaderMap>,
+    fill: Option<cached::Filing>,
 ) -> Ahead<B> {
-    // The one-shot codecs want one slice: a body of several ready frames is joined (at most
-    // one poll's slice, 64 KiB).
-    let input = chunks.concat();
     let dictionary = target.dictionary.as_ref();
     let (mut coding, measure) = (target.coding, report::timed());
     let mut governed = governor_account(settings, target);
@@ -213,7 +223,12 @@ fn whole<B>(
         measure,
         &mut governed,
     ) {
-        Ok(data) => return encoded(coding, data, trailers),
+        Ok(data) => {
+            if let Some(fill) = fill {
+                fill.file(&data);
+            }
+            return encoded(coding, data, trailers);
+        }
         Err(error) => error,
     };
     if let Some(fallback) = target.fallback.coding {

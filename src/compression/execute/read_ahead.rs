@@ -9,7 +9,6 @@ use http_body::Body;
 
 use crate::BoxError;
 use crate::buf::Chunks;
-use crate::compression::body::MAX_INPUT_PER_POLL;
 
 /// What [`read_ahead`] found.
 pub(super) struct ReadAhead {
@@ -26,16 +25,17 @@ pub(super) enum End {
 }
 
 /// Reads the frames `body` has ready now, until it ends, goes pending, or holds more than
-/// one poll's slice ([`MAX_INPUT_PER_POLL`]). A body of exactly that size whose end is
-/// ready counts as complete.
-pub(super) fn read_ahead<B>(mut body: Pin<&mut B>, cx: &mut Context<'_>) -> ReadAhead
+/// `limit` bytes (one poll's slice,
+/// [`MAX_INPUT_PER_POLL`](crate::compression::body::MAX_INPUT_PER_POLL), unless a cache may serve a
+/// body known in full). A body of exactly that size whose end is ready counts as complete.
+pub(super) fn read_ahead<B>(mut body: Pin<&mut B>, cx: &mut Context<'_>, limit: usize) -> ReadAhead
 where
     B: Body,
     B::Error: Into<BoxError>,
 {
     let mut chunks = Chunks::default();
     let end = loop {
-        if chunks.len() > MAX_INPUT_PER_POLL {
+        if chunks.len() > limit {
             break End::Open;
         }
         // A body that says it is done has no more frames: no need to poll for its end.

@@ -192,6 +192,12 @@ impl Governor {
         }
     }
 
+    /// Whether it has stepped levels down: the layers' compressing is over its share of
+    /// the cores.
+    pub fn under_pressure(&self) -> bool {
+        self.inner.step.load(Ordering::Relaxed) > 0
+    }
+
     /// Adds time spent compressing (a one-shot body or a streamed slice).
     pub(crate) fn record_busy(&self, busy: Duration) {
         let nanos = busy.as_nanos().min(u128::from(u64::MAX)) as u64;

@@ -103,9 +103,9 @@ pub(super) struct Fallback {
 /// How an encoded body starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Start {
-    /// Read ahead what is ready, then compress in one shot or stream; a body found complete
-    /// and smaller than `floor` stays unencoded.
-    ReadAhead { floor: u64 },
+    /// Read ahead what is ready (up to `limit` bytes), then compress in one shot, serve from
+    /// the cache, or stream; a body found complete and smaller than `floor` stays unencoded.
+    ReadAhead { floor: u64, limit: usize },
     /// Stream from the start: the body is known to be `size` bytes, more than one poll's
     /// slice.
     Stream { size: u64 },
@@ -207,9 +207,15 @@ fn encoding<B: Body>(
         coding: fallback,
         identity: !request.choice.identity_refused,
     };
-    let start = match size.filter(|&size| size > MAX_INPUT_PER_POLL as u64) {
+    // A body known in full is read ahead up to the cache's bound when a cache may serve
+    // it; anything else up to one poll's slice.
+    let limit = match size {
+        Some(size) => cached_read_ahead(settings, coding, size),
+        None => MAX_INPUT_PER_POLL,
+    };
+    let start = match size.filter(|&size| size > limit as u64) {
         Some(size) => Start::Stream { size },
-        None => Start::ReadAhead { floor },
+        None => Start::ReadAhead { floor, limit },
     };
     let target = Target {
         coding,
@@ -219,4 +225,13 @@ fn encoding<B: Body>(
         governed,
     };
     Action::Encode { target, start }
+}
+
+/// How far to read ahead a body of `size` bytes encoded with `coding`: the cache's bound
+/// when a cache may serve it, one poll's slice otherwise.
+fn cached_read_ahead(settings: &CompressionSettings, coding: ContentCoding, size: u64) -> usize {
+    match settings.cache_for(coding) {
+        Some(cache) if cache.wants(size) => cache.max_body(),
+        _ => MAX_INPUT_PER_POLL,
+    }
 }

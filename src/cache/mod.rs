@@ -1,0 +1,421 @@
+//! Compress once, serve many: a cache of compressed representations, by content.
+//!
+//! Given to a [`CompressionLayer`](crate::compression::CompressionLayer) with
+//! [`cache`](crate::compression::CompressionLayer::cache), a [`VariantCache`] remembers what
+//! the layer compressed and serves it again for the price of a hash and a `Bytes` handle.
+//! Entries hit again are recompressed in the background at their coding's densest web-safe
+//! level (br 11, zstd 19, gzip and deflate 9) and replaced when that is smaller.
+//!
+//! ```
+//! use tower_gzip::cache::VariantCache;
+//! use tower_gzip::compression::CompressionLayer;
+//!
+//! let cache = VariantCache::new(64 * 1024 * 1024); // 64 MiB of compressed bytes
+//! let api = CompressionLayer::new().cache(cache.clone());
+//! let assets = CompressionLayer::new().cache(cache.clone()); // one cache, several layers
+//! # let _ = (api, assets);
+//! assert_eq!(cache.stats().hits, 0);
+//! ```
+//!
+//! # What is cached, and what never is
+//!
+//! - Cached: response bodies known in full (a `Full`, a `String`, one frame with its exact
+//!   size) of [`min_size`](VariantCacheBuilder::min_size) bytes and up to the layer's one-shot
+//!   bound, the second time the same bytes are compressed with the same coding, level and
+//!   dictionary. The key is BLAKE3 in keyed mode over the identity body, with a key drawn at
+//!   random per process, plus the coding, the level and the dictionary's hash: no crafted
+//!   body can be served another's bytes.
+//! - Never cached: bodies of unknown size, responses the predicate or the RFC rules leave
+//!   alone (`Cache-Control: no-transform`, 206, HEAD, already encoded), bodies over the
+//!   bound, and gzip with BREACH jitter on (the padding is per response).
+//!
+//! # Bounds
+//!
+//! The budget counts each entry's compressed bytes plus a fixed overhead per entry (its key,
+//! map slot, queue place and allocation). A body is admitted the second time it is seen: a
+//! body seen once costs a fingerprint of a few sampled bytes and one atomic swap, never a
+//! full hash nor a copy, so a flood of unique responses leaves the hot entries in place.
+//! Eviction is S3-FIFO: new entries wait in a small queue; those hit meanwhile move to the
+//! main queue, where each hit buys a second chance.
+
+mod doorkeeper;
+mod key;
+#[cfg(test)]
+mod layer_tests;
+mod recompress;
+mod store;
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use bytes::Bytes;
+
+use self::doorkeeper::Doorkeeper;
+pub(crate) use self::key::Variant;
+use self::key::{Key, process_key};
+use self::recompress::{Job, JobKind, Pressure, Recompressor};
+use self::store::{ENTRY_OVERHEAD, Store};
+use crate::CodecPool;
+use crate::codec::Dictionary;
+
+/// Bodies smaller than this skip the cache by default: hashing and filing them costs about
+/// what compressing them does.
+pub const DEFAULT_MIN_SIZE: usize = 2 * 1024;
+
+/// Identity bodies over this size skip the cache by default.
+pub const DEFAULT_MAX_BODY: usize = 8 * 1024 * 1024;
+
+/// Shards of the entry table: concurrent lookups rarely meet on one lock.
+const SHARDS: usize = 8;
+
+/// A cache of compressed representations, shared by the layers it is given to (clones share
+/// it). See the [module docs](self).
+#[derive(Clone, Debug)]
+pub struct VariantCache {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    secret: [u8; 32],
+    min_size: usize,
+    max_body: usize,
+    shared: Arc<Shared>,
+    recompressor: Option<Recompressor>,
+}
+
+/// What the request path and the background worker both reach.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    store: Store,
+    doorkeeper: Doorkeeper,
+    max_entry: u64,
+    counts: Counts,
+}
+
+impl Shared {
+    /// Files `compressed` under `fill` (copied, so the entry holds exactly its bytes and
+    /// not the buffer they were written into), within the entry bound.
+    fn file(&self, fill: Fill, compressed: &[u8]) {
+        if compressed.len() as u64 + ENTRY_OVERHEAD > self.max_entry {
+            self.counts.too_large.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        let bytes = Bytes::copy_from_slice(compressed);
+        let filed = self.store.insert(fill.key, fill.print, bytes, |print| {
+            self.doorkeeper.evicted(print);
+            self.counts.evicted.fetch_add(1, Ordering::Relaxed);
+        });
+        if filed {
+            self.doorkeeper.filed(fill.print);
+            self.counts.admitted.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Counts {
+    hits: AtomicU64,
+    misses: AtomicU64,
+    unseen: AtomicU64,
+    too_large: AtomicU64,
+    admitted: AtomicU64,
+    evicted: AtomicU64,
+}
+
+/// What a [`VariantCache`] has done, since it was made.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CacheStats {
+    /// Responses served from the cache.
+    pub hits: u64,
+    /// Lookups of bodies seen before that found no entry (they are then filed).
+    pub misses: u64,
+    /// Bodies not admitted: seen for the first time, or over the entry bound.
+    pub refused: u64,
+    /// Entries filed.
+    pub admitted: u64,
+    /// Entries evicted to stay within the budget.
+    pub evicted: u64,
+    /// Entries held now.
+    pub entries: u64,
+    /// Bytes held now, as the budget counts them (sizes plus overhead per entry).
+    pub bytes: u64,
+    /// Entries recompressed at their coding's densest level.
+    pub recompressed: u64,
+    /// Bytes those recompressions took off the entries.
+    pub recompress_saved: u64,
+    /// Recompressions given up (under CPU pressure, or on an encoding error); the entry is
+    /// queued again at a later hit.
+    pub recompress_dropped: u64,
+}
+
+impl VariantCache {
+    /// A cache of at most `budget` bytes, with the defaults (see [`VariantCacheBuilder`]).
+    pub fn new(budget: u64) -> VariantCache {
+        VariantCache::builder().budget(budget).build()
+    }
+
+    /// A builder, to set the bounds and the background recompression.
+    pub fn builder() -> VariantCacheBuilder {
+        VariantCacheBuilder::default()
+    }
+
+    /// Counts of what the cache has done, and what it holds.
+    pub fn stats(&self) -> CacheStats {
+        let counts = &self.inner.shared.counts;
+        let (entries, bytes) = self.inner.shared.store.held();
+        let worker = self.inner.recompressor.as_ref().map(|r| &r.counts);
+        let read = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        CacheStats {
+            hits: read(&counts.hits),
+            misses: read(&counts.misses),
+            refused: read(&counts.unseen) + read(&counts.too_large),
+            admitted: read(&counts.admitted),
+            evicted: read(&counts.evicted),
+            entries,
+            bytes,
+            recompressed: worker.map_or(0, |w| read(&w.done)),
+            recompress_saved: worker.map_or(0, |w| read(&w.saved)),
+            recompress_dropped: worker.map_or(0, |w| read(&w.dropped)),
+        }
+    }
+
+    /// Whether a body of `len` bytes is one the cache looks at.
+    pub(crate) fn wants(&self, len: u64) -> bool {
+        len >= self.inner.min_size as u64 && len <= self.inner.max_body as u64
+    }
+
+    /// The largest identity body the layer reads ahead in full for the cache.
+    pub(crate) fn max_body(&self) -> usize {
+        self.inner.max_body
+    }
+
+    /// Hands a missed body too large to compress on the request path to the background
+    /// worker, which files it at its coding's densest level (dropped when the worker is
+    /// off or busy: a later miss hands it again).
+    pub(crate) fn fill_later(
+        &self,
+        fill: Fill,
+        body: Bytes,
+        variant: Variant,
+        dictionary: Option<Dictionary>,
+    ) {
+        let inner = &*self.inner;
+        let Some(recompressor) = &inner.recompressor else {
+            return;
+        };
+        let job = Job {
+            key: fill.key,
+            body,
+            variant,
+            dictionary,
+            kind: JobKind::File(fill.print),
+        };
+        recompressor.submit(job, &inner.shared);
+    }
+
+    /// Looks `body` up under `variant`. A hit is the entry's bytes (and may queue the entry
+    /// for recompression, with `dictionary` for `dcz`/`dcb`); a miss carries the key to
+    /// [`fill`](Self::fill) once the body is compressed; an unseen body carries nothing.
+    pub(crate) fn lookup(
+        &self,
+        body: &Bytes,
+        variant: Variant,
+        dictionary: Option<&Dictionary>,
+    ) -> Lookup {
+        let inner = &*self.inner;
+        let shared = &*inner.shared;
+        let sight = shared.doorkeeper.check(body);
+        let unseen = || {
+            shared.counts.unseen.fetch_add(1, Ordering::Relaxed);
+            Lookup::Unseen
+        };
+        if !sight.seen && !sight.filed {
+            return unseen();
+        }
+        let key = Key::new(&inner.secret, body, variant);
+        let Some(found) = shared.store.get(&key, inner.recompressor.is_some()) else {
+            if !sight.seen {
+                return unseen();
+            }
+            shared.counts.misses.fetch_add(1, Ordering::Relaxed);
+            let print = sight.print;
+            return Lookup::Miss(Fill { key, print });
+        };
+        shared.counts.hits.fetch_add(1, Ordering::Relaxed);
+        if found.recompress {
+            self.queue(key, body.clone(), variant, dictionary.cloned());
+        }
+        Lookup::Hit(found.bytes)
+    }
+
+    fn queue(&self, key: Key, body: Bytes, variant: Variant, dictionary: Option<Dictionary>) {
+        let inner = &*self.inner;
+        let Some(recompressor) = &inner.recompressor else {
+            return;
+        };
+        let job = Job {
+            key,
+            body,
+            variant,
+            dictionary,
+            kind: JobKind::Recompress,
+        };
+        if !recompressor.submit(job, &inner.shared) {
+            inner.shared.store.unqueue(&key);
+        }
+    }
+
+    /// Files the compressed bytes of a missed body.
+    pub(crate) fn fill(&self, fill: Fill, compressed: &[u8]) {
+        self.inner.shared.file(fill, compressed);
+    }
+}
+
+/// What [`VariantCache::lookup`] found.
+#[derive(Debug)]
+pub(crate) enum Lookup {
+    /// The first sight of this body: compress it, file nothing.
+    Unseen,
+    /// Seen before, not filed: compress it and file it with the `Fill`.
+    Miss(Fill),
+    /// The compressed bytes, to send as they are.
+    Hit(Bytes),
+}
+
+/// What a missed body is filed under (hashed once, at the lookup).
+#[derive(Debug)]
+pub(crate) struct Fill {
+    pub(crate) key: Key,
+    pub(crate) print: u64,
+}
+
+/// Builds a [`VariantCache`].
+#[derive(Clone)]
+pub struct VariantCacheBuilder {
+    budget: u64,
+    min_size: usize,
+    max_body: usize,
+    max_entry: Option<u64>,
+    recompress_share: Option<f64>,
+    pool: CodecPool,
+    pressure: Option<Pressure>,
+}
+
+impl std::fmt::Debug for VariantCacheBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VariantCacheBuilder")
+            .field("budget", &self.budget)
+            .field("min_size", &self.min_size)
+            .field("max_entry", &self.max_entry)
+            .field("recompress_share", &self.recompress_share)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for VariantCacheBuilder {
+    fn default() -> Self {
+        VariantCacheBuilder {
+            budget: 64 * 1024 * 1024,
+            min_size: DEFAULT_MIN_SIZE,
+            max_body: DEFAULT_MAX_BODY,
+            max_entry: None,
+            recompress_share: Some(0.25),
+            pool: CodecPool::global().clone(),
+            pressure: None,
+        }
+    }
+}
+
+impl VariantCacheBuilder {
+    /// The bytes the entries may hold in all, sizes plus overhead (default 64 MiB).
+    pub fn budget(mut self, bytes: u64) -> Self {
+        self.budget = bytes;
+        self
+    }
+
+    /// Bodies under this many bytes skip the cache (default [`DEFAULT_MIN_SIZE`]).
+    pub fn min_size(mut self, bytes: usize) -> Self {
+        self.min_size = bytes;
+        self
+    }
+
+    /// The largest identity body looked up (default [`DEFAULT_MAX_BODY`]): a body known in
+    /// full up to this size is read ahead whole, when its frames are ready, and hashed.
+    pub fn max_body(mut self, bytes: usize) -> Self {
+        self.max_body = bytes;
+        self
+    }
+
+    /// The largest entry, in compressed bytes plus overhead (default: an eighth of the
+    /// budget, and never more than one shard of it).
+    pub fn max_entry(mut self, bytes: u64) -> Self {
+        self.max_entry = Some(bytes);
+        self
+    }
+
+    /// The share of one core the background recompression may use (default 0.25);
+    /// `None` turns it off.
+    pub fn recompress(mut self, share_of_a_core: Option<f64>) -> Self {
+        self.recompress_share = share_of_a_core;
+        self
+    }
+
+    /// The pool the recompressions draw their codecs from (default
+    /// [`CodecPool::global`]).
+    pub fn pool(mut self, pool: &CodecPool) -> Self {
+        self.pool = pool.clone();
+        self
+    }
+
+    /// Pauses the background work while `pressed` answers true, such as a load
+    /// governor's [`under_pressure`](crate::compression::Governor::under_pressure):
+    ///
+    /// ```
+    /// use tower_gzip::cache::VariantCache;
+    /// use tower_gzip::compression::{CompressionLayer, Governor};
+    ///
+    /// let governor = Governor::new();
+    /// let pressure = governor.clone();
+    /// let cache = VariantCache::builder()
+    ///     .pause_when(move || pressure.under_pressure())
+    ///     .build();
+    /// let layer = CompressionLayer::new().adaptive(governor).cache(cache);
+    /// # let _ = layer;
+    /// ```
+    pub fn pause_when(mut self, pressed: impl Fn() -> bool + Send + Sync + 'static) -> Self {
+        self.pressure = Some(Arc::new(pressed));
+        self
+    }
+
+    /// The cache.
+    pub fn build(self) -> VariantCache {
+        let store = Store::new(self.budget, SHARDS);
+        let max_entry = self
+            .max_entry
+            .unwrap_or(self.budget / 8)
+            .min(store.shard_budget());
+        // About one fingerprint per KiB of budget: room for the bodies that could fit.
+        let slots = (self.budget / 1024).clamp(4096, 1 << 20) as usize;
+        let recompressor = self
+            .recompress_share
+            .map(|share| Recompressor::new(share, self.pool.clone(), self.pressure.clone()));
+        VariantCache {
+            inner: Arc::new(Inner {
+                secret: process_key(),
+                min_size: self.min_size,
+                max_body: self.max_body,
+                shared: Arc::new(Shared {
+                    store,
+                    doorkeeper: Doorkeeper::new(slots),
+                    max_entry,
+                    counts: Counts::default(),
+                }),
+                recompressor,
+            }),
+        }
+    }
+}

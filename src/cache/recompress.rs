@@ -1,0 +1,197 @@
+//! The background worker: entries hit again are recompressed at their coding's densest
+//! web-safe level on one thread of the cache's own (never a runtime worker), within a
+//! share of one core, and pause while the layer reports CPU pressure.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+
+use super::key::{Key, Variant};
+use super::{Fill, Shared};
+use crate::codec::Dictionary;
+use crate::codec::one_shot::OneShot;
+use crate::sync::lock;
+use crate::{CodecPool, CompressionLevel, ContentCoding};
+
+/// Jobs waiting for the worker; past this a hit does not queue its entry (a later one will).
+const QUEUE: usize = 64;
+
+/// The densest level each coding is recompressed at: br 11 and gzip/deflate 9 are their
+/// codings' best; zstd stops at 19, the densest level whose window stays within RFC 9659's
+/// 8 MiB.
+pub(crate) fn densest(coding: ContentCoding) -> CompressionLevel {
+    match coding.base() {
+        ContentCoding::Zstd => CompressionLevel::Precise(19),
+        _ => CompressionLevel::Best,
+    }
+}
+
+/// One body to compress at its coding's densest level: its key, its identity body, what it
+/// is compressed with, and what to do with the result.
+pub(crate) struct Job {
+    pub(crate) key: Key,
+    pub(crate) body: Bytes,
+    pub(crate) variant: Variant,
+    pub(crate) dictionary: Option<Dictionary>,
+    pub(crate) kind: JobKind,
+}
+
+/// What a job's result is for.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum JobKind {
+    /// Replaces a queued entry's bytes, when smaller.
+    Recompress,
+    /// Files a body too large to compress on the request path (with its fingerprint).
+    File(u64),
+}
+
+/// Whether the layer's CPU is under pressure (the governor's signal).
+pub(crate) type Pressure = Arc<dyn Fn() -> bool + Send + Sync>;
+
+/// What the worker has done, in counters.
+#[derive(Debug, Default)]
+pub(crate) struct WorkerCounts {
+    pub(crate) done: AtomicU64,
+    pub(crate) saved: AtomicU64,
+    pub(crate) dropped: AtomicU64,
+    pub(crate) busy_nanos: AtomicU64,
+    pub(crate) rest_nanos: AtomicU64,
+}
+
+/// The handle the cache keeps: a sender to the worker's thread, started at the first job.
+pub(crate) struct Recompressor {
+    share: f64,
+    pool: CodecPool,
+    pressure: Option<Pressure>,
+    sender: Mutex<Option<SyncSender<Job>>>,
+    pub(crate) counts: Arc<WorkerCounts>,
+}
+
+impl std::fmt::Debug for Recompressor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recompressor")
+            .field("share", &self.share)
+            .field("counts", &self.counts)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Recompressor {
+    /// A worker that may use `share` of one core (0 < share <= 1).
+    pub(crate) fn new(share: f64, pool: CodecPool, pressure: Option<Pressure>) -> Self {
+        Recompressor {
+            share: share.clamp(0.01, 1.0),
+            pool,
+            pressure,
+            sender: Mutex::new(None),
+            counts: Arc::default(),
+        }
+    }
+
+    /// Queues `job`; false when the queue is full or the thread could not start.
+    pub(crate) fn submit(&self, job: Job, shared: &Arc<Shared>) -> bool {
+        let mut sender = lock(&self.sender);
+        if sender.is_none() {
+            *sender = self.start(shared.clone());
+        }
+        let Some(tx) = sender.as_ref() else {
+            return false;
+        };
+        match tx.try_send(job) {
+            Ok(()) => true,
+            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => false,
+        }
+    }
+
+    fn start(&self, shared: Arc<Shared>) -> Option<SyncSender<Job>> {
+        let (tx, rx) = sync_channel(QUEUE);
+        let worker = Worker {
+            shared,
+            share: self.share,
+            pool: self.pool.clone(),
+            pressure: self.pressure.clone(),
+            counts: self.counts.clone(),
+        };
+        std::thread::Builder::new()
+            .name("tower-gzip-recompress".into())
+            .spawn(move || worker.run(rx))
+            .ok()?;
+        Some(tx)
+    }
+}
+
+struct Worker {
+    shared: Arc<Shared>,
+    share: f64,
+    pool: CodecPool,
+    pressure: Option<Pressure>,
+    counts: Arc<WorkerCounts>,
+}
+
+impl Worker {
+    /// Runs jobs until every cache holding the sender is gone.
+    fn run(self, jobs: Receiver<Job>) {
+        for job in jobs {
+            if self.pressure.as_ref().is_some_and(|pressed| pressed()) {
+                self.dropped(&job);
+                continue;
+            }
+            let started = Instant::now();
+            self.recompress(&job);
+            let busy = started.elapsed();
+            self.rest_after(busy);
+        }
+    }
+
+    fn recompress(&self, job: &Job) {
+        let mut out = BytesMut::new();
+        let encoded = OneShot::new(job.variant.coding)
+            .level(densest(job.variant.coding))
+            .pool(&self.pool)
+            .against(job.dictionary.as_ref())
+            .encode(&job.body, &mut out);
+        if encoded.is_err() {
+            self.dropped(job);
+            return;
+        }
+        match job.kind {
+            JobKind::Recompress => {
+                let bytes = Bytes::copy_from_slice(&out);
+                let saved = self.shared.store.recompressed(&job.key, bytes);
+                self.counts.done.fetch_add(1, Ordering::Relaxed);
+                self.counts.saved.fetch_add(saved, Ordering::Relaxed);
+            }
+            JobKind::File(print) => {
+                let fill = Fill {
+                    key: job.key,
+                    print,
+                };
+                self.shared.file(fill, &out);
+            }
+        }
+    }
+
+    /// A job given up: a queued entry goes back to waiting for a later hit.
+    fn dropped(&self, job: &Job) {
+        if let JobKind::Recompress = job.kind {
+            self.shared.store.unqueue(&job.key);
+        }
+        self.counts.dropped.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Sleeps so that `busy` is at most `share` of the time since the job began.
+    fn rest_after(&self, busy: Duration) {
+        let rest = busy.mul_f64(1.0 / self.share - 1.0);
+        nanos(&self.counts.busy_nanos, busy);
+        nanos(&self.counts.rest_nanos, rest);
+        std::thread::sleep(rest);
+    }
+}
+
+fn nanos(counter: &AtomicU64, duration: Duration) {
+    let nanos = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
+    counter.fetch_add(nanos, Ordering::Relaxed);
+}

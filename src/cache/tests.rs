@@ -1,0 +1,288 @@
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+use proptest::prelude::*;
+
+use super::store::{ENTRY_OVERHEAD, Store};
+use super::*;
+use crate::codec::one_shot::OneShot;
+use crate::{CompressionLevel, ContentCoding};
+
+fn variant(coding: ContentCoding) -> Variant {
+    Variant {
+        coding,
+        level: CompressionLevel::Default.resolve(coding),
+        dictionary: None,
+    }
+}
+
+fn compress(coding: ContentCoding, body: &[u8]) -> BytesMut {
+    let mut out = BytesMut::new();
+    OneShot::new(coding).encode(body, &mut out).unwrap();
+    out
+}
+
+/// API-like JSON, distinct per `seed`.
+fn json(seed: u64, items: usize) -> Bytes {
+    let rows: Vec<String> = (0..items)
+        .map(|i| {
+            format!(
+                r#"{{"id":{},"name":"item {seed}-{i}","price":{},"tags":["a","b{}"]}}"#,
+                seed * 100_000 + i as u64,
+                (i * 37) % 1000,
+                i % 7
+            )
+        })
+        .collect();
+    Bytes::from(format!("[{}]", rows.join(",")))
+}
+
+/// Serves `body` through the cache as the layer does: a hit as it is, otherwise compressed
+/// (and filed when seen before).
+fn serve(cache: &VariantCache, body: &Bytes, coding: ContentCoding) -> (Bytes, bool) {
+    match cache.lookup(body, variant(coding), None) {
+        Lookup::Hit(bytes) => (bytes, true),
+        Lookup::Miss(fill) => {
+            let out = compress(coding, body);
+            cache.fill(fill, &out);
+            (out.freeze(), false)
+        }
+        Lookup::Unseen => (compress(coding, body).freeze(), false),
+    }
+}
+
+fn decode(coding: ContentCoding, wire: &[u8]) -> Vec<u8> {
+    OneShot::new(coding)
+        .decode(wire, 64 << 20)
+        .unwrap()
+        .to_vec()
+}
+
+fn wait_for(cache: &VariantCache, done: impl Fn(&CacheStats) -> bool) -> CacheStats {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let stats = cache.stats();
+        if done(&stats) || Instant::now() > deadline {
+            return stats;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn a_body_is_filed_at_its_second_sight_and_served_at_its_third() {
+    let cache = VariantCache::builder().recompress(None).build();
+    let body = json(1, 100);
+    let coding = ContentCoding::Gzip;
+    assert!(!serve(&cache, &body, coding).1);
+    assert_eq!(cache.stats().entries, 0, "seen once: nothing filed");
+    assert!(!serve(&cache, &body, coding).1);
+    let (wire, hit) = serve(&cache, &body, coding);
+    assert!(hit);
+    assert_eq!(decode(coding, &wire), body);
+    let stats = cache.stats();
+    assert_eq!(
+        (stats.hits, stats.misses, stats.refused, stats.admitted),
+        (1, 1, 1, 1)
+    );
+    assert_eq!(stats.bytes, wire.len() as u64 + ENTRY_OVERHEAD);
+}
+
+#[test]
+fn another_coding_level_or_dictionary_is_another_entry() {
+    let cache = VariantCache::builder().recompress(None).build();
+    let body = json(2, 100);
+    for _ in 0..2 {
+        serve(&cache, &body, ContentCoding::Gzip);
+    }
+    let other = |variant| matches!(cache.lookup(&body, variant, None), Lookup::Miss(_));
+    assert!(other(variant(ContentCoding::Deflate)));
+    let mut denser = variant(ContentCoding::Gzip);
+    denser.level = CompressionLevel::Best.resolve(ContentCoding::Gzip);
+    assert!(other(denser));
+    let mut with_dictionary = variant(ContentCoding::Gzip);
+    with_dictionary.dictionary = Some([7; 32]);
+    assert!(other(with_dictionary));
+    assert!(matches!(
+        cache.lookup(&body, variant(ContentCoding::Gzip), None),
+        Lookup::Hit(_)
+    ));
+}
+
+/// Two bodies alike in every byte the fingerprint samples share it, and still get their
+/// own keys: the full hash alone decides what is served.
+#[test]
+fn bodies_sharing_a_fingerprint_never_share_an_entry() {
+    let cache = VariantCache::builder().recompress(None).build();
+    let body = json(3, 200);
+    let mut twin = body.to_vec();
+    let middle = twin.len() / 2 + 3;
+    twin[middle] = if twin[middle] == b'x' { b'y' } else { b'x' };
+    let twin = Bytes::from(twin);
+    let coding = ContentCoding::Gzip;
+    for _ in 0..3 {
+        serve(&cache, &body, coding);
+    }
+    let (wire, hit) = serve(&cache, &twin, coding);
+    assert!(!hit, "the twin must not get the body's entry");
+    assert_eq!(decode(coding, &wire), twin);
+    let (wire, hit) = serve(&cache, &body, coding);
+    assert!(hit);
+    assert_eq!(decode(coding, &wire), body);
+}
+
+#[test]
+fn bodies_under_the_minimum_are_not_wanted() {
+    let cache = VariantCache::builder().min_size(4096).build();
+    assert!(!cache.wants(4095));
+    assert!(cache.wants(4096));
+    assert!(!cache.wants(DEFAULT_MAX_BODY as u64 + 1));
+}
+
+#[test]
+fn an_entry_over_the_bound_is_refused() {
+    let cache = VariantCache::builder()
+        .budget(1 << 20)
+        .max_entry(1024)
+        .recompress(None)
+        .build();
+    let body = json(4, 2000);
+    for _ in 0..3 {
+        assert!(!serve(&cache, &body, ContentCoding::Gzip).1);
+    }
+    let stats = cache.stats();
+    assert_eq!((stats.entries, stats.admitted), (0, 0));
+    assert_eq!(stats.refused, 3, "1 unseen, then 2 too large");
+}
+
+/// 100,000 unique responses through a warm cache: the hot entries stay, and none of the
+/// unique bodies is filed.
+#[test]
+fn a_flood_of_unique_responses_leaves_the_hot_entries_in_place() {
+    let cache = VariantCache::builder()
+        .budget(4 << 20)
+        .min_size(0)
+        .recompress(None)
+        .build();
+    let coding = ContentCoding::Gzip;
+    let hot: Vec<Bytes> = (0..20).map(|seed| json(10 + seed, 100)).collect();
+    for _ in 0..4 {
+        for body in &hot {
+            serve(&cache, body, coding);
+        }
+    }
+    let warm = cache.stats();
+    for i in 0..100_000u64 {
+        let unique = Bytes::from(format!(r#"{{"request":{i},"pad":"{}"}}"#, "z".repeat(64)));
+        assert!(matches!(
+            cache.lookup(&unique, variant(coding), None),
+            Lookup::Unseen
+        ));
+        if i % 5_000 == 0 {
+            for body in &hot {
+                assert!(serve(&cache, body, coding).1, "a hot entry left");
+            }
+        }
+    }
+    let after = cache.stats();
+    assert_eq!(after.entries, warm.entries);
+    assert_eq!(after.admitted, warm.admitted);
+    assert_eq!(after.evicted, 0);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Held bytes never pass the budget, whatever the sizes and the order of fills and hits.
+    #[test]
+    fn held_bytes_never_pass_the_budget(
+        budget in 4_096u64..200_000,
+        ops in prop::collection::vec((0u16..300, 0usize..20_000, any::<bool>()), 1..400),
+    ) {
+        let store = Store::new(budget, SHARDS);
+        let secret = [9; 32];
+        for (id, size, hit) in ops {
+            let body = id.to_le_bytes();
+            let key = Key::new(&secret, &body, variant(ContentCoding::Gzip));
+            if hit {
+                store.get(&key, false);
+            } else if size as u64 + ENTRY_OVERHEAD <= store.shard_budget() {
+                store.insert(key, 0, Bytes::from(vec![0u8; size]), |_| ());
+            }
+            let (_, held) = store.held();
+            prop_assert!(held <= budget, "held {} of {}", held, budget);
+        }
+    }
+}
+
+#[test]
+fn hot_entries_are_recompressed_smaller_and_still_decode() {
+    let cache = VariantCache::new(64 << 20);
+    let body = json(5, 600);
+    for coding in [ContentCoding::Br, ContentCoding::Zstd, ContentCoding::Gzip] {
+        let first = serve(&cache, &body, coding).0;
+        serve(&cache, &body, coding);
+        assert!(serve(&cache, &body, coding).1, "{coding:?}: hit");
+        let done = cache.stats().recompressed + 1;
+        let stats = wait_for(&cache, |s| s.recompressed >= done);
+        assert!(stats.recompressed >= done, "{coding:?}: {stats:?}");
+        let (wire, hit) = serve(&cache, &body, coding);
+        assert!(hit);
+        assert_eq!(decode(coding, &wire), body, "{coding:?}");
+        assert!(
+            wire.len() <= first.len(),
+            "{coding:?}: {} > {}",
+            wire.len(),
+            first.len()
+        );
+        if coding == ContentCoding::Br {
+            assert!(wire.len() < first.len(), "br 11 beats br 4 on JSON");
+        }
+    }
+    let stats = cache.stats();
+    assert!(stats.recompress_saved > 0, "{stats:?}");
+}
+
+/// The worker rests after each job so that its busy time is at most its share of the time.
+#[test]
+fn the_worker_keeps_within_its_share_of_a_core() {
+    let share = 0.2;
+    let cache = VariantCache::builder().recompress(Some(share)).build();
+    let bodies: Vec<Bytes> = (0..6).map(|seed| json(100 + seed, 400)).collect();
+    for body in &bodies {
+        for _ in 0..3 {
+            serve(&cache, body, ContentCoding::Br);
+        }
+    }
+    let stats = wait_for(&cache, |s| s.recompressed >= 6);
+    assert_eq!(stats.recompressed, 6, "{stats:?}");
+    let counts = &cache.inner.recompressor.as_ref().unwrap().counts;
+    let busy = counts.busy_nanos.load(Ordering::Relaxed) as f64;
+    let rest = counts.rest_nanos.load(Ordering::Relaxed) as f64;
+    assert!(busy > 0.0);
+    assert!(
+        busy / (busy + rest) <= share + 1e-9,
+        "busy {busy} rest {rest}"
+    );
+}
+
+#[test]
+fn recompression_pauses_under_pressure() {
+    let pressed = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let signal = pressed.clone();
+    let cache = VariantCache::builder()
+        .pause_when(move || signal.load(Ordering::Relaxed))
+        .build();
+    let body = json(6, 400);
+    let coding = ContentCoding::Br;
+    for _ in 0..3 {
+        serve(&cache, &body, coding);
+    }
+    let stats = wait_for(&cache, |s| s.recompress_dropped >= 1);
+    assert_eq!((stats.recompress_dropped, stats.recompressed), (1, 0));
+    // Given up, the entry is queued again by a later hit, and done once the pressure is off.
+    pressed.store(false, Ordering::Relaxed);
+    assert!(serve(&cache, &body, coding).1);
+    let stats = wait_for(&cache, |s| s.recompressed >= 1);
+    assert_eq!(stats.recompressed, 1, "{stats:?}");
+}

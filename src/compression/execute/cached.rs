@@ -1,0 +1,114 @@
+//! A body known in full, looked up in the layer's cache before it is compressed.
+
+use bytes::Bytes;
+use http::HeaderMap;
+
+use super::super::plan::Target;
+use super::super::report;
+use super::super::settings::CompressionSettings;
+use crate::buf::Chunks;
+use crate::cache::{Fill, Lookup, Variant, VariantCache};
+use crate::compression::body::MAX_INPUT_PER_POLL;
+use crate::telemetry::ResponseTally;
+
+/// What to do with a complete body.
+pub(super) enum Served {
+    /// The cache had it: the bytes to send.
+    Hit {
+        data: Bytes,
+        trailers: Option<HeaderMap>,
+    },
+    /// Larger than one poll's slice: stream it (the cache's worker files it when it was
+    /// seen before).
+    Big { chunks: Chunks },
+    /// Compress it in one shot, and file the result when `fill` says so.
+    Compress {
+        input: Bytes,
+        trailers: Option<HeaderMap>,
+        fill: Option<Filing>,
+    },
+}
+
+/// A miss to file once the body is compressed.
+pub(super) struct Filing {
+    cache: VariantCache,
+    fill: Fill,
+}
+
+impl Filing {
+    pub(super) fn file(self, compressed: &[u8]) {
+        self.cache.fill(self.fill, compressed);
+    }
+}
+
+/// Looks the body up when the layer has a cache that wants it.
+pub(super) fn serve(
+    settings: &CompressionSettings,
+    target: &Target,
+    chunks: Chunks,
+    trailers: Option<HeaderMap>,
+) -> Served {
+    let big = chunks.len() > MAX_INPUT_PER_POLL;
+    let cache = settings.cache_for(target.coding);
+    let cache = cache.filter(|cache| cache.wants(chunks.len() as u64));
+    // Read ahead to its end, a large body with trailers has nothing left to stream them
+    // from: it is compressed in one go, uncached (rare: trailers on a sized response).
+    let Some(cache) = cache.filter(|_| trailers.is_none()) else {
+        return uncached(chunks, trailers);
+    };
+    // The one-shot codecs and the hash want one slice: several ready frames are joined.
+    let input = chunks.concat();
+    let variant = Variant {
+        coding: target.coding,
+        level: target.level.resolve(target.coding),
+        dictionary: target.dictionary.as_ref().map(|d| d.hash()),
+    };
+    let dictionary = target.dictionary.as_ref();
+    match cache.lookup(&input, variant, dictionary) {
+        Lookup::Hit(data) => {
+            hit(settings, target, input.len(), data.len());
+            Served::Hit { data, trailers }
+        }
+        Lookup::Miss(fill) if big => {
+            cache.fill_later(fill, input.clone(), variant, dictionary.cloned());
+            Served::Big {
+                chunks: Chunks::from(input),
+            }
+        }
+        Lookup::Unseen if big => Served::Big {
+            chunks: Chunks::from(input),
+        },
+        Lookup::Miss(fill) => Served::Compress {
+            input,
+            trailers,
+            fill: Some(Filing {
+                cache: cache.clone(),
+                fill,
+            }),
+        },
+        Lookup::Unseen => Served::Compress {
+            input,
+            trailers,
+            fill: None,
+        },
+    }
+}
+
+fn uncached(chunks: Chunks, trailers: Option<HeaderMap>) -> Served {
+    match chunks.len() > MAX_INPUT_PER_POLL && trailers.is_none() {
+        true => Served::Big { chunks },
+        false => Served::Compress {
+            input: chunks.concat(),
+            trailers,
+            fill: None,
+        },
+    }
+}
+
+/// Tells a response served from the cache as one compressed in one shot, in no time.
+fn hit(settings: &CompressionSettings, target: &Target, bytes_in: usize, bytes_out: usize) {
+    let level = target.level.resolve(target.coding).get();
+    let mut tally = ResponseTally::new(target.coding, level, false);
+    (tally.bytes_in, tally.bytes_out) = (bytes_in as u64, bytes_out as u64);
+    report::finished(&settings.stats, &tally, false, true);
+}
