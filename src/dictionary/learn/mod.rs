@@ -97,6 +97,8 @@ mod samples;
 mod service;
 mod shared;
 mod stats;
+#[cfg(test)]
+mod stats_tests;
 pub mod storage;
 #[cfg(test)]
 mod tests;

@@ -91,7 +91,10 @@ impl RouteLearning {
             Ok(built) => built,
             Err(error) => {
                 tracing::warn!(route = route.pattern.as_str(), %error, "learned dictionary: build failed");
-                route.counters.update(|s| s.failed_builds += 1);
+                route.counters.update(|s| {
+                    s.failed_builds += 1;
+                    s.last_failure = Some(error.to_string());
+                });
                 self.phase = Phase::Gathering { since: next };
                 return;
             }

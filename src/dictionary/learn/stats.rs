@@ -1,6 +1,8 @@
 //! What a learner did, per route: samples taken and refused, builds, dictionaries published,
 //! loaded and retired, and what the current one saves.
 
+use std::collections::BTreeMap;
+use std::fmt;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -15,8 +17,8 @@ pub struct LearnerStats {
     pub routes: Vec<LearnedRouteStats>,
 }
 
-/// One route's learning.
-#[derive(Clone, Debug)]
+/// One route's learning. Its `Debug` names each refusal and prints the hash in hex.
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct LearnedRouteStats {
     /// The route's `match` pattern.
@@ -35,6 +37,8 @@ pub struct LearnedRouteStats {
     pub builds: u64,
     /// Builds that found nothing worth serving (samples with nothing in common).
     pub failed_builds: u64,
+    /// Why the last build failed, in words (also a `warn` event each time), if one did.
+    pub last_failure: Option<String>,
     /// Dictionaries this instance published (built here and, with storage, written there).
     pub published: u64,
     /// Dictionaries loaded from the storage (published by another instance).
@@ -72,8 +76,34 @@ pub enum LearnPhase {
     Serving,
 }
 
-/// The dictionary a route announces now.
-#[derive(Clone, Debug)]
+impl fmt::Debug for LearnedRouteStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let refused: BTreeMap<&str, u64> = Refusal::ALL
+            .iter()
+            .map(|&reason| (reason.as_str(), self.refused(reason)))
+            .filter(|&(_, count)| count > 0)
+            .collect();
+        f.debug_struct("LearnedRouteStats")
+            .field("pattern", &self.pattern)
+            .field("phase", &self.phase)
+            .field("taken", &self.taken)
+            .field("refused", &refused)
+            .field("samples", &self.samples)
+            .field("sample_bytes", &self.sample_bytes)
+            .field("builds", &self.builds)
+            .field("failed_builds", &self.failed_builds)
+            .field("last_failure", &self.last_failure)
+            .field("published", &self.published)
+            .field("loaded", &self.loaded)
+            .field("retired", &self.retired)
+            .field("held", &self.held)
+            .field("current", &self.current)
+            .finish()
+    }
+}
+
+/// The dictionary a route announces now. Its `Debug` prints the hash in hex.
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct CurrentDictionary {
     /// Its SHA-256.
@@ -93,6 +123,20 @@ pub struct CurrentDictionary {
     pub savings: Option<f64>,
 }
 
+impl fmt::Debug for CurrentDictionary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CurrentDictionary")
+            .field("hash", &crate::hex::encode(&self.hash))
+            .field("version", &self.version)
+            .field("len", &self.len)
+            .field("url", &self.url)
+            .field("dcz_level", &self.dcz_level)
+            .field("built_savings", &self.built_savings)
+            .field("savings", &self.savings)
+            .finish()
+    }
+}
+
 /// The counters the request path bumps (atomics) and the snapshot the learner's thread
 /// writes (a lock taken by it and by [`Learner::stats`](super::Learner::stats) only).
 #[derive(Debug, Default)]
@@ -110,6 +154,7 @@ pub(crate) struct Snapshot {
     pub(crate) sample_bytes: usize,
     pub(crate) builds: u64,
     pub(crate) failed_builds: u64,
+    pub(crate) last_failure: Option<String>,
     pub(crate) published: u64,
     pub(crate) loaded: u64,
     pub(crate) retired: u64,
@@ -145,6 +190,7 @@ impl RouteCounters {
             sample_bytes: s.sample_bytes,
             builds: s.builds,
             failed_builds: s.failed_builds,
+            last_failure: s.last_failure,
             published: s.published,
             loaded: s.loaded,
             retired: s.retired,
