@@ -7,8 +7,8 @@ use zstd_safe::InBuffer;
 
 use super::encoder::dcz_window_limit;
 use super::shelf::draw_decompressor;
-use crate::codec::dictionary::DictDecodeError;
 use crate::codec::dictionary::Dictionary;
+use crate::codec::dictionary::error::DictDecodeError;
 use crate::codec::dictionary::frame::{DCZ_MAGIC, HeaderReader};
 use crate::codec::dictionary::{HeadedDecoder as Headed, dict_decoder};
 use crate::codec::zstd::{FrameContext, Frames, Hint};

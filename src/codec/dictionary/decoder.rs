@@ -133,7 +133,7 @@ macro_rules! dict_decoder {
                 self,
                 body: &[u8],
                 max_len: usize,
-            ) -> Result<bytes::BytesMut, crate::codec::dictionary::DictDecodeError> {
+            ) -> Result<bytes::BytesMut, crate::codec::dictionary::error::DictDecodeError> {
                 self.0.decode_all(body, max_len)
             }
         }

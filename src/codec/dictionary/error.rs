@@ -81,7 +81,7 @@ pub(crate) enum DictDecodeError {
     },
     /// The decoded body is longer than the caller's limit (a decompression bomb).
     // Built by the tests' whole-body decode; the layers bound output through `DecodeError`.
-    #[cfg_attr(not(test), allow(dead_code))]
+    #[cfg_attr(not(all(test, both_dictionary_codings)), allow(dead_code))]
     OutputTooLarge {
         /// The limit in bytes.
         limit: usize,
@@ -93,7 +93,7 @@ pub(crate) enum DictDecodeError {
 
 impl DictDecodeError {
     /// Whether the stream asked for a window over what RFC 9842 lets a client refuse.
-    #[cfg(test)]
+    #[cfg(all(test, both_dictionary_codings))]
     pub(crate) fn is_window_too_large(&self) -> bool {
         matches!(self, DictDecodeError::Codec(e)
             if e.kind() == crate::codec::DecodeErrorKind::WindowTooLarge)

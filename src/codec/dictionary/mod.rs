@@ -8,7 +8,7 @@
 mod decoder;
 mod dict;
 mod encoder;
-mod error;
+pub(crate) mod error;
 pub(crate) mod frame;
 mod prepared;
 #[cfg(all(test, both_dictionary_codings))]
@@ -17,7 +17,6 @@ pub(crate) mod tests;
 pub(crate) use decoder::{Headed as HeadedDecoder, dict_decoder};
 pub use dict::Dictionary;
 pub(crate) use encoder::{DictCodec, Headed as HeadedEncoder, Op, Stream};
-pub(crate) use error::DictDecodeError;
 pub use error::DictionaryError;
 pub(crate) use prepared::Prepared;
 

@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock};
 use bytes::Bytes;
 
 #[cfg(feature = "dcz")]
-use super::DictDecodeError;
+use super::error::DictDecodeError;
 use crate::codec::EncodeError;
 #[cfg(feature = "dcz")]
 use crate::codec::{DecodeError, DecodeErrorKind, Level};

@@ -11,6 +11,7 @@ use crate::codec::dcb::encode_dcb;
 use crate::codec::dcb::{DcbDecoder, DcbEncoder};
 use crate::codec::dcz::encode_dcz;
 use crate::codec::dcz::{DczDecoder, DczEncoder, dcz_window_limit};
+use crate::codec::dictionary::error::DictDecodeError;
 use crate::codec::dictionary::*;
 use crate::codec::encoding::{Driving, Encode};
 use crate::dictionary::{DictionaryStore, ResponseStore, train};
