@@ -1,16 +1,15 @@
 //! The cache behind a `CompressionLayer`: what is served from it, what never is, and that
 //! every answer decodes to the identity body of the response that asked for it.
 
-use std::convert::Infallible;
-use std::time::{Duration, Instant};
-
 use bytes::Bytes;
 use http::header::{ACCEPT_ENCODING, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_LENGTH};
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
+use std::convert::Infallible;
 use tower::{Layer, Service, ServiceExt, service_fn};
 
-use super::{CacheStats, VariantCache};
+use super::VariantCache;
+use super::tests::wait_for;
 use crate::ContentCoding;
 use crate::codec::OneShot;
 use crate::compression::CompressionLayer;
@@ -92,17 +91,6 @@ where
         None => wire.to_vec(),
     };
     (encoding, plain)
-}
-
-fn wait_for(cache: &VariantCache, done: impl Fn(&CacheStats) -> bool) -> CacheStats {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let stats = cache.stats();
-        if done(&stats) || Instant::now() > deadline {
-            return stats;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 #[tokio::test]

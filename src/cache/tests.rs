@@ -58,7 +58,8 @@ fn decode(coding: ContentCoding, wire: &[u8]) -> Vec<u8> {
         .to_vec()
 }
 
-fn wait_for(cache: &VariantCache, done: impl Fn(&CacheStats) -> bool) -> CacheStats {
+/// Waits (a bounded time) until the cache's stats pass `done`.
+pub(super) fn wait_for(cache: &VariantCache, done: impl Fn(&CacheStats) -> bool) -> CacheStats {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let stats = cache.stats();
