@@ -7,8 +7,8 @@
 //!   responses and decodes them, with the same
 //!   [limits](crate::decompression::DecompressionLimits) as the server side: servers can send
 //!   decompression bombs too.
-//! - [`ClientDictionaryStore`]: the dictionaries (RFC 9842) the decompression layer learns
-//!   from responses and offers on later requests.
+//! - `ClientDictionaryStore` (cargo feature `dictionary-client`): the dictionaries (RFC 9842)
+//!   the decompression layer learns from responses and offers on later requests.
 //!
 //! # Example: a hyper-util client
 //!
