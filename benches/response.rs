@@ -498,8 +498,97 @@ fn request(c: &mut Criterion) {
     }
 }
 
+/// Group `response_cache/<size>/<coding>` for every size and gzip, br and zstd at the
+/// layers' default levels: tower-http's layer on a body served again (`tower_http`), ours
+/// with a cache on the same body, filed and recompressed before measuring (`hot`), and ours
+/// without (`uncached`) and with a cache (`miss`) on a body never seen before (both
+/// handlers copy the payload and number it, so they pay the same for making it).
+#[cfg(all(feature = "zstd", feature = "br"))]
+fn response_cache(c: &mut Criterion) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use tower_gzip::cache::VariantCache;
+    let rt = runtime();
+    for (label, size) in SIZES {
+        let payload = json(size);
+        for coding in ["gzip", "br", "zstd"] {
+            let mut group = configure(c, &format!("response_cache/{label}/{coding}"), size);
+            let same = || {
+                let p = payload.clone();
+                service_fn(move |_| full_response(p.clone()))
+            };
+            let fresh = || {
+                let (p, n) = (payload.clone(), std::sync::Arc::new(AtomicU64::new(0)));
+                service_fn(move |_| {
+                    let mut body = p.to_vec();
+                    let number = n.fetch_add(1, Ordering::Relaxed).to_le_bytes();
+                    body[1..9].copy_from_slice(&number);
+                    full_response(body.into())
+                })
+            };
+            let svc = tower_http_only(coding).layer(same());
+            rt.block_on(expect_coding(&svc, accepting(coding), coding));
+            group.bench_function("tower_http", |b| {
+                b.iter(|| black_box(rt.block_on(respond(&svc, accepting(coding)))))
+            });
+            let cache = VariantCache::builder()
+                .min_size(0)
+                .recompress(Some(1.0))
+                .build();
+            let svc = CompressionLayer::new().cache(cache.clone()).layer(same());
+            warm_cache(&rt, &svc, coding, &cache);
+            group.bench_function("hot", |b| {
+                b.iter(|| black_box(rt.block_on(respond(&svc, accepting(coding)))))
+            });
+            let svc = CompressionLayer::new().layer(fresh());
+            rt.block_on(expect_coding(&svc, accepting(coding), coding));
+            group.bench_function("uncached", |b| {
+                b.iter(|| black_box(rt.block_on(respond(&svc, accepting(coding)))))
+            });
+            let cache = VariantCache::builder().min_size(0).build();
+            let svc = CompressionLayer::new().cache(cache).layer(fresh());
+            rt.block_on(expect_coding(&svc, accepting(coding), coding));
+            group.bench_function("miss", |b| {
+                b.iter(|| black_box(rt.block_on(respond(&svc, accepting(coding)))))
+            });
+            group.finish();
+        }
+    }
+}
+
+/// Serves the body until the cache holds it recompressed (or gives up after 60 s: the
+/// measurement then says what it found).
+#[cfg(all(feature = "zstd", feature = "br"))]
+fn warm_cache<S, B>(
+    rt: &tokio::runtime::Runtime,
+    svc: &S,
+    coding: &'static str,
+    cache: &tower_gzip::cache::VariantCache,
+) where
+    S: tower::Service<http::Request<http_body_util::Full<Bytes>>, Response = http::Response<B>>
+        + Clone,
+    S::Error: std::fmt::Debug,
+    B: http_body::Body,
+    B::Error: std::fmt::Debug,
+{
+    let deadline = Instant::now() + Duration::from_secs(60);
+    rt.block_on(expect_coding(svc, accepting(coding), coding));
+    while cache.stats().recompressed == 0 && Instant::now() < deadline {
+        rt.block_on(respond(svc, accepting(coding)));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        cache.stats().hits > 0,
+        "the cache never served: {:?}",
+        cache.stats()
+    );
+}
+
+#[cfg(not(all(feature = "zstd", feature = "br")))]
+fn response_cache(_: &mut Criterion) {}
+
 criterion_group!(
     benches,
+    response_cache,
     response,
     response_l1,
     streaming,

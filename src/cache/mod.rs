@@ -56,6 +56,7 @@ use self::doorkeeper::Doorkeeper;
 pub(crate) use self::key::Variant;
 use self::key::{Key, process_key};
 use self::recompress::{Job, JobKind, Pressure, Recompressor};
+pub(crate) use self::store::Stage;
 use self::store::{ENTRY_OVERHEAD, Store};
 use crate::CodecPool;
 use crate::codec::Dictionary;
@@ -98,16 +99,18 @@ pub(crate) struct Shared {
 impl Shared {
     /// Files `compressed` under `fill` (copied, so the entry holds exactly its bytes and
     /// not the buffer they were written into), within the entry bound.
-    fn file(&self, fill: Fill, compressed: &[u8]) {
+    fn file(&self, fill: Fill, compressed: &[u8], stage: Stage) {
         if compressed.len() as u64 + ENTRY_OVERHEAD > self.max_entry {
             self.counts.too_large.fetch_add(1, Ordering::Relaxed);
             return;
         }
         let bytes = Bytes::copy_from_slice(compressed);
-        let filed = self.store.insert(fill.key, fill.print, bytes, |print| {
-            self.doorkeeper.evicted(print);
-            self.counts.evicted.fetch_add(1, Ordering::Relaxed);
-        });
+        let filed = self
+            .store
+            .insert(fill.key, fill.print, bytes, stage, |print| {
+                self.doorkeeper.evicted(print);
+                self.counts.evicted.fetch_add(1, Ordering::Relaxed);
+            });
         if filed {
             self.doorkeeper.filed(fill.print);
             self.counts.admitted.fetch_add(1, Ordering::Relaxed);
@@ -143,7 +146,8 @@ pub struct CacheStats {
     pub entries: u64,
     /// Bytes held now, as the budget counts them (sizes plus overhead per entry).
     pub bytes: u64,
-    /// Entries recompressed at their coding's densest level.
+    /// Entries recompressed at their coding's densest level (or filed at it: bodies too
+    /// large to compress on the request path).
     pub recompressed: u64,
     /// Bytes those recompressions took off the entries.
     pub recompress_saved: u64,
@@ -271,7 +275,7 @@ impl VariantCache {
 
     /// Files the compressed bytes of a missed body.
     pub(crate) fn fill(&self, fill: Fill, compressed: &[u8]) {
-        self.inner.shared.file(fill, compressed);
+        self.inner.shared.file(fill, compressed, Stage::AsServed);
     }
 }
 

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 
 use super::key::{Key, Variant};
-use super::{Fill, Shared};
+use super::{Fill, Shared, Stage};
 use crate::codec::Dictionary;
 use crate::codec::one_shot::OneShot;
 use crate::sync::lock;
@@ -169,7 +169,8 @@ impl Worker {
                     key: job.key,
                     print,
                 };
-                self.shared.file(fill, &out);
+                self.shared.file(fill, &out, Stage::Densest);
+                self.counts.done.fetch_add(1, Ordering::Relaxed);
             }
         }
     }

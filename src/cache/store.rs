@@ -121,6 +121,7 @@ impl Store {
         key: Key,
         print: u64,
         bytes: Bytes,
+        stage: Stage,
         evicted: impl FnMut(u64),
     ) -> bool {
         let mut shard = lock(self.shard(&key));
@@ -130,7 +131,7 @@ impl Store {
         let slot = Slot {
             bytes,
             print,
-            stage: Stage::AsServed,
+            stage,
             freq: 0,
             queue: Queue::Small,
         };

@@ -3,7 +3,7 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 use proptest::prelude::*;
 
-use super::store::{ENTRY_OVERHEAD, Store};
+use super::store::{self, ENTRY_OVERHEAD, Store};
 use super::*;
 use crate::codec::one_shot::OneShot;
 use crate::{CompressionLevel, ContentCoding};
@@ -208,7 +208,8 @@ proptest! {
             if hit {
                 store.get(&key, false);
             } else if size as u64 + ENTRY_OVERHEAD <= store.shard_budget() {
-                store.insert(key, 0, Bytes::from(vec![0u8; size]), |_| ());
+                let bytes = Bytes::from(vec![0u8; size]);
+                store.insert(key, 0, bytes, store::Stage::AsServed, |_| ());
             }
             let (_, held) = store.held();
             prop_assert!(held <= budget, "held {} of {}", held, budget);
