@@ -289,3 +289,14 @@ fn recompression_pauses_under_pressure() {
     let stats = wait_for(&cache, |s| s.recompressed >= 1);
     assert_eq!(stats.recompressed, 1, "{stats:?}");
 }
+
+/// Bodies whose fingerprints share a bucket, alternating, are still seen the second time.
+#[test]
+fn bodies_sharing_a_bucket_do_not_push_each_other_out() {
+    let doorkeeper = super::doorkeeper::Doorkeeper::new(4); // one bucket
+    let (a, b) = (json(7, 50), json(8, 50));
+    assert!(!doorkeeper.check(&a).seen);
+    assert!(!doorkeeper.check(&b).seen);
+    assert!(doorkeeper.check(&a).seen);
+    assert!(doorkeeper.check(&b).seen);
+}
