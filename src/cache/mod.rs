@@ -39,10 +39,13 @@
 //! main queue, where each hit buys a second chance.
 
 mod doorkeeper;
+#[cfg(test)]
+mod etag_tests;
 mod key;
 #[cfg(test)]
 mod layer_tests;
 mod recompress;
+mod record;
 mod store;
 #[cfg(test)]
 mod tests;
@@ -53,9 +56,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use bytes::Bytes;
 
 use self::doorkeeper::Doorkeeper;
-pub(crate) use self::key::Variant;
-use self::key::{Key, process_key};
+use self::key::{Key, process_key, validator_key};
+pub(crate) use self::key::{Validator, Variant};
 use self::recompress::{Job, JobKind, Pressure, Recompressor};
+pub(crate) use self::record::Recorder;
 pub(crate) use self::store::Stage;
 use self::store::{ENTRY_OVERHEAD, Store};
 use crate::CodecPool;
@@ -81,6 +85,8 @@ pub struct VariantCache {
 #[derive(Debug)]
 struct Inner {
     secret: [u8; 32],
+    /// With [`VariantCacheBuilder::by_etag`]: the secret of the validators' keys.
+    validator_secret: Option<[u8; 32]>,
     min_size: usize,
     max_body: usize,
     shared: Arc<Shared>,
@@ -93,6 +99,8 @@ pub(crate) struct Shared {
     store: Store,
     doorkeeper: Doorkeeper,
     max_entry: u64,
+    /// The largest identity body looked up (and decoded, for validator entries).
+    max_body: usize,
     counts: Counts,
 }
 
@@ -101,7 +109,7 @@ impl Shared {
     /// not the buffer they were written into), within the entry bound.
     fn file(&self, fill: Fill, compressed: &[u8], stage: Stage) {
         if compressed.len() as u64 + ENTRY_OVERHEAD > self.max_entry {
-            self.counts.too_large.fetch_add(1, Ordering::Relaxed);
+            self.counts.too_large_add();
             return;
         }
         let bytes = Bytes::copy_from_slice(compressed);
@@ -126,6 +134,12 @@ struct Counts {
     too_large: AtomicU64,
     admitted: AtomicU64,
     evicted: AtomicU64,
+}
+
+impl Counts {
+    fn too_large_add(&self) {
+        self.too_large.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// What a [`VariantCache`] has done, since it was made.
@@ -187,6 +201,11 @@ impl VariantCache {
         }
     }
 
+    /// Whether streamed responses with a strong `ETag` are cached by it.
+    pub(crate) fn by_etag(&self) -> bool {
+        self.inner.validator_secret.is_some()
+    }
+
     /// Whether a body of `len` bytes is one the cache looks at.
     pub(crate) fn wants(&self, len: u64) -> bool {
         len >= self.inner.min_size as u64 && len <= self.inner.max_body as u64
@@ -200,21 +219,14 @@ impl VariantCache {
     /// Hands a missed body too large to compress on the request path to the background
     /// worker, which files it at its coding's densest level (dropped when the worker is
     /// off or busy: a later miss hands it again).
-    pub(crate) fn fill_later(
-        &self,
-        fill: Fill,
-        body: Bytes,
-        variant: Variant,
-        dictionary: Option<Dictionary>,
-    ) {
+    pub(crate) fn fill_later(&self, fill: Fill, body: Bytes, dictionary: Option<Dictionary>) {
         let inner = &*self.inner;
         let Some(recompressor) = &inner.recompressor else {
             return;
         };
         let job = Job {
             key: fill.key,
-            body,
-            variant,
+            body: Some(body),
             dictionary,
             kind: JobKind::File(fill.print),
         };
@@ -223,7 +235,7 @@ impl VariantCache {
 
     /// Looks `body` up under `variant`. A hit is the entry's bytes (and may queue the entry
     /// for recompression, with `dictionary` for `dcz`/`dcb`); a miss carries the key to
-    /// [`fill`](Self::fill) once the body is compressed; an unseen body carries nothing.
+    /// [`record`](Self::record) for filing once the body is compressed; an unseen body carries nothing.
     pub(crate) fn lookup(
         &self,
         body: &Bytes,
@@ -231,8 +243,37 @@ impl VariantCache {
         dictionary: Option<&Dictionary>,
     ) -> Lookup {
         let inner = &*self.inner;
+        let key = || Key::new(&inner.secret, body, variant);
+        self.find(body, key, Some(body), dictionary)
+    }
+
+    /// Looks up a streamed response by its request path and strong `ETag` (see
+    /// [`VariantCacheBuilder::by_etag`]); `None` when the cache does not do that.
+    pub(crate) fn lookup_validated(
+        &self,
+        validator: &Validator,
+        variant: Variant,
+        dictionary: Option<&Dictionary>,
+    ) -> Option<Lookup> {
+        let inner = &*self.inner;
+        let secret = inner.validator_secret.as_ref()?;
+        let key = || Key::validated(secret, validator, variant);
+        Some(self.find(&validator.sighting(), key, None, dictionary))
+    }
+
+    /// The lookup both kinds of keys share: `sighting` is what the doorkeeper remembers,
+    /// `key` the full hash (taken only for what it may have seen), `body` the identity
+    /// bytes the worker recompresses from (without them it decodes the entry's).
+    fn find(
+        &self,
+        sighting: &[u8],
+        key: impl FnOnce() -> Key,
+        body: Option<&Bytes>,
+        dictionary: Option<&Dictionary>,
+    ) -> Lookup {
+        let inner = &*self.inner;
         let shared = &*inner.shared;
-        let sight = shared.doorkeeper.check(body);
+        let sight = shared.doorkeeper.check(sighting);
         let unseen = || {
             shared.counts.unseen.fetch_add(1, Ordering::Relaxed);
             Lookup::Unseen
@@ -240,7 +281,7 @@ impl VariantCache {
         if !sight.seen && !sight.filed {
             return unseen();
         }
-        let key = Key::new(&inner.secret, body, variant);
+        let key = key();
         let Some(found) = shared.store.get(&key, inner.recompressor.is_some()) else {
             if !sight.seen {
                 return unseen();
@@ -251,12 +292,12 @@ impl VariantCache {
         };
         shared.counts.hits.fetch_add(1, Ordering::Relaxed);
         if found.recompress {
-            self.queue(key, body.clone(), variant, dictionary.cloned());
+            self.queue(key, body.cloned(), dictionary.cloned());
         }
         Lookup::Hit(found.bytes)
     }
 
-    fn queue(&self, key: Key, body: Bytes, variant: Variant, dictionary: Option<Dictionary>) {
+    fn queue(&self, key: Key, body: Option<Bytes>, dictionary: Option<Dictionary>) {
         let inner = &*self.inner;
         let Some(recompressor) = &inner.recompressor else {
             return;
@@ -264,7 +305,6 @@ impl VariantCache {
         let job = Job {
             key,
             body,
-            variant,
             dictionary,
             kind: JobKind::Recompress,
         };
@@ -273,9 +313,9 @@ impl VariantCache {
         }
     }
 
-    /// Files the compressed bytes of a missed body.
-    pub(crate) fn fill(&self, fill: Fill, compressed: &[u8]) {
-        self.inner.shared.file(fill, compressed, Stage::AsServed);
+    /// Records a missed streamed response as it is compressed, to file it once complete.
+    pub(crate) fn record(&self, fill: Fill) -> Recorder {
+        Recorder::new(self.clone(), fill, self.inner.shared.max_entry)
     }
 }
 
@@ -307,6 +347,7 @@ pub struct VariantCacheBuilder {
     recompress_share: Option<f64>,
     pool: CodecPool,
     pressure: Option<Pressure>,
+    by_etag: bool,
 }
 
 impl std::fmt::Debug for VariantCacheBuilder {
@@ -316,6 +357,7 @@ impl std::fmt::Debug for VariantCacheBuilder {
             .field("min_size", &self.min_size)
             .field("max_entry", &self.max_entry)
             .field("recompress_share", &self.recompress_share)
+            .field("by_etag", &self.by_etag)
             .finish_non_exhaustive()
     }
 }
@@ -330,6 +372,7 @@ impl Default for VariantCacheBuilder {
             recompress_share: Some(0.25),
             pool: CodecPool::global().clone(),
             pressure: None,
+            by_etag: false,
         }
     }
 }
@@ -395,6 +438,27 @@ impl VariantCacheBuilder {
         self
     }
 
+    /// Also caches streamed responses (a file from `ServeDir`, a proxied asset) that carry
+    /// a strong `ETag`, under the request's path and query, the `ETag`, the coding, the
+    /// level and the dictionary (default off). The compressed stream is recorded as it
+    /// goes out and filed only once complete; a later request for the same path whose
+    /// response carries the same `ETag` gets it without its body being read.
+    ///
+    /// The validator is the application's promise: a strong `ETag` says the bytes behind
+    /// it never change (RFC 9110 section 8.8.1). An application that sends one `ETag` for
+    /// different bodies at the same path gets the first one served; leave this off there.
+    ///
+    /// ```
+    /// use tower_gzip::cache::VariantCache;
+    ///
+    /// let cache = VariantCache::builder().by_etag(true).build();
+    /// # let _ = cache;
+    /// ```
+    pub fn by_etag(mut self, on: bool) -> Self {
+        self.by_etag = on;
+        self
+    }
+
     /// The cache.
     pub fn build(self) -> VariantCache {
         let store = Store::new(self.budget, SHARDS);
@@ -407,15 +471,18 @@ impl VariantCacheBuilder {
         let recompressor = self
             .recompress_share
             .map(|share| Recompressor::new(share, self.pool.clone(), self.pressure.clone()));
+        let secret = process_key();
         VariantCache {
             inner: Arc::new(Inner {
-                secret: process_key(),
+                secret,
+                validator_secret: self.by_etag.then(|| validator_key(&secret)),
                 min_size: self.min_size,
                 max_body: self.max_body,
                 shared: Arc::new(Shared {
                     store,
                     doorkeeper: Doorkeeper::new(slots),
                     max_entry,
+                    max_body: self.max_body,
                     counts: Counts::default(),
                 }),
                 recompressor,

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 
-use super::key::{Key, Variant};
+use super::key::Key;
 use super::{Fill, Shared, Stage};
 use crate::codec::Dictionary;
 use crate::codec::one_shot::OneShot;
@@ -29,12 +29,12 @@ pub(crate) fn densest(coding: ContentCoding) -> CompressionLevel {
     }
 }
 
-/// One body to compress at its coding's densest level: its key, its identity body, what it
-/// is compressed with, and what to do with the result.
+/// One body to compress at its coding's densest level: its key (which says what it is
+/// compressed with), its identity body, and what to do with the result. Without the body
+/// (an entry filed by its validator), the worker decodes the entry's bytes for it.
 pub(crate) struct Job {
     pub(crate) key: Key,
-    pub(crate) body: Bytes,
-    pub(crate) variant: Variant,
+    pub(crate) body: Option<Bytes>,
     pub(crate) dictionary: Option<Dictionary>,
     pub(crate) kind: JobKind,
 }
@@ -147,12 +147,23 @@ impl Worker {
     }
 
     fn recompress(&self, job: &Job) {
-        let mut out = BytesMut::new();
-        let encoded = OneShot::new(job.variant.coding)
-            .level(densest(job.variant.coding))
+        let coding = job.key.variant().coding;
+        let one_shot = OneShot::new(coding)
             .pool(&self.pool)
-            .against(job.dictionary.as_ref())
-            .encode(&job.body, &mut out);
+            .against(job.dictionary.as_ref());
+        let decoded;
+        let body = match &job.body {
+            Some(body) => &body[..],
+            None => match self.identity_of(&job.key, &one_shot) {
+                Some(body) => {
+                    decoded = body;
+                    &decoded[..]
+                }
+                None => return self.dropped(job),
+            },
+        };
+        let mut out = BytesMut::new();
+        let encoded = one_shot.level(densest(coding)).encode(body, &mut out);
         if encoded.is_err() {
             self.dropped(job);
             return;
@@ -173,6 +184,13 @@ impl Worker {
                 self.counts.done.fetch_add(1, Ordering::Relaxed);
             }
         }
+    }
+
+    /// The identity bytes of the entry under `key`, decoded from what it holds (none when
+    /// it is gone, or does not decode within the largest body the cache looks at).
+    fn identity_of(&self, key: &Key, one_shot: &OneShot<'_>) -> Option<BytesMut> {
+        let held = self.shared.store.peek(key)?;
+        one_shot.decode(&held, self.shared.max_body).ok()
     }
 
     /// A job given up: a queued entry goes back to waiting for a later hit.

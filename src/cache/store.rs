@@ -163,6 +163,14 @@ impl Store {
         old - new
     }
 
+    /// The bytes of the entry under `key`, without counting a hit.
+    pub(crate) fn peek(&self, key: &Key) -> Option<Bytes> {
+        lock(self.shard(key))
+            .map
+            .get(key)
+            .map(|slot| slot.bytes.clone())
+    }
+
     /// Puts a queued entry back to `AsServed` (its job was dropped), so a later hit queues
     /// it again.
     pub(crate) fn unqueue(&self, key: &Key) {

@@ -44,7 +44,7 @@ fn serve(cache: &VariantCache, body: &Bytes, coding: ContentCoding) -> (Bytes, b
         Lookup::Hit(bytes) => (bytes, true),
         Lookup::Miss(fill) => {
             let out = compress(coding, body);
-            cache.fill(fill, &out);
+            cache.record(fill).whole(&out);
             (out.freeze(), false)
         }
         Lookup::Unseen => (compress(coding, body).freeze(), false),

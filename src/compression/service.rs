@@ -93,10 +93,13 @@ where
         let accept = AcceptEncoding::parse(req.headers());
         let choice = choose(&accept, self.settings.offered);
         let head = req.method() == Method::HEAD;
-        let path = self.settings.level_chooser.as_ref().and_then(|_| {
-            // The chooser sees the path: keep it (a reference count, not a copy).
-            req.uri().path_and_query().cloned()
-        });
+        // The chooser sees the path, and a cache keyed by `ETag` files under it: keep it
+        // (a reference count, not a copy).
+        let by_etag = self.settings.cache.as_ref().is_some_and(|c| c.by_etag());
+        let keep_path = by_etag || self.settings.level_chooser.is_some();
+        let path = keep_path
+            .then(|| req.uri().path_and_query().cloned())
+            .flatten();
         let dictionary = self
             .settings
             .dictionaries

@@ -11,6 +11,7 @@ use super::report::{self, account};
 use super::stats::CompressionStats;
 use crate::BoxError;
 use crate::buf::{Chunks, poll_bytes};
+use crate::cache::Recorder;
 use crate::codec::{Encoder, SliceEnd};
 use crate::ended::Ended;
 use crate::pool::{CodecPool, YieldSlot};
@@ -107,9 +108,18 @@ impl<B> CompressionBody<B> {
                     stats,
                     timed,
                     complete: false,
+                    record: None,
                 },
             },
         }
+    }
+
+    /// Records what a streaming body sends for the cache, which files it once complete.
+    pub(crate) fn recorded(mut self, record: Option<Recorder>) -> Self {
+        if let Shape::Streaming { state } = &mut self.shape {
+            state.record = record;
+        }
+        self
     }
 
     /// Compresses `inner` as it streams, for callers outside the response path (request
@@ -210,6 +220,8 @@ pub(crate) struct Streaming<B> {
     complete: bool,
     /// Under a governor: what compressing this stream costs.
     timed: Option<Timed>,
+    /// For the cache: what was sent so far, filed if the stream completes.
+    record: Option<Recorder>,
 }
 
 /// How a stream paces its slices while more than a slice of input is in hand.
@@ -453,7 +465,7 @@ where
     /// and dropped the frame, the next slice reuses the whole block (no allocation per
     /// slice).
     fn emit(&mut self) -> Frame<Bytes> {
-        self.tally.bytes_out += self.out.len() as u64;
+        self.sent();
         let frame = self.out.split().freeze();
         // The rest of the block shares the frame's allocation: kept, it would pin the whole
         // block after the frame is written. Keep it only if the next encoder call fits in
@@ -468,8 +480,16 @@ where
     /// Hands over the output with its whole block, for a stream about to wait (on its
     /// producer, or its turn in a crowded pool) or at its end: it then holds no buffer.
     fn emit_all(&mut self) -> Frame<Bytes> {
-        self.tally.bytes_out += self.out.len() as u64;
+        self.sent();
         Frame::data(std::mem::take(&mut self.out).freeze())
+    }
+
+    /// Counts the output about to go, and records it for the cache.
+    fn sent(&mut self) {
+        self.tally.bytes_out += self.out.len() as u64;
+        if let Some(record) = &mut self.record {
+            record.sent(&self.out);
+        }
     }
 
     fn finish(
@@ -477,6 +497,8 @@ where
         trailers: Option<HeaderMap>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         // Ending the phase drops the inner body and returns the encoder's state to the pool.
+        // An entry stands for the whole body: one with trailers is not filed.
+        let record = self.record.take().filter(|_| trailers.is_none());
         let Phase::Running(Running { mut encoder, .. }) = std::mem::replace(
             &mut self.phase,
             Phase::Ended(Ended::with_trailers(trailers)),
@@ -490,7 +512,12 @@ where
             return self.fail(e.into());
         }
         self.complete = true;
-        Poll::Ready(Some(Ok(self.emit_all())))
+        let frame = self.emit_all();
+        if let Some(mut record) = record {
+            record.sent(frame.data_ref().map_or(&[][..], |data| &data[..]));
+            record.complete();
+        }
+        Poll::Ready(Some(Ok(frame)))
     }
 
     fn fail(&mut self, error: BoxError) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {

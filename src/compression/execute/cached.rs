@@ -7,7 +7,7 @@ use super::super::plan::Target;
 use super::super::report;
 use super::super::settings::CompressionSettings;
 use crate::buf::Chunks;
-use crate::cache::{Fill, Lookup, Variant, VariantCache};
+use crate::cache::{Lookup, Recorder, Variant};
 use crate::compression::body::MAX_INPUT_PER_POLL;
 use crate::telemetry::ResponseTally;
 
@@ -25,19 +25,43 @@ pub(super) enum Served {
     Compress {
         input: Bytes,
         trailers: Option<HeaderMap>,
-        fill: Option<Filing>,
+        fill: Option<Recorder>,
     },
 }
 
-/// A miss to file once the body is compressed.
-pub(super) struct Filing {
-    cache: VariantCache,
-    fill: Fill,
+/// What the cache says of a response with a validator it keys by.
+pub(super) enum Validated {
+    /// The entry: the bytes to send, without reading the body.
+    Hit(Bytes),
+    /// To record as it is compressed, and file once complete.
+    Record(Recorder),
+    /// Not cached (no validator, or seen for the first time).
+    No,
 }
 
-impl Filing {
-    pub(super) fn file(self, compressed: &[u8]) {
-        self.cache.fill(self.fill, compressed);
+/// Looks the response up by its validator, when the plan gave it one.
+pub(super) fn by_validator(settings: &CompressionSettings, target: &Target) -> Validated {
+    let (Some(validator), Some(cache)) = (&target.validator, settings.cache_for(target.coding))
+    else {
+        return Validated::No;
+    };
+    let dictionary = target.dictionary.as_ref();
+    match cache.lookup_validated(validator, variant(target), dictionary) {
+        Some(Lookup::Hit(data)) => {
+            hit(settings, target, 0, data.len());
+            Validated::Hit(data)
+        }
+        Some(Lookup::Miss(fill)) => Validated::Record(cache.record(fill)),
+        Some(Lookup::Unseen) | None => Validated::No,
+    }
+}
+
+/// What a target's bytes depend on besides the body.
+fn variant(target: &Target) -> Variant {
+    Variant {
+        coding: target.coding,
+        level: target.level.resolve(target.coding),
+        dictionary: target.dictionary.as_ref().map(|d| d.hash()),
     }
 }
 
@@ -58,19 +82,14 @@ pub(super) fn serve(
     };
     // The one-shot codecs and the hash want one slice: several ready frames are joined.
     let input = chunks.concat();
-    let variant = Variant {
-        coding: target.coding,
-        level: target.level.resolve(target.coding),
-        dictionary: target.dictionary.as_ref().map(|d| d.hash()),
-    };
     let dictionary = target.dictionary.as_ref();
-    match cache.lookup(&input, variant, dictionary) {
+    match cache.lookup(&input, variant(target), dictionary) {
         Lookup::Hit(data) => {
             hit(settings, target, input.len(), data.len());
             Served::Hit { data, trailers }
         }
         Lookup::Miss(fill) if big => {
-            cache.fill_later(fill, input.clone(), variant, dictionary.cloned());
+            cache.fill_later(fill, input.clone(), dictionary.cloned());
             Served::Big {
                 chunks: Chunks::from(input),
             }
@@ -81,10 +100,7 @@ pub(super) fn serve(
         Lookup::Miss(fill) => Served::Compress {
             input,
             trailers,
-            fill: Some(Filing {
-                cache: cache.clone(),
-                fill,
-            }),
+            fill: Some(cache.record(fill)),
         },
         Lookup::Unseen => Served::Compress {
             input,
@@ -94,7 +110,9 @@ pub(super) fn serve(
     }
 }
 
-fn uncached(chunks: Chunks, trailers: Option<HeaderMap>) -> Served {
+/// A complete body that skips the content lookup: compressed in one go, or streamed when
+/// large and without trailers.
+pub(super) fn uncached(chunks: Chunks, trailers: Option<HeaderMap>) -> Served {
     match chunks.len() > MAX_INPUT_PER_POLL && trailers.is_none() {
         true => Served::Big { chunks },
         false => Served::Compress {

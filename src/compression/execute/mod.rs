@@ -20,6 +20,7 @@ use super::plan::{Action, Governed, Plan, Start, Target};
 use super::report::{self, account};
 use super::settings::CompressionSettings;
 use crate::buf::Chunks;
+use crate::cache::Recorder;
 use crate::codec::{ContentCoding, Encoder, OneShot};
 use crate::dictionary::Dictionary;
 use crate::headers::{add_varies, add_vary, set_encoded_headers};
@@ -84,15 +85,25 @@ fn encode<B: Body<Error: Into<BoxError>>>(
     let stats = &settings.stats;
     let (mut parts, body) = res.into_parts();
     add_varies(&mut parts.headers, settings.serves_dictionaries());
+    let record = match cached::by_validator(settings, &target) {
+        cached::Validated::Hit(data) => {
+            // The entry stands for the whole body: the body is not read.
+            let body = CompressionBody::ready(data, None, None);
+            return encoded_response(settings, &target, target.coding, parts, body);
+        }
+        cached::Validated::Record(recorder) => Some(recorder),
+        cached::Validated::No => None,
+    };
     let mut body = Box::pin(body);
     let (coding, body) = match start {
         Start::Stream { size } => {
-            let body = streaming(settings, &target, Some(size), body, Chunks::default());
+            let chunks = Chunks::default();
+            let body = streaming(settings, &target, Some(size), body, chunks, record);
             (target.coding, body)
         }
         Start::ReadAhead { floor, limit } => {
             let ahead = read_ahead(body.as_mut(), cx, limit);
-            match encode_read_ahead(settings, &target, floor, body, ahead) {
+            match encode_read_ahead(settings, &target, (floor, record), body, ahead) {
                 Ahead::Encoded { coding, body } => (coding, body),
                 Ahead::Unencoded { body, reason } => {
                     if target.dictionary.is_some() {
@@ -108,26 +119,39 @@ fn encode<B: Body<Error: Into<BoxError>>>(
             }
         }
     };
+    encoded_response(settings, &target, coding, parts, body)
+}
+
+/// The response encoded with `coding` (the target's, or its fallback), told.
+fn encoded_response<B>(
+    settings: &CompressionSettings,
+    target: &Target,
+    coding: ContentCoding,
+    mut parts: http::response::Parts,
+    body: CompressionBody<B>,
+) -> Response<CompressionBody<B>> {
     if target.dictionary.is_some() {
         let outcome = match coding == target.coding {
             true => DictionaryOutcome::Hit,
             false => DictionaryOutcome::NotOffered,
         };
-        report::dictionary(stats, outcome);
+        report::dictionary(&settings.stats, outcome);
     }
-    report::compressed(stats, coding);
+    report::compressed(&settings.stats, coding);
     set_encoded_headers(&mut parts.headers, coding.as_str());
     Response::from_parts(parts, body)
 }
 
-/// `body` compressed as it streams, starting with `chunks`; an encoder that cannot be built
-/// (a dictionary coding not compiled in) becomes the body's error.
+/// `body` compressed as it streams, starting with `chunks`, and recorded for the cache with
+/// `record`; an encoder that cannot be built (a dictionary coding not compiled in) becomes
+/// the body's error.
 fn streaming<B: Body<Error: Into<BoxError>>>(
     settings: &CompressionSettings,
     target: &Target,
     size: Option<u64>,
     body: Pin<Box<B>>,
     chunks: Chunks,
+    record: Option<Recorder>,
 ) -> CompressionBody<B> {
     match encoder(settings, target, size) {
         Ok(encoder) => {
@@ -136,6 +160,7 @@ fn streaming<B: Body<Error: Into<BoxError>>>(
             let stats = Some((settings.stats.clone(), tally));
             let timed = governor_account(settings, target);
             CompressionBody::encoding(body, encoder, chunks, stats, timed, &settings.pool)
+                .recorded(record)
         }
         Err(error) => CompressionBody::ready(Bytes::new(), None, Some(error)),
     }
@@ -157,11 +182,12 @@ enum Ahead<B> {
 }
 
 /// The body for what [`read_ahead`] found: compressed in one shot when complete, streamed
-/// when more is coming, or unencoded.
+/// when more is coming, or unencoded. With a recorder (a validator's miss), what is sent is
+/// filed under the validator instead of the body's hash.
 fn encode_read_ahead<B>(
     settings: &CompressionSettings,
     target: &Target,
-    floor: u64,
+    (floor, record): (u64, Option<Recorder>),
     body: Pin<Box<B>>,
     ahead: ReadAhead,
 ) -> Ahead<B>
@@ -179,23 +205,33 @@ where
             body: CompressionBody::ready(chunks.concat(), trailers, None),
             reason: SkipReason::Size,
         },
-        End::Complete(trailers) => match cached::serve(settings, target, chunks, trailers) {
-            cached::Served::Hit { data, trailers } => encoded(target.coding, data, trailers),
-            cached::Served::Big { chunks } => Ahead::Encoded {
-                coding: target.coding,
-                body: streaming(settings, target, None, body, chunks),
-            },
-            cached::Served::Compress {
-                input,
-                trailers,
-                fill,
-            } => whole(settings, target, input, trailers, fill),
-        },
+        End::Complete(trailers) => {
+            let served = match record {
+                // Trailers are not filed: an entry stands for the whole body.
+                Some(_) => cached::uncached(chunks, trailers),
+                None => cached::serve(settings, target, chunks, trailers),
+            };
+            match served {
+                cached::Served::Hit { data, trailers } => encoded(target.coding, data, trailers),
+                cached::Served::Big { chunks } => Ahead::Encoded {
+                    coding: target.coding,
+                    body: streaming(settings, target, None, body, chunks, record),
+                },
+                cached::Served::Compress {
+                    input,
+                    trailers,
+                    fill,
+                } => {
+                    let fill = fill.or(record.filter(|_| trailers.is_none()));
+                    whole(settings, target, input, trailers, fill)
+                }
+            }
+        }
         // More is coming (or the body went pending first): stream, starting with what was
         // read ahead.
         End::Open => Ahead::Encoded {
             coding: target.coding,
-            body: streaming(settings, target, None, body, chunks),
+            body: streaming(settings, target, None, body, chunks, record),
         },
     }
 }
@@ -208,7 +244,7 @@ fn whole<B>(
     target: &Target,
     input: Bytes,
     trailers: Option<HeaderMap>,
-    fill: Option<cached::Filing>,
+    fill: Option<Recorder>,
 ) -> Ahead<B> {
     let dictionary = target.dictionary.as_ref();
     let (mut coding, measure) = (target.coding, report::timed());
@@ -225,7 +261,7 @@ fn whole<B>(
     ) {
         Ok(data) => {
             if let Some(fill) = fill {
-                fill.file(&data);
+                fill.whole(&data);
             }
             return encoded(coding, data, trailers);
         }

@@ -14,6 +14,7 @@ use super::body::MAX_INPUT_PER_POLL;
 use super::governor::ResponseKind;
 use super::settings::CompressionSettings;
 use crate::CompressionLevel;
+use crate::cache::Validator;
 use crate::codec::ContentCoding;
 use crate::dictionary::Dictionary;
 use crate::headers::body_size;
@@ -34,7 +35,7 @@ pub(crate) struct RequestFacts {
     pub(crate) head: bool,
     /// With dictionaries turned on: what the request says about them.
     pub(crate) dictionary: Option<DictionaryRequest>,
-    /// The request's path, kept only for a level chooser.
+    /// The request's path, kept only for a level chooser or a cache keyed by `ETag`.
     pub(crate) path: Option<PathAndQuery>,
 }
 
@@ -80,6 +81,8 @@ pub(super) struct Target {
     pub(super) fallback: Fallback,
     /// Under a governor: what it learns this response's cost under.
     pub(super) governed: Option<Governed>,
+    /// With a cache that keeps streamed responses by their validators: this one's.
+    pub(super) validator: Option<Validator>,
 }
 
 /// A governed response's kind and the governor's step when it was decided.
@@ -207,11 +210,13 @@ fn encoding<B: Body>(
         coding: fallback,
         identity: !request.choice.identity_refused,
     };
-    // A body known in full is read ahead up to the cache's bound when a cache may serve
-    // it; anything else up to one poll's slice.
+    // A response with a validator the cache keys by is looked up by it; a body known in
+    // full is read ahead up to the cache's bound when a cache may serve it; anything else
+    // up to one poll's slice.
+    let validator = validator_for(request, settings, coding, res);
     let limit = match size {
-        Some(size) => cached_read_ahead(settings, coding, size),
-        None => MAX_INPUT_PER_POLL,
+        Some(size) if validator.is_none() => cached_read_ahead(settings, coding, size),
+        _ => MAX_INPUT_PER_POLL,
     };
     let start = match size.filter(|&size| size > limit as u64) {
         Some(size) => Start::Stream { size },
@@ -223,8 +228,21 @@ fn encoding<B: Body>(
         dictionary,
         fallback,
         governed,
+        validator,
     };
     Action::Encode { target, start }
+}
+
+/// The response's validator, when the layer's cache keys streamed responses by `ETag`
+/// for `coding` and the response has a strong one.
+fn validator_for<B>(
+    request: &RequestFacts,
+    settings: &CompressionSettings,
+    coding: ContentCoding,
+    res: &Response<B>,
+) -> Option<Validator> {
+    settings.cache_for(coding).filter(|cache| cache.by_etag())?;
+    Validator::of(request.path.as_ref()?, res.headers())
 }
 
 /// How far to read ahead a body of `size` bytes encoded with `coding`: the cache's bound
