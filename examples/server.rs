@@ -9,11 +9,17 @@
 //! cargo run --release --example server -- --dictionary-dir dicts  # learn, shared with other instances
 //! ```
 //!
-//! With `--features metrics` the demo also serves the layer's metrics at `/metrics`
-//! (Prometheus text).
+//! It serves the layer's metrics at `/metrics` (Prometheus text), and a static folder at
+//! `/static/` through tower-http's `ServeDir` (`--static DIR`, or a folder it makes with the
+//! page's script and a catalogue of items: `/static/catalogue.json`).
 //!
-//! Flags (our layers only; `--baseline tower-http` takes none of them and has no dictionaries):
+//! Flags (our layers only but `--static`; `--baseline tower-http` takes none of the others
+//! and has no dictionaries nor cache):
 //!
+//! - `--cache BYTES` (default `64MiB`; `KiB`, `MiB`, `GiB`): the cache of compressed
+//!   representations: a body compressed before is served again from it, files under
+//!   `/static/` by their `ETag`, and hot entries are recompressed at the densest level in
+//!   the background (`/stats` shows it under `cache`). `--no-cache` turns it off.
 //! - `--prefer LIST`: codings most preferred first when the client's q-values tie,
 //!   comma-separated: `zstd`, `br`, `gzip`, `deflate` order the plain codings (unlisted ones
 //!   follow in the default order zstd, br, gzip, deflate), `dcz`, `dcb` the dictionary codings
@@ -41,7 +47,7 @@
 //! 1. `log_requests`: logs each request and counts bytes on the wire (request bodies as
 //!    received, response bodies after compression).
 //! 2. Response compression, for every route: our `CompressionLayer` (level 6, global pool,
-//!    every coding compiled in: zstd > br > gzip > deflate on ties), or tower-http's at the
+//!    every coding compiled in: zstd > br > gzip > deflate on ties, the cache), or tower-http's at the
 //!    same level and with the same codings with `--baseline tower-http`.
 //! 3. Request decompression, on `POST /api/echo` only: it is the one route that reads a body.
 //! 4. `UseAsDictionaryLayer` on `/assets/app-v1.js` and `/assets/app-v2.js` (match
@@ -69,6 +75,8 @@ tower_gzip_support::count_allocations!();
 mod assets;
 #[path = "demo/bodies.rs"]
 mod bodies;
+#[path = "demo/cache.rs"]
+mod cache;
 #[path = "demo/dictionary.rs"]
 mod dictionary;
 #[cfg(feature = "metrics")]
@@ -97,6 +105,7 @@ use tokio::sync::watch;
 use tower::ServiceBuilder;
 use tower_gzip::CompressionLevel;
 use tower_gzip::ContentCoding;
+use tower_gzip::cache::VariantCache;
 use tower_gzip::compression::{CompressionLayer, CompressionStats, Governor};
 use tower_gzip::dictionary::learn::Learner;
 use tower_gzip::dictionary::{
@@ -137,6 +146,10 @@ struct Config {
     levels: Vec<(ContentCoding, i32)>,
     /// `--adaptive`: a load governor steps the levels down under load.
     adaptive: bool,
+    /// `--cache BYTES` (64 MiB unless `--no-cache`): the cache of compressed representations.
+    cache: Option<u64>,
+    /// `--static DIR`: the folder `/static/` serves (a made one by default).
+    static_dir: Option<PathBuf>,
 }
 
 /// Dictionary transport, ours only.
@@ -160,6 +173,8 @@ struct AppState {
     compression: Option<CompressionStats>,
     /// The load governor, with `--adaptive`.
     governor: Option<Governor>,
+    /// Our cache and its budget; `None` with `--no-cache` or `--baseline tower-http`.
+    cache: Option<(VariantCache, u64)>,
     /// `None` with `--baseline tower-http`.
     dictionaries: Option<Dictionaries>,
     wire: Arc<WireStats>,
@@ -216,7 +231,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 const USAGE: &str = "usage: server [--baseline tower-http] [--prefer LIST] \
-    [--level CODING=N[,CODING=N...]] [--adaptive] [--dictionary FILE] [--learn] \
+    [--level CODING=N[,CODING=N...]] [--adaptive] [--cache BYTES] [--no-cache] \
+    [--static DIR] [--dictionary FILE] [--learn] \
     [--no-learn] [--dictionary-dir DIR] [--dictionary-poll SECS] \
     (env: ADDR, RUST_LOG)\n\
     LIST: comma-separated codings, most preferred first: zstd, br, gzip, deflate, dcz, dcb";
@@ -237,6 +253,8 @@ fn parse_args() -> Config {
         dictionary_poll: None,
         levels: Vec::new(),
         adaptive: false,
+        cache: Some(cache::DEFAULT_BUDGET),
+        static_dir: None,
     };
     let mut ours_only = Vec::new();
     let mut args = std::env::args().skip(1);
@@ -257,7 +275,7 @@ fn parse_args() -> Config {
             usage(&format!("{flag} needs a value"));
         };
         set_value(&mut config, &flag, value);
-        if flag != "--baseline" {
+        if !["--baseline", "--static"].contains(&flag.as_str()) {
             ours_only.push(flag);
         }
     }
@@ -271,8 +289,10 @@ fn parse_args() -> Config {
 }
 
 /// The flags that take a value (`--flag value` or `--flag=value`).
-const VALUED_FLAGS: [&str; 6] = [
+const VALUED_FLAGS: [&str; 8] = [
     "--baseline",
+    "--cache",
+    "--static",
     "--prefer",
     "--level",
     "--dictionary",
@@ -288,12 +308,14 @@ fn split_flag(arg: &str) -> (String, Option<String>) {
     }
 }
 
-/// Sets the switch `flag` names (`--adaptive`, `--learn`, `--no-learn`); false for any other.
+/// Sets the switch `flag` names (`--adaptive`, `--learn`, `--no-learn`, `--no-cache`); false
+/// for any other.
 fn switch(config: &mut Config, flag: &str) -> bool {
     match flag {
         "--adaptive" => config.adaptive = true,
         "--learn" => config.learn = Some(true),
         "--no-learn" => config.learn = Some(false),
+        "--no-cache" => config.cache = None,
         _ => return false,
     }
     true
@@ -312,6 +334,8 @@ fn set_value(config: &mut Config, flag: &str, value: String) {
             config.dict_codings = dict.iter().chain(rest).copied().collect();
         }
         "--level" => config.levels = parse_levels(&value).unwrap_or_else(|e| usage(&e)),
+        "--cache" => config.cache = Some(cache::parse_bytes(&value).unwrap_or_else(|e| usage(&e))),
+        "--static" => config.static_dir = Some(value.into()),
         "--dictionary" => config.dictionary = Some(value.into()),
         "--dictionary-dir" => config.dictionary_dir = Some(value.into()),
         "--dictionary-poll" => {
@@ -433,8 +457,12 @@ fn our_layer(
     config: &Config,
     dictionaries: Option<&Dictionaries>,
     governor: Option<&Governor>,
+    cache: Option<&VariantCache>,
 ) -> CompressionLayer {
     let mut ours = CompressionLayer::new().quality(CompressionLevel::Default);
+    if let Some(cache) = cache {
+        ours = ours.cache(cache.clone());
+    }
     for &(coding, level) in &config.levels {
         ours = ours.level(coding, CompressionLevel::Precise(level));
     }
@@ -460,7 +488,11 @@ fn app(
     let mode = config.mode;
     let dictionaries = dictionaries(config)?;
     let governor = config.adaptive.then(Governor::new);
-    let ours = our_layer(config, dictionaries.as_ref(), governor.as_ref());
+    let cache = (config.cache)
+        .filter(|_| mode == Mode::TowerGzip)
+        .map(|budget| (cache::build(budget, governor.as_ref()), budget));
+    let ours_cache = cache.as_ref().map(|(cache, _)| cache);
+    let ours = our_layer(config, dictionaries.as_ref(), governor.as_ref(), ours_cache);
     #[cfg(feature = "metrics")]
     if mode == Mode::TowerGzip {
         ours.publish_metrics();
@@ -469,6 +501,7 @@ fn app(
         mode,
         compression: (mode == Mode::TowerGzip).then(|| ours.stats()),
         governor,
+        cache,
         dictionaries: dictionaries.clone(),
         wire: Arc::default(),
         #[cfg(feature = "metrics")]
@@ -476,7 +509,8 @@ fn app(
         png: png::png(),
         shutdown,
     };
-    let router = routes(mode, dictionaries.as_ref())?.with_state(state.clone());
+    let static_dir = cache::static_dir(config.static_dir.clone())?;
+    let router = routes(mode, dictionaries.as_ref(), &static_dir)?.with_state(state.clone());
     let learner = dictionaries.as_ref().and_then(|d| d.learner.as_ref());
     let router = compress(router, mode, ours, learner);
     Ok(router.layer(middleware::from_fn_with_state(
@@ -525,6 +559,7 @@ fn script_routes(
 fn routes(
     mode: Mode,
     dictionaries: Option<&Dictionaries>,
+    static_dir: &std::path::Path,
 ) -> Result<Router<AppState>, Box<dyn std::error::Error>> {
     let (app_v1, app_v2) = script_routes(dictionaries)?;
     let mut router = Router::new()
@@ -537,7 +572,8 @@ fn routes(
         .route("/big.txt", get(routes::big_txt))
         .route("/image.png", get(routes::image_png))
         .route("/stats", get(stats::stats))
-        .route("/api/echo", echo_route(mode));
+        .route("/api/echo", echo_route(mode))
+        .nest_service("/static", tower_http::services::ServeDir::new(static_dir));
     if let Some(api) = dictionaries.and_then(|d| d.api.clone()) {
         router = router.route_service(dictionary::URL, DictionaryService::new(api));
     }

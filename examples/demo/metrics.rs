@@ -26,6 +26,9 @@ pub fn install() -> Result<PrometheusHandle, Box<dyn std::error::Error>> {
 /// are published as responses go.
 pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     telemetry::publish_pool(CodecPool::global());
+    if let Some((cache, _)) = &state.cache {
+        telemetry::publish_cache(cache);
+    }
     let content_type = "text/plain; version=0.0.4; charset=utf-8";
     (
         [(header::CONTENT_TYPE, content_type)],

@@ -176,6 +176,7 @@ pub async fn stats(State(state): State<AppState>) -> Json<Value> {
     Json(json!({
         "allocator": { "allocations": allocations, "bytes": bytes },
         "governor": state.governor.as_ref().map(governor),
+        "cache": state.cache.as_ref().map(|(cache, budget)| crate::cache::stats(cache, *budget)),
         "mode": match state.mode { Mode::TowerGzip => "tower-gzip", Mode::TowerHttp => "tower-http" },
         "prefer": prefer,
         "dictionaries": dict,

@@ -16,6 +16,9 @@ use crate::codec::one_shot::OneShot;
 use crate::sync::lock;
 use crate::{CodecPool, CompressionLevel, ContentCoding};
 
+/// The `tracing` target of the cache's events.
+const TARGET: &str = "tower_gzip::cache";
+
 /// Jobs waiting for the worker; past this a hit does not queue its entry (a later one will).
 const QUEUE: usize = 64;
 
@@ -172,6 +175,13 @@ impl Worker {
             JobKind::Recompress => {
                 let bytes = Bytes::copy_from_slice(&out);
                 let saved = self.shared.store.recompressed(&job.key, bytes);
+                tracing::debug!(
+                    target: TARGET,
+                    coding = coding.as_str(),
+                    bytes = out.len(),
+                    saved,
+                    "recompressed"
+                );
                 self.counts.done.fetch_add(1, Ordering::Relaxed);
                 self.counts.saved.fetch_add(saved, Ordering::Relaxed);
             }

@@ -80,6 +80,25 @@ pub(crate) fn finished(
     );
 }
 
+/// A response served from the cache, found by its body's hash (`key = "body"`, with the
+/// identity size) or by its validator (`key = "etag"`, the body unread: no input counted).
+pub(crate) fn cached(stats: &CompressionStats, tally: &ResponseTally, key: &'static str) {
+    if tally.bytes_in > 0 {
+        stats.record_bytes(tally.coding, tally.bytes_in, tally.bytes_out);
+        #[cfg(feature = "metrics")]
+        stats.handles().finished(tally);
+    }
+    debug!(
+        target: TARGET,
+        coding = tally.coding.as_str(),
+        level = tally.level,
+        bytes_in = tally.bytes_in,
+        bytes_out = tally.bytes_out,
+        key,
+        "served from cache"
+    );
+}
+
 /// What became of a request that named a dictionary.
 pub(crate) fn dictionary(stats: &CompressionStats, outcome: DictionaryOutcome) {
     stats.record_dictionary(outcome);

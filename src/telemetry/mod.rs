@@ -58,7 +58,7 @@ mod publish;
 #[cfg(feature = "metrics")]
 pub(crate) use handles::Handles;
 #[cfg(feature = "metrics")]
-pub use publish::{describe, publish_level, publish_pool};
+pub use publish::{describe, publish_cache, publish_level, publish_pool};
 
 pub(crate) use outcome::{DictionaryOutcome, ResponseTally, SkipReason};
 
@@ -97,6 +97,15 @@ pub const POOL_CREATED: &str = "tower_gzip_pool_created_total";
 pub const BR_STREAMS: &str = "tower_gzip_br_streams";
 /// Gauge, label `coding`: the compression level in force for the coding.
 pub const LEVEL: &str = "tower_gzip_level";
+/// Counter, label `event` (`hit`, `miss`, `refused`, `admitted`, `evicted`, `recompressed`,
+/// `recompress_dropped`): what a [`VariantCache`](crate::cache::VariantCache) did (see
+/// [`CacheStats`](crate::cache::CacheStats)).
+pub const CACHE: &str = "tower_gzip_cache_total";
+/// Gauge, label `held` (`entries`, `bytes`): what the cache holds now, bytes as its budget
+/// counts them.
+pub const CACHE_HELD: &str = "tower_gzip_cache_held";
+/// Counter: bytes the background recompressions took off the cache's entries.
+pub const CACHE_SAVED: &str = "tower_gzip_cache_recompress_saved_bytes_total";
 
 /// Bucket bounds for [`SECONDS`], from 10 µs (a small body known in full) to 10 s (a long
 /// stream's total).

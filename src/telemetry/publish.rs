@@ -3,9 +3,10 @@
 use metrics::{Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge};
 
 use super::{
-    BR_STREAMS, BYTES_IN, BYTES_OUT, DICTIONARY, LEVEL, POOL_CREATED, POOL_IDLE, POOL_IN_USE,
-    POOL_PARKED, RATIO, RESPONSES, SECONDS, SKIPPED,
+    BR_STREAMS, BYTES_IN, BYTES_OUT, CACHE, CACHE_HELD, CACHE_SAVED, DICTIONARY, LEVEL,
+    POOL_CREATED, POOL_IDLE, POOL_IN_USE, POOL_PARKED, RATIO, RESPONSES, SECONDS, SKIPPED,
 };
+use crate::cache::VariantCache;
 use crate::{CodecPool, ContentCoding};
 
 /// Describes every metric of [`telemetry`](super) to the installed recorder (help text and
@@ -43,6 +44,36 @@ pub fn describe() {
         "br streams holding an encoder, or waiting for a turn"
     );
     describe_gauge!(LEVEL, "Compression level in force, by coding");
+    describe_counter!(CACHE, Unit::Count, "What the cache did, by event");
+    describe_gauge!(CACHE_HELD, "Entries and bytes the cache holds now");
+    describe_counter!(
+        CACHE_SAVED,
+        Unit::Bytes,
+        "Bytes the cache's background recompressions saved"
+    );
+}
+
+/// Publishes a snapshot of `cache` ([`VariantCache::stats`]): the [`CACHE`](super::CACHE)
+/// counters by event, the [`CACHE_HELD`](super::CACHE_HELD) gauges and
+/// [`CACHE_SAVED`](super::CACHE_SAVED). Call it where the metrics are read, as
+/// [`publish_pool`].
+pub fn publish_cache(cache: &VariantCache) {
+    let stats = cache.stats();
+    let events = [
+        ("hit", stats.hits),
+        ("miss", stats.misses),
+        ("refused", stats.refused),
+        ("admitted", stats.admitted),
+        ("evicted", stats.evicted),
+        ("recompressed", stats.recompressed),
+        ("recompress_dropped", stats.recompress_dropped),
+    ];
+    for (event, count) in events {
+        counter!(CACHE, "event" => event).absolute(count);
+    }
+    gauge!(CACHE_HELD, "held" => "entries").set(stats.entries as f64);
+    gauge!(CACHE_HELD, "held" => "bytes").set(stats.bytes as f64);
+    counter!(CACHE_SAVED).absolute(stats.recompress_saved);
 }
 
 /// Publishes a snapshot of `pool` ([`CodecPool::stats`]): per kind of state, the

@@ -48,7 +48,7 @@ pub(super) fn by_validator(settings: &CompressionSettings, target: &Target) -> V
     let dictionary = target.dictionary.as_ref();
     match cache.lookup_validated(validator, variant(target), dictionary) {
         Some(Lookup::Hit(data)) => {
-            hit(settings, target, 0, data.len());
+            hit(settings, target, (0, data.len()), "etag");
             Validated::Hit(data)
         }
         Some(Lookup::Miss(fill)) => Validated::Record(cache.record(fill)),
@@ -85,7 +85,7 @@ pub(super) fn serve(
     let dictionary = target.dictionary.as_ref();
     match cache.lookup(&input, variant(target), dictionary) {
         Lookup::Hit(data) => {
-            hit(settings, target, input.len(), data.len());
+            hit(settings, target, (input.len(), data.len()), "body");
             Served::Hit { data, trailers }
         }
         Lookup::Miss(fill) if big => {
@@ -123,10 +123,15 @@ pub(super) fn uncached(chunks: Chunks, trailers: Option<HeaderMap>) -> Served {
     }
 }
 
-/// Tells a response served from the cache as one compressed in one shot, in no time.
-fn hit(settings: &CompressionSettings, target: &Target, bytes_in: usize, bytes_out: usize) {
+/// Tells a response served from the cache (found by `key`: its body or its validator).
+fn hit(
+    settings: &CompressionSettings,
+    target: &Target,
+    (bytes_in, bytes_out): (usize, usize),
+    key: &'static str,
+) {
     let level = target.level.resolve(target.coding).get();
     let mut tally = ResponseTally::new(target.coding, level, false);
     (tally.bytes_in, tally.bytes_out) = (bytes_in as u64, bytes_out as u64);
-    report::finished(&settings.stats, &tally, false, true);
+    report::cached(&settings.stats, &tally, key);
 }
