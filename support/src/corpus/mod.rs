@@ -46,9 +46,12 @@
 
 mod github;
 mod json;
+mod recorded;
 mod rng;
 mod shop;
 mod text;
+
+pub use recorded::{CORPUS_ENV, Recorded, recorded, recorded_path};
 
 use json::{Json, int};
 use rng::Rng;
