@@ -44,6 +44,8 @@ mod etag_tests;
 mod key;
 #[cfg(test)]
 mod layer_tests;
+#[cfg(test)]
+mod prop_tests;
 mod recompress;
 mod record;
 mod store;

@@ -19,8 +19,9 @@ pub struct Recorded {
 pub fn recorded_path() -> PathBuf {
     match std::env::var_os(CORPUS_ENV) {
         Some(path) => PathBuf::from(path),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../shared/corpus/reddit-api.jsonl"),
+        None => {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/reddit-api.jsonl")
+        }
     }
 }
 
@@ -32,9 +33,8 @@ pub fn recorded() -> Option<Vec<Recorded>> {
         eprintln!("skipped: the recorded corpus {} is absent", path.display());
         return None;
     };
-    let field = |line: &serde_json::Value, name: &str| {
-        line[name].as_str().unwrap_or_default().to_owned()
-    };
+    let field =
+        |line: &serde_json::Value, name: &str| line[name].as_str().unwrap_or_default().to_owned();
     let responses = text
         .lines()
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
