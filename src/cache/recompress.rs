@@ -2,6 +2,7 @@
 //! web-safe level on one thread of the cache's own (never a runtime worker), within a
 //! share of one core, and pause while the layer reports CPU pressure.
 
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex};
@@ -70,8 +71,13 @@ pub(crate) struct Recompressor {
     pool: CodecPool,
     pressure: Option<Pressure>,
     sender: Mutex<Option<SyncSender<Job>>>,
+    /// Keys with a job queued or running: a body missed again meanwhile is not queued twice.
+    pending: Pending,
     pub(crate) counts: Arc<WorkerCounts>,
 }
+
+/// The keys of the jobs queued or running.
+type Pending = Arc<Mutex<HashSet<Key>>>;
 
 impl std::fmt::Debug for Recompressor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -90,11 +96,13 @@ impl Recompressor {
             pool,
             pressure,
             sender: Mutex::new(None),
+            pending: Pending::default(),
             counts: Arc::default(),
         }
     }
 
-    /// Queues `job`; false when the queue is full or the thread could not start.
+    /// Queues `job` (or finds it queued already); false when the queue is full or the
+    /// thread could not start.
     pub(crate) fn submit(&self, job: Job, shared: &Arc<Shared>) -> bool {
         let mut sender = lock(&self.sender);
         if sender.is_none() {
@@ -103,9 +111,16 @@ impl Recompressor {
         let Some(tx) = sender.as_ref() else {
             return false;
         };
+        let key = job.key;
+        if !lock(&self.pending).insert(key) {
+            return true;
+        }
         match tx.try_send(job) {
             Ok(()) => true,
-            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => false,
+            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
+                lock(&self.pending).remove(&key);
+                false
+            }
         }
     }
 
@@ -116,6 +131,7 @@ impl Recompressor {
             share: self.share,
             pool: self.pool.clone(),
             pressure: self.pressure.clone(),
+            pending: self.pending.clone(),
             counts: self.counts.clone(),
         };
         std::thread::Builder::new()
@@ -131,6 +147,7 @@ struct Worker {
     share: f64,
     pool: CodecPool,
     pressure: Option<Pressure>,
+    pending: Pending,
     counts: Arc<WorkerCounts>,
 }
 
@@ -140,12 +157,12 @@ impl Worker {
         for job in jobs {
             if self.pressure.as_ref().is_some_and(|pressed| pressed()) {
                 self.dropped(&job);
-                continue;
+            } else {
+                let started = Instant::now();
+                self.recompress(&job);
+                self.rest_after(started.elapsed());
             }
-            let started = Instant::now();
-            self.recompress(&job);
-            let busy = started.elapsed();
-            self.rest_after(busy);
+            lock(&self.pending).remove(&job.key);
         }
     }
 

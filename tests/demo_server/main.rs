@@ -1,6 +1,7 @@
 //! Runs `examples/server.rs` as a process and checks every route over real HTTP, with a
 //! hyper client and with `curl --compressed` (skipped without curl; see the support crate's `tools`).
 
+mod cache;
 mod dictionaries;
 mod metrics;
 

@@ -1,0 +1,80 @@
+//! The demo's cache: on by default, sized by `--cache`, off with `--no-cache`; repeated API
+//! answers and `ServeDir` files (by `ETag`) served from it, each decoding to the identity
+//! bytes.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tower_gzip_support::decode::decode;
+
+use super::{Server, get};
+
+/// `/stats`' `cache` once `done` holds of it (or after 60 s: the caller's asserts say what
+/// was missing).
+async fn cache_until(server: &Server, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let stats: Value =
+            serde_json::from_slice(&get(&server.url("/stats"), "identity").await.body).unwrap();
+        let cache = stats["cache"].clone();
+        if done(&cache) || Instant::now() > deadline {
+            return cache;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Requests `path` in `coding` `times` times; every answer is so encoded and decodes to the
+/// identity bytes.
+async fn repeat(server: &Server, path: &str, coding: &str, times: usize) {
+    let plain = get(&server.url(path), "identity").await.body;
+    for _ in 0..times {
+        let reply = get(&server.url(path), coding).await;
+        assert_eq!(reply.encoding(), Some(coding), "{path}");
+        assert!(
+            decode(reply.encoding(), &reply.body) == plain,
+            "{path} in {coding}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn repeated_answers_and_static_files_come_from_the_cache() {
+    let server = Server::start(&[]);
+    let api = "/api/items?n=1000&start=0";
+    for coding in ["gzip", "br", "zstd"] {
+        repeat(&server, api, coding, 3).await;
+    }
+    // Large bodies are filed by the background worker: wait for all three, then hit them.
+    let cache = cache_until(&server, |c| c["admitted"].as_u64() >= Some(3)).await;
+    assert!(cache["admitted"].as_u64() >= Some(3), "{cache}");
+    for coding in ["gzip", "br", "zstd"] {
+        repeat(&server, api, coding, 2).await;
+    }
+    let cache = cache_until(&server, |c| c["hits"].as_u64() >= Some(6)).await;
+    assert!(cache["hits"].as_u64() >= Some(6), "{cache}");
+    // A ServeDir file, by its ETag: seen, recorded as it streams, then served.
+    let hits = cache["hits"].as_u64().unwrap();
+    repeat(&server, "/static/catalogue.json", "br", 3).await;
+    let reply = get(&server.url("/static/catalogue.json"), "br").await;
+    let etag = reply.headers["etag"].to_str().unwrap();
+    assert!(
+        etag.starts_with("W/\""),
+        "an encoded answer's ETag is weak: {etag}"
+    );
+    let cache = cache_until(&server, |c| c["hits"].as_u64() >= Some(hits + 2)).await;
+    assert!(cache["hits"].as_u64() >= Some(hits + 2), "{cache}");
+    assert!(cache["bytes"].as_u64() > Some(0), "{cache}");
+    assert_eq!(cache["budget"], 64 << 20);
+}
+
+#[tokio::test]
+async fn cache_flags_size_it_or_turn_it_off() {
+    let sized = Server::start(&["--cache", "1MiB"]);
+    let cache = cache_until(&sized, |_| true).await;
+    assert_eq!(cache["budget"], 1 << 20);
+    drop(sized);
+    let off = Server::start(&["--no-cache"]);
+    repeat(&off, "/api/items?n=100", "gzip", 3).await;
+    assert!(cache_until(&off, |_| true).await.is_null());
+}
