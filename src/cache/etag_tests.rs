@@ -13,7 +13,6 @@ use tower::{Layer, Service, ServiceExt, service_fn};
 use tower_gzip_support::bodies::{BodySender, ChannelBody, Probe, StutterBody, Tap};
 
 use super::VariantCache;
-use super::tests::wait_for;
 use crate::codec::OneShot;
 use crate::compression::CompressionLayer;
 use crate::{BoxError, ContentCoding};
@@ -232,6 +231,7 @@ async fn a_stream_that_fails_or_is_dropped_half_way_is_never_filed() {
 #[cfg(feature = "br")]
 #[tokio::test]
 async fn a_validator_entry_is_recompressed_from_its_own_bytes() {
+    use super::tests::wait_for;
     let (cache, layer) = layer(true);
     let (body, chunks) = frames(40, 120_000);
     let probe = Arc::new(Probe::default());

@@ -213,9 +213,13 @@ where
             };
             match served {
                 cached::Served::Hit { data, trailers } => encoded(target.coding, data, trailers),
+                // Complete: its size is known, as the encoder's hint.
                 cached::Served::Big { chunks } => Ahead::Encoded {
                     coding: target.coding,
-                    body: streaming(settings, target, None, body, chunks, record),
+                    body: {
+                        let size = Some(chunks.len() as u64);
+                        streaming(settings, target, size, body, chunks, record)
+                    },
                 },
                 cached::Served::Compress {
                     input,

@@ -81,8 +81,9 @@ pub(super) struct Target {
     pub(super) fallback: Fallback,
     /// Under a governor: what it learns this response's cost under.
     pub(super) governed: Option<Governed>,
-    /// With a cache that keeps streamed responses by their validators: this one's.
-    pub(super) validator: Option<Validator>,
+    /// With a cache that keeps streamed responses by their validators: this one's (boxed:
+    /// rare, and it would triple the plan's size).
+    pub(super) validator: Option<Box<Validator>>,
 }
 
 /// A governed response's kind and the governor's step when it was decided.
@@ -240,9 +241,9 @@ fn validator_for<B>(
     settings: &CompressionSettings,
     coding: ContentCoding,
     res: &Response<B>,
-) -> Option<Validator> {
+) -> Option<Box<Validator>> {
     settings.cache_for(coding).filter(|cache| cache.by_etag())?;
-    Validator::of(request.path.as_ref()?, res.headers())
+    Validator::of(request.path.as_ref()?, res.headers()).map(Box::new)
 }
 
 /// How far to read ahead a body of `size` bytes encoded with `coding`: the cache's bound
