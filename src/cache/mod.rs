@@ -20,14 +20,23 @@
 //! # What is cached, and what never is
 //!
 //! - Cached: response bodies known in full (a `Full`, a `String`, one frame with its exact
-//!   size) of [`min_size`](VariantCacheBuilder::min_size) bytes and up to the layer's one-shot
-//!   bound, the second time the same bytes are compressed with the same coding, level and
-//!   dictionary. The key is BLAKE3 in keyed mode over the identity body, with a key drawn at
-//!   random per process, plus the coding, the level and the dictionary's hash: no crafted
-//!   body can be served another's bytes.
-//! - Never cached: bodies of unknown size, responses the predicate or the RFC rules leave
-//!   alone (`Cache-Control: no-transform`, 206, HEAD, already encoded), bodies over the
-//!   bound, and gzip with BREACH jitter on (the padding is per response).
+//!   size) of [`min_size`](VariantCacheBuilder::min_size) bytes and up to
+//!   [`max_body`](VariantCacheBuilder::max_body), the second time the same bytes are
+//!   compressed with the same coding, level and dictionary. The key is BLAKE3 in keyed mode
+//!   over the identity body, with a key drawn at random per process, plus the coding, the
+//!   level and the dictionary's hash: no crafted body can be served another's bytes. Bodies
+//!   up to 64 KiB are filed as the request compressed them; larger ones stream as usual
+//!   and the background worker files them at the densest level.
+//! - With [`by_etag`](VariantCacheBuilder::by_etag) (off by default): streamed responses
+//!   with a strong `ETag` (a `ServeDir` file, a proxied asset), under the request's path
+//!   and query, the `ETag`, the coding, the level and the dictionary, recorded as they
+//!   stream and filed only once complete. The `ETag` is the application's promise that the
+//!   bytes behind it do not change.
+//! - Never cached: bodies of unknown size without a strong `ETag` (or without `by_etag`),
+//!   responses the predicate or the RFC rules leave alone (`Cache-Control: no-transform`,
+//!   206, HEAD, already encoded), bodies and entries over their bounds, streams that fail,
+//!   are dropped half-way or end with trailers, and gzip with BREACH jitter on (the padding
+//!   is per response).
 //!
 //! # Bounds
 //!

@@ -6,10 +6,11 @@
 //! compression (and a client ignores a dictionary it cannot understand).
 
 use http::{HeaderMap, HeaderValue};
-use sfv::{BareItem, DictSerializer, ItemSerializer, KeyRef, ListEntry, Parser, StringRef};
+use sfv::{BareItemFromInput, DictSerializer, ItemSerializer, KeyRef, StringRef};
 
 use std::fmt;
 
+use super::sf::{self, Member};
 use super::{AVAILABLE_DICTIONARY, MAX_ID_LEN};
 
 /// A longer `Available-Dictionary` value is refused before parsing. The canonical form of a
@@ -31,9 +32,8 @@ pub(crate) fn parse_available_dictionary(value: &[u8]) -> Option<[u8; 32]> {
     if value.is_empty() || value.len() > MAX_AVAILABLE_DICTIONARY_LEN {
         return None;
     }
-    let item = Parser::new(value).parse_item().ok()?;
-    match item.bare_item {
-        BareItem::ByteSequence(bytes) => bytes.try_into().ok(),
+    match sf::item(value)? {
+        BareItemFromInput::ByteSequence(bytes) => bytes.try_into().ok(),
         _ => None,
     }
 }
@@ -190,31 +190,28 @@ impl UseAsDictionary {
         if value.len() > MAX_USE_AS_DICTIONARY_LEN {
             return None;
         }
-        let dict = Parser::new(value).parse_dictionary().ok()?;
-        let string = |entry: &ListEntry| match entry {
-            ListEntry::Item(item) => item.bare_item.as_string().map(|s| s.as_str().to_owned()),
-            ListEntry::InnerList(_) => None,
+        let dict = sf::dictionary(value)?;
+        let string = |item: &BareItemFromInput<'_>| item.as_string().map(|s| s.as_str().to_owned());
+        let member = |entry: &Member<'_>| match entry {
+            Member::Item(item) => string(item),
+            Member::InnerList(_) => None,
         };
-        let match_pattern = string(dict.get("match")?)?;
+        let match_pattern = member(dict.get("match")?)?;
         if has_regexp_group(&match_pattern) {
             return None;
         }
         let match_dest = match dict.get("match-dest") {
             None => Vec::new(),
-            Some(ListEntry::InnerList(list)) => list
-                .items
-                .iter()
-                .map(|item| item.bare_item.as_string().map(|s| s.as_str().to_owned()))
-                .collect::<Option<Vec<_>>>()?,
-            Some(ListEntry::Item(_)) => return None,
+            Some(Member::InnerList(items)) => items.iter().map(string).collect::<Option<_>>()?,
+            Some(Member::Item(_)) => return None,
         };
         let id = match dict.get("id") {
             None => None,
-            Some(entry) => Some(string(entry).filter(|id| id.len() <= MAX_ID_LEN)?),
+            Some(entry) => Some(member(entry).filter(|id| id.len() <= MAX_ID_LEN)?),
         };
         match dict.get("type") {
             None => {}
-            Some(ListEntry::Item(item)) if item.bare_item.as_token()?.as_str() == "raw" => {}
+            Some(Member::Item(item)) if item.as_token()?.as_str() == "raw" => {}
             Some(_) => return None,
         }
         Some(UseAsDictionary {

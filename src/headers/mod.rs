@@ -21,6 +21,8 @@
 
 #[cfg(dictionary)]
 mod dictionary;
+#[cfg(dictionary)]
+mod sf;
 
 #[cfg(dictionary)]
 pub(crate) use dictionary::available_dictionary_value;
