@@ -246,6 +246,43 @@ fn hot_entries_are_recompressed_smaller_and_still_decode() {
     assert!(stats.recompress_saved > 0, "{stats:?}");
 }
 
+/// `dcz` and `dcb` entries are recompressed against their own dictionary, and still decode
+/// with it (and only with it).
+#[cfg(both_dictionary_codings)]
+#[test]
+fn dictionary_entries_are_recompressed_against_their_dictionary() {
+    use crate::codec::Dictionary;
+    let cache = VariantCache::new(64 << 20);
+    let dictionary = Dictionary::new(json(7, 300), None).unwrap();
+    let other = Dictionary::new(json(8, 300), None).unwrap();
+    let body = json(9, 600);
+    for coding in [ContentCoding::Dcz, ContentCoding::Dcb] {
+        let mut variant = variant(coding);
+        variant.dictionary = Some(dictionary.hash());
+        let one_shot = OneShot::new(coding).against(Some(&dictionary));
+        for _ in 0..2 {
+            if let Lookup::Miss(fill) = cache.lookup(&body, variant, Some(&dictionary)) {
+                let mut out = BytesMut::new();
+                one_shot.encode(&body, &mut out).unwrap();
+                cache.record(fill).whole(&out);
+            }
+        }
+        let done = cache.stats().recompressed + 1;
+        assert!(matches!(
+            cache.lookup(&body, variant, Some(&dictionary)),
+            Lookup::Hit(_)
+        ));
+        let stats = wait_for(&cache, |s| s.recompressed >= done);
+        assert!(stats.recompressed >= done, "{coding:?}: {stats:?}");
+        let Lookup::Hit(wire) = cache.lookup(&body, variant, Some(&dictionary)) else {
+            panic!("{coding:?}: the recompressed entry is gone");
+        };
+        assert_eq!(one_shot.decode(&wire, 1 << 20).unwrap(), body, "{coding:?}");
+        let with_other = OneShot::new(coding).against(Some(&other));
+        assert!(with_other.decode(&wire, 1 << 20).is_err(), "{coding:?}");
+    }
+}
+
 /// The worker rests after each job so that its busy time is at most its share of the time.
 #[test]
 fn the_worker_keeps_within_its_share_of_a_core() {
