@@ -77,7 +77,7 @@ fn new_state(
     pool: &CodecPool,
     size_hint: Option<usize>,
 ) -> Result<Pooled<DcbCompressor>, EncodeError> {
-    let prepared = dictionary.prepared().brotli()?;
+    let prepared = dictionary.brotli().get()?;
     let quality = quality(level);
     let mut state = pool.take(quality, || DcbCompressor(Encoder::new(MAX_KEPT)));
     let params = Params {

@@ -4,6 +4,7 @@
 
 mod decoder;
 mod encoder;
+mod prepared;
 
 pub(crate) use decoder::DcbDecoder;
 pub(crate) use decoder::DcbDecoder as Decoder;
@@ -12,6 +13,7 @@ pub(crate) use encoder::DcbEncoder as Encoder;
 #[cfg(all(test, both_dictionary_codings))]
 pub(crate) use encoder::encode_dcb;
 pub(crate) use encoder::encode_dcb as one_shot;
+pub(crate) use prepared::Prepared;
 
 use super::dictionary::Dictionary;
 use super::{CompressionLevel, DecodeError, EncodeError};

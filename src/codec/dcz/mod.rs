@@ -3,6 +3,7 @@
 
 mod decoder;
 mod encoder;
+mod prepared;
 mod shelf;
 
 pub(crate) use decoder::DczDecoder;
@@ -14,6 +15,7 @@ pub(crate) use encoder::dcz_window_limit;
 #[cfg(all(test, both_dictionary_codings))]
 pub(crate) use encoder::encode_dcz;
 pub(crate) use encoder::encode_dcz as one_shot;
+pub(crate) use prepared::Prepared;
 
 use super::dictionary::Dictionary;
 use super::{CompressionLevel, DecodeError, EncodeError};

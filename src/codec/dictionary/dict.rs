@@ -176,14 +176,14 @@ impl Dictionary {
 
     /// The zstd state prepared from the dictionary.
     #[cfg(feature = "dcz")]
-    pub(crate) fn zstd(&self) -> &super::Prepared {
-        &self.inner.prepared
+    pub(crate) fn zstd(&self) -> &crate::codec::dcz::Prepared {
+        &self.inner.prepared.zstd
     }
 
-    /// The prepared state, for `dcb`'s brotli dictionary.
+    /// The brotli state prepared from the dictionary.
     #[cfg(feature = "dcb")]
-    pub(crate) fn prepared(&self) -> &super::Prepared {
-        &self.inner.prepared
+    pub(crate) fn brotli(&self) -> &crate::codec::dcb::Prepared {
+        &self.inner.prepared.brotli
     }
 
     /// Whether both are the same dictionary (same bytes).
