@@ -72,23 +72,48 @@
 //! assert_eq!(&plain[..], &body[..]);
 //! ```
 
+// Without `dcz` and `dcb` this module is private and holds what the compression layer reads
+// on every request: the gate and the selection compile as they are, and the store is the
+// seam (see the end of this file).
+#![cfg_attr(not(dictionary), allow(dead_code, unreachable_pub, unused_imports))]
+
 #[cfg(feature = "dcz")]
 mod build;
 mod gate;
 #[cfg(feature = "dcz")]
 pub mod learn;
 mod select;
+#[cfg(dictionary)]
 mod serve;
+#[cfg(dictionary)]
 mod store;
 
+#[cfg(not(dictionary))]
+pub(crate) use crate::codec::Dictionary;
+#[cfg(dictionary)]
 pub use crate::codec::dictionary::{Dictionary, DictionaryError, MAX_DICTIONARY_LEN, peek};
 #[cfg(feature = "dcz")]
 pub use build::{BuiltDictionary, CandidateReport, DictionaryBuilder, DictionaryKind, train};
 pub use gate::{Readability, gate};
 pub use select::select;
 pub(crate) use select::select_parsed;
+#[cfg(dictionary)]
 pub use serve::{
     DictionaryService, RememberFuture, Remembered, UseAsDictionaryLayer, UseAsDictionaryService,
     link_header,
 };
+#[cfg(dictionary)]
 pub use store::{DictionaryStore, ResponseStore};
+
+/// The seam: without `dcz` and `dcb` no store can exist, so a layer's dictionary path ends
+/// where it asks for one.
+#[cfg(not(dictionary))]
+#[derive(Clone, Debug)]
+pub(crate) enum DictionaryStore {}
+
+#[cfg(not(dictionary))]
+impl DictionaryStore {
+    pub(crate) fn for_request(&self, _: &http::HeaderMap) -> Option<Dictionary> {
+        match *self {}
+    }
+}

@@ -4,8 +4,8 @@
 use http::HeaderMap;
 
 use super::Dictionary;
+use super::DictionaryStore;
 use super::gate::gate;
-use super::store::DictionaryStore;
 use crate::ContentCoding;
 use crate::negotiate::{AcceptEncoding, Q};
 
