@@ -28,11 +28,6 @@ mod stream;
 mod tests;
 mod turn;
 
-use bytes::BytesMut;
-
-use super::encoding::EncodeOptions;
-use super::{ContentCoding, EncodeError, Level};
-use crate::pool::CodecPool;
 pub(crate) use decoder::{BrDecoder, Step as DecodeStep, step as decode_step};
 pub(crate) use encoder::{BrEncoder, encode_all};
 pub(crate) use stream::{BrState, BrStream};
@@ -51,25 +46,4 @@ const MAX_KEPT_ENCODER: usize = 4 << 20;
 /// tables fit; the ring buffers of 8 and 16 MiB windows are freed after their stream.
 const MAX_KEPT_DECODER: usize = 6 << 20;
 
-// The family's entry points, as the codec list calls them (`codec/mod.rs`).
-pub(crate) type Encoder = BrEncoder;
-pub(crate) type Decoder = BrDecoder;
-
-pub(crate) fn encoder(_: ContentCoding, level: Level, pool: &CodecPool) -> Encoder {
-    BrEncoder::new(level, pool)
-}
-
-pub(crate) fn decoder(_: ContentCoding, pool: &CodecPool) -> Decoder {
-    BrDecoder::new(pool)
-}
-
-pub(crate) fn one_shot(
-    _: ContentCoding,
-    level: Level,
-    _: &EncodeOptions,
-    input: &[u8],
-    pool: &CodecPool,
-    out: &mut BytesMut,
-) -> Result<(), EncodeError> {
-    encode_all(level, input, pool, out)
-}
+super::single_coding_entry_points!(BrEncoder, BrDecoder, encode_all);

@@ -10,8 +10,7 @@ use bytes::BytesMut;
 use zstd_safe::zstd_sys::{ZSTD_EndDirective as EndDirective, ZSTD_ErrorCode};
 use zstd_safe::{CCtx, CParameter, DCtx, DParameter, InBuffer, OutBuffer, ResetDirective};
 
-use super::ContentCoding;
-use super::encoding::{Driving, Encode, EncodeOptions};
+use super::encoding::{Driving, Encode};
 use super::{DecodeError, DecodeErrorKind, EncodeError, Level, SliceEnd};
 use crate::codec::decoding::{DecodeCore, Driven, Stepped};
 use crate::ffi::{Spare, error_code};
@@ -135,22 +134,13 @@ enum Frame {
 pub(crate) type ZstdEncoder = Driving<ZstdCore>;
 
 /// The [`Encode`] of zstd: a pooled context and the frame it is in.
+#[derive(Debug)]
 pub(crate) struct ZstdCore {
     /// Not held before the first input, while idle, after the finish or after a failure.
     ctx: Hold<CompressContext>,
     pool: CodecPool,
     level: Level,
     frame: Frame,
-}
-
-impl std::fmt::Debug for ZstdCore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ZstdCore")
-            .field("level", &self.level)
-            .field("ctx", &self.ctx)
-            .field("frame", &self.frame)
-            .finish_non_exhaustive()
-    }
 }
 
 impl ZstdEncoder {
@@ -485,28 +475,7 @@ impl<X: FrameContext> DecodeCore for Frames<X> {
     }
 }
 
-// The family's entry points, as the codec list calls them (`codec/mod.rs`).
-pub(crate) type Encoder = ZstdEncoder;
-pub(crate) type Decoder = ZstdDecoder;
-
-pub(crate) fn encoder(_: ContentCoding, level: Level, pool: &CodecPool) -> Encoder {
-    ZstdEncoder::new(level, pool)
-}
-
-pub(crate) fn decoder(_: ContentCoding, pool: &CodecPool) -> Decoder {
-    ZstdDecoder::new(pool)
-}
-
-pub(crate) fn one_shot(
-    _: ContentCoding,
-    level: Level,
-    _: &EncodeOptions,
-    input: &[u8],
-    pool: &CodecPool,
-    out: &mut BytesMut,
-) -> Result<(), EncodeError> {
-    encode_all(level, input, pool, out)
-}
+super::single_coding_entry_points!(ZstdEncoder, ZstdDecoder, encode_all);
 
 #[cfg(test)]
 mod tests;

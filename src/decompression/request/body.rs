@@ -5,7 +5,7 @@ use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 
-use crate::buf::poll_bytes;
+use crate::buf::{PolledFrame, poll_bytes};
 
 pin_project! {
     /// The response body of [`RequestDecompression`](super::RequestDecompression): the inner
@@ -59,10 +59,7 @@ impl<B: Body> Body for RequestDecompressionResponseBody<B> {
     type Data = Bytes;
     type Error = B::Error;
 
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> PolledFrame<B::Error> {
         match self.project().kind.project() {
             SourceProj::Inner { body } => poll_bytes(body, cx),
             SourceProj::Rejection { text } => {

@@ -13,9 +13,9 @@ fn typed_errors_for_wrong_dictionary_and_broken_bodies() {
     let other = dictionary(&b"another dictionary"[..]);
     let body = b"the body, made with the dictionary, the dictionary".repeat(20);
     let mut dcz = BytesMut::new();
-    encode_dcz(&dict, CompressionLevel::Default, &body, &pool, &mut dcz).unwrap();
+    encode_all::<DczCore>(&dict, CompressionLevel::Default, &body, &pool, &mut dcz).unwrap();
     let mut dcb = BytesMut::new();
-    encode_dcb(
+    encode_all::<DcbCore>(
         &dict,
         CompressionLevel::Default,
         &body,
@@ -119,7 +119,8 @@ fn typed_errors_for_wrong_dictionary_and_broken_bodies() {
     );
     assert_eq!(decoder.finish().unwrap_err(), wrong);
     let mut encoder =
-        DcbEncoder::new(&dict, CompressionLevel::Default, crate::CodecPool::global()).unwrap();
+        crate::codec::dcb::encoder(&dict, CompressionLevel::Default, crate::CodecPool::global())
+            .unwrap();
     encoder.finish(&mut BytesMut::new()).unwrap();
     assert!(encoder.encode(b"x", &mut BytesMut::new()).is_err());
     encoder.finish(&mut BytesMut::new()).unwrap();
@@ -138,14 +139,15 @@ fn dcz_windows_stay_within_the_bound() {
     let dict = dictionary(vec![b'a'; 1000]);
     let body = json_samples(200, 3).concat();
     for (level, expected) in [(3, 2 * MIB), (19, 8 * MIB), (22, 8 * MIB)] {
-        let mut encoder = DczEncoder::new(&dict, CompressionLevel::Precise(level), &pool).unwrap();
+        let mut encoder =
+            crate::codec::dcz::encoder(&dict, CompressionLevel::Precise(level), &pool).unwrap();
         let mut wire = BytesMut::new();
         encoder.encode(&body, &mut wire).unwrap();
         encoder.finish(&mut wire).unwrap();
         assert_eq!(frame_window(&wire[40..]), expected, "level {level}");
         // One-shot: a single-segment frame whose window is the body.
         let mut wire = BytesMut::new();
-        encode_dcz(
+        encode_all::<DczCore>(
             &dict,
             CompressionLevel::Precise(level),
             &body,
