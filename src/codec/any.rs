@@ -218,7 +218,7 @@ impl Encoder {
     /// smaller output on large bodies). The other codings ignore it: a pledged zstd size
     /// above 64 KiB made libzstd pick slower, larger parameters. Ignored once a call has
     /// been made.
-    pub fn with_size_hint(mut self, len: u64) -> Self {
+    pub(crate) fn with_size_hint(mut self, len: u64) -> Self {
         if let Some(options) = self.options() {
             options.size_hint = Some(len);
         }

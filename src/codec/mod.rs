@@ -184,10 +184,6 @@ impl Dictionary {
     }
 }
 
-/// The coding type's former name.
-#[deprecated(note = "use `tower_gzip::ContentCoding`")]
-pub type Format = ContentCoding;
-
 /// Bytes consumed from the input and appended to the output by one codec call.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Progress {

@@ -11,8 +11,8 @@
 //! - [`gate`]: RFC 9842's readability rule, over request and response headers.
 //! - [`select`]: the coding and dictionary for one response (`Accept-Encoding`,
 //!   `Available-Dictionary`, the gate), or none.
-//! - [`DictionaryStore`], [`ResponseStore`]: dictionaries (and remembered responses) by
-//!   hash, bounded in bytes, least recently used out first.
+//! - [`DictionaryStore`]: dictionaries by hash, bounded in bytes, least recently used out
+//!   first.
 //! - [`UseAsDictionaryLayer`], [`DictionaryService`]: serving dictionaries, and responses
 //!   that become them.
 //!
@@ -103,7 +103,7 @@ pub use serve::{
     link_header,
 };
 #[cfg(dictionary)]
-pub use store::{DictionaryStore, ResponseStore};
+pub use store::DictionaryStore;
 
 /// The seam: without `dcz` and `dcb` no store can exist, so a layer's dictionary path ends
 /// where it asks for one.

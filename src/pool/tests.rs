@@ -343,7 +343,7 @@ fn a_zero_park_bound_never_parks() {
     let pool = CodecPool::builder()
         .park_bound(std::time::Duration::ZERO)
         .build();
-    assert_eq!(pool.park_bound(), std::time::Duration::ZERO);
+    assert_eq!(pool.inner.park_bound, std::time::Duration::ZERO);
     let mut hold: Hold<Compress> = Hold::default();
     for _ in 0..3 {
         assert!(!hold.resume().is_held());

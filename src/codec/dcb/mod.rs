@@ -13,8 +13,8 @@ pub(crate) use encoder::DcbEncoder;
 pub(crate) use encoder::DcbEncoder as Encoder;
 pub(crate) use prepared::Prepared;
 
-use super::dictionary::Dictionary;
 use super::DecodeError;
+use super::dictionary::Dictionary;
 use crate::pool::CodecPool;
 
 super::dictionary::dictionary_entry_points!(Core, DcbEncoder);

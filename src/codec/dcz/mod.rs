@@ -15,8 +15,8 @@ pub(crate) use encoder::DczEncoder as Encoder;
 pub(crate) use encoder::dcz_window_limit;
 pub(crate) use prepared::Prepared;
 
-use super::dictionary::Dictionary;
 use super::DecodeError;
+use super::dictionary::Dictionary;
 use crate::pool::CodecPool;
 
 super::dictionary::dictionary_entry_points!(Core, DczEncoder);
