@@ -478,7 +478,7 @@ impl<T: PooledState> Drop for Pooled<T> {
             return;
         };
         let shelf = self.pool.inner.shelf::<T>();
-        // Reset outside the lock: it is the expensive part (~1 µs for a deflate compressor).
+        // Reset outside the lock: it is the expensive part.
         if std::thread::panicking() || !state.reset() {
             Counters::bump(shelf.stats.discarded());
         } else {

@@ -1,7 +1,8 @@
 //! br (RFC 7932) over the pure-Rust `brotli` crate, with its memory pooled.
 //!
-//! The crate's encoder has no reset, and a fresh one allocates 561 KB (1 KiB body, quality
-//! 4) to 11.2 MB (256 KiB body) in ~20 blocks, all zero-filled. The encoder and decoder are
+//! The crate's encoder has no reset, and a fresh one allocates hundreds of kilobytes (a small
+//! body) to megabytes (a large one) in a score of blocks, all zero-filled (BENCHMARKS.md,
+//! "Codec state, fresh against pooled"). The encoder and decoder are
 //! generic over their allocator, so this module gives them one that keeps freed blocks in
 //! per-type free lists ([`FreeLists`](alloc::FreeLists)): a pooled state is an encoder (or
 //! decoder) whose allocator holds the blocks of its last stream, and its reset is the crate's
@@ -10,13 +11,13 @@
 //! crate's `StandardAlloc` does: brotli relies on zeroed memory, and clearing also means no
 //! byte of one response can reach another.
 //!
-//! Clearing is most of what a fresh encoder costs on a small body (the 512 KiB hash table
-//! of quality 4 is a third of a 1 KiB body's time), so the encoder's hasher is also handed
+//! Clearing is most of what a fresh encoder costs on a small body (quality 4's 512 KiB hash
+//! table alone is a large share of a small body's time), so the encoder's hasher is also handed
 //! whole to the next stream, where brotli prepares it itself
 //! (see [`SpareHasher`](state::SpareHasher)).
 //!
-//! Pooling saves every allocation, and about a quarter of a 1 KiB body's time; past a few
-//! KiB, only the allocations (`cargo run --release --example br_pool`; figures in
+//! Pooling saves every allocation, and a share of a small body's time; past a few KiB,
+//! only the allocations (`cargo run --release --example br_pool`; figures in
 //! BENCHMARKS.md, "Codec state, fresh against pooled").
 
 mod alloc;

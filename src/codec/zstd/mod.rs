@@ -58,9 +58,9 @@ impl CompressContext {
             })
         };
         set(CParameter::CompressionLevel(level_n))?;
-        // No content checksum (libzstd's and tower-http's default): XXH64 over the input cost
-        // 4-5% of the compression time at 256 KiB-1 MiB, and TCP/TLS already protect the body
-        // in transit. The decoder still checks the checksums that peers send.
+        // No content checksum (libzstd's and tower-http's default): XXH64 over the input is a
+        // measurable share of the compression time (BENCHMARKS.md, "zstd"), and TCP/TLS
+        // already protect the body in transit. The decoder still checks the checksums that peers send.
         // Up to level 19 libzstd's own window logs stay at or under 23 for any input; above,
         // they grow to 27, beyond what RFC 9659 allows.
         if level_n > 19 {
@@ -269,10 +269,10 @@ impl Encode for ZstdCore {
     }
 
     /// Past the pool's hold limit, a stream ends its frame at each slice end and gives its
-    /// context (~2 MB at level 3, mostly the window) back: 256 concurrent downloads then hold
-    /// a few contexts, not 256. The next slice starts a new frame, which cannot see the old
-    /// one's history (frames are independent, RFC 8878 section 3.1): ~5% more bytes on text
-    /// while crowded, and none when not.
+    /// context (megabytes at level 3, mostly the window) back: hundreds of concurrent
+    /// downloads then hold a few contexts. The next slice starts a new frame, which cannot
+    /// see the old one's history (frames are independent, RFC 8878 section 3.1): more bytes
+    /// while crowded (BENCHMARKS.md, "zstd"), and none when not.
     fn at_slice_end(&self) -> SliceEnd {
         if self.frame == Frame::Open && self.ctx.is_held() && self.pool.crowded::<CompressContext>()
         {
