@@ -15,7 +15,7 @@ use crate::codec::dictionary::encode_all;
 use crate::codec::dictionary::error::DictDecodeError;
 use crate::codec::dictionary::*;
 use crate::codec::encoding::{Driving, Encode};
-use crate::dictionary::{DictionaryStore, ResponseStore, train};
+use crate::dictionary::{DictionaryStore, train};
 use crate::headers::{UseAsDictionary, parse_available_dictionary};
 
 mod dcb;
@@ -164,7 +164,6 @@ fn types_are_send_and_sync() {
     fn shared<T: Send + Sync>() {}
     shared::<Dictionary>();
     shared::<DictionaryStore>();
-    shared::<ResponseStore>();
     send::<DczEncoder>();
     send::<DczDecoder>();
     send::<DcbEncoder>();
