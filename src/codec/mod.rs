@@ -131,6 +131,7 @@ pub(crate) use families;
 /// The entry points the codec list calls (see [`families`]) for a family of one plain
 /// coding whose codecs take no options: its streaming encoder and decoder types, their
 /// constructors, and its one-shot function.
+#[cfg(any(feature = "zstd", feature = "br"))]
 macro_rules! single_coding_entry_points {
     ($encoder:ident, $decoder:ident, $one_shot:path) => {
         pub(crate) type Encoder = $encoder;

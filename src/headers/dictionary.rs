@@ -10,7 +10,10 @@ use sfv::{BareItem, DictSerializer, ItemSerializer, KeyRef, ListEntry, Parser, S
 
 use std::fmt;
 
-use super::{AVAILABLE_DICTIONARY, MAX_ID_LEN};
+use super::AVAILABLE_DICTIONARY;
+
+/// The longest `id` RFC 9842 allows (section 2.1.3).
+const MAX_ID_LEN: usize = 1024;
 
 /// A longer `Available-Dictionary` value is refused before parsing. The canonical form of a
 /// SHA-256 is 46 characters (`:` + 44 base64 + `:`); this leaves room for whitespace and

@@ -41,8 +41,6 @@ pub(crate) const SEC_FETCH_MODE: HeaderName = HeaderName::from_static("sec-fetch
 /// `Sec-Fetch-Site`: whether the request comes from the page's own origin (the gate's first
 /// question).
 pub(crate) const SEC_FETCH_SITE: HeaderName = HeaderName::from_static("sec-fetch-site");
-/// The longest `id` RFC 9842 allows (section 2.1.3).
-pub(crate) const MAX_ID_LEN: usize = 1024;
 
 mod response;
 

@@ -90,21 +90,10 @@ fn encoder_memory_is_pooled_by_quality_and_an_abandoned_stream_frees_its_encoder
 #[test]
 fn pooled_encoders_serve_any_dictionary_from_any_thread() {
     let pool = CodecPool::builder().max_idle(2).build();
-    let a = dictionary(json_samples(30, 5).concat());
-    let b = dictionary(json_samples(30, 6).concat());
-    let bodies = json_samples(24, 7);
-    std::thread::scope(|scope| {
-        for t in 0..3 {
-            let (pool, a, b, bodies) = (&pool, &a, &b, &bodies);
-            scope.spawn(move || {
-                for (i, body) in bodies.iter().enumerate() {
-                    let dict = if (i + t) % 2 == 0 { a } else { b };
-                    let level = CompressionLevel::Precise(5 + (i % 3) as i32);
-                    let wire = encode(dict, level, body, pool);
-                    assert_eq!(&decode_dcb(dict, &wire, LIMIT).unwrap()[..], &body[..]);
-                }
-            });
-        }
+    alternating_on_threads(&json_samples(24, 7), |dict, _, i, body| {
+        let level = CompressionLevel::Precise(5 + (i % 3) as i32);
+        let wire = encode(dict, level, body, &pool);
+        assert_eq!(&decode_dcb(dict, &wire, LIMIT).unwrap()[..], body);
     });
     assert_eq!(
         pool.stats().kind(crate::PoolKind::DcbCompressors).in_use(),

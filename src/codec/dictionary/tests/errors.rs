@@ -185,29 +185,11 @@ fn dcz_windows_stay_within_the_bound() {
 
 #[test]
 fn dcb_refuses_large_window_streams() {
-    use brotli::enc::encode::{BrotliEncoderParameter as P, BrotliEncoderStateStruct};
     let dict = dictionary(&b"prefix"[..]);
-    let mut core = BrotliEncoderStateStruct::new(brotli::enc::StandardAlloc::default());
-    core.set_parameter(P::BROTLI_PARAM_LARGE_WINDOW, 1);
-    core.set_parameter(P::BROTLI_PARAM_LGWIN, 26);
-    core.set_parameter(P::BROTLI_PARAM_QUALITY, 5);
     let body = b"large window stream".repeat(10);
-    let mut out = vec![0u8; 1024];
-    let (mut avail_in, mut in_off, mut avail_out, mut out_off) = (body.len(), 0, out.len(), 0);
-    assert!(core.compress_stream(
-        brotli::enc::encode::BrotliEncoderOperation::BROTLI_OPERATION_FINISH,
-        &mut avail_in,
-        &body,
-        &mut in_off,
-        &mut avail_out,
-        &mut out,
-        &mut out_off,
-        &mut None,
-        &mut |_, _, _, _| ()
-    ));
     let mut wire = DCB_MAGIC.to_vec();
     wire.extend_from_slice(&dict.hash());
-    wire.extend_from_slice(&out[..out_off]);
+    wire.extend_from_slice(&crate::ffi::brotli_c::tests::large_window_stream(&body, 5));
     assert!(matches!(
         decode_dcb(&dict, &wire, LIMIT),
         Err(DictDecodeError::Codec(_))

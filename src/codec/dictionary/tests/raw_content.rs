@@ -118,36 +118,22 @@ fn pooled_contexts_come_back_neutral() {
     // Contexts go back to one shelf whatever dictionary they served: alternate two
     // dictionaries (and levels) on one pool, from several threads, and check every body.
     let pool = CodecPool::builder().max_idle(2).build();
-    let a = dictionary(json_samples(30, 5).concat());
-    let b = dictionary(json_samples(30, 6).concat());
     let bodies = json_samples(40, 7);
-    std::thread::scope(|scope| {
-        for t in 0..3 {
-            let (pool, a, b, bodies) = (&pool, &a, &b, &bodies);
-            scope.spawn(move || {
-                for (i, body) in bodies.iter().enumerate() {
-                    let dict = if (i + t) % 2 == 0 { a } else { b };
-                    let level = CompressionLevel::Precise(1 + (i % 5) as i32);
-                    let mut wire = BytesMut::new();
-                    let mut encoder = crate::codec::dcz::encoder(dict, level, pool).unwrap();
-                    encoder.encode(body, &mut wire).unwrap();
-                    if i % 3 == 0 {
-                        drop(encoder); // abandoned mid-frame: reset by the pool
-                        continue;
-                    }
-                    encoder.finish(&mut wire).unwrap();
-                    assert_eq!(
-                        &decode_dcz(dict, &wire, pool, LIMIT).unwrap()[..],
-                        &body[..]
-                    );
-                    let other = if dict == a { b } else { a };
-                    assert!(matches!(
-                        decode_dcz(other, &wire, pool, LIMIT),
-                        Err(DictDecodeError::WrongDictionary { .. })
-                    ));
-                }
-            });
+    alternating_on_threads(&bodies, |dict, other, i, body| {
+        let level = CompressionLevel::Precise(1 + (i % 5) as i32);
+        let mut wire = BytesMut::new();
+        let mut encoder = crate::codec::dcz::encoder(dict, level, &pool).unwrap();
+        encoder.encode(body, &mut wire).unwrap();
+        if i % 3 == 0 {
+            drop(encoder); // abandoned mid-frame: reset by the pool
+            return;
         }
+        encoder.finish(&mut wire).unwrap();
+        assert_eq!(&decode_dcz(dict, &wire, &pool, LIMIT).unwrap()[..], body);
+        assert!(matches!(
+            decode_dcz(other, &wire, &pool, LIMIT),
+            Err(DictDecodeError::WrongDictionary { .. })
+        ));
     });
     // A plain zstd response on the same pool is not touched by any dictionary.
     let mut wire = BytesMut::new();
