@@ -71,30 +71,12 @@ macro_rules! builder_methods {
     (decompression) => {
         $crate::builders::builder_methods!(decompression_switches);
 
-        /// Replaces both limits (see [`DecompressionLimits`](crate::decompression::DecompressionLimits)).
+        /// The limits on what a body may decode to (default: 20 MiB and a ratio limit; see
+        /// [`DecompressionLimits`](crate::decompression::DecompressionLimits), and
+        /// [`DecompressionLimits::none`](crate::decompression::DecompressionLimits::none),
+        /// only for trusted peers).
         pub fn limits(mut self, limits: $crate::decompression::DecompressionLimits) -> Self {
             self.settings.limits = limits;
-            self
-        }
-
-        /// Sets the cap on decoded bytes per body; `None` removes it. Default: 20 MiB
-        /// ([`DEFAULT_MAX_DECOMPRESSED_SIZE`](crate::decompression::DEFAULT_MAX_DECOMPRESSED_SIZE)).
-        pub fn max_decompressed_size(mut self, max: Option<usize>) -> Self {
-            self.settings.limits.max_size = max;
-            self
-        }
-
-        /// Sets the ratio limit; `None` removes it. Default:
-        /// [`RatioLimit::DEFAULT`](crate::decompression::RatioLimit::DEFAULT) (200, burst 3,
-        /// past 1 MiB).
-        pub fn ratio_limit(mut self, ratio: Option<$crate::decompression::RatioLimit>) -> Self {
-            self.settings.limits.ratio = ratio;
-            self
-        }
-
-        /// Removes both limits. Only for trusted peers.
-        pub fn no_limits(mut self) -> Self {
-            self.settings.limits = $crate::decompression::DecompressionLimits::none();
             self
         }
 
