@@ -26,8 +26,9 @@
 //!
 //! Elsewhere: the headers' grammar is in [`headers`](crate::headers); a body known in full is
 //! compressed and decompressed with [`OneShot::dictionary`](crate::codec::OneShot::dictionary),
-//! and streamed with [`Encoder::with_dictionary`](crate::codec::Encoder::with_dictionary) and
-//! [`Decoder::with_dictionary`](crate::codec::Decoder::with_dictionary); the client's store
+//! and streamed with [`Encoder::for_coding`](crate::codec::Encoder::for_coding) and
+//! [`Decoder::for_coding`](crate::codec::Decoder::for_coding), given the dictionary; the
+//! client's store
 //! is `client::ClientDictionaryStore` (cargo feature `dictionary-client`).
 //!
 //! # What it buys
