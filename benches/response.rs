@@ -407,7 +407,7 @@ fn client_dict(c: &mut Criterion) {
     };
     group.bench_function("dcz_decoder", |b| {
         b.iter(|| {
-            let decoder = Decoder::with_dictionary(ContentCoding::Dcz, &dictionary, pool).unwrap();
+            let decoder = Decoder::for_coding(ContentCoding::Dcz, Some(&dictionary), pool).unwrap();
             black_box(decode(decoder, &dcz))
         })
     });

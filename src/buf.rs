@@ -18,12 +18,15 @@ pub(crate) fn consume(input: &mut Bytes, n: usize) {
     }
 }
 
+/// What a `Body` of `Bytes` frames answers a poll with.
+pub(crate) type PolledFrame<E> = Poll<Option<Result<Frame<Bytes>, E>>>;
+
 /// The next frame of `body` as it is, its data as `Bytes`: how every body here passes an
 /// inner body through (`copy_to_bytes` on data that is `Bytes` already is a cheap split).
 pub(crate) fn poll_bytes<B: Body>(
     body: Pin<&mut B>,
     cx: &mut Context<'_>,
-) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
+) -> PolledFrame<B::Error> {
     body.poll_frame(cx).map(|frame| {
         frame.map(|frame| frame.map(|f| f.map_data(|mut d| d.copy_to_bytes(d.remaining()))))
     })

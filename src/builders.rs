@@ -4,12 +4,17 @@
 //! | types | invocation |
 //! | --- | --- |
 //! | [`CompressionLayer`], [`Compression`] | `compression_builder_methods!()` (in `compression/builder.rs`), over `builder_methods!(encoding ..)` |
-//! | [`RequestCompressionLayer`], [`RequestCompression`] | `builder_methods!(request_compression Settings)` |
-//! | [`DecompressionLayer`], [`Decompression`], [`RequestDecompressionLayer`], [`RequestDecompression`] | `builder_methods!(decompression)` |
+//! | [`RequestCompressionLayer`] | `builder_methods!(request_compression Settings)` |
+//! | [`RequestCompression`] | `builder_methods!(request_compression_service Settings)` |
+//! | [`DecompressionLayer`], [`RequestDecompressionLayer`] | `builder_methods!(decompression)` |
+//! | [`Decompression`], [`RequestDecompression`] | `builder_methods!(decompression_switches)` |
 //! | the four services | `builder_methods!(inner_service)` |
 //!
-//! Both compression directions share `encoding` (`quality`, `pool`); all three families
-//! share `codings` (`gzip`, `no_gzip`, ...).
+//! The services have tower-http's methods (the coding switches, `quality`); what tower-http
+//! does not have (limits, pools, per-coding levels, dictionaries) is set on the layers.
+//! Both compression directions share `encoding_switches` (the switches, `quality`) and
+//! `encoding` (with `level` and `pool`); all three families share `codings` (`gzip`,
+//! `no_gzip`, ...).
 //!
 //! A macro, not a trait: tower-http's users call these as inherent methods, without
 //! importing anything, and only an inherent `impl` on each type gives them that.
@@ -24,12 +29,9 @@
 //! [`RequestDecompression`]: crate::decompression::RequestDecompression
 
 macro_rules! builder_methods {
-    // Request compression; the type has `settings: Arc<$settings>`.
+    // Request compression's layer; the type has `settings: Arc<$settings>`.
     (request_compression $settings:path) => {
-        $crate::builders::builder_methods!(
-            encoding $settings,
-            "sent (the most preferred one enabled is used: zstd, br, gzip, deflate)"
-        );
+        $crate::builders::builder_methods!(encoding $settings, "sent (the most preferred one enabled is used: zstd, br, gzip, deflate)");
 
         /// Sends `format` and nothing else (default: [`ContentCoding::Gzip`](crate::codec::ContentCoding::Gzip)).
         pub fn coding(self, format: $crate::codec::ContentCoding) -> Self {
@@ -49,39 +51,32 @@ macro_rules! builder_methods {
         }
     };
 
-    // Both decompression directions; the type has `settings: decompression::coding::Settings`.
-    (decompression) => {
+    // Request compression's service: tower-http's switches; the rest is set on the layer.
+    (request_compression_service $settings:path) => {
+        $crate::builders::builder_methods!(encoding_switches $settings, "sent (the most preferred one enabled is used: zstd, br, gzip, deflate)");
+    };
+
+    // The decompression services: tower-http's switches; limits and pool are set on the layer.
+    // The type has `settings: decompression::coding::Settings`.
+    (decompression_switches) => {
         $crate::builders::builder_methods!(codings "decoded");
 
         fn set_coding(mut self, format: $crate::codec::ContentCoding, enable: bool) -> Self {
             self.settings.accept.set(format, enable);
             self
         }
+    };
 
-        /// Replaces both limits (see [`DecompressionLimits`](crate::decompression::DecompressionLimits)).
+    // Both decompression layers: the switches, the limits, the pool.
+    (decompression) => {
+        $crate::builders::builder_methods!(decompression_switches);
+
+        /// The limits on what a body may decode to (default: 20 MiB and a ratio limit; see
+        /// [`DecompressionLimits`](crate::decompression::DecompressionLimits), and
+        /// [`DecompressionLimits::none`](crate::decompression::DecompressionLimits::none),
+        /// only for trusted peers).
         pub fn limits(mut self, limits: $crate::decompression::DecompressionLimits) -> Self {
             self.settings.limits = limits;
-            self
-        }
-
-        /// Sets the cap on decoded bytes per body; `None` removes it. Default: 20 MiB
-        /// ([`DEFAULT_MAX_DECOMPRESSED_SIZE`](crate::decompression::DEFAULT_MAX_DECOMPRESSED_SIZE)).
-        pub fn max_decompressed_size(mut self, max: Option<usize>) -> Self {
-            self.settings.limits.max_size = max;
-            self
-        }
-
-        /// Sets the ratio limit; `None` removes it. Default:
-        /// [`RatioLimit::DEFAULT`](crate::decompression::RatioLimit::DEFAULT) (200, burst 3,
-        /// past 1 MiB).
-        pub fn ratio_limit(mut self, ratio: Option<$crate::decompression::RatioLimit>) -> Self {
-            self.settings.limits.ratio = ratio;
-            self
-        }
-
-        /// Removes both limits. Only for trusted peers.
-        pub fn no_limits(mut self) -> Self {
-            self.settings.limits = $crate::decompression::DecompressionLimits::none();
             self
         }
 
@@ -95,6 +90,23 @@ macro_rules! builder_methods {
     // What both compression directions share; the type has `settings: Arc<$settings>`, and
     // `$settings` has `offered`, `level` and `pool` fields.
     (encoding $settings:path, $what:literal) => {
+        $crate::builders::builder_methods!(encoding_switches $settings, $what);
+
+        /// The compression level of one coding, the others keeping theirs: `br` at 5 and
+        /// `zstd` at 3 in one layer, say. `dcz` and `dcb` have levels of their own.
+        pub fn level(self, coding: $crate::ContentCoding, level: $crate::CompressionLevel) -> Self {
+            self.with(|s| s.levels.set(coding, level))
+        }
+
+        /// The pool to draw codec states from (default:
+        /// [`CodecPool::global`](crate::CodecPool::global)).
+        pub fn pool(self, pool: $crate::CodecPool) -> Self {
+            self.with(|s| s.pool = pool)
+        }
+    };
+
+    // tower-http's switches of both compression directions: the codings and `quality`.
+    (encoding_switches $settings:path, $what:literal) => {
         $crate::builders::builder_methods!(codings $what);
 
         fn with(mut self, change: impl FnOnce(&mut $settings)) -> Self {
@@ -109,21 +121,9 @@ macro_rules! builder_methods {
         /// The compression level of every coding (default
         /// [`CompressionLevel::Default`](crate::CompressionLevel::Default): gzip and deflate 6,
         /// zstd 3, br 4), mapped per coding as [`CompressionLevel`](crate::CompressionLevel)
-        /// shows. [`level`](Self::level) then sets one coding's.
+        /// shows. The layer's `level` sets one coding's.
         pub fn quality(self, level: $crate::CompressionLevel) -> Self {
             self.with(|s| s.levels = $crate::codec::Levels::all(level))
-        }
-
-        /// The compression level of one coding, the others keeping theirs: `br` at 5 and
-        /// `zstd` at 3 in one layer, say. `dcz` and `dcb` have levels of their own.
-        pub fn level(self, coding: $crate::ContentCoding, level: $crate::CompressionLevel) -> Self {
-            self.with(|s| s.levels.set(coding, level))
-        }
-
-        /// The pool to draw codec states from (default:
-        /// [`CodecPool::global`](crate::CodecPool::global)).
-        pub fn pool(self, pool: $crate::CodecPool) -> Self {
-            self.with(|s| s.pool = pool)
         }
     };
 

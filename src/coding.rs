@@ -125,27 +125,14 @@ use ContentCoding::{Br, Dcb, Dcz, Deflate, Gzip, Zstd};
 const RELEASES: bool = true;
 const HOLDS: bool = false;
 
+#[rustfmt::skip]
 const TABLE: [Row; 6] = [
-    Row::new(
-        Zstd,
-        "zstd",
-        Zstd,
-        ZSTD_LEVELS,
-        RELEASES,
-        cfg!(feature = "zstd"),
-    ),
-    Row::new(Br, "br", Br, BR_LEVELS, HOLDS, cfg!(feature = "br")),
-    Row::new(Gzip, "gzip", Gzip, DEFLATE_LEVELS, RELEASES, true),
-    Row::new(Deflate, "deflate", Deflate, DEFLATE_LEVELS, RELEASES, true),
-    Row::new(
-        Dcz,
-        "dcz",
-        Zstd,
-        ZSTD_LEVELS,
-        RELEASES,
-        cfg!(feature = "dcz"),
-    ),
-    Row::new(Dcb, "dcb", Br, DCB_LEVELS, HOLDS, cfg!(feature = "dcb")),
+    Row { coding: Zstd,    token: "zstd",    base: Zstd,    levels: ZSTD_LEVELS,    releases_state: RELEASES, compiled: cfg!(feature = "zstd") },
+    Row { coding: Br,      token: "br",      base: Br,      levels: BR_LEVELS,      releases_state: HOLDS,    compiled: cfg!(feature = "br") },
+    Row { coding: Gzip,    token: "gzip",    base: Gzip,    levels: DEFLATE_LEVELS, releases_state: RELEASES, compiled: true },
+    Row { coding: Deflate, token: "deflate", base: Deflate, levels: DEFLATE_LEVELS, releases_state: RELEASES, compiled: true },
+    Row { coding: Dcz,     token: "dcz",     base: Zstd,    levels: ZSTD_LEVELS,    releases_state: RELEASES, compiled: cfg!(feature = "dcz") },
+    Row { coding: Dcb,     token: "dcb",     base: Br,      levels: DCB_LEVELS,     releases_state: HOLDS,    compiled: cfg!(feature = "dcb") },
 ];
 
 /// The codings compiled in, in the table's order.
@@ -207,26 +194,6 @@ impl Levels {
             best,
             min,
             max,
-        }
-    }
-}
-
-impl Row {
-    const fn new(
-        coding: ContentCoding,
-        token: &'static str,
-        base: ContentCoding,
-        levels: Levels,
-        releases_state: bool,
-        compiled: bool,
-    ) -> Self {
-        Row {
-            coding,
-            token,
-            base,
-            levels,
-            releases_state,
-            compiled,
         }
     }
 }

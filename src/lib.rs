@@ -52,7 +52,6 @@ pub mod decompression;
 #[cfg(dictionary)]
 pub mod dictionary;
 #[cfg(not(dictionary))]
-#[path = "dictionary_off.rs"]
 mod dictionary;
 mod ended;
 pub mod guide;

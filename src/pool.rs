@@ -2,18 +2,17 @@
 //! [`Kind`]s of state it pools (their slots and names are listed in `codec::kinds`), and the
 //! pool keeps a shelf per kind, made at the kind's first use.
 //!
-//! A zlib-rs compressor is ~380 KB of state and a zstd context at level 3 over 1 MB; building
-//! one per response costs time, memory churn and (with glibc, whose large allocations are
-//! mmapped) page faults. The pool keeps a bounded number of idle states per kind and hands
+//! A deflate compressor is hundreds of kilobytes of state and a zstd context more (sizes in
+//! BENCHMARKS.md, "The codec alone and the pool"); building one per response costs time,
+//! memory churn and (with glibc, whose large allocations are mmapped) page faults. The pool keeps a bounded number of idle states per kind and hands
 //! them out behind a guard that resets the state and puts it back when dropped.
 //!
 //! # Design
 //!
 //! Each kind of state sits on a shelf: one `Mutex` over a `Vec` per level and the states
-//! parked by paused streams. A checkout or return holds the lock for a `Vec::pop`/`push`, a
-//! few nanoseconds, against ~1 µs for resetting a compressor and 5-100 µs of compression
-//! work per response; the `contention` group of `benches/response.rs` measures two threads
-//! sharing one pool. The lock is never held across user code, and a poisoned lock is
+//! parked by paused streams. A checkout or return holds the lock for a `Vec::pop`/`push`,
+//! far less than resetting a compressor or the compression work of a response; the
+//! `contention` group of `benches/response.rs` measures two threads sharing one pool. The lock is never held across user code, and a poisoned lock is
 //! recovered (`crate::sync::lock`: a `Vec` push or pop cannot be left half done).
 
 use std::any::Any;
@@ -182,6 +181,10 @@ impl CodecPoolBuilder {
     /// cap is dropped. Zero disables pooling (and parking: a paused stream then gives its
     /// state back, and resumes with a fresh one).
     ///
+    /// Default: four per CPU, at least 8 and at most 256. A tokio runtime has one worker per
+    /// CPU and each worker typically has a few responses mid-stream, so four per CPU covers
+    /// the steady state without refilling.
+    ///
     /// Up to this many paused streams (SSE) keep their gzip, deflate or zstd state across
     /// pauses, parked on the shelf; past that, a stream that draws takes the oldest parked
     /// state, and its owner draws another at its next event (see docs/design.md, "Pauses").
@@ -191,14 +194,18 @@ impl CodecPoolBuilder {
     }
 
     /// How many states of one kind streaming responses may keep between their slices of
-    /// work before they start giving them back ([`CodecPool::default_hold_limit`] unless set).
+    /// work before they start giving them back. Default: two per CPU, at least 4 and at
+    /// most 64; a runtime compresses on at most one stream per worker at any instant, so
+    /// this keeps every worker's current stream and one more on its state, and the memory
+    /// of many concurrent streams near that of a few.
     ///
     /// A streaming body compresses at most 64 KiB per poll and then yields, so hundreds of
     /// large responses progress together instead of one at a time. While more than
     /// `hold_limit` states of a kind are checked out, a gzip or deflate stream ends each
-    /// slice with a sync flush and parks its ~190 KB state in the pool (the next slice takes
-    /// it back, or, if another stream took it, draws one primed with the last 32 KiB of
-    /// input, so the ratio holds within 0.3%). Below the limit streams keep their state: no
+    /// slice with a sync flush and parks its state in the pool (the next slice takes it
+    /// back, or, if another stream took it, draws one primed with the last 32 KiB of input,
+    /// so the ratio barely moves: BENCHMARKS.md, "Many streams at once"). Below the limit
+    /// streams keep their state: no
     /// flush, no priming, the full speed of one uninterrupted stream. Zero parks at every
     /// slice end. Whatever the limit, a stream whose producer has nothing ready parks its
     /// state or gives it back (see [`max_idle`](Self::max_idle) and
@@ -206,7 +213,7 @@ impl CodecPoolBuilder {
     ///
     /// zstd streams follow the same limit: past it, a stream flushes at each slice end and
     /// parks its context; if another stream took it, the frame ends and the next slice
-    /// starts a new one (RFC 8878 section 3.1), at a few percent of ratio while crowded. br
+    /// starts a new one (RFC 8878 section 3.1), at some ratio while crowded. br
     /// streams do not: they flush at each slice end and keep their encoder between slices
     /// (at a pause they keep it or give it back, see [`park_bound`](Self::park_bound)); how
     /// many hold one at once is [`br_stream_limit`](Self::br_stream_limit).
@@ -215,28 +222,30 @@ impl CodecPoolBuilder {
         self
     }
 
-    /// How many streaming br responses may hold a brotli encoder at once
-    /// ([`CodecPool::default_br_stream_limit`] unless set; at least 1). Further br streams
+    /// How many streaming br responses may hold a brotli encoder at once (default: 8 per CPU,
+    /// at least 16 and at most 256; never below 1). Further br streams
     /// wait, first come first served, for one of them to end or go idle before they draw
     /// an encoder, so many concurrent br downloads hold a bounded amount of memory (each
-    /// holder keeps its window and tables, megabytes for a large body). Bodies known in full
-    /// are compressed in one shot and do not wait.
+    /// holder keeps its window and tables, megabytes for a large body: BENCHMARKS.md, "Many
+    /// streams at once", has the memory a stream holds and what the default bounds). Bodies
+    /// known in full are compressed in one shot and do not wait.
     pub fn br_stream_limit(mut self, limit: usize) -> Self {
         self.br_stream_limit = limit.max(1);
         self
     }
 
     /// How many streaming responses with more than a slice (64 KiB) of input in hand may
-    /// yield between slices at once ([`CodecPool::default_yield_limit`] unless set).
+    /// yield between slices at once (default: four per CPU, at least 8 and at most 256).
     ///
     /// A stream yields to the runtime after each slice, so that many streams progress
     /// together and all send their first bytes early. A body handed over at once (a
     /// handler's 1 MB `Vec`) is held until its last slice, so with every such stream
-    /// yielding, every handler's body is alive at once (256 concurrent 1 MB responses held
-    /// 256 MB). Past the limit a stream compresses the body in hand through, without
+    /// yielding, every handler's body is alive at once. Past the limit a stream compresses
+    /// the body in hand through, without
     /// yielding (its consumer still applies backpressure), and frees it. Streams whose
     /// producer hands over a slice or less at a time always yield. Zero: no such stream
-    /// yields.
+    /// yields. The default's effect on memory and first bytes against tower-http is in
+    /// BENCHMARKS.md, "Many streams at once".
     pub fn yield_limit(mut self, limit: usize) -> Self {
         self.yield_limit = limit;
         self
@@ -248,9 +257,9 @@ impl CodecPoolBuilder {
     /// goes back to the pool, and the stream's next event draws one primed with its
     /// history. Zero gives the state back at every pause.
     ///
-    /// Keeping saves an event the draw and the priming (~10 us for gzip, ~80 us for br at
-    /// quality 4); giving back lets 1,000 SSE streams with an event every few seconds hold no
-    /// codec state between events (see docs/design.md, "Pauses").
+    /// Keeping saves an event the draw and the priming; giving back lets many SSE streams
+    /// with an event every few seconds hold no codec state between events (see
+    /// docs/design.md, "Pauses", and BENCHMARKS.md, "Idle and event streams").
     pub fn park_bound(mut self, bound: std::time::Duration) -> Self {
         self.park_bound = bound;
         self
@@ -271,6 +280,12 @@ impl CodecPoolBuilder {
     }
 }
 
+/// `per` per CPU, at least `min` and at most `max`.
+fn per_cpu(per: usize, min: usize, max: usize) -> usize {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (cpus * per).clamp(min, max)
+}
+
 impl Default for CodecPoolBuilder {
     fn default() -> Self {
         CodecPoolBuilder {
@@ -284,7 +299,7 @@ impl Default for CodecPoolBuilder {
 }
 
 impl CodecPool {
-    /// A new pool with the default cap ([`CodecPool::default_max_idle`]).
+    /// A new pool with the defaults (see [`CodecPoolBuilder`]).
     pub fn new() -> Self {
         Self::builder().build()
     }
@@ -300,55 +315,24 @@ impl CodecPool {
         GLOBAL.get_or_init(CodecPool::new)
     }
 
-    /// The default cap: four idle states per CPU, at least 8 and at most 256.
-    ///
-    /// A tokio runtime has one worker per CPU and each worker typically has a few responses
-    /// mid-stream, so four per CPU covers the steady state without refilling; at ~380 KB a
-    /// compressor, that is ~3 MB of idle compressors on a 2-core machine.
-    pub fn default_max_idle() -> usize {
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        (cpus * 4).clamp(8, 256)
+    /// The default cap on idle states per kind (see [`CodecPoolBuilder::max_idle`]).
+    pub(crate) fn default_max_idle() -> usize {
+        per_cpu(4, 8, 256)
     }
 
-    /// The default [hold limit](CodecPoolBuilder::hold_limit): two states per CPU, at least
-    /// 4 and at most 64.
-    ///
-    /// A runtime compresses on at most one stream per worker at any instant, so this keeps
-    /// every worker's current stream and one more on its state, and the memory of many
-    /// concurrent streams near that of a few.
-    pub fn default_hold_limit() -> usize {
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        (cpus * 2).clamp(4, 64)
+    /// The default [hold limit](CodecPoolBuilder::hold_limit).
+    pub(crate) fn default_hold_limit() -> usize {
+        per_cpu(2, 4, 64)
     }
 
-    /// The default [br stream limit](CodecPoolBuilder::br_stream_limit): 8 per CPU, at
-    /// least 16 and at most 256.
-    ///
-    /// A streaming br response holds ~2 MB of brotli blocks while it runs (a 256 KiB window
-    /// for a body of unknown size, its 576 KiB ring buffer, quality 4's 512 KiB match finder
-    /// and a slice's commands), ~3.4 MB of RSS once the heap's overhead is counted (measured
-    /// with 256 concurrent 1 MB downloads). On a 2-core machine 16 streams progress at once
-    /// within ~55 MB; the others wait, and send their first bytes when one ends or idles.
-    pub fn default_br_stream_limit() -> usize {
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        (cpus * 8).clamp(16, 256)
+    /// The default [br stream limit](CodecPoolBuilder::br_stream_limit).
+    pub(crate) fn default_br_stream_limit() -> usize {
+        per_cpu(8, 16, 256)
     }
 
-    /// The default [yield limit](CodecPoolBuilder::yield_limit): four per CPU, at least 8
-    /// and at most 256.
-    ///
-    /// With 256 concurrent 1 MB JSON responses built in memory (BENCHMARKS.md, "Many
-    /// streams at once"), 8 kept the server's RSS growth within 2x tower-http's, where every
-    /// stream yielding grew it 10x; the mean first byte went from 0.57x tower-http's time
-    /// to about its time (a first byte needs the handler's body, alive until the end).
-    pub fn default_yield_limit() -> usize {
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        (cpus * 4).clamp(8, 256)
-    }
-
-    /// The yield limit (see [`CodecPoolBuilder::yield_limit`]).
-    pub fn yield_limit(&self) -> usize {
-        self.inner.yields.limit()
+    /// The default [yield limit](CodecPoolBuilder::yield_limit).
+    pub(crate) fn default_yield_limit() -> usize {
+        per_cpu(4, 8, 256)
     }
 
     /// The slots streams with a large body in hand take to yield between slices.
@@ -369,12 +353,6 @@ impl CodecPool {
     /// The cap on idle states per kind.
     pub fn max_idle(&self) -> usize {
         self.inner.max_idle
-    }
-
-    /// The longest pause a stream keeps its state over (see
-    /// [`CodecPoolBuilder::park_bound`]).
-    pub fn park_bound(&self) -> std::time::Duration {
-        self.inner.park_bound
     }
 
     /// The hold limit (see [`CodecPoolBuilder::hold_limit`]).
@@ -500,7 +478,7 @@ impl<T: PooledState> Drop for Pooled<T> {
             return;
         };
         let shelf = self.pool.inner.shelf::<T>();
-        // Reset outside the lock: it is the expensive part (~1 µs for a deflate compressor).
+        // Reset outside the lock: it is the expensive part.
         if std::thread::panicking() || !state.reset() {
             Counters::bump(shelf.stats.discarded());
         } else {

@@ -1,8 +1,6 @@
 //! Locking that survives a panic elsewhere.
 
-use std::sync::{Mutex, MutexGuard};
-#[cfg(feature = "dcz")]
-use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{LockResult, Mutex, MutexGuard, PoisonError};
 
 /// Locks `mutex`, taking the data of a lock poisoned by a panic in another thread.
 ///
@@ -11,20 +9,11 @@ use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 /// map insert or remove, a counter update is never left half done), so a poisoned lock still
 /// holds consistent data. A section added under one of these locks must keep that true.
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    recover(mutex.lock())
 }
 
-#[cfg(feature = "dcz")]
-/// Reads `lock`, past a panic in another thread (as [`lock`] does, for the same reason).
-pub(crate) fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
-    lock.read().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-#[cfg(feature = "dcz")]
-/// Writes `lock`, past a panic in another thread (as [`lock`] does, for the same reason).
-pub(crate) fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
-    lock.write()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+/// The guard of a lock call (`RwLock::read`, `RwLock::write`), past a panic in another
+/// thread (as [`lock`] does, for the same reason).
+pub(crate) fn recover<G>(result: LockResult<G>) -> G {
+    result.unwrap_or_else(PoisonError::into_inner)
 }

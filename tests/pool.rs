@@ -248,7 +248,7 @@ fn clones_share_one_pool_and_global_is_shared() {
         1
     );
     assert!(pool.max_idle() >= 8 && pool.max_idle() <= 256);
-    assert_eq!(CodecPool::default_max_idle(), pool.max_idle());
+    assert_eq!(CodecPool::builder().build().max_idle(), pool.max_idle());
     assert!(std::ptr::eq(CodecPool::global(), CodecPool::global()));
     assert!(format!("{pool:?}").contains("max_idle"));
 }

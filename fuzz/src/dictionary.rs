@@ -59,7 +59,7 @@ pub fn check_round_trip(data: &[u8]) {
         assert!(one_shot.decode(&wire[..wire.len() - 1], limit + 1).is_err());
     }
     let mut encoder =
-        Encoder::with_dictionary(case.coding, &case.dictionary, case.level, pool()).unwrap();
+        Encoder::for_coding(case.coding, case.level, Some(&case.dictionary), pool()).unwrap();
     let mut streamed = BytesMut::new();
     for (i, chunk) in case.body.chunks(case.step).enumerate() {
         encoder.encode(chunk, &mut streamed).expect("encode");
@@ -77,7 +77,7 @@ pub fn check_round_trip(data: &[u8]) {
 
 /// `wire` decoded with budgets of `budget` bytes per call; `complete` asks `finish` to agree.
 fn decode_in_steps(case: &Case<'_>, wire: &[u8], budget: usize, complete: bool) -> Vec<u8> {
-    let mut decoder = Decoder::with_dictionary(case.coding, &case.dictionary, pool()).unwrap();
+    let mut decoder = Decoder::for_coding(case.coding, Some(&case.dictionary), pool()).unwrap();
     let mut out = BytesMut::new();
     let mut input = wire;
     loop {
@@ -115,7 +115,7 @@ pub fn check_decoder(data: &[u8]) {
     if let Ok(out) = one_shot.decode(&body, 1 << 16) {
         assert!(out.len() <= 1 << 16);
     }
-    let mut decoder = Decoder::with_dictionary(case.coding, &case.dictionary, pool()).unwrap();
+    let mut decoder = Decoder::for_coding(case.coding, Some(&case.dictionary), pool()).unwrap();
     let mut out = BytesMut::new();
     let budget = 1 + case.step % 4096;
     let mut input = &body[..];

@@ -651,7 +651,7 @@ pub fn check_roundtrip(data: &[u8]) {
         }
         let echo = RequestDecompressionLayer::new()
             .pool(pool.clone())
-            .no_limits()
+            .limits(tower_gzip::decompression::DecompressionLimits::none())
             .layer(service_fn(|req: Request<_>| async move {
                 Ok::<_, std::convert::Infallible>(Response::new(req.into_body()))
             }));
@@ -660,7 +660,7 @@ pub fn check_roundtrip(data: &[u8]) {
     } else {
         let client = DecompressionLayer::new()
             .pool(pool.clone())
-            .no_limits()
+            .limits(tower_gzip::decompression::DecompressionLimits::none())
             .layer(compressing);
         let res = block_on(client.oneshot(req)).unwrap();
         assert!(res.headers().get(CONTENT_ENCODING).is_none());
@@ -832,8 +832,11 @@ pub fn check_request(data: &[u8]) {
     );
     let service = RequestDecompressionLayer::new()
         .pool(pool.clone())
-        .max_decompressed_size(Some(max_size))
-        .ratio_limit(ratio)
+        .limits(
+            tower_gzip::decompression::DecompressionLimits::none()
+                .with_max_size(Some(max_size))
+                .with_ratio(ratio),
+        )
         .layer(handler);
     let (status, seen) = send_request(&service, format, &wire, seeds);
     assert!(
@@ -882,7 +885,7 @@ pub fn check_request(data: &[u8]) {
     let wire = reference_encode(format, variant, known);
     let unlimited = RequestDecompressionLayer::new()
         .pool(pool.clone())
-        .no_limits()
+        .limits(tower_gzip::decompression::DecompressionLimits::none())
         .layer(handler);
     let (status, seen) = send_request(&unlimited, format, &wire, seeds);
     assert_eq!((status, &seen[..]), (StatusCode::OK, &known[..]));

@@ -40,7 +40,6 @@
 //! # }
 //! ```
 
-#[cfg_attr(not(dictionary_client), path = "../decompression/dictionaries_off.rs")]
 pub(crate) mod dictionaries;
 mod layer;
 mod service;

@@ -22,7 +22,7 @@ use crate::predicate::{DefaultPredicate, Predicate};
 /// - its method carries no body by convention: `GET`, `HEAD`, `TRACE`, `CONNECT`;
 /// - its body is empty;
 /// - the predicate says no ([`DefaultPredicate`]: an already compressed `Content-Type`, or a
-///   size known to be below [`min_size`](Self::min_size)).
+///   size known to be below the layer's [`min_size`](RequestCompressionLayer::min_size)).
 ///
 /// Otherwise the body is compressed as it streams with a pooled encoder (flushed whenever the
 /// body waits for more data), `Content-Encoding` is set and `Content-Length` removed, so the
@@ -52,7 +52,7 @@ impl<S> RequestCompression<S> {
 }
 
 impl<S, P> RequestCompression<S, P> {
-    builder_methods!(request_compression Settings);
+    builder_methods!(request_compression_service Settings);
     builder_methods!(inner_service);
 
     /// Replaces the predicate that decides which requests to compress.

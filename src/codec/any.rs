@@ -175,23 +175,6 @@ impl Encoder {
         Encoder { coding, codec }
     }
 
-    /// [`for_coding`](Encoder::for_coding) with a dictionary, for a dictionary coding
-    /// (RFC 9842): `dcz` (zstd, the dictionary as raw content) or `dcb` (brotli, the
-    /// dictionary as a prefix). Fails for a coding that takes no dictionary.
-    #[cfg(dictionary)]
-    pub fn with_dictionary(
-        coding: ContentCoding,
-        dictionary: &Dictionary,
-        level: CompressionLevel,
-        pool: &CodecPool,
-    ) -> Result<Self, EncodeError> {
-        if !coding.needs_dictionary() {
-            let error = format!("{} takes no dictionary", coding.as_str());
-            return Err(EncodeError::new(error));
-        }
-        Self::for_coding(coding, level, Some(dictionary), pool)
-    }
-
     /// The options, before the first call; `None` after it or without a codec.
     fn options(&mut self) -> Option<&mut EncodeOptions> {
         let codec = self.codec.as_mut().ok()?;
@@ -218,7 +201,7 @@ impl Encoder {
     /// smaller output on large bodies). The other codings ignore it: a pledged zstd size
     /// above 64 KiB made libzstd pick slower, larger parameters. Ignored once a call has
     /// been made.
-    pub fn with_size_hint(mut self, len: u64) -> Self {
+    pub(crate) fn with_size_hint(mut self, len: u64) -> Self {
         if let Some(options) = self.options() {
             options.size_hint = Some(len);
         }
@@ -371,21 +354,6 @@ impl Decoder {
     pub fn new(coding: ContentCoding, pool: &CodecPool) -> Self {
         let codec = any_decoder(coding, None, pool);
         Decoder { coding, codec }
-    }
-
-    /// [`for_coding`](Decoder::for_coding) with a dictionary, for a dictionary coding
-    /// (RFC 9842). Fails for a coding that takes no dictionary.
-    #[cfg(dictionary)]
-    pub fn with_dictionary(
-        coding: ContentCoding,
-        dictionary: &Dictionary,
-        pool: &CodecPool,
-    ) -> Result<Self, DecodeError> {
-        if !coding.needs_dictionary() {
-            let kind = DecodeErrorKind::CorruptHeader;
-            return Err(DecodeError::new(kind, "this coding takes no dictionary"));
-        }
-        Self::for_coding(coding, Some(dictionary), pool)
     }
 
     /// The coding this decoder reads.

@@ -7,8 +7,8 @@ pub(crate) const DICTIONARY: usize = 32 * 1024;
 
 /// The tail of the input, kept by streaming bodies from the start (`keep_history` on the
 /// flate and br encoders) and by any other stream from its first idle release on, so
-/// one-shot bodies never pay for it. The copy costs ~1% of the deflate work; the buffer is at
-/// most 32 KiB.
+/// one-shot bodies never pay for it. The copy is a small share of the deflate work; the
+/// buffer is at most 32 KiB.
 #[derive(Debug, Default)]
 pub(crate) struct History {
     pub(crate) tracking: bool,
@@ -20,7 +20,8 @@ pub(crate) struct History {
 /// History kept by a stream that gives its state back at every slice end because more
 /// streams than the pool's hold limit are compressing: half the window. Hundreds of such
 /// streams at once each hold this instead of 32 KiB; priming with 16 KiB instead of 32 KiB
-/// at each 64 KiB slice costs ~0.5% more bytes on text and JSON.
+/// at each 64 KiB slice costs little ratio on text and JSON (BENCHMARKS.md, "Many streams
+/// at once").
 pub(crate) const CROWDED: usize = DICTIONARY / 2;
 
 impl History {

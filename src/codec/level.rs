@@ -17,8 +17,8 @@ use crate::pool::Level;
 /// zstd and br.
 ///
 /// br `Best` (quality 11) is brotli's densest setting and far too slow for responses built
-/// per request: on this crate's JSON benchmark it costs ~100x quality 4 (see
-/// BENCHMARKS.md). Use it for static assets; the default (4) is what tower-http uses too.
+/// per request: on this crate's JSON benchmark it costs orders of magnitude more than
+/// quality 4 (BENCHMARKS.md, "br"). Use it for static assets; the default (4) is what tower-http uses too.
 /// zstd levels above 19 would ask for windows beyond 8 MiB; this crate caps the window
 /// at 8 MiB (window log 23, RFC 9659) at every level.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

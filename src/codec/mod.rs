@@ -128,6 +128,42 @@ macro_rules! families {
 }
 pub(crate) use families;
 
+/// The entry points the codec list calls (see [`families`]) for a family of one plain
+/// coding whose codecs take no options: its streaming encoder and decoder types, their
+/// constructors, and its one-shot function.
+#[cfg(any(feature = "zstd", feature = "br"))]
+macro_rules! single_coding_entry_points {
+    ($encoder:ident, $decoder:ident, $one_shot:path) => {
+        pub(crate) type Encoder = $encoder;
+        pub(crate) type Decoder = $decoder;
+
+        pub(crate) fn encoder(
+            _: $crate::ContentCoding,
+            level: $crate::codec::Level,
+            pool: &$crate::CodecPool,
+        ) -> Encoder {
+            $encoder::new(level, pool)
+        }
+
+        pub(crate) fn decoder(_: $crate::ContentCoding, pool: &$crate::CodecPool) -> Decoder {
+            $decoder::new(pool)
+        }
+
+        pub(crate) fn one_shot(
+            _: $crate::ContentCoding,
+            level: $crate::codec::Level,
+            _: &$crate::codec::EncodeOptions,
+            input: &[u8],
+            pool: &$crate::CodecPool,
+            out: &mut ::bytes::BytesMut,
+        ) -> Result<(), $crate::codec::EncodeError> {
+            $one_shot(level, input, pool, out)
+        }
+    };
+}
+#[cfg(any(feature = "zstd", feature = "br"))]
+pub(crate) use single_coding_entry_points;
+
 /// Without `dcz` and `dcb` no dictionary exists: this type has no values, so the
 /// dictionary arguments of [`Encoder::for_coding`] and [`Decoder::for_coding`] are `None`.
 #[cfg(not(dictionary))]
@@ -148,10 +184,6 @@ impl Dictionary {
         match *self {}
     }
 }
-
-/// The coding type's former name.
-#[deprecated(note = "use `tower_gzip::ContentCoding`")]
-pub type Format = ContentCoding;
 
 /// Bytes consumed from the input and appended to the output by one codec call.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

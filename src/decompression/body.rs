@@ -13,7 +13,7 @@ use super::capture::Capture;
 use super::coding::Chain;
 use super::limits::{DecompressionLimits, length_limit_error};
 use crate::BoxError;
-use crate::buf::poll_bytes;
+use crate::buf::{PolledFrame, poll_bytes};
 use crate::client::dictionaries::{Candidate, ClientDictionaryStore};
 use crate::codec::{DecodeError, DecodeErrorKind, Decoder};
 use crate::dictionary::Dictionary;
@@ -240,10 +240,7 @@ where
     type Data = Bytes;
     type Error = BoxError;
 
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> PolledFrame<BoxError> {
         let this = self.project();
         let mut inner = this.inner;
         let poll = poll_mode(this.mode, inner.as_mut(), cx);

@@ -11,8 +11,8 @@
 //! - [`gate`]: RFC 9842's readability rule, over request and response headers.
 //! - [`select`]: the coding and dictionary for one response (`Accept-Encoding`,
 //!   `Available-Dictionary`, the gate), or none.
-//! - [`DictionaryStore`], [`ResponseStore`]: dictionaries (and remembered responses) by
-//!   hash, bounded in bytes, least recently used out first.
+//! - [`DictionaryStore`]: dictionaries by hash, bounded in bytes, least recently used out
+//!   first.
 //! - [`UseAsDictionaryLayer`], [`DictionaryService`]: serving dictionaries, and responses
 //!   that become them.
 //!
@@ -26,8 +26,9 @@
 //!
 //! Elsewhere: the headers' grammar is in [`headers`](crate::headers); a body known in full is
 //! compressed and decompressed with [`OneShot::dictionary`](crate::codec::OneShot::dictionary),
-//! and streamed with [`Encoder::with_dictionary`](crate::codec::Encoder::with_dictionary) and
-//! [`Decoder::with_dictionary`](crate::codec::Decoder::with_dictionary); the client's store
+//! and streamed with [`Encoder::for_coding`](crate::codec::Encoder::for_coding) and
+//! [`Decoder::for_coding`](crate::codec::Decoder::for_coding), given the dictionary; the
+//! client's store
 //! is `client::ClientDictionaryStore` (cargo feature `dictionary-client`).
 //!
 //! # What it buys
@@ -72,23 +73,48 @@
 //! assert_eq!(&plain[..], &body[..]);
 //! ```
 
+// Without `dcz` and `dcb` this module is private and holds what the compression layer reads
+// on every request: the gate and the selection compile as they are, and the store is the
+// seam (see the end of this file).
+#![cfg_attr(not(dictionary), allow(dead_code, unreachable_pub, unused_imports))]
+
 #[cfg(feature = "dcz")]
 mod build;
 mod gate;
 #[cfg(feature = "dcz")]
 pub mod learn;
 mod select;
+#[cfg(dictionary)]
 mod serve;
+#[cfg(dictionary)]
 mod store;
 
+#[cfg(not(dictionary))]
+pub(crate) use crate::codec::Dictionary;
+#[cfg(dictionary)]
 pub use crate::codec::dictionary::{Dictionary, DictionaryError, MAX_DICTIONARY_LEN, peek};
 #[cfg(feature = "dcz")]
 pub use build::{BuiltDictionary, CandidateReport, DictionaryBuilder, DictionaryKind, train};
 pub use gate::{Readability, gate};
 pub use select::select;
 pub(crate) use select::select_parsed;
+#[cfg(dictionary)]
 pub use serve::{
     DictionaryService, RememberFuture, Remembered, UseAsDictionaryLayer, UseAsDictionaryService,
     link_header,
 };
-pub use store::{DictionaryStore, ResponseStore};
+#[cfg(dictionary)]
+pub use store::DictionaryStore;
+
+/// The seam: without `dcz` and `dcb` no store can exist, so a layer's dictionary path ends
+/// where it asks for one.
+#[cfg(not(dictionary))]
+#[derive(Clone, Debug)]
+pub(crate) enum DictionaryStore {}
+
+#[cfg(not(dictionary))]
+impl DictionaryStore {
+    pub(crate) fn for_request(&self, _: &http::HeaderMap) -> Option<Dictionary> {
+        match *self {}
+    }
+}

@@ -4,8 +4,8 @@
 use http::HeaderMap;
 
 use super::Dictionary;
+use super::DictionaryStore;
 use super::gate::gate;
-use super::store::DictionaryStore;
 use crate::ContentCoding;
 use crate::negotiate::{AcceptEncoding, Q};
 
@@ -16,7 +16,8 @@ use crate::negotiate::{AcceptEncoding, Q};
 /// `codings`.
 ///
 /// The caller still decides whether the response is worth compressing at all (its type,
-/// its size, an existing `Content-Encoding`), and sets `Content-Encoding` and [`DICTIONARY_VARY`](crate::headers::DICTIONARY_VARY).
+/// its size, an existing `Content-Encoding`), and sets `Content-Encoding` and `Vary: accept-encoding, available-dictionary` (RFC 9842
+/// section 6.2).
 ///
 /// ```
 /// use http::HeaderMap;

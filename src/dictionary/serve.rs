@@ -13,14 +13,14 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
 use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode};
-use http_body::{Body, Frame, SizeHint};
+use http_body::{Body, SizeHint};
 use http_body_util::Full;
 use pin_project_lite::pin_project;
 use tower_layer::Layer;
 use tower_service::Service;
 
 use super::{Dictionary, DictionaryStore};
-use crate::buf::poll_bytes;
+use crate::buf::{PolledFrame, poll_bytes};
 use crate::headers::USE_AS_DICTIONARY;
 use crate::headers::UseAsDictionary;
 
@@ -330,10 +330,7 @@ impl<B: Body> Body for Remembered<B> {
     type Data = Bytes;
     type Error = B::Error;
 
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> PolledFrame<B::Error> {
         let mut this = self.project();
         let frame = match std::task::ready!(poll_bytes(this.inner.as_mut(), cx)) {
             Some(Ok(frame)) => frame,

@@ -1,14 +1,10 @@
-//! Stores keyed by SHA-256 and bounded in bytes, least recently used out first:
-//! [`DictionaryStore`] for the dictionaries a server offers, [`ResponseStore`] for
-//! "versioned resources" (earlier responses, remembered so a client holding one as its
-//! dictionary can get the next version as a delta).
+//! [`DictionaryStore`]: the dictionaries a server offers, keyed by SHA-256 and bounded in
+//! bytes, least recently used out first.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
-use bytes::Bytes;
 use http::HeaderMap;
-use sha2::{Digest, Sha256};
 
 use super::Dictionary;
 use crate::headers::available_dictionary;
@@ -20,12 +16,6 @@ trait Weighed: Clone {
 }
 
 impl Weighed for Dictionary {
-    fn weight(&self) -> usize {
-        self.len()
-    }
-}
-
-impl Weighed for Bytes {
     fn weight(&self) -> usize {
         self.len()
     }
@@ -192,32 +182,6 @@ impl DictionaryStore {
 
 lru_store!(DictionaryStore, Dictionary, "dictionary", "dictionaries");
 
-/// Earlier responses ("versioned resources"), remembered by the SHA-256 of their bodies
-/// and bounded in total bytes, least recently used out first.
-///
-/// A response served with `Use-As-Dictionary` (a script bundle, say) is remembered here;
-/// when a client later names its hash in `Available-Dictionary`, the server can make a
-/// [`Dictionary`] of it and send the new version as a `dcz`/`dcb` delta. Cloning is cheap
-/// (one shared store).
-#[derive(Clone)]
-pub struct ResponseStore {
-    inner: Arc<Mutex<Lru<Bytes>>>,
-}
-
-impl ResponseStore {
-    /// Remembers `body` and returns its SHA-256; `None` (nothing stored) for an empty body
-    /// or one larger than the whole bound.
-    pub fn remember(&self, body: Bytes) -> Option<[u8; 32]> {
-        if body.is_empty() {
-            return None;
-        }
-        let hash: [u8; 32] = Sha256::digest(&body).into();
-        lock(&self.inner).insert(hash, body).then_some(hash)
-    }
-}
-
-lru_store!(ResponseStore, Bytes, "body", "bodies");
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -256,7 +220,6 @@ mod tests {
     fn byte_bound_holds_under_churn() {
         let max = 10_000;
         let store = DictionaryStore::new(max);
-        let responses = ResponseStore::new(max);
         // A deterministic xorshift drives inserts, gets and removes of varied sizes.
         let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
         let mut next = || {
@@ -274,8 +237,6 @@ mod tests {
                     let d = dictionary(round, len);
                     hashes.push(d.hash());
                     assert!(store.insert(d));
-                    let body = Bytes::from(vec![(round % 251) as u8; len]);
-                    assert!(responses.remember(body).is_some());
                 }
                 2 | 3 if !hashes.is_empty() => {
                     let hash = hashes[(r >> 8) as usize % hashes.len()];
@@ -292,7 +253,6 @@ mod tests {
                 "round {round}: {} bytes",
                 store.bytes()
             );
-            assert!(responses.bytes() <= max);
             let lru = lock(&store.inner);
             let counted: usize = lru.entries.values().map(|(d, _)| d.len()).sum();
             assert_eq!(counted, lru.bytes);
@@ -317,18 +277,5 @@ mod tests {
         );
         assert_eq!(store.for_request(&request).map(|d| d.hash()), Some(hash));
         assert!(!store.is_empty());
-    }
-
-    #[test]
-    fn response_store_remembers_by_hash() {
-        let responses = ResponseStore::new(100);
-        assert_eq!(responses.remember(Bytes::new()), None);
-        assert_eq!(responses.remember(Bytes::from(vec![0; 101])), None);
-        let hash = responses
-            .remember(Bytes::from_static(b"v1 of app.js"))
-            .unwrap();
-        assert_eq!(responses.get(&hash).unwrap(), &b"v1 of app.js"[..]);
-        assert_eq!(responses.len(), 1);
-        assert!(responses.remove(&hash).is_some() && responses.is_empty());
     }
 }

@@ -10,8 +10,11 @@ use sfv::{BareItemFromInput, DictSerializer, ItemSerializer, KeyRef, StringRef};
 
 use std::fmt;
 
+use super::AVAILABLE_DICTIONARY;
 use super::sf::{self, Member};
-use super::{AVAILABLE_DICTIONARY, MAX_ID_LEN};
+
+/// The longest `id` RFC 9842 allows (section 2.1.3).
+const MAX_ID_LEN: usize = 1024;
 
 /// A longer `Available-Dictionary` value is refused before parsing. The canonical form of a
 /// SHA-256 is 46 characters (`:` + 44 base64 + `:`); this leaves room for whitespace and
@@ -60,7 +63,7 @@ pub(crate) fn available_dictionary_value(hash: &[u8; 32]) -> HeaderValue {
 }
 
 /// Why [`UseAsDictionary::to_header_value`] refused: a string that is not a Structured Field
-/// string (printable ASCII only), an `id` over [`MAX_ID_LEN`], or a `match` pattern with a
+/// string (printable ASCII only), an `id` over 1024 characters (RFC 9842 section 2.1.3), or a `match` pattern with a
 /// regexp group.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct InvalidMetadata(pub(crate) &'static str);
@@ -146,7 +149,7 @@ impl UseAsDictionary {
     /// The header value: `match="..."`, then `match-dest=(...)` and `id="..."` when set.
     ///
     /// Fails when a string is not an SF string (printable ASCII only: percent-encode
-    /// anything else) or the id is over [`MAX_ID_LEN`].
+    /// anything else) or the id is over 1024 characters.
     pub fn to_header_value(&self) -> Result<HeaderValue, InvalidMetadata> {
         fn string<'a>(s: &'a str, what: &'static str) -> Result<&'a StringRef, InvalidMetadata> {
             StringRef::from_str(s).map_err(|_| InvalidMetadata(what))

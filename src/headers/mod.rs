@@ -36,17 +36,13 @@ pub const AVAILABLE_DICTIONARY: HeaderName = HeaderName::from_static("available-
 /// The `Use-As-Dictionary` response header: the response is a dictionary for later requests.
 pub const USE_AS_DICTIONARY: HeaderName = HeaderName::from_static("use-as-dictionary");
 /// The `Dictionary-ID` request header (the `id` of the dictionary the client has).
-pub const DICTIONARY_ID: HeaderName = HeaderName::from_static("dictionary-id");
+pub(crate) const DICTIONARY_ID: HeaderName = HeaderName::from_static("dictionary-id");
 /// `Sec-Fetch-Mode`, sent by browsers on every request (in secure contexts, `localhost`
 /// included): RFC 9842's readability gate and the learner's announcements read it.
 pub(crate) const SEC_FETCH_MODE: HeaderName = HeaderName::from_static("sec-fetch-mode");
 /// `Sec-Fetch-Site`: whether the request comes from the page's own origin (the gate's first
 /// question).
 pub(crate) const SEC_FETCH_SITE: HeaderName = HeaderName::from_static("sec-fetch-site");
-/// The `Vary` value a cacheable dictionary-compressed response needs (RFC 9842 section 6.2).
-pub const DICTIONARY_VARY: &str = "accept-encoding, available-dictionary";
-/// The longest `id` RFC 9842 allows (section 2.1.3).
-pub const MAX_ID_LEN: usize = 1024;
 
 mod response;
 

@@ -2,8 +2,9 @@
 //! unless another stream needed it meanwhile.
 //!
 //! Giving a paused stream's state back keeps idle streams cheap, but costs a stream that
-//! pauses after every event a redraw, a reset and (gzip) 32 KiB of priming per event:
-//! ~100 us on an SSE event of 25 bytes. A parked state stays on the shelf unreset, counted
+//! pauses after every event a redraw, a reset and (gzip) 32 KiB of priming per event, many
+//! times the cost of compressing a small SSE event (BENCHMARKS.md, "Idle and event
+//! streams"). A parked state stays on the shelf unreset, counted
 //! idle (a paused stream holds nothing), and goes back to its stream as it was; only a draw
 //! that finds no clean state takes it, so a quiet pool costs a pause a flush and a crowded
 //! one costs what releasing does.
@@ -107,11 +108,10 @@ enum Slot<T: PooledState> {
 
 /// The longest pause worth parking for, unless the pool sets another
 /// ([`CodecPoolBuilder::park_bound`](crate::CodecPoolBuilder::park_bound)). Parking saves a
-/// gzip event ~50 us and a zstd event its frame; a stream whose events come a second or
-/// more apart saves under 0.005% of a core by it, while the state it keeps (190 KB for
-/// deflate, ~1 MB for zstd) cannot be shared: parking, 1,000 SSE streams with an event
-/// every 5 s make 8 zstd contexts where 2 serve (measured: 1.21x identity's RSS growth
-/// against 1.08x for gzip). Such streams release at a pause.
+/// gzip event its priming and a zstd event its frame; a stream whose events come a second
+/// or more apart saves a negligible share of a core by it, while the state it keeps cannot
+/// be shared: parked, many slow SSE streams hold several zstd contexts where a few would
+/// serve (BENCHMARKS.md, "Idle and event streams"). Such streams release at a pause.
 pub(crate) const PARK_BOUND: Duration = Duration::from_secs(1);
 
 impl<T: PooledState> Hold<T> {
@@ -203,7 +203,7 @@ impl<T: PooledState> Hold<T> {
     /// Parks a held state for a stream whose last pause was short; `Err` with the state
     /// otherwise, or when the pool has no room for it (the hold is then empty), for the
     /// caller to release. A stream's first pause releases: its length is not known yet,
-    /// and 1,000 streams opened at once would otherwise each park a state.
+    /// and a thousand streams opened at once would otherwise each park a state.
     pub(crate) fn park(&mut self) -> Result<(), Pooled<T>> {
         self.parked_at = Some(Instant::now());
         if let Slot::Held(_) = self.slot {

@@ -57,8 +57,8 @@ impl<T> Shelf<T> {
     /// An idle state at `level`: a clean one, else, when parked states fill the shelf,
     /// the oldest one parked at that level; counts the checkout either way.
     ///
-    /// With room on the shelf a parked state is left to its stream: a new state (~3 us for
-    /// deflate) is cheaper than the redraw and priming it would cost that stream, and it
+    /// With room on the shelf a parked state is left to its stream: a new state is cheaper
+    /// than the redraw and priming it would cost that stream, and it
     /// can be parked in turn. Once the shelf is full, a new one could not be, and memory
     /// would churn.
     pub(super) fn take(&self, level: Level, max_idle: usize) -> Found<T> {

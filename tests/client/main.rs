@@ -277,8 +277,10 @@ async fn response_bombs_are_stopped() {
     let wire = gzip(&vec![0u8; 16 * 1024 * 1024]);
     let pool = CodecPool::new();
     let layer = DecompressionLayer::new()
-        .max_decompressed_size(Some(4 * 1024 * 1024))
-        .ratio_limit(None)
+        .limits(
+            tower_gzip::decompression::DecompressionLimits::none()
+                .with_max_size(Some(4 * 1024 * 1024)),
+        )
         .pool(pool.clone());
     let (_, response) = fetch(layer, get_request(), encoded_response("gzip", wire.clone())).await;
     let mut body = response.into_body();

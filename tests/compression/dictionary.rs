@@ -417,7 +417,7 @@ fn dict_decode(
     use tower_gzip::codec::Decoder;
     let mut out = BytesMut::new();
     let pool = CodecPool::new();
-    let mut decoder = Decoder::with_dictionary(coding, dictionary, &pool).unwrap();
+    let mut decoder = Decoder::for_coding(coding, Some(dictionary), &pool).unwrap();
     let mut input = wire;
     while !input.is_empty() || decoder.has_pending_output() {
         let n = decoder.decode(input, &mut out, 1 << 20).unwrap();

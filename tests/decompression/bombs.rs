@@ -18,12 +18,11 @@ use crate::common::server::http1_client as client;
 use crate::harness::FRAME_LIMIT;
 use crate::server::{post_to, serve};
 
-/// Streams a 1 GiB bomb to a real server whose only defence is `max_decompressed_size`.
+/// Streams a 1 GiB bomb to a real server whose only defence is the decoded-size limit.
 async fn bomb_over_http(kind: BombKind) {
     let limit = 20 * MIB;
     let layer = RequestDecompressionLayer::new()
-        .max_decompressed_size(Some(limit))
-        .ratio_limit(None);
+        .limits(tower_gzip::decompression::DecompressionLimits::none().with_max_size(Some(limit)));
     let (server, probe) = serve(layer).await;
     let bomb = Bomb::new(kind, 1024);
     let pulled = bomb.pulled();
@@ -60,8 +59,7 @@ async fn single_member_bomb_stops_at_the_limit() {
     let limit = 20 * MIB;
     let pool = CodecPool::new();
     let layer = RequestDecompressionLayer::new()
-        .max_decompressed_size(Some(limit))
-        .ratio_limit(None)
+        .limits(tower_gzip::decompression::DecompressionLimits::none().with_max_size(Some(limit)))
         .pool(pool.clone());
     let bomb = Bomb::new(BombKind::Gzip, 1024);
     let pulled = bomb.pulled();

@@ -31,13 +31,15 @@ async fn ratio_limit_rejects_a_body_under_the_size_limit() {
     .await;
     assert!(is_limit(&out.seen.unwrap()));
     // The same body passes without a ratio limit.
-    let layer = RequestDecompressionLayer::new().ratio_limit(None);
+    let layer =
+        RequestDecompressionLayer::new().limits(DecompressionLimits::new().with_ratio(None));
     let out = run(layer, encoded("gzip", gzip(&zeros))).await;
     assert_eq!(out.seen.unwrap().body.unwrap().len(), 3 * MIB);
     // A tighter custom ratio catches ordinary text.
     let plain = text(400_000);
     let ratio = RatioLimit::new(2, 1).with_min_size(0);
-    let layer = RequestDecompressionLayer::new().ratio_limit(Some(ratio));
+    let layer =
+        RequestDecompressionLayer::new().limits(DecompressionLimits::new().with_ratio(Some(ratio)));
     assert!(is_limit(
         &run(layer, encoded("gzip", gzip(&plain)))
             .await
@@ -72,7 +74,7 @@ async fn size_limit_exact_boundary() {
     .await;
     assert!(is_limit(&out.seen.unwrap()));
     let out = run(
-        RequestDecompressionLayer::new().no_limits(),
+        RequestDecompressionLayer::new().limits(DecompressionLimits::none()),
         encoded("gzip", gzip(&plain)),
     )
     .await;
@@ -85,8 +87,7 @@ async fn limit_applies_to_inner_stages_of_a_chain() {
     let inner = gzip(&vec![0u8; 64 * MIB]);
     let wire = gzip(&inner);
     let layer = RequestDecompressionLayer::new()
-        .max_decompressed_size(Some(MIB))
-        .ratio_limit(None);
+        .limits(DecompressionLimits::none().with_max_size(Some(MIB)));
     let seen = run(layer, encoded("gzip, gzip", wire)).await.seen.unwrap();
     assert!(is_limit(&seen));
     assert!(seen.frames * FRAME_LIMIT <= MIB + FRAME_LIMIT);

@@ -10,8 +10,8 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Uri};
 use sfv::{ItemSerializer, StringRef};
 
-use super::freshness;
 use super::pattern::{MatchPattern, Origin, request_url};
+use super::{Offer, freshness};
 use crate::dictionary::Dictionary;
 use crate::headers::{USE_AS_DICTIONARY, UseAsDictionary};
 
@@ -192,13 +192,6 @@ pub(crate) struct Candidate {
     pattern: MatchPattern,
     metadata: UseAsDictionary,
     expires: Instant,
-}
-
-/// The dictionary to offer on a request, with its `Dictionary-ID` value.
-#[derive(Clone, Debug)]
-pub(crate) struct Offer {
-    pub(crate) dictionary: Dictionary,
-    pub(crate) id: Option<HeaderValue>,
 }
 
 impl Default for ClientDictionaryStore {

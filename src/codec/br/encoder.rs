@@ -111,9 +111,9 @@ fn take_output(core: &mut EncoderCore, out: &mut BytesMut) -> usize {
 /// (and the first, whose length is unknown) gives the state back too: the stream goes on
 /// with a fresh encoder primed with the last 32 KiB of input and the distances the decoder
 /// remembers (see `CompressorState::resume`). An idle event stream then holds its history
-/// (the size of its events) instead of an encoder (145 KB at quality 4). Short pauses keep
-/// the encoder: priming one costs ~80 us. Qualities 0-1 keep theirs: it is ~7 KB with no
-/// window to prime.
+/// (the size of its events) instead of an encoder, many times larger. Short pauses keep
+/// the encoder: priming one costs more than the event. Qualities 0-1 keep theirs: it is
+/// small, with no window to prime. (Sizes and costs: BENCHMARKS.md, "br".)
 pub(crate) type BrEncoder = Driving<BrCore>;
 
 /// The [`Encode`] of br.
@@ -171,7 +171,7 @@ impl std::fmt::Debug for BrCore {
 /// The window of a streaming body of `len` bytes: the smallest that holds it whole, from
 /// 128 KiB, and at most [`STREAM_LGWIN_MAX`]. The encoder's ring buffer is twice the window
 /// and, once glibc serves it from its heap rather than fresh pages, cleared whole; so a
-/// 100 KB body needs 256 KiB rather than 8 MiB. Not below 17: at 16 and under, qualities
+/// small body needs a small ring buffer rather than the default's. Not below 17: at 16 and under, qualities
 /// 5-9 switch to another match finder.
 pub(super) fn window_for(len: u64) -> u32 {
     (17..STREAM_LGWIN_MAX)
@@ -180,14 +180,13 @@ pub(super) fn window_for(len: u64) -> u32 {
 }
 
 /// The largest window a streaming body gets: 1 MiB (the default, 4 MiB, is for one-shot
-/// bodies). On the demo's text and JSON at quality 4, brotli's output with a 1 MiB window
-/// is within 0.2% of the 4 MiB one's (256 KiB: 0.35% smaller), and 256 concurrent streams
-/// hold a quarter of the ring buffers.
+/// bodies). On text and JSON at quality 4 the output is as small as with the default window
+/// (BENCHMARKS.md, "br"), and concurrent streams hold a quarter of the ring buffers.
 const STREAM_LGWIN_MAX: u32 = 20;
 
 /// The window of a streaming body of unknown size: 256 KiB, whose ring buffer (512 KiB) is
-/// a sixteenth of the default's. Measured at quality 4 on the demo's 1-4 MiB texts and JSON:
-/// 0.1-0.35% smaller than with the default window, not larger.
+/// a sixteenth of the default's, and whose output on text and JSON at quality 4 is no
+/// larger than with the default window (BENCHMARKS.md, "br").
 const STREAM_LGWIN_UNKNOWN: u32 = 18;
 
 impl BrEncoder {
@@ -287,8 +286,7 @@ impl BrCore {
         if state.pauses_are_short() {
             // Short pauses keep the encoder. Parked on the shelf it would be taken by the
             // next draw whenever streams outnumber the places, and priming a fresh one
-            // costs ~80 us an event at quality 4 (256 SSE streams at 1 ms paid +104 us an
-            // event over identity, against +13 for 8 streams that kept theirs).
+            // costs more than a small event's compression (BENCHMARKS.md, "br").
             state.keep();
             return;
         }

@@ -1,7 +1,8 @@
 //! br (RFC 7932) over the pure-Rust `brotli` crate, with its memory pooled.
 //!
-//! The crate's encoder has no reset, and a fresh one allocates 561 KB (1 KiB body, quality
-//! 4) to 11.2 MB (256 KiB body) in ~20 blocks, all zero-filled. The encoder and decoder are
+//! The crate's encoder has no reset, and a fresh one allocates hundreds of kilobytes (a small
+//! body) to megabytes (a large one) in a score of blocks, all zero-filled (BENCHMARKS.md,
+//! "Codec state, fresh against pooled"). The encoder and decoder are
 //! generic over their allocator, so this module gives them one that keeps freed blocks in
 //! per-type free lists ([`FreeLists`](alloc::FreeLists)): a pooled state is an encoder (or
 //! decoder) whose allocator holds the blocks of its last stream, and its reset is the crate's
@@ -10,13 +11,13 @@
 //! crate's `StandardAlloc` does: brotli relies on zeroed memory, and clearing also means no
 //! byte of one response can reach another.
 //!
-//! Clearing is most of what a fresh encoder costs on a small body (the 512 KiB hash table
-//! of quality 4 is a third of a 1 KiB body's time), so the encoder's hasher is also handed
+//! Clearing is most of what a fresh encoder costs on a small body (quality 4's 512 KiB hash
+//! table alone is a large share of a small body's time), so the encoder's hasher is also handed
 //! whole to the next stream, where brotli prepares it itself
 //! (see [`SpareHasher`](state::SpareHasher)).
 //!
-//! Pooling saves every allocation, and about a quarter of a 1 KiB body's time; past a few
-//! KiB, only the allocations (`cargo run --release --example br_pool`; figures in
+//! Pooling saves every allocation, and a share of a small body's time; past a few KiB,
+//! only the allocations (`cargo run --release --example br_pool`; figures in
 //! BENCHMARKS.md, "Codec state, fresh against pooled").
 
 mod alloc;
@@ -28,11 +29,6 @@ mod stream;
 mod tests;
 mod turn;
 
-use bytes::BytesMut;
-
-use super::encoding::EncodeOptions;
-use super::{ContentCoding, EncodeError, Level};
-use crate::pool::CodecPool;
 pub(crate) use decoder::{BrDecoder, Step as DecodeStep, step as decode_step};
 pub(crate) use encoder::{BrEncoder, encode_all};
 pub(crate) use stream::{BrState, BrStream};
@@ -51,25 +47,4 @@ const MAX_KEPT_ENCODER: usize = 4 << 20;
 /// tables fit; the ring buffers of 8 and 16 MiB windows are freed after their stream.
 const MAX_KEPT_DECODER: usize = 6 << 20;
 
-// The family's entry points, as the codec list calls them (`codec/mod.rs`).
-pub(crate) type Encoder = BrEncoder;
-pub(crate) type Decoder = BrDecoder;
-
-pub(crate) fn encoder(_: ContentCoding, level: Level, pool: &CodecPool) -> Encoder {
-    BrEncoder::new(level, pool)
-}
-
-pub(crate) fn decoder(_: ContentCoding, pool: &CodecPool) -> Decoder {
-    BrDecoder::new(pool)
-}
-
-pub(crate) fn one_shot(
-    _: ContentCoding,
-    level: Level,
-    _: &EncodeOptions,
-    input: &[u8],
-    pool: &CodecPool,
-    out: &mut BytesMut,
-) -> Result<(), EncodeError> {
-    encode_all(level, input, pool, out)
-}
+super::single_coding_entry_points!(BrEncoder, BrDecoder, encode_all);

@@ -19,7 +19,7 @@ pub(super) type DecoderCore = BrotliState<DecAlloc, DecAlloc, DecAlloc>;
 
 /// A brotli encoder at one quality whose allocator keeps the blocks of its last stream,
 /// and the match finder (hasher) of that stream for the next one. Boxed: the encoder struct
-/// is 5.6 KB inline.
+/// is kilobytes inline.
 pub(crate) struct CompressorState {
     pub(super) core: Box<EncoderCore>,
     quality: u32,
@@ -29,8 +29,8 @@ pub(crate) struct CompressorState {
 /// The hasher of an earlier stream, kept whole rather than freed into the lists.
 ///
 /// A hasher brotli builds is marked prepared on the assumption that its new buckets are zero
-/// (so the allocator must clear them: 512 KiB at quality 4, a third of the time of a 1 KiB
-/// body). A hasher given to a new encoder unprepared is instead prepared by brotli itself,
+/// (so the allocator must clear them: 512 KiB at quality 4, a large share of a small body's
+/// time). A hasher given to a new encoder unprepared is instead prepared by brotli itself,
 /// as C brotli does: for a stream that is one block of at most a few KiB (a small body) it
 /// clears only the buckets that block's bytes hash to, else all of them; at qualities 5-9 it
 /// clears the counts and not the multi-megabyte buckets behind them. Either way the search

@@ -10,7 +10,7 @@ use bytes::BytesMut;
 
 use crate::codec::dictionary::Dictionary;
 use crate::codec::dictionary::frame::DCB_MAGIC;
-use crate::codec::dictionary::{DictCodec, HeadedEncoder as Headed, Op, Stream};
+use crate::codec::dictionary::{DictCodec, HeadedEncoder as Headed, Op, Start, Stream};
 use crate::codec::encoding::Driving;
 use crate::codec::{CompressionLevel, ContentCoding, EncodeError, Level};
 use crate::ffi::brotli_c::{Encoder, Failure, Operation, Params};
@@ -77,7 +77,7 @@ fn new_state(
     pool: &CodecPool,
     size_hint: Option<usize>,
 ) -> Result<Pooled<DcbCompressor>, EncodeError> {
-    let prepared = dictionary.prepared().brotli()?;
+    let prepared = dictionary.brotli().get()?;
     let quality = quality(level);
     let mut state = pool.take(quality, || DcbCompressor(Encoder::new(MAX_KEPT)));
     let params = Params {
@@ -107,16 +107,22 @@ impl DictCodec for DcbCore {
         // Never called (`RELEASES_WHEN_IDLE` is false): a brotli stream cannot restart.
         Err(EncodeError::new("a dcb stream cannot restart"))
     }
+
+    /// The encoder sized by the body's size, when known.
+    fn headed(start: Start<'_>) -> Result<Headed<Self>, EncodeError> {
+        let state = new_state(start.dictionary, start.level, start.pool, start.size)?;
+        Ok(Headed::new(DcbCore, state, start.dictionary.hash()))
+    }
+
+    fn reserve(input: usize) -> usize {
+        36 + input / 4 + 64
+    }
 }
 
 impl Stream for Pooled<DcbCompressor> {
     fn run(&mut self, op: Op, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
-        let op = match op {
-            Op::Process => Operation::Process,
-            // BROTLI_OPERATION_FLUSH: everything so far decodable.
-            Op::Flush => Operation::Flush,
-            Op::Finish => Operation::Finish,
-        };
+        // BROTLI_OPERATION_FLUSH: everything so far decodable.
+        let op = op.pick(Operation::Process, Operation::Flush, Operation::Finish);
         self.0.compress(op, input, out).map_err(encode_error)
     }
 
@@ -132,40 +138,3 @@ impl Stream for Pooled<DcbCompressor> {
 /// Its C brotli encoder runs on memory from the pool's `dcb` shelf, with the dictionary's
 /// prepared form attached.
 pub(crate) type DcbEncoder = Driving<Headed<DcbCore>>;
-
-impl DcbEncoder {
-    /// An encoder at `level` (see the module notes: quality 5 by default, never below), its
-    /// memory from `pool`.
-    pub(crate) fn new(
-        dictionary: &Dictionary,
-        level: CompressionLevel,
-        pool: &CodecPool,
-    ) -> Result<DcbEncoder, EncodeError> {
-        let headed = headed(dictionary, level, pool, None)?;
-        Ok(Driving::with_core(headed))
-    }
-}
-
-/// The header and the stream, its encoder sized by `size_hint`.
-fn headed(
-    dictionary: &Dictionary,
-    level: CompressionLevel,
-    pool: &CodecPool,
-    size_hint: Option<usize>,
-) -> Result<Headed<DcbCore>, EncodeError> {
-    let state = new_state(dictionary, level, pool, size_hint)?;
-    Ok(Headed::new(DcbCore, state, dictionary.hash()))
-}
-
-/// Compresses all of `input` as a `dcb` body appended to `out`, with its size as brotli's
-/// size hint, the encoder's memory from `pool`.
-pub(crate) fn encode_dcb(
-    dictionary: &Dictionary,
-    level: CompressionLevel,
-    input: &[u8],
-    pool: &CodecPool,
-    out: &mut BytesMut,
-) -> Result<(), EncodeError> {
-    out.reserve(36 + input.len() / 4 + 64);
-    headed(dictionary, level, pool, Some(input.len()))?.encode_all(input, out)
-}

@@ -10,11 +10,10 @@ use bytes::BytesMut;
 use zstd_safe::zstd_sys::ZSTD_EndDirective as End;
 
 use super::shelf::draw_compressor;
-use crate::codec::dictionary::Dictionary;
 use crate::codec::dictionary::frame::DCZ_MAGIC;
-use crate::codec::dictionary::{DictCodec, HeadedEncoder as Headed, Op, Stream};
+use crate::codec::dictionary::{DictCodec, HeadedEncoder as Headed, Op, Start, Stream};
 use crate::codec::encoding::Driving;
-use crate::codec::{CompressionLevel, ContentCoding, EncodeError, Level};
+use crate::codec::{ContentCoding, EncodeError, Level};
 use crate::ffi::zstd_raw::{CompressContext, RawCDict, ZstdError};
 use crate::pool::{CodecPool, Pooled};
 
@@ -87,15 +86,28 @@ impl DictCodec for DczCore {
     fn redraw(&self) -> Result<Self::State, EncodeError> {
         self.draw(None)
     }
+
+    /// A context drawn with the body's size, when known, pledged as the frame's.
+    fn headed(start: Start<'_>) -> Result<Headed<Self>, EncodeError> {
+        let level = start.level.resolve(ContentCoding::Zstd);
+        let dictionary = start.dictionary;
+        let core = DczCore {
+            pool: start.pool.clone(),
+            cdict: dictionary.zstd().cdict(level)?,
+            window_log: window_log(level, dictionary.len()),
+        };
+        let ctx = core.draw(start.size.map(|n| n as u64))?;
+        Ok(Headed::new(core, ctx, dictionary.hash()))
+    }
+
+    fn reserve(input: usize) -> usize {
+        40 + zstd_safe::compress_bound(input)
+    }
 }
 
 impl Stream for Pooled<CompressContext> {
     fn run(&mut self, op: Op, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
-        let directive = match op {
-            Op::Process => End::ZSTD_e_continue,
-            Op::Flush => End::ZSTD_e_flush,
-            Op::Finish => End::ZSTD_e_end,
-        };
+        let directive = op.pick(End::ZSTD_e_continue, End::ZSTD_e_flush, End::ZSTD_e_end);
         drive(self, input, out, directive)
     }
 
@@ -112,36 +124,6 @@ impl Stream for Pooled<CompressContext> {
 /// current frame and gives the context back, as the plain zstd encoder does: the stream
 /// goes on as a new frame, which sees the whole dictionary again, when data comes.
 pub(crate) type DczEncoder = Driving<Headed<DczCore>>;
-
-impl DczEncoder {
-    /// An encoder at `level` (zstd's levels; `Default` is 3) with a context from `pool`.
-    /// Fails only if libzstd cannot digest the dictionary (out of memory).
-    pub(crate) fn new(
-        dictionary: &Dictionary,
-        level: CompressionLevel,
-        pool: &CodecPool,
-    ) -> Result<DczEncoder, EncodeError> {
-        let headed = headed(dictionary, level, pool, None)?;
-        Ok(Driving::with_core(headed))
-    }
-}
-
-/// The header and the stream, a context drawn with `pledged` as the frame's size.
-fn headed(
-    dictionary: &Dictionary,
-    level: CompressionLevel,
-    pool: &CodecPool,
-    pledged: Option<u64>,
-) -> Result<Headed<DczCore>, EncodeError> {
-    let level = level.resolve(ContentCoding::Zstd);
-    let core = DczCore {
-        pool: pool.clone(),
-        cdict: dictionary.zstd().cdict(level)?,
-        window_log: window_log(level, dictionary.len()),
-    };
-    let ctx = core.draw(pledged)?;
-    Ok(Headed::new(core, ctx, dictionary.hash()))
-}
 
 /// Runs `directive` over all of `input` and, for a flush or end, until zstd owes nothing.
 fn drive(
@@ -165,19 +147,4 @@ fn drive(
             return Ok(());
         }
     }
-}
-
-/// Compresses all of `input` as a `dcz` body (header and one zstd frame whose header
-/// records the content size) appended to `out`.
-pub(crate) fn encode_dcz(
-    dictionary: &Dictionary,
-    level: CompressionLevel,
-    input: &[u8],
-    pool: &CodecPool,
-    out: &mut BytesMut,
-) -> Result<(), EncodeError> {
-    out.reserve(40 + zstd_safe::compress_bound(input.len()));
-    let headed = headed(dictionary, level, pool, Some(input.len() as u64))?;
-    // One call: the header, then the whole frame. The context goes back when it is done.
-    headed.encode_all(input, out)
 }

@@ -3,30 +3,23 @@
 
 mod decoder;
 mod encoder;
+mod prepared;
 mod shelf;
 
 pub(crate) use decoder::DczDecoder;
 pub(crate) use decoder::DczDecoder as Decoder;
+pub(crate) use encoder::DczCore as Core;
 pub(crate) use encoder::DczEncoder;
 pub(crate) use encoder::DczEncoder as Encoder;
 #[cfg(all(test, feature = "dcb"))]
 pub(crate) use encoder::dcz_window_limit;
-#[cfg(all(test, both_dictionary_codings))]
-pub(crate) use encoder::encode_dcz;
-pub(crate) use encoder::encode_dcz as one_shot;
+pub(crate) use prepared::Prepared;
 
+use super::DecodeError;
 use super::dictionary::Dictionary;
-use super::{CompressionLevel, DecodeError, EncodeError};
 use crate::pool::CodecPool;
 
-/// A streaming `dcz` encoder against `dictionary`.
-pub(crate) fn encoder(
-    dictionary: &Dictionary,
-    level: CompressionLevel,
-    pool: &CodecPool,
-) -> Result<DczEncoder, EncodeError> {
-    DczEncoder::new(dictionary, level, pool)
-}
+super::dictionary::dictionary_entry_points!(Core, DczEncoder);
 
 /// A streaming `dcz` decoder against `dictionary`.
 pub(crate) fn decoder(

@@ -163,27 +163,23 @@ impl Dictionary {
 
     /// The memory held by the codec tables prepared so far, on top of
     /// the bytes: zstd's (one digested dictionary per compression level used)
-    /// and brotli's (one for `dcb`, whatever the quality). For a 16 KiB trained dictionary
-    /// used at levels 1, 3, 9 and 19 in turn,
-    /// `cargo run --release --example dict_prepared_size` prints 47,680 bytes after level 1,
-    /// 455,808 after level 3, 798,400 after level 9 and 1,337,600 after level 19. brotli's
-    /// is 256 KiB of hash heads plus up to 4 bytes per dictionary byte: 310,696 bytes for a
-    /// 16 KiB trained dictionary, 392,472 for a 64 KiB one (`cargo bench --bench brotli_c`
-    /// prints them).
+    /// and brotli's (one for `dcb`, whatever the quality): zstd's grows with the level,
+    /// brotli's is 256 KiB of hash heads plus up to 4 bytes per dictionary byte. Many times
+    /// the dictionary's size in all (BENCHMARKS.md, "Dictionaries", has the sizes).
     pub fn prepared_size(&self) -> usize {
         self.inner.prepared.size()
     }
 
     /// The zstd state prepared from the dictionary.
     #[cfg(feature = "dcz")]
-    pub(crate) fn zstd(&self) -> &super::Prepared {
-        &self.inner.prepared
+    pub(crate) fn zstd(&self) -> &crate::codec::dcz::Prepared {
+        &self.inner.prepared.zstd
     }
 
-    /// The prepared state, for `dcb`'s brotli dictionary.
+    /// The brotli state prepared from the dictionary.
     #[cfg(feature = "dcb")]
-    pub(crate) fn prepared(&self) -> &super::Prepared {
-        &self.inner.prepared
+    pub(crate) fn brotli(&self) -> &crate::codec::dcb::Prepared {
+        &self.inner.prepared.brotli
     }
 
     /// Whether both are the same dictionary (same bytes).

@@ -4,8 +4,10 @@
 
 use bytes::BytesMut;
 
-use crate::codec::EncodeError;
-use crate::codec::encoding::Encode;
+use super::Dictionary;
+use crate::codec::encoding::{Driving, Encode};
+use crate::codec::{CompressionLevel, EncodeError};
+use crate::pool::CodecPool;
 
 /// What one call asks of the coding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,6 +18,17 @@ pub(crate) enum Op {
     Flush,
     /// End the stream (`dcz`: the frame).
     Finish,
+}
+
+impl Op {
+    /// The coding's own name for this operation, of the three given in order.
+    pub(crate) fn pick<T>(self, process: T, flush: T, finish: T) -> T {
+        match self {
+            Op::Process => process,
+            Op::Flush => flush,
+            Op::Finish => finish,
+        }
+    }
 }
 
 /// A dictionary coding's pooled codec state, as [`Headed`] runs it.
@@ -40,6 +53,62 @@ pub(crate) trait DictCodec {
 
     /// A state for a new part after an idle.
     fn redraw(&self) -> Result<Self::State, EncodeError>;
+
+    /// The header and the stream, its codec state drawn for `start`.
+    fn headed(start: Start<'_>) -> Result<Headed<Self>, EncodeError>
+    where
+        Self: Sized;
+
+    /// What a one-shot body of `input` bytes reserves for its output, header included.
+    fn reserve(input: usize) -> usize;
+}
+
+/// What a dictionary coding's stream starts from.
+pub(crate) struct Start<'a> {
+    pub(crate) dictionary: &'a Dictionary,
+    pub(crate) level: CompressionLevel,
+    pub(crate) pool: &'a CodecPool,
+    /// The body's size when it is known in full (a one-shot body), as the codec's size hint.
+    pub(crate) size: Option<usize>,
+}
+
+/// A streaming encoder of coding `C` against `dictionary`, at `level`, its state from
+/// `pool`. Output is appended to the caller's buffer; the header goes out with the first
+/// call that writes.
+pub(crate) fn streaming<C: DictCodec>(
+    dictionary: &Dictionary,
+    level: CompressionLevel,
+    pool: &CodecPool,
+) -> Result<Driving<Headed<C>>, EncodeError> {
+    let start = Start {
+        dictionary,
+        level,
+        pool,
+        size: None,
+    };
+    Ok(Driving::with_core(C::headed(start)?))
+}
+
+/// Compresses all of `input` as one body of coding `C` against `dictionary`, appended to
+/// `out`: the header, then a stream told the body's size (zstd records it in the frame
+/// header; brotli takes it as its size hint).
+pub(crate) fn encode_all<C: DictCodec>(
+    dictionary: &Dictionary,
+    level: CompressionLevel,
+    input: &[u8],
+    pool: &CodecPool,
+    out: &mut BytesMut,
+) -> Result<(), EncodeError> {
+    out.reserve(C::reserve(input.len()));
+    let size = Some(input.len());
+    let start = Start {
+        dictionary,
+        level,
+        pool,
+        size,
+    };
+    // One call: the header, then the whole stream. The state goes back when it is done.
+    C::headed(start)?.encode_all(input, out)
 }
 
 /// Where an encoder is in its stream; the phases that compress hold the codec state.

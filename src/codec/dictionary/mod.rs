@@ -16,9 +16,37 @@ pub(crate) mod tests;
 
 pub(crate) use decoder::{Headed as HeadedDecoder, dict_decoder};
 pub use dict::Dictionary;
-pub(crate) use encoder::{DictCodec, Headed as HeadedEncoder, Op, Stream};
+pub(crate) use encoder::{
+    DictCodec, Headed as HeadedEncoder, Op, Start, Stream, encode_all, streaming,
+};
 pub use error::DictionaryError;
 pub(crate) use prepared::Prepared;
+
+/// The entry points the codec list calls (see `codec::families`) for a dictionary coding
+/// whose [`DictCodec`] is `$core` and streaming encoder type `$encoder`: the streaming
+/// encoder and the one-shot call, both against a dictionary.
+macro_rules! dictionary_entry_points {
+    ($core:ty, $encoder:ty) => {
+        pub(crate) fn encoder(
+            dictionary: &$crate::codec::dictionary::Dictionary,
+            level: $crate::CompressionLevel,
+            pool: &$crate::CodecPool,
+        ) -> Result<$encoder, $crate::codec::EncodeError> {
+            $crate::codec::dictionary::streaming::<$core>(dictionary, level, pool)
+        }
+
+        pub(crate) fn one_shot(
+            dictionary: &$crate::codec::dictionary::Dictionary,
+            level: $crate::CompressionLevel,
+            input: &[u8],
+            pool: &$crate::CodecPool,
+            out: &mut ::bytes::BytesMut,
+        ) -> Result<(), $crate::codec::EncodeError> {
+            $crate::codec::dictionary::encode_all::<$core>(dictionary, level, input, pool, out)
+        }
+    };
+}
+pub(crate) use dictionary_entry_points;
 
 use crate::ContentCoding;
 

@@ -17,7 +17,7 @@ const EMPTY_FINAL_BLOCK: [u8; 2] = [0x03, 0x00];
 ///
 /// The framing (header, CRC-32 or Adler-32, trailer) lives here and the byte counts in the
 /// driver, not in the deflate state, so [`idle`](Encode::idle) can end the
-/// current block with a sync flush and park the ~190 KB state in the pool: the stream goes
+/// current block with a sync flush and park the state in the pool: the stream goes
 /// on with it when data comes, or, if another stream took it meanwhile, with a fresh state
 /// primed with the last 32 KiB of input as its dictionary. The output is one valid deflate
 /// stream either way: after a flush the stream is byte-aligned, and a state primed with the

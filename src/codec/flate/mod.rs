@@ -21,8 +21,8 @@ pub(crate) use oneshot::encode_all;
 pub(crate) use crate::ffi::{compress_into, decompress_into};
 
 // Raw deflate states: gzip and zlib framing are ours, so one state serves both and resets in
-// nanoseconds (a gzip-mode zlib-rs inflater rebuilds 48 KB of state on reset; a raw one does
-// not).
+// nanoseconds (a gzip-mode zlib-rs inflater rebuilds tens of kilobytes of state on reset; a
+// raw one does not).
 impl crate::pool::PooledState for flate2::Compress {
     const KIND: crate::pool::Kind = crate::codec::kinds::PoolKind::DeflateCompressors.kind();
 

@@ -11,8 +11,8 @@ use crate::pool::CodecPool;
 /// `header_padding` bytes of gzip header comment.
 ///
 /// With the `libdeflate` cargo feature (on by default) the deflate work at levels 2 and up is
-/// done by a pooled libdeflate compressor, faster than zlib-rs at level 6 (by 10-35% on this
-/// crate's benchmarks, depending on the data) and writing smaller output; levels 0 and 1,
+/// done by a pooled libdeflate compressor, faster than zlib-rs at level 6 (BENCHMARKS.md,
+/// "Time per response against tower-http") and writing smaller output; levels 0 and 1,
 /// and builds without the feature, use a pooled streaming encoder (zlib-rs). The framing is
 /// the same either way.
 pub(crate) fn encode_all(

@@ -10,8 +10,7 @@ use bytes::BytesMut;
 use zstd_safe::zstd_sys::{ZSTD_EndDirective as EndDirective, ZSTD_ErrorCode};
 use zstd_safe::{CCtx, CParameter, DCtx, DParameter, InBuffer, OutBuffer, ResetDirective};
 
-use super::ContentCoding;
-use super::encoding::{Driving, Encode, EncodeOptions};
+use super::encoding::{Driving, Encode};
 use super::{DecodeError, DecodeErrorKind, EncodeError, Level, SliceEnd};
 use crate::codec::decoding::{DecodeCore, Driven, Stepped};
 use crate::ffi::{Spare, error_code};
@@ -59,9 +58,9 @@ impl CompressContext {
             })
         };
         set(CParameter::CompressionLevel(level_n))?;
-        // No content checksum (libzstd's and tower-http's default): XXH64 over the input cost
-        // 4-5% of the compression time at 256 KiB-1 MiB, and TCP/TLS already protect the body
-        // in transit. The decoder still checks the checksums that peers send.
+        // No content checksum (libzstd's and tower-http's default): XXH64 over the input is a
+        // measurable share of the compression time (BENCHMARKS.md, "zstd"), and TCP/TLS
+        // already protect the body in transit. The decoder still checks the checksums that peers send.
         // Up to level 19 libzstd's own window logs stay at or under 23 for any input; above,
         // they grow to 27, beyond what RFC 9659 allows.
         if level_n > 19 {
@@ -135,22 +134,13 @@ enum Frame {
 pub(crate) type ZstdEncoder = Driving<ZstdCore>;
 
 /// The [`Encode`] of zstd: a pooled context and the frame it is in.
+#[derive(Debug)]
 pub(crate) struct ZstdCore {
     /// Not held before the first input, while idle, after the finish or after a failure.
     ctx: Hold<CompressContext>,
     pool: CodecPool,
     level: Level,
     frame: Frame,
-}
-
-impl std::fmt::Debug for ZstdCore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ZstdCore")
-            .field("level", &self.level)
-            .field("ctx", &self.ctx)
-            .field("frame", &self.frame)
-            .finish_non_exhaustive()
-    }
 }
 
 impl ZstdEncoder {
@@ -279,10 +269,10 @@ impl Encode for ZstdCore {
     }
 
     /// Past the pool's hold limit, a stream ends its frame at each slice end and gives its
-    /// context (~2 MB at level 3, mostly the window) back: 256 concurrent downloads then hold
-    /// a few contexts, not 256. The next slice starts a new frame, which cannot see the old
-    /// one's history (frames are independent, RFC 8878 section 3.1): ~5% more bytes on text
-    /// while crowded, and none when not.
+    /// context (megabytes at level 3, mostly the window) back: hundreds of concurrent
+    /// downloads then hold a few contexts. The next slice starts a new frame, which cannot
+    /// see the old one's history (frames are independent, RFC 8878 section 3.1): more bytes
+    /// while crowded (BENCHMARKS.md, "zstd"), and none when not.
     fn at_slice_end(&self) -> SliceEnd {
         if self.frame == Frame::Open && self.ctx.is_held() && self.pool.crowded::<CompressContext>()
         {
@@ -485,28 +475,7 @@ impl<X: FrameContext> DecodeCore for Frames<X> {
     }
 }
 
-// The family's entry points, as the codec list calls them (`codec/mod.rs`).
-pub(crate) type Encoder = ZstdEncoder;
-pub(crate) type Decoder = ZstdDecoder;
-
-pub(crate) fn encoder(_: ContentCoding, level: Level, pool: &CodecPool) -> Encoder {
-    ZstdEncoder::new(level, pool)
-}
-
-pub(crate) fn decoder(_: ContentCoding, pool: &CodecPool) -> Decoder {
-    ZstdDecoder::new(pool)
-}
-
-pub(crate) fn one_shot(
-    _: ContentCoding,
-    level: Level,
-    _: &EncodeOptions,
-    input: &[u8],
-    pool: &CodecPool,
-    out: &mut BytesMut,
-) -> Result<(), EncodeError> {
-    encode_all(level, input, pool, out)
-}
+super::single_coding_entry_points!(ZstdEncoder, ZstdDecoder, encode_all);
 
 #[cfg(test)]
 mod tests;

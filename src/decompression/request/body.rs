@@ -5,7 +5,7 @@ use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 
-use crate::buf::poll_bytes;
+use crate::buf::{PolledFrame, poll_bytes};
 
 pin_project! {
     /// The response body of [`RequestDecompression`](super::RequestDecompression): the inner
@@ -15,13 +15,13 @@ pin_project! {
     /// they already are `Bytes`); errors are the inner body's own, unboxed.
     pub struct RequestDecompressionResponseBody<B> {
         #[pin]
-        kind: Kind<B>,
+        kind: Source<B>,
     }
 }
 
 pin_project! {
-    #[project = KindProj]
-    enum Kind<B> {
+    #[project = SourceProj]
+    enum Source<B> {
         Inner { #[pin] body: B },
         Rejection { text: Option<Bytes> },
     }
@@ -30,13 +30,13 @@ pin_project! {
 impl<B> RequestDecompressionResponseBody<B> {
     pub(super) fn inner(body: B) -> Self {
         RequestDecompressionResponseBody {
-            kind: Kind::Inner { body },
+            kind: Source::Inner { body },
         }
     }
 
     pub(super) fn rejection(text: &'static str) -> Self {
         RequestDecompressionResponseBody {
-            kind: Kind::Rejection {
+            kind: Source::Rejection {
                 text: Some(Bytes::from_static(text.as_bytes())),
             },
         }
@@ -46,8 +46,8 @@ impl<B> RequestDecompressionResponseBody<B> {
 impl<B> std::fmt::Debug for RequestDecompressionResponseBody<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let kind = match self.kind {
-            Kind::Inner { .. } => "inner",
-            Kind::Rejection { .. } => "rejection",
+            Source::Inner { .. } => "inner",
+            Source::Rejection { .. } => "rejection",
         };
         f.debug_struct("RequestDecompressionResponseBody")
             .field("kind", &kind)
@@ -59,13 +59,10 @@ impl<B: Body> Body for RequestDecompressionResponseBody<B> {
     type Data = Bytes;
     type Error = B::Error;
 
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> PolledFrame<B::Error> {
         match self.project().kind.project() {
-            KindProj::Inner { body } => poll_bytes(body, cx),
-            KindProj::Rejection { text } => {
+            SourceProj::Inner { body } => poll_bytes(body, cx),
+            SourceProj::Rejection { text } => {
                 Poll::Ready(text.take().map(|text| Ok(Frame::data(text))))
             }
         }
@@ -73,15 +70,15 @@ impl<B: Body> Body for RequestDecompressionResponseBody<B> {
 
     fn is_end_stream(&self) -> bool {
         match &self.kind {
-            Kind::Inner { body } => body.is_end_stream(),
-            Kind::Rejection { text } => text.is_none(),
+            Source::Inner { body } => body.is_end_stream(),
+            Source::Rejection { text } => text.is_none(),
         }
     }
 
     fn size_hint(&self) -> SizeHint {
         match &self.kind {
-            Kind::Inner { body } => body.size_hint(),
-            Kind::Rejection { text } => {
+            Source::Inner { body } => body.size_hint(),
+            Source::Rejection { text } => {
                 SizeHint::with_exact(text.as_ref().map_or(0, |t| t.len() as u64))
             }
         }

@@ -26,13 +26,13 @@ pin_project! {
     /// service's future, or a ready `415 Unsupported Media Type`.
     pub struct RequestDecompressionFuture<F> {
         #[pin]
-        kind: Kind<F>,
+        kind: Answer<F>,
     }
 }
 
 pin_project! {
-    #[project = KindProj]
-    enum Kind<F> {
+    #[project = AnswerProj]
+    enum Answer<F> {
         Inner { #[pin] future: F },
         Rejected { rejection: Rejection, accept: CodingSet },
     }
@@ -41,13 +41,13 @@ pin_project! {
 impl<F> RequestDecompressionFuture<F> {
     pub(super) fn inner(future: F) -> Self {
         RequestDecompressionFuture {
-            kind: Kind::Inner { future },
+            kind: Answer::Inner { future },
         }
     }
 
     pub(super) fn rejected(rejection: Rejection, accept: CodingSet) -> Self {
         RequestDecompressionFuture {
-            kind: Kind::Rejected { rejection, accept },
+            kind: Answer::Rejected { rejection, accept },
         }
     }
 }
@@ -55,8 +55,8 @@ impl<F> RequestDecompressionFuture<F> {
 impl<F> fmt::Debug for RequestDecompressionFuture<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let kind = match self.kind {
-            Kind::Inner { .. } => "inner",
-            Kind::Rejected { .. } => "rejected",
+            Answer::Inner { .. } => "inner",
+            Answer::Rejected { .. } => "rejected",
         };
         f.debug_struct("RequestDecompressionFuture")
             .field("kind", &kind)
@@ -72,11 +72,11 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.project().kind.project() {
-            KindProj::Inner { future } => {
+            AnswerProj::Inner { future } => {
                 let response = ready!(future.poll(cx))?;
                 Poll::Ready(Ok(response.map(RequestDecompressionResponseBody::inner)))
             }
-            KindProj::Rejected { rejection, accept } => {
+            AnswerProj::Rejected { rejection, accept } => {
                 Poll::Ready(Ok(unsupported_media_type(*rejection, *accept)))
             }
         }

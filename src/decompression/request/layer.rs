@@ -19,15 +19,14 @@ use crate::decompression::coding::Settings;
 ///
 /// ```
 /// use axum::{Router, routing::post};
-/// use tower_gzip::decompression::{RatioLimit, RequestDecompressionLayer};
+/// use tower_gzip::decompression::{DecompressionLimits, RatioLimit, RequestDecompressionLayer};
 ///
+/// let limits = DecompressionLimits::new()
+///     .with_max_size(Some(8 * 1024 * 1024))
+///     .with_ratio(Some(RatioLimit::new(100, 3)));
 /// let app: Router = Router::new()
 ///     .route("/upload", post(|body: String| async move { body.len().to_string() }))
-///     .layer(
-///         RequestDecompressionLayer::new()
-///             .max_decompressed_size(Some(8 * 1024 * 1024))
-///             .ratio_limit(Some(RatioLimit::new(100, 3))),
-///     );
+///     .layer(RequestDecompressionLayer::new().limits(limits));
 /// ```
 ///
 /// # With axum's body limit
@@ -42,13 +41,14 @@ use crate::decompression::coding::Settings;
 /// use axum::{Router, body::Body, extract::DefaultBodyLimit, routing::post};
 /// use tower::ServiceExt;
 /// use tower_gzip::codec::encode_all;
-/// use tower_gzip::decompression::RequestDecompressionLayer;
+/// use tower_gzip::decompression::{DecompressionLimits, RequestDecompressionLayer};
 /// use tower_gzip::{CompressionLevel, ContentCoding};
 ///
 /// const LIMIT: usize = 8 * 1024 * 1024;
+/// let limits = DecompressionLimits::new().with_max_size(Some(LIMIT));
 /// let app: Router = Router::new()
 ///     .route("/upload", post(|body: String| async move { body.len().to_string() }))
-///     .layer(RequestDecompressionLayer::new().max_decompressed_size(Some(LIMIT)))
+///     .layer(RequestDecompressionLayer::new().limits(limits))
 ///     .layer(DefaultBodyLimit::max(LIMIT));
 ///
 /// // 3.9 MB once decoded: past axum's default, within both limits here.

@@ -56,7 +56,7 @@ impl<S> RequestDecompression<S> {
         self
     }
 
-    builder_methods!(decompression);
+    builder_methods!(decompression_switches);
 
     builder_methods!(inner_service);
 }

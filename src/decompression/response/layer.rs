@@ -20,11 +20,12 @@ use crate::decompression::coding::Settings;
 ///
 /// ```
 /// use tower::ServiceBuilder;
-/// use tower_gzip::decompression::DecompressionLayer;
+/// use tower_gzip::decompression::{DecompressionLayer, DecompressionLimits};
 ///
 /// # fn wrap<S>(client: S) {
+/// let limits = DecompressionLimits::new().with_max_size(Some(100 * 1024 * 1024));
 /// let client = ServiceBuilder::new()
-///     .layer(DecompressionLayer::new().max_decompressed_size(Some(100 * 1024 * 1024)))
+///     .layer(DecompressionLayer::new().limits(limits))
 ///     .service(client);
 /// # }
 /// ```

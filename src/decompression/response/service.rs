@@ -46,20 +46,12 @@ impl<S> Decompression<S> {
         }
     }
 
-    #[cfg(dictionary_client)]
-    /// Learns dictionaries into `store` and offers them (RFC 9842); see
-    /// [`DecompressionLayer::dictionaries`].
-    pub fn dictionaries(mut self, store: ClientDictionaryStore) -> Self {
-        self.dictionaries = Some(store);
-        self
-    }
-
     /// A layer with the defaults.
     pub fn layer() -> DecompressionLayer {
         DecompressionLayer::new()
     }
 
-    builder_methods!(decompression);
+    builder_methods!(decompression_switches);
 
     builder_methods!(inner_service);
 }

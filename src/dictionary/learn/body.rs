@@ -5,12 +5,12 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use bytes::{Bytes, BytesMut};
-use http_body::{Body, Frame, SizeHint};
+use http_body::{Body, SizeHint};
 use http_body_util::Full;
 use pin_project_lite::pin_project;
 
 use super::{Learner, Refusal};
-use crate::buf::poll_bytes;
+use crate::buf::{PolledFrame, poll_bytes};
 
 pin_project! {
     /// The response body of [`LearnService`](super::LearnService).
@@ -109,10 +109,7 @@ impl<B: Body> Body for LearnBody<B> {
     type Data = Bytes;
     type Error = B::Error;
 
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> PolledFrame<B::Error> {
         let (mut body, sample) = match self.project().state.project() {
             StateProj::Dictionary { body } => {
                 return body.poll_frame(cx).map_err(|never| match never {});

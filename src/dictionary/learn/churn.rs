@@ -94,7 +94,7 @@ proptest! {
             }
             let held = learning.published.len();
             prop_assert!(held >= 1 && held <= keep);
-            prop_assert_eq!(crate::sync::read(&shared.served).len(), held);
+            prop_assert_eq!(crate::sync::recover(shared.served.read()).len(), held);
             prop_assert_eq!(shared.store.len(), held);
             let stats = shared.routes[0].counters.stats("/api/*");
             prop_assert_eq!(stats.held, held);

@@ -66,8 +66,8 @@ impl LearnedRoute {
     /// (or `per_second`, if larger): the learner's work (copying, checking) then stays the
     /// same whatever the traffic, while the first dictionary still comes within the first
     /// responses. Under load, a share of the traffic alone would take thousands a second for
-    /// a learner that keeps a thousand: on one core, 1 in 4 of 28,000 requests/s cost 0.77x
-    /// the requests/s (BENCHMARKS.md, "Learning under load").
+    /// a learner that keeps a thousand, and cost throughput (BENCHMARKS.md, "Learning under
+    /// load").
     pub fn max_samples_per_second(mut self, per_second: f64) -> Self {
         self.per_second = if per_second.is_nan() {
             0.0
@@ -191,8 +191,8 @@ impl LearnerBuilder {
     }
 
     /// How far the current dictionary's savings against plain zstd 3 (on fresh samples) may
-    /// fall below those it was built with before the next one is built (default 0.10: from
-    /// 45% saved to under 35%, say).
+    /// fall below those it was built with before the next one is built (default 0.10: a
+    /// tenth of the body, as when savings of half the body fall under four tenths).
     pub fn rotation_margin(mut self, margin: f64) -> Self {
         self.margin = margin.max(0.0);
         self

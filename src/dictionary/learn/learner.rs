@@ -147,7 +147,9 @@ impl Learner {
     ) -> Option<Response<Full<Bytes>>> {
         let hex = path.strip_prefix(&self.shared().url_prefix)?;
         let hash = crate::hex::parse_sha256(hex)?;
-        let mut service = crate::sync::read(&self.shared().served).get(&hash)?.clone();
+        let mut service = crate::sync::recover(self.shared().served.read())
+            .get(&hash)?
+            .clone();
         let mut request = http::Request::new(());
         *request.method_mut() = method.clone();
         *request.headers_mut() = headers.clone();

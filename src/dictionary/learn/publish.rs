@@ -10,7 +10,7 @@ use super::stats::CurrentDictionary;
 use crate::ContentCoding;
 use crate::dictionary::{Dictionary, DictionaryService, MAX_DICTIONARY_LEN, link_header};
 use crate::headers::UseAsDictionary;
-use crate::sync::write;
+use crate::sync::recover;
 
 /// A dictionary a route can use, and its name in the storage.
 #[derive(Debug)]
@@ -89,7 +89,7 @@ impl Published {
         }
         cx.shared.store.insert(dictionary.clone());
         let service = DictionaryService::new(dictionary.clone()).max_age(cx.settings.max_age);
-        write(&cx.shared.served).insert(name.hash, service);
+        recover(cx.shared.served.write()).insert(name.hash, service);
         self.held.push(Held { name, dictionary });
         self.held.sort_by_key(|h| (h.name.version, h.name.hash));
         self.retire(route, cx);
@@ -103,7 +103,7 @@ impl Published {
         while self.held.len() > cx.settings.keep {
             let old = self.held.remove(0);
             cx.shared.store.remove(&old.name.hash);
-            write(&cx.shared.served).remove(&old.name.hash);
+            recover(cx.shared.served.write()).remove(&old.name.hash);
             if let Some(storage) = &cx.settings.storage {
                 if let Err(error) = storage.delete(&old.name.to_name(&route.key)) {
                     tracing::warn!(%error, "learned dictionary: not deleted");
@@ -128,7 +128,7 @@ impl Published {
             cx.shared.url_prefix,
             crate::hex::encode(&current.name.hash)
         );
-        *write(&route.link) = link_header(&url).map(|link| Announcement {
+        *recover(route.link.write()) = link_header(&url).map(|link| Announcement {
             link,
             held: current.dictionary.available_dictionary(),
         });

@@ -17,7 +17,7 @@ use super::stats::RouteCounters;
 use super::storage::DictionaryStorage;
 use crate::dictionary::{DictionaryService, DictionaryStore};
 use crate::headers::{AVAILABLE_DICTIONARY, SEC_FETCH_MODE, UseAsDictionary};
-use crate::sync::{lock, read};
+use crate::sync::{lock, recover};
 
 /// What the request path and the learner's thread both read.
 pub(crate) struct Shared {
@@ -82,7 +82,7 @@ impl RouteShared {
         if !(self.announce_to_all || held.is_some() || request.contains_key(SEC_FETCH_MODE)) {
             return None;
         }
-        let announcement = read(&self.link);
+        let announcement = recover(self.link.read());
         let current = announcement.as_ref()?;
         (held != Some(&current.held)).then(|| current.link.clone())
     }

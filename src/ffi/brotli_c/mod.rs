@@ -31,7 +31,7 @@ mod blocks;
 mod decoder;
 mod encoder;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 #[cfg_attr(not(test), allow(unused_imports))]
 pub use decoder::{Decoder, Stop};

@@ -230,20 +230,22 @@ fn the_decoder_errs_on_corrupt_truncated_and_trailing_input() {
     }
 }
 
-#[test]
-fn the_decoder_refuses_large_window_streams() {
+/// `body` as one brotli stream with the large-window extension (window log 26), which
+/// RFC 7932 decoders (and RFC 9842's `dcb`) refuse; made by the pure-Rust encoder at
+/// `quality`.
+pub(crate) fn large_window_stream(body: &[u8], quality: u32) -> Vec<u8> {
     use brotli::enc::encode::{BrotliEncoderOperation, BrotliEncoderParameter as P};
     let mut core =
         brotli::enc::encode::BrotliEncoderStateStruct::new(brotli::enc::StandardAlloc::default());
     core.set_parameter(P::BROTLI_PARAM_LARGE_WINDOW, 1);
     core.set_parameter(P::BROTLI_PARAM_LGWIN, 26);
-    let body = text(2000, 7);
-    let mut out = vec![0u8; 4096];
+    core.set_parameter(P::BROTLI_PARAM_QUALITY, quality);
+    let mut out = vec![0u8; body.len() + 1024];
     let (mut avail_in, mut in_off, mut avail_out, mut out_off) = (body.len(), 0, out.len(), 0);
     assert!(core.compress_stream(
         BrotliEncoderOperation::BROTLI_OPERATION_FINISH,
         &mut avail_in,
-        &body,
+        body,
         &mut in_off,
         &mut avail_out,
         &mut out,
@@ -251,7 +253,14 @@ fn the_decoder_refuses_large_window_streams() {
         &mut None,
         &mut |_, _, _, _| ()
     ));
-    let err = decode(None, &out[..out_off], 1 << 20).unwrap_err();
+    out.truncate(out_off);
+    out
+}
+
+#[test]
+fn the_decoder_refuses_large_window_streams() {
+    let out = large_window_stream(&text(2000, 7), 11);
+    let err = decode(None, &out, 1 << 20).unwrap_err();
     assert!(matches!(err, Failure::Corrupt(c) if c < 0), "{err:?}");
 }
 

@@ -9,7 +9,7 @@ use crate::{CodecPool, CompressionLevel};
 
 fn encode(dict: &Dictionary, level: CompressionLevel, body: &[u8], pool: &CodecPool) -> BytesMut {
     let mut wire = BytesMut::new();
-    encode_dcb(dict, level, body, pool, &mut wire).unwrap();
+    encode_all::<DcbCore>(dict, level, body, pool, &mut wire).unwrap();
     wire
 }
 
@@ -37,7 +37,7 @@ fn dropping_the_dictionary_while_its_encoders_run_is_sound() {
     let dict = dictionary(bytes.clone());
     let level = CompressionLevel::Precise(6);
     let mut encoders: Vec<_> = (0..3)
-        .map(|_| DcbEncoder::new(&dict, level, &pool).unwrap())
+        .map(|_| crate::codec::dcb::encoder(&dict, level, &pool).unwrap())
         .collect();
     let mut wires = vec![BytesMut::new(); encoders.len()];
     for (encoder, wire) in encoders.iter_mut().zip(&mut wires) {
@@ -75,7 +75,7 @@ fn encoder_memory_is_pooled_by_quality_and_an_abandoned_stream_frees_its_encoder
     );
     // Dropped mid-stream: the C encoder is destroyed on return, and the memory serves the
     // next body.
-    let mut encoder = DcbEncoder::new(&dict, CompressionLevel::Default, &pool).unwrap();
+    let mut encoder = crate::codec::dcb::encoder(&dict, CompressionLevel::Default, &pool).unwrap();
     encoder.encode(&bodies[1], &mut BytesMut::new()).unwrap();
     drop(encoder);
     let wire = encode(&dict, CompressionLevel::Default, &bodies[2], &pool);
@@ -90,21 +90,10 @@ fn encoder_memory_is_pooled_by_quality_and_an_abandoned_stream_frees_its_encoder
 #[test]
 fn pooled_encoders_serve_any_dictionary_from_any_thread() {
     let pool = CodecPool::builder().max_idle(2).build();
-    let a = dictionary(json_samples(30, 5).concat());
-    let b = dictionary(json_samples(30, 6).concat());
-    let bodies = json_samples(24, 7);
-    std::thread::scope(|scope| {
-        for t in 0..3 {
-            let (pool, a, b, bodies) = (&pool, &a, &b, &bodies);
-            scope.spawn(move || {
-                for (i, body) in bodies.iter().enumerate() {
-                    let dict = if (i + t) % 2 == 0 { a } else { b };
-                    let level = CompressionLevel::Precise(5 + (i % 3) as i32);
-                    let wire = encode(dict, level, body, pool);
-                    assert_eq!(&decode_dcb(dict, &wire, LIMIT).unwrap()[..], &body[..]);
-                }
-            });
-        }
+    alternating_on_threads(&json_samples(24, 7), |dict, _, i, body| {
+        let level = CompressionLevel::Precise(5 + (i % 3) as i32);
+        let wire = encode(dict, level, body, &pool);
+        assert_eq!(&decode_dcb(dict, &wire, LIMIT).unwrap()[..], body);
     });
     assert_eq!(
         pool.stats().kind(crate::PoolKind::DcbCompressors).in_use(),
@@ -117,7 +106,8 @@ fn each_flush_makes_the_body_so_far_decodable() {
     let (dict, bodies) = trained();
     let body = bodies[..8].concat();
     let mut encoder =
-        DcbEncoder::new(&dict, CompressionLevel::Precise(7), CodecPool::global()).unwrap();
+        crate::codec::dcb::encoder(&dict, CompressionLevel::Precise(7), CodecPool::global())
+            .unwrap();
     let mut decoder = DcbDecoder::new(&dict);
     let (mut wire, mut plain, mut fed) = (BytesMut::new(), BytesMut::new(), 0);
     let mut sent = 0;
@@ -161,7 +151,7 @@ fn long_bodies_reach_back_into_the_dictionary() {
     let wire = encode(&dict, CompressionLevel::Default, &body, &pool);
     assert_eq!(&decode_dcb(&dict, &wire, LIMIT).unwrap()[..], &body[..]);
     assert!(google_decodes_dcb(&dict, &wire) == body);
-    let mut encoder = DcbEncoder::new(&dict, CompressionLevel::Default, &pool).unwrap();
+    let mut encoder = crate::codec::dcb::encoder(&dict, CompressionLevel::Default, &pool).unwrap();
     let streamed = stream(&mut encoder, &body, &[70_000, 3], 5);
     let mut decoder = DcbDecoder::new(&dict);
     let decoded = decode_chunked(&mut decoder, &streamed, &[50_000, 17], 60_000);

@@ -13,9 +13,9 @@ fn typed_errors_for_wrong_dictionary_and_broken_bodies() {
     let other = dictionary(&b"another dictionary"[..]);
     let body = b"the body, made with the dictionary, the dictionary".repeat(20);
     let mut dcz = BytesMut::new();
-    encode_dcz(&dict, CompressionLevel::Default, &body, &pool, &mut dcz).unwrap();
+    encode_all::<DczCore>(&dict, CompressionLevel::Default, &body, &pool, &mut dcz).unwrap();
     let mut dcb = BytesMut::new();
-    encode_dcb(
+    encode_all::<DcbCore>(
         &dict,
         CompressionLevel::Default,
         &body,
@@ -119,7 +119,8 @@ fn typed_errors_for_wrong_dictionary_and_broken_bodies() {
     );
     assert_eq!(decoder.finish().unwrap_err(), wrong);
     let mut encoder =
-        DcbEncoder::new(&dict, CompressionLevel::Default, crate::CodecPool::global()).unwrap();
+        crate::codec::dcb::encoder(&dict, CompressionLevel::Default, crate::CodecPool::global())
+            .unwrap();
     encoder.finish(&mut BytesMut::new()).unwrap();
     assert!(encoder.encode(b"x", &mut BytesMut::new()).is_err());
     encoder.finish(&mut BytesMut::new()).unwrap();
@@ -138,14 +139,15 @@ fn dcz_windows_stay_within_the_bound() {
     let dict = dictionary(vec![b'a'; 1000]);
     let body = json_samples(200, 3).concat();
     for (level, expected) in [(3, 2 * MIB), (19, 8 * MIB), (22, 8 * MIB)] {
-        let mut encoder = DczEncoder::new(&dict, CompressionLevel::Precise(level), &pool).unwrap();
+        let mut encoder =
+            crate::codec::dcz::encoder(&dict, CompressionLevel::Precise(level), &pool).unwrap();
         let mut wire = BytesMut::new();
         encoder.encode(&body, &mut wire).unwrap();
         encoder.finish(&mut wire).unwrap();
         assert_eq!(frame_window(&wire[40..]), expected, "level {level}");
         // One-shot: a single-segment frame whose window is the body.
         let mut wire = BytesMut::new();
-        encode_dcz(
+        encode_all::<DczCore>(
             &dict,
             CompressionLevel::Precise(level),
             &body,
@@ -183,29 +185,11 @@ fn dcz_windows_stay_within_the_bound() {
 
 #[test]
 fn dcb_refuses_large_window_streams() {
-    use brotli::enc::encode::{BrotliEncoderParameter as P, BrotliEncoderStateStruct};
     let dict = dictionary(&b"prefix"[..]);
-    let mut core = BrotliEncoderStateStruct::new(brotli::enc::StandardAlloc::default());
-    core.set_parameter(P::BROTLI_PARAM_LARGE_WINDOW, 1);
-    core.set_parameter(P::BROTLI_PARAM_LGWIN, 26);
-    core.set_parameter(P::BROTLI_PARAM_QUALITY, 5);
     let body = b"large window stream".repeat(10);
-    let mut out = vec![0u8; 1024];
-    let (mut avail_in, mut in_off, mut avail_out, mut out_off) = (body.len(), 0, out.len(), 0);
-    assert!(core.compress_stream(
-        brotli::enc::encode::BrotliEncoderOperation::BROTLI_OPERATION_FINISH,
-        &mut avail_in,
-        &body,
-        &mut in_off,
-        &mut avail_out,
-        &mut out,
-        &mut out_off,
-        &mut None,
-        &mut |_, _, _, _| ()
-    ));
     let mut wire = DCB_MAGIC.to_vec();
     wire.extend_from_slice(&dict.hash());
-    wire.extend_from_slice(&out[..out_off]);
+    wire.extend_from_slice(&crate::ffi::brotli_c::tests::large_window_stream(&body, 5));
     assert!(matches!(
         decode_dcb(&dict, &wire, LIMIT),
         Err(DictDecodeError::Codec(_))

@@ -63,7 +63,8 @@ fn interop_python_zstandard_decodes_dcz_payloads() {
     for (name, streaming) in [("oneshot", false), ("stream", true)] {
         let mut wire = BytesMut::new();
         if streaming {
-            let mut encoder = DczEncoder::new(&dict, CompressionLevel::Default, &pool).unwrap();
+            let mut encoder =
+                crate::codec::dcz::encoder(&dict, CompressionLevel::Default, &pool).unwrap();
             // Flushes and idles: the body becomes several frames, all with the dictionary.
             for (i, chunk) in body.chunks(1000).enumerate() {
                 encoder.encode(chunk, &mut wire).unwrap();
@@ -75,7 +76,8 @@ fn interop_python_zstandard_decodes_dcz_payloads() {
             }
             encoder.finish(&mut wire).unwrap();
         } else {
-            encode_dcz(&dict, CompressionLevel::Default, &body, &pool, &mut wire).unwrap();
+            encode_all::<DczCore>(&dict, CompressionLevel::Default, &body, &pool, &mut wire)
+                .unwrap();
         }
         std::fs::write(dir.join(name), &wire[40..]).unwrap();
     }
@@ -187,14 +189,16 @@ fn interop_c_brotli_decodes_dcb_payloads() {
     for (name, level, streaming) in cases {
         let mut wire = BytesMut::new();
         if streaming {
-            let mut encoder = DcbEncoder::new(&dict, level, crate::CodecPool::global()).unwrap();
+            let mut encoder =
+                crate::codec::dcb::encoder(&dict, level, crate::CodecPool::global()).unwrap();
             for chunk in body.chunks(700) {
                 encoder.encode(chunk, &mut wire).unwrap();
                 encoder.flush(&mut wire).unwrap();
             }
             encoder.finish(&mut wire).unwrap();
         } else {
-            encode_dcb(&dict, level, &body, crate::CodecPool::global(), &mut wire).unwrap();
+            encode_all::<DcbCore>(&dict, level, &body, crate::CodecPool::global(), &mut wire)
+                .unwrap();
         }
         std::fs::write(dir.join(name), &wire[36..]).unwrap();
     }
@@ -230,7 +234,7 @@ fn interop_brotli_cli_decodes_dcb_payloads() {
     let dir = temp_dir("dcb-interop");
     dict.save(dir.join("dict")).unwrap();
     let mut wire = BytesMut::new();
-    encode_dcb(
+    encode_all::<DcbCore>(
         &dict,
         CompressionLevel::Default,
         &body,

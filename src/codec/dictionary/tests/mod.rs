@@ -7,14 +7,15 @@ use bytes::BytesMut;
 use super::frame::{DCB_MAGIC, DCZ_MAGIC};
 use crate::ContentCoding;
 use crate::codec::Decode;
-use crate::codec::dcb::encode_dcb;
+use crate::codec::dcb::Core as DcbCore;
 use crate::codec::dcb::{DcbDecoder, DcbEncoder};
-use crate::codec::dcz::encode_dcz;
+use crate::codec::dcz::Core as DczCore;
 use crate::codec::dcz::{DczDecoder, DczEncoder, dcz_window_limit};
+use crate::codec::dictionary::encode_all;
 use crate::codec::dictionary::error::DictDecodeError;
 use crate::codec::dictionary::*;
 use crate::codec::encoding::{Driving, Encode};
-use crate::dictionary::{DictionaryStore, ResponseStore, train};
+use crate::dictionary::{DictionaryStore, train};
 use crate::headers::{UseAsDictionary, parse_available_dictionary};
 
 mod dcb;
@@ -52,6 +53,28 @@ pub(super) fn dictionary(bytes: impl Into<bytes::Bytes>) -> Dictionary {
 }
 
 /// A dictionary trained on one set of JSON samples, and bodies from another.
+/// Runs `each(dictionary, the other one, i, body)` for every body on three threads, each
+/// alternating two dictionaries made of different samples: pooled states serve any
+/// dictionary and must come back neutral.
+pub(super) fn alternating_on_threads(
+    bodies: &[Vec<u8>],
+    each: impl Fn(&Dictionary, &Dictionary, usize, &[u8]) + Sync,
+) {
+    let a = dictionary(json_samples(30, 5).concat());
+    let b = dictionary(json_samples(30, 6).concat());
+    std::thread::scope(|scope| {
+        for t in 0..3 {
+            let (a, b, each) = (&a, &b, &each);
+            scope.spawn(move || {
+                for (i, body) in bodies.iter().enumerate() {
+                    let (dict, other) = if (i + t) % 2 == 0 { (a, b) } else { (b, a) };
+                    each(dict, other, i, body);
+                }
+            });
+        }
+    });
+}
+
 pub(super) fn trained() -> (Dictionary, Vec<Vec<u8>>) {
     let bytes = train(&json_samples(800, 11), 16 * 1024).unwrap();
     (dictionary(bytes), json_samples(50, 12))
@@ -163,7 +186,6 @@ fn types_are_send_and_sync() {
     fn shared<T: Send + Sync>() {}
     shared::<Dictionary>();
     shared::<DictionaryStore>();
-    shared::<ResponseStore>();
     send::<DczEncoder>();
     send::<DczDecoder>();
     send::<DcbEncoder>();

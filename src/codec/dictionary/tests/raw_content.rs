@@ -25,7 +25,7 @@ fn trained_dictionaries_are_used_as_raw_content() {
     body.extend_from_slice(&bodies[0]);
     let body = &body;
     let mut wire = BytesMut::new();
-    encode_dcz(&dict, CompressionLevel::Default, body, &pool, &mut wire).unwrap();
+    encode_all::<DczCore>(&dict, CompressionLevel::Default, body, &pool, &mut wire).unwrap();
     let frame = &wire[40..];
     // Raw content has no dictionary id: auto mode writes the trained dictionary's id.
     assert_eq!(zstd_safe::get_dict_id_from_frame(frame), None);
@@ -68,7 +68,7 @@ fn trained_dictionaries_are_used_as_raw_content() {
 
     // Both codings and both directions agree for a dictionary that is all magic and header.
     let mut dcb = BytesMut::new();
-    encode_dcb(
+    encode_all::<DcbCore>(
         &dict,
         CompressionLevel::Default,
         body,
@@ -85,7 +85,7 @@ fn one_digested_dictionary_per_level_shared_by_responses() {
     let (dict, bodies) = trained();
     assert_eq!(dict.prepared_size(), 0, "made lazily");
     let mut wire = BytesMut::new();
-    encode_dcz(
+    encode_all::<DczCore>(
         &dict,
         CompressionLevel::Default,
         &bodies[0],
@@ -97,12 +97,12 @@ fn one_digested_dictionary_per_level_shared_by_responses() {
     assert!(one > 0);
     for body in &bodies {
         let mut wire = BytesMut::new();
-        encode_dcz(&dict, CompressionLevel::Default, body, &pool, &mut wire).unwrap();
+        encode_all::<DczCore>(&dict, CompressionLevel::Default, body, &pool, &mut wire).unwrap();
         let clone = dict.clone();
-        let _ = DczEncoder::new(&clone, CompressionLevel::Precise(3), &pool).unwrap();
+        let _ = crate::codec::dcz::encoder(&clone, CompressionLevel::Precise(3), &pool).unwrap();
     }
     assert_eq!(dict.prepared_size(), one, "no new CDict for the same level");
-    encode_dcz(
+    encode_all::<DczCore>(
         &dict,
         CompressionLevel::Precise(9),
         &bodies[0],
@@ -118,36 +118,22 @@ fn pooled_contexts_come_back_neutral() {
     // Contexts go back to one shelf whatever dictionary they served: alternate two
     // dictionaries (and levels) on one pool, from several threads, and check every body.
     let pool = CodecPool::builder().max_idle(2).build();
-    let a = dictionary(json_samples(30, 5).concat());
-    let b = dictionary(json_samples(30, 6).concat());
     let bodies = json_samples(40, 7);
-    std::thread::scope(|scope| {
-        for t in 0..3 {
-            let (pool, a, b, bodies) = (&pool, &a, &b, &bodies);
-            scope.spawn(move || {
-                for (i, body) in bodies.iter().enumerate() {
-                    let dict = if (i + t) % 2 == 0 { a } else { b };
-                    let level = CompressionLevel::Precise(1 + (i % 5) as i32);
-                    let mut wire = BytesMut::new();
-                    let mut encoder = DczEncoder::new(dict, level, pool).unwrap();
-                    encoder.encode(body, &mut wire).unwrap();
-                    if i % 3 == 0 {
-                        drop(encoder); // abandoned mid-frame: reset by the pool
-                        continue;
-                    }
-                    encoder.finish(&mut wire).unwrap();
-                    assert_eq!(
-                        &decode_dcz(dict, &wire, pool, LIMIT).unwrap()[..],
-                        &body[..]
-                    );
-                    let other = if dict == a { b } else { a };
-                    assert!(matches!(
-                        decode_dcz(other, &wire, pool, LIMIT),
-                        Err(DictDecodeError::WrongDictionary { .. })
-                    ));
-                }
-            });
+    alternating_on_threads(&bodies, |dict, other, i, body| {
+        let level = CompressionLevel::Precise(1 + (i % 5) as i32);
+        let mut wire = BytesMut::new();
+        let mut encoder = crate::codec::dcz::encoder(dict, level, &pool).unwrap();
+        encoder.encode(body, &mut wire).unwrap();
+        if i % 3 == 0 {
+            drop(encoder); // abandoned mid-frame: reset by the pool
+            return;
         }
+        encoder.finish(&mut wire).unwrap();
+        assert_eq!(&decode_dcz(dict, &wire, &pool, LIMIT).unwrap()[..], body);
+        assert!(matches!(
+            decode_dcz(other, &wire, &pool, LIMIT),
+            Err(DictDecodeError::WrongDictionary { .. })
+        ));
     });
     // A plain zstd response on the same pool is not touched by any dictionary.
     let mut wire = BytesMut::new();

@@ -20,7 +20,7 @@ fn dcz_round_trips_one_shot_and_streaming() {
     ] {
         for body in bodies.iter().take(10) {
             let mut wire = BytesMut::new();
-            encode_dcz(&dict, level, body, &pool, &mut wire).unwrap();
+            encode_all::<DczCore>(&dict, level, body, &pool, &mut wire).unwrap();
             assert_eq!(&wire[..8], &DCZ_MAGIC);
             assert_eq!(&wire[8..40], &dict.hash());
             assert_eq!(
@@ -32,7 +32,7 @@ fn dcz_round_trips_one_shot_and_streaming() {
                 &body[..]
             );
 
-            let mut encoder = DczEncoder::new(&dict, level, &pool).unwrap();
+            let mut encoder = crate::codec::dcz::encoder(&dict, level, &pool).unwrap();
             let streamed = stream(&mut encoder, body, &[7, 100, 1], 3);
             let mut decoder = DczDecoder::new(&dict, &pool).unwrap();
             assert_eq!(
@@ -54,7 +54,8 @@ fn dcb_round_trips_one_shot_and_streaming() {
     ] {
         for body in bodies.iter().take(6) {
             let mut wire = BytesMut::new();
-            encode_dcb(&dict, level, body, crate::CodecPool::global(), &mut wire).unwrap();
+            encode_all::<DcbCore>(&dict, level, body, crate::CodecPool::global(), &mut wire)
+                .unwrap();
             assert_eq!(&wire[..4], &DCB_MAGIC);
             assert_eq!(&wire[4..36], &dict.hash());
             assert_eq!(
@@ -63,7 +64,8 @@ fn dcb_round_trips_one_shot_and_streaming() {
             );
             assert_eq!(&decode_dcb(&dict, &wire, LIMIT).unwrap()[..], &body[..]);
 
-            let mut encoder = DcbEncoder::new(&dict, level, crate::CodecPool::global()).unwrap();
+            let mut encoder =
+                crate::codec::dcb::encoder(&dict, level, crate::CodecPool::global()).unwrap();
             let streamed = stream(&mut encoder, body, &[13, 1, 200], 2);
             let mut decoder = DcbDecoder::new(&dict);
             assert_eq!(
@@ -82,11 +84,12 @@ fn empty_bodies_and_empty_streams() {
     for wire in [
         {
             let mut w = BytesMut::new();
-            encode_dcz(&dict, CompressionLevel::Default, b"", &pool, &mut w).unwrap();
+            encode_all::<DczCore>(&dict, CompressionLevel::Default, b"", &pool, &mut w).unwrap();
             w
         },
         {
-            let mut e = DczEncoder::new(&dict, CompressionLevel::Default, &pool).unwrap();
+            let mut e =
+                crate::codec::dcz::encoder(&dict, CompressionLevel::Default, &pool).unwrap();
             let mut w = BytesMut::new();
             e.finish(&mut w).unwrap();
             w
@@ -98,7 +101,7 @@ fn empty_bodies_and_empty_streams() {
     for wire in [
         {
             let mut w = BytesMut::new();
-            encode_dcb(
+            encode_all::<DcbCore>(
                 &dict,
                 CompressionLevel::Default,
                 b"",
@@ -109,9 +112,12 @@ fn empty_bodies_and_empty_streams() {
             w
         },
         {
-            let mut e =
-                DcbEncoder::new(&dict, CompressionLevel::Default, crate::CodecPool::global())
-                    .unwrap();
+            let mut e = crate::codec::dcb::encoder(
+                &dict,
+                CompressionLevel::Default,
+                crate::CodecPool::global(),
+            )
+            .unwrap();
             let mut w = BytesMut::new();
             e.finish(&mut w).unwrap();
             w
@@ -142,11 +148,11 @@ fn the_dictionary_is_used() {
     let (mut with, mut without, mut br_with) = (0, 0, 0);
     for body in &bodies {
         let mut wire = BytesMut::new();
-        encode_dcz(&dict, CompressionLevel::Default, body, &pool, &mut wire).unwrap();
+        encode_all::<DczCore>(&dict, CompressionLevel::Default, body, &pool, &mut wire).unwrap();
         with += wire.len() - 40;
         without += zstd_safe::compress(&mut vec![0u8; body.len() + 1024], body, 3).unwrap();
         let mut wire = BytesMut::new();
-        encode_dcb(
+        encode_all::<DcbCore>(
             &dict,
             CompressionLevel::Default,
             body,
@@ -199,23 +205,23 @@ proptest! {
         let dict = dictionary(dict);
         let level = CompressionLevel::Precise(level);
 
-        let mut encoder = DczEncoder::new(&dict, level, pool).unwrap();
+        let mut encoder = crate::codec::dcz::encoder(&dict, level, pool).unwrap();
         let wire = stream(&mut encoder, &body, &cuts, flush_every);
         let mut decoder = DczDecoder::new(&dict, pool).unwrap();
         prop_assert_eq!(&decode_chunked(&mut decoder, &wire, &cuts, budget)[..], &body[..]);
         let mut one_shot = BytesMut::new();
-        encode_dcz(&dict, level, &body, pool, &mut one_shot).unwrap();
+        encode_all::<DczCore>(&dict, level, &body, pool, &mut one_shot).unwrap();
         let mut decoder = DczDecoder::new(&dict, pool).unwrap();
         prop_assert_eq!(&decode_chunked(&mut decoder, &one_shot, &cuts, budget)[..], &body[..]);
 
         // dcb: every body, with no exception, and Google's decoder agrees.
-        let mut encoder = DcbEncoder::new(&dict, level, pool).unwrap();
+        let mut encoder = crate::codec::dcb::encoder(&dict, level, pool).unwrap();
         let wire = stream(&mut encoder, &body, &cuts, flush_every);
         let mut decoder = DcbDecoder::new(&dict);
         prop_assert_eq!(&decode_chunked(&mut decoder, &wire, &cuts, budget)[..], &body[..]);
         prop_assert_eq!(&google_decodes_dcb(&dict, &wire)[..], &body[..]);
         let mut one_shot = BytesMut::new();
-        encode_dcb(&dict, level, &body, pool, &mut one_shot).unwrap();
+        encode_all::<DcbCore>(&dict, level, &body, pool, &mut one_shot).unwrap();
         prop_assert_eq!(&decode_dcb(&dict, &one_shot, LIMIT).unwrap()[..], &body[..]);
         prop_assert_eq!(&google_decodes_dcb(&dict, &one_shot)[..], &body[..]);
     }
@@ -246,7 +252,7 @@ fn dcz_idle_ends_the_frame_and_gives_the_context_back() {
     let pool = CodecPool::new();
     let (dict, bodies) = trained();
     let body = bodies[..6].concat();
-    let mut encoder = DczEncoder::new(&dict, CompressionLevel::Default, &pool).unwrap();
+    let mut encoder = crate::codec::dcz::encoder(&dict, CompressionLevel::Default, &pool).unwrap();
     let mut wire = BytesMut::new();
     // Idle before any input: nothing written, no context held.
     encoder.idle(&mut wire).unwrap();
@@ -277,7 +283,7 @@ fn dcz_idle_ends_the_frame_and_gives_the_context_back() {
     assert!(dcz * 10 < zstd * 9, "dcz {dcz} vs zstd {zstd}");
 
     // An encoder that idles and then finishes without input writes a valid empty body.
-    let mut encoder = DczEncoder::new(&dict, CompressionLevel::Default, &pool).unwrap();
+    let mut encoder = crate::codec::dcz::encoder(&dict, CompressionLevel::Default, &pool).unwrap();
     let mut wire = BytesMut::new();
     encoder.idle(&mut wire).unwrap();
     encoder.finish(&mut wire).unwrap();
@@ -317,9 +323,9 @@ fn dcb_round_trips_the_input_that_broke_the_brotli_crate_at_every_quality() {
     for level in 0..=11 {
         let level = CompressionLevel::Precise(level);
         let mut out = BytesMut::new();
-        encode_dcb(&dict, level, &body, &pool, &mut out).unwrap();
+        encode_all::<DcbCore>(&dict, level, &body, &pool, &mut out).unwrap();
         assert_eq!(&decode_dcb(&dict, &out, LIMIT).unwrap()[..], &body[..]);
-        let mut encoder = DcbEncoder::new(&dict, level, &pool).unwrap();
+        let mut encoder = crate::codec::dcb::encoder(&dict, level, &pool).unwrap();
         let wire = stream(&mut encoder, &body, &[660, 91, 7], 1);
         let mut decoder = DcbDecoder::new(&dict);
         let decoded = decode_chunked(&mut decoder, &wire, &[660, 91], 1738);
