@@ -96,6 +96,19 @@ impl Key {
         }
     }
 
+    /// The key of a body whose digest is known already (a pinned body).
+    pub(crate) fn from_digest(digest: [u8; 32], variant: Variant) -> Key {
+        Key {
+            body: digest,
+            variant,
+        }
+    }
+
+    /// The body's part of the key.
+    pub(crate) fn digest(&self) -> [u8; 32] {
+        self.body
+    }
+
     /// What the entry's bytes are compressed with.
     pub(crate) fn variant(&self) -> Variant {
         self.variant

@@ -44,6 +44,12 @@
 //! map slot, queue place and allocation). A body is admitted the second time it is seen: a
 //! body seen once costs a fingerprint of a few sampled bytes and one atomic swap, never a
 //! full hash nor a copy, so a flood of unique responses leaves the hot entries in place.
+//! A body the application serves as the same `Bytes` again (a static asset, a response it
+//! keeps) is pinned after two hits from one address: a clone of its `Bytes` keeps that
+//! memory from being freed or written, so the next request finds it by address and length,
+//! without a hash. Pins hold at most an eighth of the budget, besides it
+//! ([`CacheStats::pinned`]).
+//!
 //! Eviction is S3-FIFO: new entries wait in a small queue; those hit meanwhile move to the
 //! main queue, where each hit buys a second chance.
 
@@ -53,6 +59,7 @@ mod etag_tests;
 mod key;
 #[cfg(test)]
 mod layer_tests;
+mod pins;
 #[cfg(test)]
 mod prop_tests;
 mod recompress;
@@ -69,6 +76,7 @@ use bytes::Bytes;
 use self::doorkeeper::Doorkeeper;
 use self::key::{Key, process_key, validator_key};
 pub(crate) use self::key::{Validator, Variant};
+use self::pins::Pins;
 use self::recompress::{Job, JobKind, Pressure, Recompressor};
 pub(crate) use self::record::Recorder;
 pub(crate) use self::store::Stage;
@@ -100,6 +108,8 @@ struct Inner {
     validator_secret: Option<[u8; 32]>,
     min_size: usize,
     max_body: usize,
+    /// Bodies served again as the same `Bytes`, found without a hash.
+    pins: Pins,
     shared: Arc<Shared>,
     recompressor: Option<Recompressor>,
 }
@@ -145,6 +155,9 @@ struct Counts {
     too_large: AtomicU64,
     admitted: AtomicU64,
     evicted: AtomicU64,
+    /// Full hashes of identity bodies taken (the tests check the pins spare them).
+    #[cfg(test)]
+    hashed: AtomicU64,
 }
 
 impl Counts {
@@ -179,6 +192,10 @@ pub struct CacheStats {
     /// Recompressions given up (under CPU pressure, or on an encoding error); the entry is
     /// queued again at a later hit.
     pub recompress_dropped: u64,
+    /// Bytes of identity bodies kept alive so that one served again as the same `Bytes`
+    /// is found by its address, without a hash (at most an eighth of the budget, besides
+    /// it).
+    pub pinned: u64,
 }
 
 impl VariantCache {
@@ -209,6 +226,7 @@ impl VariantCache {
             recompressed: worker.map_or(0, |w| read(&w.done)),
             recompress_saved: worker.map_or(0, |w| read(&w.saved)),
             recompress_dropped: worker.map_or(0, |w| read(&w.dropped)),
+            pinned: self.inner.pins.held(),
         }
     }
 
@@ -254,8 +272,20 @@ impl VariantCache {
         dictionary: Option<&Dictionary>,
     ) -> Lookup {
         let inner = &*self.inner;
-        let key = || Key::new(&inner.secret, body, variant);
-        self.find(body, key, Some(body), dictionary)
+        let pinned = inner.pins.find(body);
+        let key = || match pinned {
+            Some(digest) => Key::from_digest(digest, variant),
+            None => {
+                #[cfg(test)]
+                inner.shared.counts.hashed.fetch_add(1, Ordering::Relaxed);
+                Key::new(&inner.secret, body, variant)
+            }
+        };
+        let body = Identity {
+            bytes: body,
+            pinned: pinned.is_some(),
+        };
+        self.find(body.bytes, key, Some(body), dictionary)
     }
 
     /// Looks up a streamed response by its request path and strong `ETag` (see
@@ -274,12 +304,13 @@ impl VariantCache {
 
     /// The lookup both kinds of keys share: `sighting` is what the doorkeeper remembers,
     /// `key` the full hash (taken only for what it may have seen), `body` the identity
-    /// bytes the worker recompresses from (without them it decodes the entry's).
+    /// bytes the worker recompresses from (without them it decodes the entry's), pinned
+    /// when it is hit twice from one address.
     fn find(
         &self,
         sighting: &[u8],
         key: impl FnOnce() -> Key,
-        body: Option<&Bytes>,
+        body: Option<Identity<'_>>,
         dictionary: Option<&Dictionary>,
     ) -> Lookup {
         let inner = &*self.inner;
@@ -293,7 +324,11 @@ impl VariantCache {
             return unseen();
         }
         let key = key();
-        let Some(found) = shared.store.get(&key, inner.recompressor.is_some()) else {
+        let address = body.map(|body| pins::address(body.bytes));
+        let Some(found) = shared
+            .store
+            .get(&key, inner.recompressor.is_some(), address)
+        else {
             if !sight.seen {
                 return unseen();
             }
@@ -302,8 +337,12 @@ impl VariantCache {
             return Lookup::Miss(Fill { key, print });
         };
         shared.counts.hits.fetch_add(1, Ordering::Relaxed);
+        if let Some(body) = body.filter(|body| found.again && !body.pinned) {
+            inner.pins.pin(body.bytes, key.digest());
+        }
         if found.recompress {
-            self.queue(key, body.cloned(), dictionary.cloned());
+            let body = body.map(|body| body.bytes.clone());
+            self.queue(key, body, dictionary.cloned());
         }
         Lookup::Hit(found.bytes)
     }
@@ -339,6 +378,13 @@ pub(crate) enum Lookup {
     Miss(Fill),
     /// The compressed bytes, to send as they are.
     Hit(Bytes),
+}
+
+/// An identity body being looked up, and whether it was found among the pins.
+#[derive(Clone, Copy)]
+struct Identity<'a> {
+    bytes: &'a Bytes,
+    pinned: bool,
 }
 
 /// What a missed body is filed under (hashed once, at the lookup).
@@ -489,6 +535,7 @@ impl VariantCacheBuilder {
                 validator_secret: self.by_etag.then(|| validator_key(&secret)),
                 min_size: self.min_size,
                 max_body: self.max_body,
+                pins: Pins::new(self.budget / 8),
                 shared: Arc::new(Shared {
                     store,
                     doorkeeper: Doorkeeper::new(slots),

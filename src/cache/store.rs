@@ -9,6 +9,7 @@ use std::sync::Mutex;
 use bytes::Bytes;
 
 use super::key::Key;
+use super::pins::Address;
 use crate::sync::lock;
 
 /// What an entry costs beyond its bytes: its map slot and key, its place in a queue, the
@@ -47,6 +48,8 @@ struct Slot {
     stage: Stage,
     freq: u8,
     queue: Queue,
+    /// Where the body of the last hit was (see [`Found::again`]).
+    last_address: Option<Address>,
 }
 
 impl Slot {
@@ -71,6 +74,9 @@ pub(crate) struct Found {
     /// Whether the caller should queue the entry for recompression (it was `AsServed`;
     /// it is `Queued` now).
     pub(crate) recompress: bool,
+    /// The last hit's body was at the same address: the application serves one `Bytes`
+    /// again, worth pinning.
+    pub(crate) again: bool,
 }
 
 /// Sharded entries under one byte budget.
@@ -97,9 +103,15 @@ impl Store {
         &self.shards[key.shard(self.shards.len())]
     }
 
-    /// The entry under `key`, counting the hit; queues it for recompression once, when
-    /// `recompress` says the cache does that.
-    pub(crate) fn get(&self, key: &Key, recompress: bool) -> Option<Found> {
+    /// The entry under `key`, counting the hit from a body at `address` (if the body is
+    /// in hand); queues it for recompression once, when `recompress` says the cache does
+    /// that.
+    pub(crate) fn get(
+        &self,
+        key: &Key,
+        recompress: bool,
+        address: Option<Address>,
+    ) -> Option<Found> {
         let mut shard = lock(self.shard(key));
         let slot = shard.map.get_mut(key)?;
         slot.freq = (slot.freq + 1).min(MAX_FREQ);
@@ -107,9 +119,12 @@ impl Store {
         if queue {
             slot.stage = Stage::Queued;
         }
+        let again = address.is_some() && slot.last_address == address;
+        slot.last_address = address;
         Some(Found {
             bytes: slot.bytes.clone(),
             recompress: queue,
+            again,
         })
     }
 
@@ -134,6 +149,7 @@ impl Store {
             stage,
             freq: 0,
             queue: Queue::Small,
+            last_address: None,
         };
         shard.small_bytes += slot.weight();
         shard.map.insert(key, slot);

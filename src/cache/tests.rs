@@ -206,7 +206,7 @@ proptest! {
             let body = id.to_le_bytes();
             let key = Key::new(&secret, &body, variant(ContentCoding::Gzip));
             if hit {
-                store.get(&key, false);
+                store.get(&key, false, None);
             } else if size as u64 + ENTRY_OVERHEAD <= store.shard_budget() {
                 let bytes = Bytes::from(vec![0u8; size]);
                 store.insert(key, 0, bytes, store::Stage::AsServed, |_| ());
@@ -244,6 +244,34 @@ fn hot_entries_are_recompressed_smaller_and_still_decode() {
     }
     let stats = cache.stats();
     assert!(stats.recompress_saved > 0, "{stats:?}");
+}
+
+/// The same `Bytes` served again is found by its address once pinned, without a hash;
+/// another `Bytes` is hashed, even at the same address with another length.
+#[test]
+fn a_body_served_again_as_the_same_bytes_is_found_without_a_hash() {
+    let cache = VariantCache::builder().recompress(None).build();
+    let coding = ContentCoding::Gzip;
+    let body = json(11, 300);
+    let hashed = || cache.inner.shared.counts.hashed.load(Ordering::Relaxed);
+    // Seen, filed, hit, hit again from the same address: pinned.
+    for _ in 0..4 {
+        serve(&cache, &body, coding);
+    }
+    assert_eq!(cache.stats().pinned, body.len() as u64 + ENTRY_OVERHEAD);
+    let before = hashed();
+    let (wire, hit) = serve(&cache, &body, coding);
+    assert!(hit);
+    assert_eq!(decode(coding, &wire), body);
+    assert_eq!(hashed(), before, "a pinned body is not hashed");
+    // The same bytes elsewhere: hashed, and the same entry.
+    let copy = Bytes::copy_from_slice(&body);
+    assert!(serve(&cache, &copy, coding).1);
+    assert_eq!(hashed(), before + 1);
+    // The same address, shorter: not the pinned body.
+    let cut = body.slice(..body.len() - 1);
+    let (wire, _) = serve(&cache, &cut, coding);
+    assert_eq!(decode(coding, &wire), cut);
 }
 
 /// `dcz` and `dcb` entries are recompressed against their own dictionary, and still decode
