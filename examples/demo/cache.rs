@@ -77,6 +77,6 @@ pub fn stats(cache: &VariantCache, budget: u64) -> Value {
         "hits": s.hits, "misses": s.misses, "refused": s.refused, "admitted": s.admitted,
         "evicted": s.evicted, "entries": s.entries, "bytes": s.bytes, "budget": budget,
         "recompressed": s.recompressed, "recompress_saved": s.recompress_saved,
-        "recompress_dropped": s.recompress_dropped,
+        "recompress_dropped": s.recompress_dropped, "pinned": s.pinned,
     })
 }
