@@ -61,9 +61,10 @@ async fn recompressed(
     cache.stats()
 }
 
-/// Decodes `wire` with the coding's command-line tool.
+/// Decodes `wire` with the coding's command-line tool (`brotli` for br, `zstd`).
 fn decode_with_tool(coding: &str, wire: &[u8]) -> Vec<u8> {
-    let mut child = Command::new(coding)
+    let tool = if coding == "br" { "brotli" } else { coding };
+    let mut child = Command::new(tool)
         .args(["-d", "-c"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -74,7 +75,7 @@ fn decode_with_tool(coding: &str, wire: &[u8]) -> Vec<u8> {
     let writer = std::thread::spawn(move || stdin.write_all(&wire));
     let out = child.wait_with_output().unwrap();
     writer.join().unwrap().unwrap();
-    assert!(out.status.success(), "{coding} -d failed");
+    assert!(out.status.success(), "{tool} -d failed");
     out.stdout
 }
 
