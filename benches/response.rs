@@ -500,7 +500,9 @@ fn request(c: &mut Criterion) {
 
 /// Group `response_cache/<size>/<coding>` for every size and gzip, br and zstd at the
 /// layers' default levels: tower-http's layer on a body served again (`tower_http`), ours
-/// with a cache on the same body, filed and recompressed before measuring (`hot`), and ours
+/// with a cache on the same body, filed and recompressed before measuring (`hot`: one
+/// `Bytes`, found by address once pinned; `hot_hashed`: the same bytes copied per request,
+/// found by their hash), and ours
 /// without (`uncached`) and with a cache (`miss`) on a body never seen before (both
 /// handlers copy the payload and number it, so they pay the same for making it).
 #[cfg(all(feature = "zstd", feature = "br"))]
@@ -530,13 +532,15 @@ fn response_cache(c: &mut Criterion) {
             group.bench_function("tower_http", |b| {
                 b.iter(|| black_box(rt.block_on(respond(&svc, accepting(coding)))))
             });
-            let cache = VariantCache::builder()
-                .min_size(0)
-                .recompress(Some(1.0))
-                .build();
-            let svc = CompressionLayer::new().cache(cache.clone()).layer(same());
-            warm_cache(&rt, &svc, coding, &cache);
+            let svc = warm_cache(&rt, same(), coding);
             group.bench_function("hot", |b| {
+                b.iter(|| black_box(rt.block_on(respond(&svc, accepting(coding)))))
+            });
+            // The same bytes in a new allocation each time: found by their hash.
+            let p = payload.clone();
+            let copied = service_fn(move |_| full_response(Bytes::copy_from_slice(&p)));
+            let svc = warm_cache(&rt, copied, coding);
+            group.bench_function("hot_hashed", |b| {
                 b.iter(|| black_box(rt.block_on(respond(&svc, accepting(coding)))))
             });
             let svc = CompressionLayer::new().layer(fresh());
@@ -555,27 +559,32 @@ fn response_cache(c: &mut Criterion) {
     }
 }
 
-/// Serves the body until the cache holds it recompressed and has served it (or gives up
-/// after 60 s: the measurement then says what it found).
+/// `inner` behind our layer with a cache, served until the cache holds its body
+/// recompressed and has served it (or for 60 s: the measurement then says what it found).
 #[cfg(all(feature = "zstd", feature = "br"))]
 fn warm_cache<S, B>(
     rt: &tokio::runtime::Runtime,
-    svc: &S,
+    inner: S,
     coding: &'static str,
-    cache: &tower_gzip::cache::VariantCache,
-) where
+) -> tower_gzip::compression::Compression<S>
+where
     S: tower::Service<http::Request<http_body_util::Full<Bytes>>, Response = http::Response<B>>
         + Clone,
     S::Error: std::fmt::Debug,
-    B: http_body::Body,
-    B::Error: std::fmt::Debug,
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<tower_gzip::BoxError> + std::fmt::Debug,
 {
+    let cache = tower_gzip::cache::VariantCache::builder()
+        .min_size(0)
+        .recompress(Some(1.0))
+        .build();
+    let svc = CompressionLayer::new().cache(cache.clone()).layer(inner);
     let deadline = Instant::now() + Duration::from_secs(60);
-    rt.block_on(expect_coding(svc, accepting(coding), coding));
+    rt.block_on(expect_coding(&svc, accepting(coding), coding));
     // Until an entry is at the densest level and a request was served from it.
     let warm = |s: tower_gzip::cache::CacheStats| s.recompressed > 0 && s.hits > 0;
     while !warm(cache.stats()) && Instant::now() < deadline {
-        rt.block_on(respond(svc, accepting(coding)));
+        rt.block_on(respond(&svc, accepting(coding)));
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(
@@ -583,6 +592,7 @@ fn warm_cache<S, B>(
         "the cache never served: {:?}",
         cache.stats()
     );
+    svc
 }
 
 #[cfg(not(all(feature = "zstd", feature = "br")))]
