@@ -3,7 +3,8 @@
 //!
 //! | types | invocation |
 //! | --- | --- |
-//! | [`CompressionLayer`], [`Compression`] | `compression_builder_methods!()` (in `compression/builder.rs`), over `builder_methods!(encoding ..)` |
+//! | [`CompressionLayer`] | `compression_builder_methods!()` (in `compression/builder.rs`), over `builder_methods!(encoding ..)` |
+//! | [`Compression`] | `builder_methods!(encoding_switches CompressionSettings, ..)` |
 //! | [`RequestCompressionLayer`] | `builder_methods!(request_compression Settings)` |
 //! | [`RequestCompression`] | `builder_methods!(request_compression_service Settings)` |
 //! | [`DecompressionLayer`], [`RequestDecompressionLayer`] | `builder_methods!(decompression)` |

@@ -12,11 +12,11 @@ use bytes::{Bytes, BytesMut};
 use http::header::ACCEPT_ENCODING;
 use http::{HeaderMap, Request, Response, StatusCode, Version};
 use http_body::{Body, Frame};
-use tower::{ServiceExt, service_fn};
+use tower::{Layer, ServiceExt, service_fn};
 use tower_gzip::CodecPool;
 use tower_gzip::ContentCoding;
 use tower_gzip::codec::Decoder;
-use tower_gzip::compression::{Compression, CompressionBody};
+use tower_gzip::compression::{CompressionBody, CompressionLayer};
 
 use tower_gzip_support::alloc;
 tower_gzip_support::count_allocations!();
@@ -32,12 +32,13 @@ where
     B::Error: Into<tower_gzip::BoxError>,
 {
     let mut body = Some(body);
-    let svc = Compression::new(service_fn(move |_: Request<()>| {
-        let body = body.take().expect("called once");
-        async move { Ok::<_, Infallible>(Response::new(body)) }
-    }))
-    .pool(pool.clone())
-    .compress_when(|_: StatusCode, _: Version, _: &HeaderMap, _: &http::Extensions| true);
+    let svc = CompressionLayer::new()
+        .pool(pool.clone())
+        .compress_when(|_: StatusCode, _: Version, _: &HeaderMap, _: &http::Extensions| true)
+        .layer(service_fn(move |_: Request<()>| {
+            let body = body.take().expect("called once");
+            async move { Ok::<_, Infallible>(Response::new(body)) }
+        }));
     let req = Request::get("/")
         .header(ACCEPT_ENCODING, format.as_str())
         .body(())

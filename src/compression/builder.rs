@@ -1,7 +1,7 @@
-//! The builder methods of [`CompressionLayer`](super::CompressionLayer) and
-//! [`Compression`](super::Compression), written once: both types carry
-//! `settings: Arc<CompressionSettings>`, and tower-http's users call these as inherent
-//! methods, which only an inherent `impl` on each type gives them.
+//! The builder methods of [`CompressionLayer`](super::CompressionLayer) beyond tower-http's:
+//! levels, pool, preference, the level chooser, the governor, the size floor, the cache,
+//! BREACH jitter, dictionaries. The service, [`Compression`](super::Compression), keeps
+//! tower-http's own (the coding switches, `quality`, `compress_when`).
 
 macro_rules! compression_builder_methods {
     () => {

@@ -6,7 +6,6 @@ use http_body::Body;
 use tower_service::Service;
 
 use super::body::CompressionBody;
-use super::builder::compression_builder_methods;
 use super::future::ResponseFuture;
 use super::layer::CompressionLayer;
 use super::plan::{DictionaryRequest, RequestFacts};
@@ -61,7 +60,7 @@ impl<S, P> Compression<S, P> {
     }
 
     builder_methods!(inner_service);
-    compression_builder_methods!();
+    builder_methods!(encoding_switches super::settings::CompressionSettings, "offered");
 
     /// Replaces the predicate that decides which responses to compress (see
     /// [`CompressionLayer::compress_when`]).

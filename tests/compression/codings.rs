@@ -21,7 +21,7 @@ use http::header::{ACCEPT_ENCODING, CONTENT_ENCODING};
 use http::{HeaderValue, Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::{BodyExt, Full};
-use tower::{ServiceExt, service_fn};
+use tower::{Layer, ServiceExt, service_fn};
 use tower_gzip::compression::{Compression, CompressionLayer, CompressionLevel, Predicate};
 
 use crate::common;
@@ -100,9 +100,10 @@ async fn compress_with_quality() {
         ))))
     });
     // tower-http's default predicate compresses from 32 bytes; this crate's from 256.
-    let svc = Compression::new(svc)
+    let svc = CompressionLayer::new()
         .quality(CompressionLevel::Best)
-        .min_size(0);
+        .min_size(0)
+        .layer(svc);
     let res = svc.oneshot(get(Some("br"))).await.unwrap();
     assert_eq!(res.headers()[CONTENT_ENCODING], "br");
     let compressed = res.into_body().collect().await.unwrap().to_bytes();
@@ -125,13 +126,14 @@ async fn compress_with_quality() {
     );
     assert_eq!(common::unbrotli(&compressed), DATA.as_bytes());
     // And a different quality gives different bytes (the assertion above can fail).
-    let fastest = Compression::new(service_fn(|_req: Request<()>| async {
-        Ok::<_, Infallible>(Response::new(Full::new(Bytes::from_static(
-            DATA.as_bytes(),
-        ))))
-    }))
-    .quality(CompressionLevel::Fastest)
-    .min_size(0);
+    let fastest = CompressionLayer::new()
+        .quality(CompressionLevel::Fastest)
+        .min_size(0)
+        .layer(service_fn(|_req: Request<()>| async {
+            Ok::<_, Infallible>(Response::new(Full::new(Bytes::from_static(
+                DATA.as_bytes(),
+            ))))
+        }));
     let res = fastest.oneshot(get(Some("br"))).await.unwrap();
     let fast = res.into_body().collect().await.unwrap().to_bytes();
     assert_ne!(fast, compressed);
