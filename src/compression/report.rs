@@ -64,9 +64,7 @@ pub(crate) fn finished(
     streamed: bool,
     complete: bool,
 ) {
-    stats.record_bytes(tally.coding, tally.bytes_in, tally.bytes_out);
-    #[cfg(feature = "metrics")]
-    stats.handles().finished(tally);
+    count(stats, tally);
     debug!(
         target: TARGET,
         coding = tally.coding.as_str(),
@@ -84,19 +82,18 @@ pub(crate) fn finished(
 /// identity size) or by its validator (`key = "etag"`, the body unread: no input counted).
 pub(crate) fn cached(stats: &CompressionStats, tally: &ResponseTally, key: &'static str) {
     if tally.bytes_in > 0 {
-        stats.record_bytes(tally.coding, tally.bytes_in, tally.bytes_out);
-        #[cfg(feature = "metrics")]
-        stats.handles().finished(tally);
+        count(stats, tally);
     }
-    debug!(
-        target: TARGET,
-        coding = tally.coding.as_str(),
-        level = tally.level,
-        bytes_in = tally.bytes_in,
-        bytes_out = tally.bytes_out,
-        key,
-        "served from cache"
-    );
+    let (coding, level) = (tally.coding.as_str(), tally.level);
+    let (bytes_in, bytes_out) = (tally.bytes_in, tally.bytes_out);
+    debug!(target: TARGET, coding, level, bytes_in, bytes_out, key, "served from cache");
+}
+
+/// Counts a response's bytes, in the stats and (with the feature) the metrics.
+fn count(stats: &CompressionStats, tally: &ResponseTally) {
+    stats.record_bytes(tally.coding, tally.bytes_in, tally.bytes_out);
+    #[cfg(feature = "metrics")]
+    stats.handles().finished(tally);
 }
 
 /// What became of a request that named a dictionary.

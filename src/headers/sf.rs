@@ -18,11 +18,11 @@ pub(super) enum Member<'a> {
 
 /// The bare item of an SF item (`None` when the value is not one).
 pub(super) fn item(value: &[u8]) -> Option<BareItemFromInput<'_>> {
-    let mut found = None;
+    let mut found = Vec::with_capacity(1);
     Parser::new(value)
-        .parse_item_with_visitor(Slot(&mut found))
+        .parse_item_with_visitor(Push(&mut found))
         .ok()?;
-    found
+    found.pop()
 }
 
 /// An SF dictionary's members, each key once (the last of duplicates, as RFC 9651 section
@@ -110,7 +110,7 @@ impl<'a> InnerListVisitor<'a> for List<'_, 'a> {
     }
 }
 
-/// An inner list's next item.
+/// An inner list's next item, or a lone item.
 struct Push<'m, 'a>(&'m mut Vec<BareItemFromInput<'a>>);
 
 impl<'a> ItemVisitor<'a> for Push<'_, 'a> {
@@ -121,21 +121,6 @@ impl<'a> ItemVisitor<'a> for Push<'_, 'a> {
         bare_item: BareItemFromInput<'a>,
     ) -> Result<impl ParameterVisitor<'a>, Infallible> {
         self.0.push(bare_item);
-        Ok(Ignored)
-    }
-}
-
-/// Where a lone item's bare item goes.
-struct Slot<'m, 'a>(&'m mut Option<BareItemFromInput<'a>>);
-
-impl<'a> ItemVisitor<'a> for Slot<'_, 'a> {
-    type Error = Infallible;
-
-    fn bare_item(
-        self,
-        bare_item: BareItemFromInput<'a>,
-    ) -> Result<impl ParameterVisitor<'a>, Infallible> {
-        *self.0 = Some(bare_item);
         Ok(Ignored)
     }
 }
