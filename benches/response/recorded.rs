@@ -14,10 +14,10 @@ use bytes::Bytes;
 use criterion::Criterion;
 use tower::{Layer, service_fn};
 use tower_gzip::compression::CompressionLayer;
-use tower_gzip::dictionary::{Dictionary, DictionaryBuilder, DictionaryStore};
+use tower_gzip::dictionary::{BuiltDictionary, Dictionary, DictionaryBuilder, DictionaryStore};
 use tower_gzip::headers::UseAsDictionary;
 use tower_gzip::{CompressionLevel, ContentCoding};
-use tower_gzip_support::corpus::{recorded, recorded_split};
+use tower_gzip_support::corpus::{Recorded, recorded, recorded_split};
 
 use super::support::{expect_coding, full_response, offering, respond};
 use super::{configure, runtime};
@@ -28,18 +28,8 @@ pub fn response_dict_recorded(c: &mut Criterion) {
         return;
     };
     let split = recorded_split(&responses);
-    let training: Vec<&[u8]> = split.training.iter().map(|r| r.body.as_slice()).collect();
-    let built = DictionaryBuilder::new(&training)
-        .build()
-        .expect("a dictionary");
+    let built = build(&split.training);
     let quality = built.dcb_quality.expect("dcb is compiled in");
-    eprintln!(
-        "response_dict/reddit: built {} B ({:?}), dcz {}, dcb {quality}, served {} B",
-        built.bytes.len(),
-        built.kind,
-        built.dcz_level,
-        built.served_len
-    );
     let dictionary = Dictionary::new(built.bytes, UseAsDictionary::new("/*")).unwrap();
     let store = DictionaryStore::new(4 << 20);
     store.insert(dictionary.clone());
@@ -60,16 +50,13 @@ pub fn response_dict_recorded(c: &mut Criterion) {
         ("dcb_built", ContentCoding::Dcb, quality),
     ] {
         let with_dictionary = matches!(coding, ContentCoding::Dcz | ContentCoding::Dcb);
+        let codings = [coding];
         let next = Arc::new(AtomicUsize::new(0));
         let served = bodies.clone();
         let svc = CompressionLayer::new()
             .level(coding, CompressionLevel::Precise(level))
             .dictionaries(store.clone())
-            .dictionary_codings(if with_dictionary {
-                &[coding][..]
-            } else {
-                &[][..]
-            })
+            .dictionary_codings(&codings[..usize::from(with_dictionary)])
             .layer(service_fn(move |_| {
                 let i = next.fetch_add(1, Ordering::Relaxed) % served.len();
                 full_response(served[i].clone())
@@ -88,4 +75,21 @@ pub fn response_dict_recorded(c: &mut Criterion) {
         });
     }
     group.finish();
+}
+
+/// The builder's choice (its defaults) from the training side, printed.
+fn build(training: &[&Recorded]) -> BuiltDictionary {
+    let training: Vec<&[u8]> = training.iter().map(|r| r.body.as_slice()).collect();
+    let built = DictionaryBuilder::new(&training)
+        .build()
+        .expect("a dictionary");
+    eprintln!(
+        "response_dict/reddit: built {} B ({:?}), dcz {}, dcb {:?}, served {} B",
+        built.bytes.len(),
+        built.kind,
+        built.dcz_level,
+        built.dcb_quality,
+        built.served_len
+    );
+    built
 }
