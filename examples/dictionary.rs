@@ -194,6 +194,8 @@ impl Options {
 
 fn build(options: &Options) -> Result<()> {
     let out = PathBuf::from(options.required("--out")?);
+    let max_size = options.number::<usize>("--max-size")?;
+    let per_client = options.number::<u64>("--responses-per-client")?;
     if options.files.is_empty() {
         return Err(usage("build needs sample files, one response body each"));
     }
@@ -203,10 +205,10 @@ fn build(options: &Options) -> Result<()> {
         .map(|path| std::fs::read(path).map_err(|e| fail(format!("sample {path}: {e}"))))
         .collect::<Result<Vec<Vec<u8>>>>()?;
     let mut builder = DictionaryBuilder::new(&samples);
-    if let Some(max) = options.number::<usize>("--max-size")? {
+    if let Some(max) = max_size {
         builder = builder.max_size(max);
     }
-    if let Some(n) = options.number::<u64>("--responses-per-client")? {
+    if let Some(n) = per_client {
         builder = builder.responses_per_client(n);
     }
     let built = builder
