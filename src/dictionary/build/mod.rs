@@ -222,8 +222,8 @@ impl<'a> DictionaryBuilder<'a> {
     }
 
     /// How many responses a client is expected to get with one dictionary (default 100, at
-    /// least 1): what its download is spread over. Few responses favour a small dictionary
-    /// or none; many favour a large one.
+    /// least 1): what its download is spread over. Few responses favour a small
+    /// dictionary, many a large one.
     pub fn responses_per_client(mut self, responses: u64) -> Self {
         self.responses_per_client = responses.max(1);
         self
