@@ -44,9 +44,11 @@ pub const DEFAULT_RESPONSES_PER_CLIENT: u64 = 100;
 /// keeps the one that sends a client the fewest bytes, its own download included, within a
 /// CPU budget.
 ///
-/// - **Samples**: empty bodies and repeats are dropped; every fourth of the rest (at most
-///   400) is held out, by position, never by content. The others (their first 32 MiB)
-///   make the candidates.
+/// - **Samples**: empty bodies and repeats are dropped; the rest are cut into 64 runs of
+///   consecutive samples and every fourth run (at most 400 samples) is held out, by
+///   position, never by content: neighbours (one client's pages) share more than the
+///   responses a dictionary will meet, so they stay on one side. The others (their first
+///   32 MiB) make the candidates.
 /// - **Candidates**: zstd's trainer asked for 16, 32, 64 and 128 KiB (it may return
 ///   less), and raw training samples up to an eighth, a quarter, half and all of the size
 ///   bound (default 1 MiB), picked greedily by what they share with the other training

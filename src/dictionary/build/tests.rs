@@ -49,6 +49,22 @@ fn split_holds_out_at_most_400() {
 }
 
 #[test]
+fn split_holds_out_runs_of_neighbours() {
+    let given = samples(640);
+    let split = split(&given).unwrap();
+    // 64 runs of 10: runs 3, 7, 11, ... are held out, whole.
+    assert_eq!(split.held_out.len(), 160);
+    for (i, sample) in given.iter().enumerate() {
+        let held = (i / 10) % 4 == 3;
+        assert_eq!(
+            split.held_out.contains(&sample.as_slice()),
+            held,
+            "sample {i}"
+        );
+    }
+}
+
+#[test]
 fn split_needs_enough_distinct_samples() {
     let mut given = samples(MIN_SAMPLES - 1);
     given.extend([Vec::new(), Vec::new(), given[0].clone()]);
