@@ -5,11 +5,16 @@
 //!
 //! Groups: `response/<size>` (gzip 6, plus `libdeflate_floor` up to 64 KiB), `response_l1`,
 //! `streaming`, `response_zstd` and `response_br` (each layer's default level: zstd 3, br 4),
-//! `response_dict` (`dcz`/`dcb` with a trained dictionary beside plain zstd/br),
+//! `response_dict` (`dcz`/`dcb` with a trained dictionary beside plain zstd/br; and
+//! `response_dict/reddit`, the builder's dictionary on the recorded corpus),
 //! `client_dict` (decoding `dcz` on the client, learned dictionary offered, beside zstd),
 //! `request/<size>` (gzip), `request_zstd/16KiB`, `request_br/16KiB` and `contention`.
 
 mod support;
+
+#[cfg(all(feature = "dcz", feature = "dcb"))]
+#[path = "response/recorded.rs"]
+mod recorded;
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -310,6 +315,11 @@ fn response_dict_built(
 #[cfg(not(all(feature = "dcz", feature = "dcb")))]
 fn response_dict(_: &mut Criterion) {}
 
+#[cfg(all(feature = "dcz", feature = "dcb"))]
+use recorded::response_dict_recorded;
+#[cfg(not(all(feature = "dcz", feature = "dcb")))]
+fn response_dict_recorded(_: &mut Criterion) {}
+
 /// Group `client_dict/1KiB`: what a client pays to decode a 1 KiB JSON response sent `dcz`
 /// (the layer offers the learned dictionary: pattern match, `Available-Dictionary`, then a
 /// pooled context with the prepared `DDict`) against the same response sent plain `zstd`,
@@ -607,6 +617,7 @@ criterion_group!(
     response_zstd,
     response_br,
     response_dict,
+    response_dict_recorded,
     client_dict,
     request,
     request_zstd,

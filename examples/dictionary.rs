@@ -2,15 +2,18 @@
 //! sample responses, and compresses and decompresses `dcz` and `dcb` bodies with it.
 //!
 //! ```text
-//! cargo run --release --example dictionary -- build --out DICT [--max-size BYTES] SAMPLE_FILE...
+//! cargo run --release --example dictionary -- build --out DICT [--max-size BYTES] [--responses-per-client N] SAMPLE_FILE...
 //! cargo run --release --example dictionary -- compress --dictionary DICT --coding dcz|dcb [--level N] <BODY >ENCODED
 //! cargo run --release --example dictionary -- decompress --dictionary DICT [--max-bytes N] <ENCODED >BODY
 //! ```
 //!
 //! `build` reads one response body per sample file, runs `DictionaryBuilder` on them
-//! (`--max-size`: the largest dictionary to try, default 128 KiB), prints every candidate
-//! and level it tried, writes the dictionary to DICT exactly as it is to be served, and ends
-//! with the line `chosen: <trained|samples> <bytes> B, dcz level <n>, dcb quality <n>`.
+//! (`--max-size`: the largest dictionary to try, default 1 MiB; `--responses-per-client`:
+//! how many responses a client is expected to get with it, default 100), prints every
+//! candidate and level it tried (its bytes per response against the plain coding, its
+//! served size and its break-even count of responses), writes the dictionary to DICT exactly
+//! as it is to be served, and ends with the line
+//! `chosen: <trained|samples> <bytes> B, dcz level <n>, dcb quality <n>`.
 //!
 //! DICT holds only the served bytes (its SHA-256 is what clients name), so `build` writes
 //! the chosen levels beside it, in `DICT.levels`: one `coding=level` a line, `dcz=4` and
@@ -45,7 +48,7 @@ use tower_gzip::{CompressionLevel, ContentCoding};
 
 const USAGE: &str = "\
 usage:
-  dictionary build --out DICT [--max-size BYTES] SAMPLE_FILE...
+  dictionary build --out DICT [--max-size BYTES] [--responses-per-client N] SAMPLE_FILE...
   dictionary compress --dictionary DICT --coding dcz|dcb [--level N] <BODY >ENCODED
   dictionary decompress --dictionary DICT [--max-bytes N] <ENCODED >BODY
 ";
@@ -108,7 +111,10 @@ fn run(args: &[String]) -> Result<()> {
         return Err(usage("no command: expected build, compress or decompress"));
     };
     match command.as_str() {
-        "build" => build(&Options::parse(rest, &["--out", "--max-size"], true)?),
+        "build" => {
+            let known = ["--out", "--max-size", "--responses-per-client"];
+            build(&Options::parse(rest, &known, true)?)
+        }
         "compress" => {
             let known = ["--dictionary", "--coding", "--level"];
             compress(&Options::parse(rest, &known, false)?)
@@ -188,6 +194,8 @@ impl Options {
 
 fn build(options: &Options) -> Result<()> {
     let out = PathBuf::from(options.required("--out")?);
+    let max_size = options.number::<usize>("--max-size")?;
+    let per_client = options.number::<u64>("--responses-per-client")?;
     if options.files.is_empty() {
         return Err(usage("build needs sample files, one response body each"));
     }
@@ -197,8 +205,11 @@ fn build(options: &Options) -> Result<()> {
         .map(|path| std::fs::read(path).map_err(|e| fail(format!("sample {path}: {e}"))))
         .collect::<Result<Vec<Vec<u8>>>>()?;
     let mut builder = DictionaryBuilder::new(&samples);
-    if let Some(max) = options.number::<usize>("--max-size")? {
+    if let Some(max) = max_size {
         builder = builder.max_size(max);
+    }
+    if let Some(n) = per_client {
+        builder = builder.responses_per_client(n);
     }
     let built = builder
         .build()
@@ -207,6 +218,7 @@ fn build(options: &Options) -> Result<()> {
         return Err(fail("the builder measured no dcb quality"));
     };
     print_report(samples.len(), &built);
+    print_summary(&built);
     write(&out, &built.bytes)?;
     let levels = levels_path(&out);
     write(
@@ -226,15 +238,46 @@ fn build(options: &Options) -> Result<()> {
 /// Every coding and level the builder tried, as a table.
 fn print_report(samples: usize, built: &BuiltDictionary) {
     println!(
-        "{samples} samples, {} held out ({} B) to judge the candidates",
-        built.held_out, built.held_out_bytes
+        "{samples} samples, {} held out ({} B) to judge the candidates; {} responses per client",
+        built.held_out, built.held_out_bytes, built.responses_per_client
     );
     println!(
-        "{:<16} {:>8} {:<6} {:>5} {:>10} {:>6} {:<6} chosen",
-        "kind", "dict B", "coding", "level", "bytes", "cost", "budget"
+        "{:<16} {:>8} {:>7} {:<6} {:>5} {:>10} {:>6} {:>10} {:>6} {:>6} {:<6} chosen",
+        "kind",
+        "dict B",
+        "served",
+        "coding",
+        "level",
+        "bytes",
+        "ratio",
+        "per client",
+        "even",
+        "cost",
+        "budget"
     );
     for row in &built.report {
         print_row(row);
+    }
+}
+
+/// The chosen rows: ratio per response, served size, break-even count.
+fn print_summary(built: &BuiltDictionary) {
+    for row in built.report.iter().filter(|r| r.chosen) {
+        let even = row
+            .break_even
+            .map_or("never".to_owned(), |n| format!("{n} responses"));
+        let plain = if row.coding == ContentCoding::Dcz {
+            "zstd 3".to_owned()
+        } else {
+            format!("br {}", row.level)
+        };
+        println!(
+            "{} {}: {:.3}x {plain}'s bytes per response, dictionary {} B served, break-even {even}",
+            row.coding.as_str(),
+            row.level,
+            row.ratio,
+            row.served_len
+        );
     }
 }
 
@@ -245,12 +288,16 @@ fn print_row(row: &CandidateReport) {
         Some(DictionaryKind::Samples { count }) => format!("samples {count}"),
         Some(other) => format!("{other:?}"),
     };
+    let even = row.break_even.map_or("-".to_owned(), |n| n.to_string());
     let line = format!(
-        "{kind:<16} {:>8} {:<6} {:>5} {:>10} {:>5.2}x {:<6} {}",
+        "{kind:<16} {:>8} {:>7} {:<6} {:>5} {:>10} {:>5.3}x {:>10.0} {even:>6} {:>5.2}x {:<6} {}",
         row.dictionary_len,
+        row.served_len,
         row.coding.as_str(),
         row.level,
         row.bytes,
+        row.ratio,
+        row.per_client_bytes,
         row.cost,
         if row.within_budget { "within" } else { "over" },
         if row.chosen { "yes" } else { "" }

@@ -9,8 +9,8 @@ use std::sync::OnceLock;
 
 use tower_gzip::codec::OneShot;
 use tower_gzip::dictionary::{
-    BuiltDictionary, CandidateReport, Dictionary, DictionaryBuilder, DictionaryError,
-    MAX_DICTIONARY_LEN,
+    BROWSER_DICTIONARY_LIMIT, BuiltDictionary, CandidateReport, Dictionary, DictionaryBuilder,
+    DictionaryError, MAX_DICTIONARY_LEN,
 };
 use tower_gzip::headers::UseAsDictionary;
 use tower_gzip::{CodecPool, CompressionLevel, ContentCoding};
@@ -139,9 +139,15 @@ fn the_choice_is_the_best_candidate_of_the_report() {
             .filter_map(|&c| pick(&rows, c))
             .collect();
         let over = used.iter().filter(|r| !r.within_budget).count();
+        // Bytes per client (scaled by the held-out count to stay exact): the served
+        // dictionary and the expected responses, for each coding.
+        let per_client = |r: &CandidateReport| {
+            r.served_len as u128 * built.held_out as u128
+                + u128::from(built.responses_per_client) * r.bytes as u128
+        };
         let key = (
             over,
-            used.iter().map(|r| r.bytes).sum::<usize>(),
+            used.iter().map(|r| per_client(r)).sum::<u128>(),
             rows[0].dictionary_len,
         );
         let saves = used.iter().all(|r| saves(built, r));
@@ -168,10 +174,12 @@ fn the_choice_is_the_best_candidate_of_the_report() {
 #[test]
 fn held_out_samples_never_shape_the_candidates() {
     let (samples, built) = shared();
-    // Every fourth distinct sample is held out: replace those with other responses.
+    // Every fourth of 64 runs of distinct samples is held out: replace those with other
+    // responses.
     let others = corpus::bodies(SAMPLES, 99);
     let mut changed = samples.clone();
-    for i in (3..SAMPLES).step_by(4) {
+    let run = SAMPLES / 64;
+    for i in (0..SAMPLES).filter(|i| (i / run) % 4 == 3) {
         changed[i] = others[i].clone();
     }
     let rebuilt = build(&changed);
@@ -263,6 +271,66 @@ fn the_budget_decides_the_levels() {
 }
 
 #[test]
+fn the_report_counts_the_dictionary_download() {
+    let (_, built) = shared();
+    let plain = |coding, level| {
+        let (coding, level) = match coding {
+            ContentCoding::Dcz => (ContentCoding::Zstd, 3),
+            _ => (ContentCoding::Br, level),
+        };
+        let mut rows = built.report.iter().filter(|r| r.kind.is_none());
+        rows.find(|r| r.coding == coding && r.level == level)
+            .unwrap()
+    };
+    let n = built.responses_per_client as f64;
+    for row in built.report.iter().filter(|r| r.kind.is_some()) {
+        let base = plain(row.coding, row.level);
+        assert!(row.served_len > 0 && row.served_len < row.dictionary_len);
+        assert_eq!(row.ratio, row.bytes as f64 / base.bytes as f64);
+        let mean = row.bytes as f64 / built.held_out as f64;
+        assert!((row.per_client_bytes - (row.served_len as f64 + n * mean)).abs() < 1e-6);
+        match row.break_even {
+            Some(count) => {
+                // The first count where what it saved covers its download.
+                let saved = |k: u64| k as f64 * (base.bytes - row.bytes) as f64;
+                let served = (row.served_len * built.held_out) as f64;
+                assert!(saved(count) >= served && saved(count - 1) < served);
+            }
+            None => assert!(row.bytes >= base.bytes),
+        }
+        if row.chosen {
+            assert_eq!(row.served_len, built.served_len);
+        }
+    }
+}
+
+#[test]
+fn many_responses_per_client_favour_a_larger_download() {
+    let samples = corpus::bodies(SAMPLES, 29);
+    // The chosen dictionary's served size and its two codings' held-out bytes.
+    let choice = |per_client| {
+        let built = DictionaryBuilder::new(&samples)
+            .max_size(BOUND)
+            .responses_per_client(per_client)
+            .build()
+            .unwrap();
+        assert_eq!(built.responses_per_client, per_client);
+        let bytes: usize = built
+            .report
+            .iter()
+            .filter(|r| r.chosen)
+            .map(|r| r.bytes)
+            .sum();
+        (built.served_len, bytes)
+    };
+    // Minimising served + n * bytes: a larger n never picks a smaller download, nor more
+    // bytes per response.
+    let (few, many) = (choice(1), choice(1_000_000));
+    assert!(few.0 <= many.0, "{few:?} {many:?}");
+    assert!(many.1 <= few.1, "{few:?} {many:?}");
+}
+
+#[test]
 fn bad_input_is_a_typed_error() {
     let training = |result: Result<BuiltDictionary, DictionaryError>| {
         assert!(
@@ -304,6 +372,12 @@ fn bad_input_is_a_typed_error() {
     assert!(matches!(
         DictionaryBuilder::new(&samples)
             .max_size(MAX_DICTIONARY_LEN + 1)
+            .build(),
+        Err(DictionaryError::TooLarge { .. })
+    ));
+    assert!(matches!(
+        DictionaryBuilder::new(&samples)
+            .max_size(BROWSER_DICTIONARY_LIMIT + 1)
             .build(),
         Err(DictionaryError::TooLarge { .. })
     ));

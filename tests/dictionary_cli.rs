@@ -209,6 +209,14 @@ fn build_writes_what_it_chose() {
     );
     let marked = rows.iter().filter(|r| r.ends_with(" yes"));
     assert_eq!(marked.count(), 2, "{}", built.stdout);
+    // The chosen rows in words: ratio, served size, break-even count.
+    for (coding, level) in [("dcz", dcz), ("dcb", dcb)] {
+        let line = rows
+            .iter()
+            .find(|r| r.starts_with(&format!("{coding} {level}: ")))
+            .unwrap_or_else(|| panic!("no {coding} summary in {}", built.stdout));
+        assert!(line.contains("B served, break-even "), "{line}");
+    }
 }
 
 #[test]
@@ -389,8 +397,12 @@ fn a_body_over_max_bytes_fails() {
 fn a_wrong_command_line_fails() {
     let dir = Scratch::new();
     let dict = dir.path("api.dict");
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 8] = [
         (&[], "no command"),
+        (
+            &["build", "--out", &dict, "--responses-per-client", "many"],
+            "a number",
+        ),
         (&["train"], "unknown command `train`"),
         (&["build", "--out", &dict], "sample files"),
         (&["compress", "--coding", "dcz"], "--dictionary is required"),

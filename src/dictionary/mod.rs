@@ -94,7 +94,10 @@ pub(crate) use crate::codec::Dictionary;
 #[cfg(dictionary)]
 pub use crate::codec::dictionary::{Dictionary, DictionaryError, MAX_DICTIONARY_LEN, peek};
 #[cfg(feature = "dcz")]
-pub use build::{BuiltDictionary, CandidateReport, DictionaryBuilder, DictionaryKind, train};
+pub use build::{
+    BROWSER_DICTIONARY_LIMIT, BuiltDictionary, CandidateReport, DEFAULT_MAX_SIZE,
+    DEFAULT_RESPONSES_PER_CLIENT, DictionaryBuilder, DictionaryKind, train,
+};
 pub use gate::{Readability, gate};
 pub use select::select;
 pub(crate) use select::select_parsed;

@@ -3,6 +3,8 @@
 
 mod cost;
 mod evaluate;
+mod judge;
+mod objective;
 mod samples;
 mod select;
 #[cfg(test)]
@@ -11,11 +13,13 @@ mod train;
 
 use bytes::Bytes;
 
-use super::{Dictionary, MAX_DICTIONARY_LEN};
+use super::MAX_DICTIONARY_LEN;
 use crate::ContentCoding;
 use crate::codec::dictionary::DictionaryError;
-use crate::pool::CodecPool;
 use evaluate::measure;
+use judge::Judge;
+#[cfg(test)]
+use judge::{choose, rank};
 pub use train::train;
 
 /// The `dcz` levels tried.
@@ -26,24 +30,41 @@ const DCB_QUALITIES: &[i32] = &[4, 5, 6];
 /// The sizes zstd's trainer is asked for (those within the size bound; the bound itself
 /// when it is smaller than all).
 const TRAINED_SIZES: &[usize] = &[16 << 10, 32 << 10, 64 << 10, 128 << 10];
+/// The default size bound: 1 MiB.
+pub const DEFAULT_MAX_SIZE: usize = 1 << 20;
+/// The most a browser keeps of one dictionary: Chromium stores dictionaries of up to
+/// 100 MiB each (its shared dictionary size limit) and ignores larger ones, so the size
+/// bound may not pass it.
+pub const BROWSER_DICTIONARY_LIMIT: usize = 100 << 20;
+/// The default expected number of responses a client gets with one dictionary.
+pub const DEFAULT_RESPONSES_PER_CLIENT: u64 = 100;
 
 /// Builds a dictionary for one API from sample responses: makes candidates of several
 /// kinds and sizes, measures each on samples held out from them at several levels, and
-/// keeps the one that sends the fewest bytes within a CPU budget.
+/// keeps the one that sends a client the fewest bytes, its own download included, within a
+/// CPU budget.
 ///
-/// - **Samples**: empty bodies and repeats are dropped; every fourth of the rest (at most
-///   400) is held out, by position, never by content. The others (their first 32 MiB)
-///   make the candidates.
+/// - **Samples**: empty bodies and repeats are dropped; the rest are cut into 64 runs of
+///   consecutive samples and every fourth run (at most 400 samples) is held out, by
+///   position, never by content: neighbours (one client's pages) share more than the
+///   responses a dictionary will meet, so they stay on one side. The others (their first
+///   32 MiB) make the candidates.
 /// - **Candidates**: zstd's trainer asked for 16, 32, 64 and 128 KiB (it may return
-///   less), and raw training samples up to a quarter, half and all of the size bound
-///   (default 128 KiB), picked greedily by what they share with the other training samples
-///   per byte, the most representative last (next to the response). Only dictionaries up
-///   to the bound are tried, and none twice.
+///   less), and raw training samples up to an eighth, a quarter, half and all of the size
+///   bound (default 1 MiB), picked greedily by what they share with the other training
+///   samples per byte, the most representative last (next to the response). Only
+///   dictionaries up to the bound are tried, and none twice.
 /// - **Levels**: `dcz` 3, 4, 5, 6, 9 and 12; `dcb` 4, 5 and 6. For each coding a candidate
 ///   uses the level with the fewest bytes among those within the budget, or the cheapest
 ///   when none is. Candidates rank by how many of their two codings are over budget, then
-///   by their `dcz` plus `dcb` bytes, then by size; the first wins, among those that send
-///   fewer bytes than plain zstd 3 and br on both codings.
+///   by their `dcz` plus `dcb` bytes per client, then by size; the first wins, among those
+///   that send fewer bytes per response than plain zstd 3 and br on both codings.
+/// - **Bytes per client**: the dictionary as it is served (zstd level 19: it is fetched
+///   once and cached, so it is worth compressing hard) plus the expected number of
+///   responses per client (default 100) times the mean held-out response with it. A larger
+///   dictionary usually compresses each response better but costs its download: it wins
+///   only when enough responses repay it. The report gives each candidate's ratio to the
+///   plain coding, its served size and its break-even count of responses.
 /// - **Budget**: `dcz` time per response at most 2.0x plain zstd 3's, `dcb` at most 1.3x
 ///   plain br's at the same quality, by default, over the held-out samples. The times come
 ///   from a cost model calibrated once (per coding, level and dictionary size, the CPU time
@@ -87,6 +108,7 @@ const TRAINED_SIZES: &[usize] = &[16 << 10, 32 << 10, 64 << 10, 128 << 10];
 pub struct DictionaryBuilder<'a> {
     samples: Vec<&'a [u8]>,
     max_size: usize,
+    responses_per_client: u64,
     /// `dcz`'s, then `dcb`'s.
     budgets: [f64; 2],
 }
@@ -107,6 +129,10 @@ pub struct BuiltDictionary {
     pub held_out: usize,
     /// The held-out samples' bytes, uncompressed.
     pub held_out_bytes: usize,
+    /// The expected responses per client the choice was made for.
+    pub responses_per_client: u64,
+    /// The dictionary's bytes as served (zstd level 19).
+    pub served_len: usize,
     /// One row per coding and level tried: the plain baselines first, then each candidate's.
     pub report: Vec<CandidateReport>,
 }
@@ -145,6 +171,18 @@ pub struct CandidateReport {
     pub level: i32,
     /// The held-out samples' compressed bytes, the `dcz`/`dcb` headers included.
     pub bytes: usize,
+    /// `bytes` as a multiple of the plain coding's (`zstd` 3 for `dcz`, `br` at the same
+    /// quality for `dcb`): the ratio per response, the dictionary excluded.
+    pub ratio: f64,
+    /// The dictionary's bytes as served, compressed (zstd level 19); 0 for a plain coding.
+    pub served_len: usize,
+    /// What one client downloads: `served_len` plus the expected responses per client
+    /// times the mean held-out response.
+    pub per_client_bytes: f64,
+    /// How many responses a client must get before the dictionary has saved its own
+    /// download against the plain coding; `None` for a plain coding or one that saves
+    /// nothing per response.
+    pub break_even: Option<u64>,
     /// The modelled time per response as a multiple of the plain coding's (`zstd` 3 for
     /// `dcz`, `br` at the same quality for `dcb`): what the budget is checked against.
     pub cost: f64,
@@ -165,20 +203,31 @@ struct Candidate {
 
 impl<'a> DictionaryBuilder<'a> {
     /// A builder over `samples` (response bodies of the API the dictionary is for; a few
-    /// hundred or more work best), with the default bound (128 KiB) and budgets (2.0 for
+    /// hundred or more work best), with the default bound ([`DEFAULT_MAX_SIZE`], 1 MiB),
+    /// responses per client ([`DEFAULT_RESPONSES_PER_CLIENT`], 100) and budgets (2.0 for
     /// `dcz`, 1.3 for `dcb`).
     pub fn new<S: AsRef<[u8]>>(samples: &'a [S]) -> Self {
         DictionaryBuilder {
             samples: samples.iter().map(AsRef::as_ref).collect(),
-            max_size: 128 << 10,
+            max_size: DEFAULT_MAX_SIZE,
+            responses_per_client: DEFAULT_RESPONSES_PER_CLIENT,
             budgets: [2.0, 1.3],
         }
     }
 
-    /// The largest dictionary to try, in bytes (default 128 KiB): a client fetches it once,
+    /// The largest dictionary to try, in bytes (default 1 MiB; at most
+    /// [`BROWSER_DICTIONARY_LIMIT`], what Chromium keeps): a client fetches it once,
     /// compressed, and every response encoder digests it.
     pub fn max_size(mut self, bytes: usize) -> Self {
         self.max_size = bytes;
+        self
+    }
+
+    /// How many responses a client is expected to get with one dictionary (default 100, at
+    /// least 1): what its download is spread over. Few responses favour a small
+    /// dictionary, many a large one.
+    pub fn responses_per_client(mut self, responses: u64) -> Self {
+        self.responses_per_client = responses.max(1);
         self
     }
 
@@ -195,12 +244,13 @@ impl<'a> DictionaryBuilder<'a> {
     /// samples, when no candidate could be made, or when none sends fewer bytes than the
     /// plain codings on the held-out samples (samples with nothing in common);
     /// [`DictionaryError::Empty`] for a size bound of zero and
-    /// [`DictionaryError::TooLarge`] for one over [`MAX_DICTIONARY_LEN`].
+    /// [`DictionaryError::TooLarge`] for one over [`MAX_DICTIONARY_LEN`] or
+    /// [`BROWSER_DICTIONARY_LIMIT`].
     pub fn build(&self) -> Result<BuiltDictionary, DictionaryError> {
         if self.max_size == 0 {
             return Err(DictionaryError::Empty);
         }
-        if self.max_size > MAX_DICTIONARY_LEN {
+        if self.max_size > MAX_DICTIONARY_LEN.min(BROWSER_DICTIONARY_LIMIT) {
             return Err(DictionaryError::TooLarge {
                 len: self.max_size as u64,
             });
@@ -239,7 +289,7 @@ fn candidates(training: &[&[u8]], bound: usize) -> Vec<Candidate> {
         }
     }
     let grams = select::Grams::count(training);
-    for size in [bound / 4, bound / 2, bound] {
+    for size in [bound / 8, bound / 4, bound / 2, bound] {
         let picked = grams.pick(training, size);
         let kind = DictionaryKind::Samples {
             count: picked.len(),
@@ -247,164 +297,4 @@ fn candidates(training: &[&[u8]], bound: usize) -> Vec<Candidate> {
         add(kind, select::assemble(training, &picked).into());
     }
     out
-}
-
-/// Measures candidates on the held-out samples and chooses.
-struct Judge<'s> {
-    held_out: &'s [&'s [u8]],
-    bytes: usize,
-    sizes: Vec<usize>,
-    /// `dcz`'s, then `dcb`'s.
-    budgets: [f64; 2],
-    pool: CodecPool,
-}
-
-impl<'s> Judge<'s> {
-    fn new(held_out: &'s [&'s [u8]], builder: &DictionaryBuilder<'_>) -> Self {
-        Judge {
-            held_out,
-            bytes: held_out.iter().map(|s| s.len()).sum(),
-            sizes: held_out.iter().map(|s| s.len()).collect(),
-            budgets: builder.budgets,
-            pool: CodecPool::new(),
-        }
-    }
-
-    fn run(&self, candidates: Vec<Candidate>) -> Result<BuiltDictionary, DictionaryError> {
-        let mut report = self.baselines()?;
-        // The ranking key (codings over budget, bytes, dictionary length), the rows of the
-        // chosen dcz and dcb levels, and the candidate.
-        let mut best: Option<(Rank, [Option<usize>; 2], usize)> = None;
-        for (index, candidate) in candidates.iter().enumerate() {
-            let rows = self.rows(candidate)?;
-            let dcz = choose(&rows, ContentCoding::Dcz).map(|i| i + report.len());
-            let dcb = choose(&rows, ContentCoding::Dcb).map(|i| i + report.len());
-            report.extend(rows);
-            let key = rank(&report, [dcz, dcb], candidate.bytes.len());
-            let saves = [dcz, dcb].iter().flatten().all(|&i| saves(&report, i));
-            if saves && best.is_none_or(|(best_key, ..)| key < best_key) {
-                best = Some((key, [dcz, dcb], index));
-            }
-        }
-        let Some((_, chosen, index)) = best else {
-            return Err(DictionaryError::Training(
-                "no candidate dictionary saves bytes on the held-out samples".into(),
-            ));
-        };
-        for row in chosen.iter().flatten() {
-            report[*row].chosen = true;
-        }
-        let level = |row: Option<usize>| row.map(|i| report[i].level);
-        Ok(BuiltDictionary {
-            bytes: candidates[index].bytes.clone(),
-            kind: candidates[index].kind,
-            dcz_level: level(chosen[0]).expect("dcz is always measured"),
-            dcb_quality: level(chosen[1]),
-            held_out: self.held_out.len(),
-            held_out_bytes: self.bytes,
-            report,
-        })
-    }
-
-    /// The plain codings the budgets are relative to.
-    fn baselines(&self) -> Result<Vec<CandidateReport>, DictionaryError> {
-        let mut plain = Vec::new();
-        for (coding, level) in tried() {
-            let base = cost::baseline(coding, level);
-            if !plain.contains(&base) {
-                plain.push(base);
-            }
-        }
-        plain
-            .into_iter()
-            .map(|(coding, level)| {
-                let measured = measure(self.held_out, coding, level, None, &self.pool)?;
-                Ok(CandidateReport {
-                    kind: None,
-                    dictionary_len: 0,
-                    hash: [0; 32],
-                    coding,
-                    level,
-                    bytes: measured.bytes,
-                    cost: 1.0,
-                    micros: measured.micros,
-                    within_budget: true,
-                    chosen: false,
-                })
-            })
-            .collect()
-    }
-
-    /// One candidate at every level of both codings.
-    fn rows(&self, candidate: &Candidate) -> Result<Vec<CandidateReport>, DictionaryError> {
-        let dictionary = Dictionary::new(candidate.bytes.clone(), None)?;
-        tried()
-            .into_iter()
-            .map(|(coding, level)| {
-                let budget = self.budgets[usize::from(coding == ContentCoding::Dcb)];
-                let measured =
-                    measure(self.held_out, coding, level, Some(&dictionary), &self.pool)?;
-                let cost = cost::cost(coding, level, dictionary.len(), &self.sizes);
-                Ok(CandidateReport {
-                    kind: Some(candidate.kind),
-                    dictionary_len: dictionary.len(),
-                    hash: dictionary.hash(),
-                    coding,
-                    level,
-                    bytes: measured.bytes,
-                    cost,
-                    micros: measured.micros,
-                    within_budget: cost <= budget,
-                    chosen: false,
-                })
-            })
-            .collect()
-    }
-}
-
-/// Whether `report[row]` sends fewer bytes than its plain coding (the baselines lead the
-/// report): a dictionary that does not is worth nothing.
-fn saves(report: &[CandidateReport], row: usize) -> bool {
-    let r = &report[row];
-    let (coding, level) = cost::baseline(r.coding, r.level);
-    let plain = report
-        .iter()
-        .find(|p| p.kind.is_none() && p.coding == coding && p.level == level);
-    plain.is_some_and(|p| r.bytes < p.bytes)
-}
-
-/// Codings over budget, bytes, dictionary length: lowest first.
-type Rank = (usize, usize, usize);
-
-/// The dictionary codings and levels tried.
-fn tried() -> Vec<(ContentCoding, i32)> {
-    let levels = DCZ_LEVELS.iter().map(|&l| (ContentCoding::Dcz, l));
-    #[cfg(feature = "dcb")]
-    let levels = levels.chain(DCB_QUALITIES.iter().map(|&q| (ContentCoding::Dcb, q)));
-    levels.collect()
-}
-
-/// How a candidate ranks, lowest first: by how many of its codings are over budget (a
-/// dictionary both codings can use within it first), then by the bytes of both on the
-/// held-out samples, then by its length.
-fn rank(
-    report: &[CandidateReport],
-    chosen: [Option<usize>; 2],
-    len: usize,
-) -> (usize, usize, usize) {
-    let rows = chosen.iter().flatten().map(|&i| &report[i]);
-    let over = rows.clone().filter(|r| !r.within_budget).count();
-    (over, rows.map(|r| r.bytes).sum(), len)
-}
-
-/// The row of `coding` to use among one candidate's `rows`: the fewest bytes within the
-/// budget (the lower level on a tie), else the lowest cost.
-fn choose(rows: &[CandidateReport], coding: ContentCoding) -> Option<usize> {
-    let of = || rows.iter().enumerate().filter(|(_, r)| r.coding == coding);
-    of().filter(|(_, r)| r.within_budget)
-        .min_by_key(|(_, r)| (r.bytes, r.level))
-        .or_else(|| {
-            of().min_by(|(_, a), (_, b)| a.cost.total_cmp(&b.cost).then(a.level.cmp(&b.level)))
-        })
-        .map(|(i, _)| i)
 }

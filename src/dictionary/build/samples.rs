@@ -4,8 +4,12 @@
 
 use crate::codec::dictionary::DictionaryError;
 
-/// Every `HOLD_EVERY`th distinct sample is held out.
+/// Every `HOLD_EVERY`th run of consecutive distinct samples is held out.
 const HOLD_EVERY: usize = 4;
+/// The samples are cut into this many runs (or runs of one sample, when fewer): neighbours
+/// (one client's pages, one session's calls) share more than responses far apart, and a
+/// dictionary is judged on responses it did not see the neighbours of.
+const RUNS: usize = 64;
 /// The fewest distinct non-empty samples a build accepts: 12 to make candidates from, 4
 /// to judge them on.
 pub(super) const MIN_SAMPLES: usize = 16;
@@ -24,9 +28,10 @@ pub(super) struct Split<'a> {
 }
 
 /// Splits `samples`: empty ones and repeats of an earlier one are dropped (an equal body on
-/// both sides would reward a dictionary that holds it), then every fourth of the rest, up
-/// to [`MAX_HELD_OUT`], is held out; the others train, up to [`MAX_TRAINING`] bytes.
-/// Position decides, never content, so the same samples always split the same way.
+/// both sides would reward a dictionary that holds it), the rest are cut into [`RUNS`]
+/// runs of consecutive samples, and every fourth run, up to [`MAX_HELD_OUT`] samples, is
+/// held out; the others train, up to [`MAX_TRAINING`] bytes. Position decides, never
+/// content, so the same samples always split the same way.
 pub(super) fn split<S: AsRef<[u8]>>(samples: &[S]) -> Result<Split<'_>, DictionaryError> {
     let mut seen = std::collections::HashSet::new();
     let distinct: Vec<&[u8]> = samples
@@ -46,8 +51,9 @@ pub(super) fn split<S: AsRef<[u8]>>(samples: &[S]) -> Result<Split<'_>, Dictiona
         held_out: Vec::with_capacity(MAX_HELD_OUT),
     };
     let mut training_bytes = 0;
+    let run = (distinct.len() / RUNS).max(1);
     for (i, sample) in distinct.into_iter().enumerate() {
-        if i % HOLD_EVERY == HOLD_EVERY - 1 && split.held_out.len() < MAX_HELD_OUT {
+        if (i / run) % HOLD_EVERY == HOLD_EVERY - 1 && split.held_out.len() < MAX_HELD_OUT {
             split.held_out.push(sample);
         } else if training_bytes + sample.len() <= MAX_TRAINING {
             training_bytes += sample.len();

@@ -49,6 +49,22 @@ fn split_holds_out_at_most_400() {
 }
 
 #[test]
+fn split_holds_out_runs_of_neighbours() {
+    let given = samples(640);
+    let split = split(&given).unwrap();
+    // 64 runs of 10: runs 3, 7, 11, ... are held out, whole.
+    assert_eq!(split.held_out.len(), 160);
+    for (i, sample) in given.iter().enumerate() {
+        let held = (i / 10) % 4 == 3;
+        assert_eq!(
+            split.held_out.contains(&sample.as_slice()),
+            held,
+            "sample {i}"
+        );
+    }
+}
+
+#[test]
 fn split_needs_enough_distinct_samples() {
     let mut given = samples(MIN_SAMPLES - 1);
     given.extend([Vec::new(), Vec::new(), given[0].clone()]);
@@ -137,6 +153,10 @@ fn row(
         coding,
         level,
         bytes,
+        ratio: 1.0,
+        served_len: 0,
+        per_client_bytes: 0.0,
+        break_even: None,
         cost,
         micros: 0.0,
         within_budget: within,
@@ -175,8 +195,37 @@ fn a_candidate_within_both_budgets_ranks_first() {
         row(ContentCoding::Dcz, 3, 150, 1.0, true),
         row(ContentCoding::Dcb, 5, 150, 1.0, true),
     ];
-    let over = rank(&report, [Some(0), Some(1)], 10);
-    let within = rank(&report, [Some(2), Some(3)], 10);
+    let over = rank(&report, [Some(0), Some(1)], 10, 100);
+    let within = rank(&report, [Some(2), Some(3)], 10, 100);
     assert!(within < over);
-    assert!(rank(&report, [Some(0), None], 5) < rank(&report, [Some(0), None], 6));
+}
+
+#[test]
+fn the_dictionary_download_counts_against_its_responses() {
+    // A small dictionary (1 KB served) sending 150 B a response against a large one (20 KB
+    // served) sending 100 B: over 10 held-out samples, 100 B against 1500 B per response.
+    let mut small = row(ContentCoding::Dcz, 3, 1500, 1.0, true);
+    small.served_len = 1000;
+    small.dictionary_len = 4000;
+    let mut large = row(ContentCoding::Dcz, 3, 1000, 1.0, true);
+    large.served_len = 20_000;
+    large.dictionary_len = 80_000;
+    let report = [small, large];
+    let key = |row, per_client| rank(&report, [Some(row), None], 10, per_client);
+    // 100 responses: 1000 + 15,000 against 20,000 + 10,000 bytes.
+    assert!(key(0, 100) < key(1, 100));
+    // 1000 responses: 1000 + 150,000 against 20,000 + 100,000 bytes.
+    assert!(key(1, 1000) < key(0, 1000));
+}
+
+#[test]
+fn break_even_is_the_first_count_that_repays_the_download() {
+    use super::objective::{break_even, per_client_bytes};
+    // 10 samples, 2000 B plain and 1500 B with it: 50 B saved a response, 1000 B served.
+    assert_eq!(break_even(1000, 10, 1500, 2000), Some(20));
+    assert_eq!(break_even(1001, 10, 1500, 2000), Some(21));
+    assert_eq!(break_even(1000, 10, 2000, 2000), None, "no saving");
+    assert_eq!(break_even(1000, 10, 2100, 2000), None, "worse than plain");
+    let at = |n| per_client_bytes(1000, 10, n, 1500) < per_client_bytes(0, 10, n, 2000);
+    assert!(!at(20) && at(21), "it pays past its break-even count");
 }

@@ -107,6 +107,10 @@ impl LearnedRoute {
     }
 
     /// The largest dictionary built (default 64 KiB; a client fetches it once, compressed).
+    /// Within it, the builder's objective chooses the size: the dictionary as served plus
+    /// the responses a client gets with it
+    /// ([`responses_per_client`](crate::dictionary::DictionaryBuilder::responses_per_client),
+    /// its default).
     pub fn max_dictionary_size(mut self, bytes: usize) -> Self {
         self.max_dictionary_size = bytes;
         self

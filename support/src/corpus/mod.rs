@@ -51,7 +51,9 @@ mod rng;
 mod shop;
 mod text;
 
-pub use recorded::{CORPUS_ENV, Recorded, recorded, recorded_path};
+pub use recorded::{
+    CORPUS_ENV, HELD_OUT_BODIES, Recorded, RecordedSplit, recorded, recorded_path, recorded_split,
+};
 
 use json::{Json, int};
 use rng::Rng;

@@ -89,3 +89,74 @@ fn the_split_never_shares_a_response() {
         assert!(!split.training.contains(body));
     }
 }
+
+/// `n` recordings of `sizes[i]` bodies each, named `r<i>`, bodies `r<i>/<j>`.
+fn recordings(sizes: &[usize]) -> Vec<Recorded> {
+    let mut all = Vec::new();
+    for (i, &n) in sizes.iter().enumerate() {
+        for j in 0..n {
+            all.push(Recorded {
+                recording: format!("r{i}"),
+                path: format!("/r{i}/{j}"),
+                body: format!("r{i}/{j}").into_bytes(),
+            });
+        }
+    }
+    all
+}
+
+#[test]
+fn the_recorded_split_keeps_recordings_whole_and_spreads_the_measured_bodies() {
+    // One large recording among many small ones, as in the recorded corpus.
+    let mut sizes = vec![224];
+    sizes.extend((0..200).map(|i| 1 + i % 5));
+    let all = recordings(&sizes);
+    let split = recorded_split(&all);
+    assert_eq!(split.held_out.len(), HELD_OUT_BODIES);
+    let names = |side: &[&Recorded]| {
+        let mut names: Vec<String> = side.iter().map(|r| r.recording.clone()).collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    };
+    let (training, held) = (names(&split.training), names(&split.held_out));
+    assert!(
+        training.iter().all(|n| !held.contains(n)),
+        "a recording on both sides"
+    );
+    // Every body of a training recording trains; none is measured twice.
+    let held_bodies: std::collections::HashSet<&[u8]> =
+        split.held_out.iter().map(|r| r.body.as_slice()).collect();
+    assert_eq!(held_bodies.len(), HELD_OUT_BODIES);
+    let trained = all
+        .iter()
+        .filter(|r| training.contains(&r.recording))
+        .count();
+    assert_eq!(split.training.len(), trained);
+    // One body per held-out recording per round: every held-out recording is measured,
+    // and no recording gives more than one body more than another that still had bodies.
+    let count = |name: &str| {
+        split
+            .held_out
+            .iter()
+            .filter(|r| r.recording == name)
+            .count()
+    };
+    let size = |name: &str| all.iter().filter(|r| r.recording == name).count();
+    for a in &held {
+        assert!(count(a) >= 1, "{a} is held out but never measured");
+        for b in &held {
+            let exhausted = count(b) == size(b);
+            assert!(exhausted || count(a) <= count(b) + 1, "{a} {b}");
+        }
+    }
+    // The same input splits the same way.
+    let again = recorded_split(&all);
+    let bodies = |s: &RecordedSplit<'_>| {
+        s.held_out
+            .iter()
+            .map(|r| r.body.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(bodies(&split), bodies(&again));
+}
