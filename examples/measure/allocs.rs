@@ -473,54 +473,61 @@ fn verdict(ok: bool) -> &'static str {
 
 fn main() {
     let rt = runtime();
+    let rows = measure_rows(&rt);
+    print_table(&rows);
+    let mut checks = response_checks(&rows);
+    checks.extend(request_checks(&rows));
+    checks.push(burst(&rt));
+    println!("\nTargets:\n");
+    for (text, ok) in &checks {
+        println!("- {}: {text}", verdict(*ok));
+    }
+    wire_sizes(&rt);
+}
+
+/// Every case: whole and streamed responses, requests, then zstd's and br's.
+fn measure_rows(rt: &tokio::runtime::Runtime) -> Vec<Row> {
     let mut rows = Vec::new();
     for (label, size) in SIZES {
-        rows.push(response_case(
-            &rt,
-            &format!("response/{label}"),
-            size,
-            6,
-            full_response,
-        ));
+        let case = format!("response/{label}");
+        rows.push(response_case(rt, &case, size, 6, full_response));
     }
     rows.push(response_case(
-        &rt,
+        rt,
         "response_l1/1KiB",
         1024,
         1,
         full_response,
     ));
     for (label, size) in SIZES {
-        rows.push(response_case(
-            &rt,
-            &format!("streaming/{label}"),
-            size,
-            6,
-            streamed_response,
-        ));
+        let case = format!("streaming/{label}");
+        rows.push(response_case(rt, &case, size, 6, streamed_response));
     }
     for (label, size) in SIZES {
-        rows.push(request_case(&rt, &format!("request/{label}"), size));
+        rows.push(request_case(rt, &format!("request/{label}"), size));
     }
     #[cfg(feature = "zstd")]
     {
         for size in [1024, 256 * 1024] {
-            rows.push(coding_case(&rt, "zstd", size));
+            rows.push(coding_case(rt, "zstd", size));
         }
         let payload = json(16 * 1024);
         let encoded = support::zstd_bytes(&payload, 3);
-        rows.push(coding_request_case(&rt, "zstd", payload, encoded));
+        rows.push(coding_request_case(rt, "zstd", payload, encoded));
     }
     #[cfg(feature = "br")]
     {
         for size in [1024, 256 * 1024] {
-            rows.push(coding_case(&rt, "br", size));
+            rows.push(coding_case(rt, "br", size));
         }
         let payload = json(16 * 1024);
         let encoded = support::br_bytes(&payload, 4);
-        rows.push(coding_request_case(&rt, "br", payload, encoded));
+        rows.push(coding_request_case(rt, "br", payload, encoded));
     }
+    rows
+}
 
+fn print_table(rows: &[Row]) {
     println!(
         "Allocations per response (request/*: per request), average of {ITERS} iterations \
          after {WARM_UP} warm-up ones; level 6 unless noted.\n"
@@ -531,7 +538,7 @@ fn main() {
          | C share: tower_gzip / tower_http |"
     );
     println!("|---|--:|--:|--:|--:|--:|--:|--:|--:|");
-    for r in &rows {
+    for r in rows {
         let c_share = if r.ours.c_allocs + r.theirs.c_allocs > 0.0 {
             format!(
                 "{:.1} ({}) / {:.1} ({})",
@@ -556,10 +563,17 @@ fn main() {
             c_share,
         );
     }
+}
 
-    let find = |case: &str| rows.iter().find(|r| r.case == case).unwrap();
+fn find<'a>(rows: &'a [Row], case: &str) -> &'a Row {
+    rows.iter().find(|r| r.case == case).unwrap()
+}
+
+/// The targets on responses: small ones cost about what identity does, large ones few
+/// allocations.
+fn response_checks(rows: &[Row]) -> Vec<(String, bool)> {
     let mut checks: Vec<(String, bool)> = Vec::new();
-    let r = find("response/1KiB");
+    let r = find(rows, "response/1KiB");
     checks.push((
         format!(
             "response/1KiB: at most identity + 2 allocations ({:.1} vs {:.1} + 2)",
@@ -576,7 +590,7 @@ fn main() {
         r.ours.bytes < 8_000.0,
     ));
     if cfg!(feature = "zstd") {
-        let r = find("response_zstd/1KiB");
+        let r = find(rows, "response_zstd/1KiB");
         checks.push((
             format!(
                 "response_zstd/1KiB: at most identity + 3 allocations and under 8 KB ({:.1} vs \
@@ -591,7 +605,7 @@ fn main() {
         ));
     }
     for case in ["response/1MiB", "streaming/1MiB"] {
-        let r = find(case);
+        let r = find(rows, case);
         checks.push((
             format!(
                 "{case}: at most 20 allocations ({:.1}; tower-http {:.1})",
@@ -600,12 +614,17 @@ fn main() {
             r.ours.allocs <= 20.0,
         ));
     }
-    // Bounded request decompression: the decoder state comes from the pool and output
-    // buffers are bounded by the frame size, so the cost per request must not grow with the
-    // body: at every size at most identity + 8 allocations and identity + 128 KiB.
+    checks
+}
+
+/// Bounded request decompression: the decoder state comes from the pool and output
+/// buffers are bounded by the frame size, so the cost per request must not grow with the
+/// body: at every size at most identity + 8 allocations and identity + 128 KiB.
+fn request_checks(rows: &[Row]) -> Vec<(String, bool)> {
+    let mut checks = Vec::new();
     for (label, _) in SIZES {
         let case = format!("request/{label}");
-        let r = find(&case);
+        let r = find(rows, &case);
         let max_allocs = r.identity.allocs + 8.0;
         let max_bytes = r.identity.bytes + 128.0 * 1024.0;
         checks.push((
@@ -621,11 +640,5 @@ fn main() {
             r.ours.allocs <= max_allocs && r.ours.bytes <= max_bytes,
         ));
     }
-    checks.push(burst(&rt));
-
-    println!("\nTargets:\n");
-    for (text, ok) in &checks {
-        println!("- {}: {text}", verdict(*ok));
-    }
-    wire_sizes(&rt);
+    checks
 }
