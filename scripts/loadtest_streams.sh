@@ -382,7 +382,7 @@ proto_name() { [[ "$1" == h1 ]] && echo "HTTP/1.1" || echo "$1"; }
     echo "Loopback streams load, $(date -u +%Y-%m-%d), commit" \
         "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown);" \
         "demo server (\`CompressionLevel::Default\`: gzip level 6, \`RUST_LOG=warn\`) started" \
-        "fresh for every case; codings: ${ENCS[*]}; $PINNING;" \
+        "fresh for every case; codings: ${ENCS[*]}; $PINNING (but the unpinned concurrent cases);" \
         "open-file limit $NOFILE; $(nproc) CPUs: $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)." \
         "RSS growth: server VmHWM after the load minus VmRSS right before it (idle: VmRSS at" \
         "the checkpoint minus VmRSS before). Live codec states: the maximum of our /stats pool" \
