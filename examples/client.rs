@@ -254,6 +254,34 @@ async fn visit(base: &str, plain: &HttpClient) -> Result<HeaderMap, BoxError> {
     }
 }
 
+/// The client with a dictionary store and the plain one, each with its wire counter.
+struct Sides<'a> {
+    base: &'a str,
+    client: HttpClient,
+    wire: Wire,
+    plain: &'a HttpClient,
+    plain_wire: &'a Wire,
+}
+
+impl Sides<'_> {
+    /// GETs `url` with the store and without: (status, decoded body, coding, wire bytes) of
+    /// the first, (coding, wire bytes) of the second, and whether both decoded the same.
+    async fn both(&self, url: &str) -> Result<(Fetched, (String, u64), bool), BoxError> {
+        let (status, _, body) = get(&self.client, url).await?;
+        let (coding, bytes) = self.wire.take();
+        let (_, _, reference) = get(self.plain, url).await?;
+        let plain = self.plain_wire.take();
+        let same = body == reference;
+        if !same {
+            eprintln!("error: {url} decoded with the dictionary differs from the plain body");
+        }
+        Ok(((status, body, coding, bytes), plain, same))
+    }
+}
+
+/// A response as the client with the store saw it: status, decoded body, coding, wire bytes.
+type Fetched = (StatusCode, Bytes, String, u64);
+
 /// Learns the demo's dictionaries and shows what they save. `plain` is a client without a
 /// store, for the same requests without dictionaries.
 async fn dictionaries(base: &str, plain: &HttpClient, plain_wire: &Wire) -> Result<bool, BoxError> {
@@ -264,88 +292,21 @@ async fn dictionaries(base: &str, plain: &HttpClient, plain_wire: &Wire) -> Resu
         Arc::new(AtomicU64::new(0)),
         wire.clone(),
     );
-    let mut ok = true;
-
+    let sides = Sides {
+        base,
+        client,
+        wire,
+        plain,
+        plain_wire,
+    };
     println!();
     println!("Dictionary transport (RFC 9842), with a ClientDictionaryStore:");
-    let (_, mut page_headers, _) = get(&client, &format!("{base}/")).await?;
-    if linked_dictionaries(&page_headers).is_empty() {
-        page_headers = visit(base, plain).await?;
-        plain_wire.take();
-    }
-    wire.take();
-    let linked = linked_dictionaries(&page_headers);
-    if linked.is_empty() {
+    if !fetch_linked(&sides, &store).await? {
         println!("  GET / links no dictionary: the server does not offer dictionary compression");
         return Ok(true);
     }
-    for path in &linked {
-        let (status, _, body) = get(&client, &format!("{base}{path}")).await?;
-        let (coding, bytes) = wire.take();
-        println!(
-            "  GET {path}  {status}: {bytes} bytes on the wire ({coding}), {} decoded; stored: {} dictionary ({} bytes)",
-            body.len(),
-            store.len(),
-            store.bytes()
-        );
-    }
-
-    let mut totals: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-    let mut without: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-    let (mut with_bytes, mut without_bytes) = (0, 0);
-    for poll in 0..POLLS {
-        let start = 100_000_000 + poll * 7_919_333;
-        let url = format!("{base}/api/items?n=5&start={start}");
-        let (_, _, body) = get(&client, &url).await?;
-        let (coding, bytes) = wire.take();
-        let (_, _, reference) = get(plain, &url).await?;
-        let (plain_coding, plain_bytes) = plain_wire.take();
-        if body != reference {
-            eprintln!("error: {url} decoded with the dictionary differs from the plain body");
-            ok = false;
-        }
-        if poll < 5 {
-            println!(
-                "  GET /api/items?n=5&start={start}: {bytes:>4} bytes ({coding}); without the store {plain_bytes:>4} bytes ({plain_coding}); {} decoded",
-                body.len()
-            );
-        }
-        let entry = totals.entry(coding).or_default();
-        *entry = (entry.0 + 1, entry.1 + bytes);
-        let entry = without.entry(plain_coding).or_default();
-        *entry = (entry.0 + 1, entry.1 + plain_bytes);
-        with_bytes += bytes;
-        without_bytes += plain_bytes;
-    }
-    println!("  ... {POLLS} polls in all, bytes on the wire per coding:");
-    for (label, map) in [("with the store", &totals), ("without", &without)] {
-        let list: Vec<String> = map
-            .iter()
-            .map(|(coding, (n, bytes))| format!("{coding}: {n} responses, {bytes} bytes"))
-            .collect();
-        println!("    {label:<15} {}", list.join("; "));
-    }
-    println!(
-        "    with the store: {with_bytes} bytes, {:.2}x of {without_bytes} without",
-        with_bytes as f64 / without_bytes.max(1) as f64
-    );
-
-    // A new version of a script, as a delta against the old one.
-    for path in ["/assets/app-v1.js", "/assets/app-v2.js"] {
-        let url = format!("{base}{path}");
-        let (status, _, body) = get(&client, &url).await?;
-        let (coding, bytes) = wire.take();
-        let (_, _, reference) = get(plain, &url).await?;
-        let (plain_coding, plain_bytes) = plain_wire.take();
-        println!(
-            "  GET {path}  {status}: {bytes} bytes on the wire ({coding}); without the store {plain_bytes} ({plain_coding}); {} decoded",
-            body.len()
-        );
-        if body != reference {
-            eprintln!("error: {path} decoded with the dictionary differs from the plain body");
-            ok = false;
-        }
-    }
+    let polled = poll_items(&sides).await?;
+    let deltas = script_deltas(&sides).await?;
     let stats = store.stats();
     println!(
         "  store: {} dictionaries, {} bytes; {} requests offered one",
@@ -353,6 +314,91 @@ async fn dictionaries(base: &str, plain: &HttpClient, plain_wire: &Wire) -> Resu
         store.bytes(),
         stats.offered
     );
+    Ok(polled && deltas)
+}
+
+/// Fetches the dictionaries the page links (visiting the API first if it links none yet);
+/// false if it links none even then.
+async fn fetch_linked(sides: &Sides<'_>, store: &ClientDictionaryStore) -> Result<bool, BoxError> {
+    let base = sides.base;
+    let (_, mut page_headers, _) = get(&sides.client, &format!("{base}/")).await?;
+    if linked_dictionaries(&page_headers).is_empty() {
+        page_headers = visit(base, sides.plain).await?;
+        sides.plain_wire.take();
+    }
+    sides.wire.take();
+    let linked = linked_dictionaries(&page_headers);
+    for path in &linked {
+        let (status, _, body) = get(&sides.client, &format!("{base}{path}")).await?;
+        let (coding, bytes) = sides.wire.take();
+        println!(
+            "  GET {path}  {status}: {bytes} bytes on the wire ({coding}), {} decoded; stored: {} dictionary ({} bytes)",
+            body.len(),
+            store.len(),
+            store.bytes()
+        );
+    }
+    Ok(!linked.is_empty())
+}
+
+/// Bytes on the wire per coding: (responses, bytes).
+type PerCoding = BTreeMap<String, (u64, u64)>;
+
+/// POLLS API responses with the store and without; true if every body decoded the same.
+async fn poll_items(sides: &Sides<'_>) -> Result<bool, BoxError> {
+    let (mut with, mut without) = (PerCoding::new(), PerCoding::new());
+    let mut ok = true;
+    for poll in 0..POLLS {
+        let start = 100_000_000 + poll * 7_919_333;
+        let url = format!("{}/api/items?n=5&start={start}", sides.base);
+        let ((_, body, coding, bytes), (plain_coding, plain_bytes), same) =
+            sides.both(&url).await?;
+        ok &= same;
+        if poll < 5 {
+            println!(
+                "  GET /api/items?n=5&start={start}: {bytes:>4} bytes ({coding}); without the store {plain_bytes:>4} bytes ({plain_coding}); {} decoded",
+                body.len()
+            );
+        }
+        let entry = with.entry(coding).or_default();
+        *entry = (entry.0 + 1, entry.1 + bytes);
+        let entry = without.entry(plain_coding).or_default();
+        *entry = (entry.0 + 1, entry.1 + plain_bytes);
+    }
+    print_totals(&with, &without);
+    Ok(ok)
+}
+
+fn print_totals(with: &PerCoding, without: &PerCoding) {
+    println!("  ... {POLLS} polls in all, bytes on the wire per coding:");
+    for (label, map) in [("with the store", with), ("without", without)] {
+        let list: Vec<String> = map
+            .iter()
+            .map(|(coding, (n, bytes))| format!("{coding}: {n} responses, {bytes} bytes"))
+            .collect();
+        println!("    {label:<15} {}", list.join("; "));
+    }
+    let total = |map: &PerCoding| map.values().map(|(_, bytes)| bytes).sum::<u64>();
+    let (with_bytes, without_bytes) = (total(with), total(without));
+    println!(
+        "    with the store: {with_bytes} bytes, {:.2}x of {without_bytes} without",
+        with_bytes as f64 / without_bytes.max(1) as f64
+    );
+}
+
+/// A new version of a script, as a delta against the old one; true if both decoded the same.
+async fn script_deltas(sides: &Sides<'_>) -> Result<bool, BoxError> {
+    let mut ok = true;
+    for path in ["/assets/app-v1.js", "/assets/app-v2.js"] {
+        let url = format!("{}{path}", sides.base);
+        let ((status, body, coding, bytes), (plain_coding, plain_bytes), same) =
+            sides.both(&url).await?;
+        println!(
+            "  GET {path}  {status}: {bytes} bytes on the wire ({coding}); without the store {plain_bytes} ({plain_coding}); {} decoded",
+            body.len()
+        );
+        ok &= same;
+    }
     Ok(ok)
 }
 

@@ -39,7 +39,7 @@
 #
 # The server is pinned to core 0 and wrk to core 1 when `taskset` exists and there are at
 # least 2 CPUs. Every load run is bounded by DURATION; the script stops by itself and kills
-# only the processes it started (trap on EXIT).
+# only the processes it started (scripts/lib.sh's trap on EXIT).
 # Memory per in-flight stream (h2load, slow readers, idle SSE): scripts/loadtest_streams.sh.
 set -euo pipefail
 
@@ -48,77 +48,19 @@ WARMUP="${WARMUP:-2}"
 CONNECTIONS="${CONNECTIONS:-64}"
 THREADS="${THREADS:-2}"
 ROUNDS="${ROUNDS:-1}"
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 OUT="${OUT:-$ROOT/target/loadtest/results.md}"
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/loadtest.XXXXXX")"
-
-SERVER_PID=""
-cleanup() {
-    if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
-        kill "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-    fi
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-log() { printf '%s\n' "$*" >&2; }
 
 # --- tools -------------------------------------------------------------------------------
-if ! command -v wrk >/dev/null; then
-    log "wrk not found: installing it with apt-get"
-    if command -v apt-get >/dev/null; then
-        (apt-get install -y -qq wrk >/dev/null 2>&1 ||
-            { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq wrk >/dev/null 2>&1; }) || true
-    fi
-    command -v wrk >/dev/null || { log "error: wrk is required (apt-get install wrk)"; exit 1; }
-fi
-command -v curl >/dev/null || { log "error: curl is required"; exit 1; }
+need wrk
+command -v curl >/dev/null || die "curl is required"
 
-SERVER_PIN=()
-WRK_PIN=()
-PINNING="not pinned (taskset unavailable or fewer than 2 CPUs)"
-if command -v taskset >/dev/null && [[ "$(nproc)" -ge 2 ]]; then
-    SERVER_PIN=(taskset -c 0)
-    WRK_PIN=(taskset -c 1)
-    PINNING="server pinned to core 0, wrk to core 1 (taskset)"
-fi
+pin_cores wrk
+WRK_PIN=("${CLIENT_PIN[@]}")
 
 # --- build -------------------------------------------------------------------------------
-log "building the demo server (release)"
-(cd "$ROOT" && cargo build --release --example server --features metrics --quiet)
-BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/examples/server"
-
-# --- server control ----------------------------------------------------------------------
-BASE=""
-start_server() { # $1: ours | tower-http; the rest: more flags for the server
-    local args=("${@:2}")
-    [[ "$1" == tower-http ]] && args=(--baseline tower-http)
-    : >"$WORK/stdout"
-    ADDR=127.0.0.1:0 RUST_LOG=warn "${SERVER_PIN[@]}" "$BIN" "${args[@]}" \
-        >"$WORK/stdout" 2>"$WORK/stderr-$1" &
-    SERVER_PID=$!
-    local line="" i
-    for ((i = 0; i < 300; i++)); do # at most 30 s
-        line="$(head -n 1 "$WORK/stdout" 2>/dev/null || true)"
-        [[ "$line" == "listening on http://"* ]] && break
-        kill -0 "$SERVER_PID" 2>/dev/null || { log "error: server exited"; cat "$WORK/stderr-$1" >&2; exit 1; }
-        sleep 0.1
-    done
-    [[ "$line" == "listening on http://"* ]] || { log "error: server did not start in 30 s"; exit 1; }
-    BASE="${line#listening on }"
-}
-
-stop_server() {
-    kill "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-    SERVER_PID=""
-}
-
-# utime+stime in clock ticks, and minor faults, of the server (from /proc/PID/stat).
-proc_ticks() { awk '{ print $14 + $15 }' "/proc/$SERVER_PID/stat"; }
-proc_minflt() { awk '{ print $10 }' "/proc/$SERVER_PID/stat"; }
-proc_status_kb() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$SERVER_PID/status"; }
+build_demo --features metrics
 
 # "allocations bytes" from the server's /stats `allocator` object, or "" when it has none.
 alloc_counters() {
@@ -254,14 +196,6 @@ for ((round = 1; round <= ROUNDS; round++)); do
     done
 done
 
-median() { # the median of the numeric arguments (n/a when there are none)
-    printf '%s\n' "$@" | { grep -E '^[0-9.]+$' || true; } | sort -g |
-        awk '{ v[NR] = $1 } END {
-            if (NR == 0) print "n/a"
-            else if (NR % 2) printf "%.6g\n", v[(NR + 1) / 2]
-            else printf "%.6g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2
-        }'
-}
 for name in RPS P50 P99 HWM CPU FLT ALLOCS ABYTES; do
     declare -n arr="$name"
     for label in "${LABELS[@]}"; do
@@ -282,11 +216,6 @@ for label in "${LABELS[@]}"; do
 done
 
 # --- report ------------------------------------------------------------------------------
-ratio() {
-    awk -v a="$1" -v b="$2" 'BEGIN {
-        if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/ && b + 0 > 0) printf "%.2f", a / b; else printf "-"
-    }'
-}
 row() { # $1: payload, $2: metric, $3: name of the associative array, $4: label
     local -n values=$3
     local o="${values[ours/$4]}" t="${values[tower-http/$4]}" i="${values[identity/$4]}"

@@ -1,5 +1,6 @@
-# The `busy` section of scripts/loadtest_streams.sh (sourced by it: uses its start_server,
-# stop_server, json_field, ratio, CLIENT_PIN, BASE, WORK, ROOT, ENCS, BUSY_*, log).
+# The `busy` section of scripts/loadtest_streams.sh (sourced by it: uses scripts/lib.sh's
+# start_server, stop_server, json_field, ratio, log, CLIENT_PIN, BASE, WORK, LOADGEN, and
+# its ENCS, BUSY_*).
 # shellcheck shell=bash
 
 declare -A B_N B_CPU B_BYTES B_DONE B_SECS
@@ -10,10 +11,10 @@ run_busy() { # $1: streams, $2: ms between events, $3: identity or a coding
     ((n >= 1)) || n=1
     start_server ours
     log "== busy streams: $conns x /events?n=$n&interval_ms=$ms ($enc)"
-    "${CLIENT_PIN[@]}" timeout $((BUSY_SECONDS * 20 + 90)) python3 "$ROOT/scripts/event_streams.py" "$BASE" \
+    "${CLIENT_PIN[@]}" timeout $((BUSY_SECONDS * 20 + 90)) "$LOADGEN" events "$BASE" \
         --pid "$SERVER_PID" --conns "$conns" --path "/events?n=$n&interval_ms=$ms" \
         --encoding "$enc" --timeout $((BUSY_SECONDS * 20 + 60)) >"$out" ||
-        log "warning: event_streams.py exited with status $? ($key)"
+        log "warning: loadgen events exited with status $? ($key)"
     stop_server
     [[ -s "$out" ]] || echo '{}' >"$out"
     cat "$out" >&2
@@ -29,7 +30,7 @@ busy_report() {
     echo
     echo "### Busy streams"
     echo
-    echo "S SSE responses (\`scripts/event_streams.py\`, \`/events?n=N&interval_ms=I\`) with" \
+    echo "S SSE responses (\`loadgen events\`, \`/events?n=N&interval_ms=I\`) with" \
         "\`Accept-Encoding: CODING\` (identity: none), read to their end; ours only" \
         "(tower-http does not compress \`text/event-stream\`). Server CPU: the server's" \
         "threads' run time (schedstat) from the first request to the last response's end," \

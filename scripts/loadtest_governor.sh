@@ -1,5 +1,6 @@
-# The `governor` section of scripts/loadtest.sh (sourced by it: uses its start_server,
-# stop_server, pick_n, to_ms, WRK_PIN, BASE, WORK, DURATION, WARMUP, CONNECTIONS, OUT).
+# The `governor` section of scripts/loadtest.sh (sourced by it: uses scripts/lib.sh's
+# start_server, stop_server, BASE, WORK, and its pick_n, to_ms, WRK_PIN, DURATION, WARMUP,
+# CONNECTIONS, OUT).
 # shellcheck shell=bash
 
 # "requests/s p99_ms bytes_per_response" of one wrk run against the server now running.

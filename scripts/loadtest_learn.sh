@@ -1,5 +1,6 @@
-# The `learn` section of scripts/loadtest.sh (sourced by it: uses its start_server,
-# stop_server, proc_ticks, to_ms, log, WRK_PIN, BASE, WORK, SERVER_PID, WARMUP, TICK, OUT).
+# The `learn` section of scripts/loadtest.sh (sourced by it: uses scripts/lib.sh's
+# start_server, stop_server, proc_ticks, median, log, BASE, WORK, SERVER_PID, and its to_ms,
+# WRK_PIN, WARMUP, TICK, OUT).
 # shellcheck shell=bash
 
 LEARN_ROUNDS="${LEARN_ROUNDS:-3}"
@@ -116,19 +117,12 @@ learn_case() { # $1: on | off, $2: round
 declare -A LEARN
 LEARN_METRICS=(rps p50 p99 cpu learner core taken dropped)
 
-learn_median() { # the median of the numeric arguments
-    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
-        if (NR % 2) printf "%.6g\n", v[(NR + 1) / 2]
-        else printf "%.6g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2
-    }'
-}
-
 learn_med() { # $1: side, $2: metric; the median over rounds
     local vals=() round
     for ((round = 1; round <= LEARN_ROUNDS; round++)); do
         vals+=("${LEARN[$1/$2/$round]}")
     done
-    learn_median "${vals[@]}"
+    median "${vals[@]}"
 }
 
 learn_row() { # $1: a round number, or "median"

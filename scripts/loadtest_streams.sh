@@ -13,15 +13,17 @@
 # Sections:
 #   concurrent  h2load -m 1 -n REQUESTS -c C (C in CONCURRENCY) against
 #               /big.txt?size=BIG_SIZE with `Accept-Encoding: CODING`, over HTTP/1.1 (--h1)
-#               and h2c (prior knowledge), ours and tower-http, per coding.
-#   slow        SLOW_CONNS raw HTTP/1.1 sockets (scripts/slow_readers.py, SO_RCVBUF 16 KiB)
+#               and h2c (prior knowledge), ours and tower-http, per coding; once with the
+#               server and h2load pinned apart (see below) and once unpinned, both sharing
+#               both cores as users run servers (CONCURRENT_CORES, "pinned unpinned").
+#   slow        SLOW_CONNS raw HTTP/1.1 sockets (`loadgen slow`, SO_RCVBUF 16 KiB)
 #               each reading the same response at SLOW_RATE bytes/s for SLOW_SECONDS: ours
 #               with identity (the floor), then ours and tower-http with each coding.
 #   idle        IDLE_CONNS open SSE responses (/events?n=1000&interval_ms=5000,
-#               scripts/idle_streams.py) held for IDLE_SECONDS: ours with identity
+#               `loadgen idle`) held for IDLE_SECONDS: ours with identity
 #               (reference), then ours and tower-http with each coding.
 #   busy        S SSE responses (S in BUSY_STREAMS) with an event every I ms (I in
-#               BUSY_INTERVALS), read to their end (scripts/event_streams.py): ours with
+#               BUSY_INTERVALS), read to their end (`loadgen events`): ours with
 #               identity, then ours with each coding; server CPU per event, and over
 #               identity's. Each stream sends BUSY_SECONDS worth of events, at most
 #               BUSY_EVENTS over all streams (at 1 ms, 256 streams ask more than 2 cores do).
@@ -34,7 +36,7 @@
 # whole's median RSS growth over MAX_WHOLE_GROWTH (3.0) x tower-http's.
 # Env: SECTIONS (comma list, default concurrent,slow,idle,busy,whole), ENCODINGS (space or comma list
 # of gzip, zstd, br, deflate; default "gzip zstd br"), REQUESTS (400),
-# CONCURRENCY ("64 256"), BIG_SIZE (1000000), SLOW_CONNS (256), SLOW_RATE (16384),
+# CONCURRENCY ("64 256"), CONCURRENT_CORES ("pinned unpinned"), BIG_SIZE (1000000), SLOW_CONNS (256), SLOW_RATE (16384),
 # SLOW_SECONDS (10), IDLE_CONNS (1000), IDLE_SECONDS (15), IDLE_CHECKPOINT (5),
 # BUSY_STREAMS ("8 256"), BUSY_INTERVALS ("1 100"), BUSY_SECONDS (4), BUSY_EVENTS (100000),
 # POLL_MS (/stats sampling period, 200), OUT (markdown results file, default
@@ -46,14 +48,17 @@
 # POLL_MS with curl and the maximum number of live codec states (pool `in_use`, summed over
 # compressors, block compressors and decompressors) is kept; tower-http has no pool: n/a.
 # The server is pinned to core 0 and the clients to core 1 when `taskset` exists and there
-# are at least 2 CPUs. Every client run is bounded (timeout); the script kills only the
-# processes it started (trap on EXIT).
+# are at least 2 CPUs (but for the unpinned concurrent cases). The raw-socket loads (slow,
+# idle, busy) are `loadgen` subcommands (examples/measure/loadgen.rs). Every client run is
+# bounded (timeout); the script kills only the processes it started (scripts/lib.sh's
+# trap on EXIT).
 set -euo pipefail
 
 SECTIONS="${SECTIONS:-concurrent,slow,idle,busy,whole}"
 ENCODINGS="${ENCODINGS:-gzip zstd br}"
 REQUESTS="${REQUESTS:-400}"
 CONCURRENCY="${CONCURRENCY:-64 256}"
+CONCURRENT_CORES="${CONCURRENT_CORES:-pinned unpinned}"
 BIG_SIZE="${BIG_SIZE:-1000000}"
 SLOW_CONNS="${SLOW_CONNS:-256}"
 SLOW_RATE="${SLOW_RATE:-16384}"
@@ -66,35 +71,11 @@ BUSY_STREAMS="${BUSY_STREAMS:-8 256}"
 BUSY_INTERVALS="${BUSY_INTERVALS:-1 100}"
 BUSY_SECONDS="${BUSY_SECONDS:-4}"
 BUSY_EVENTS="${BUSY_EVENTS:-100000}"
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 OUT="${OUT:-$ROOT/target/loadtest/streams.md}"
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/loadtest-streams.XXXXXX")"
-
-SERVER_PID=""
-POLLER_PID=""
-cleanup() {
-    if [[ -n "$POLLER_PID" ]] && kill -0 "$POLLER_PID" 2>/dev/null; then
-        kill "$POLLER_PID" 2>/dev/null || true
-        wait "$POLLER_PID" 2>/dev/null || true
-    fi
-    if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
-        kill "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-    fi
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-log() { printf '%s\n' "$*" >&2; }
-die() { log "error: $*"; exit 1; }
 
 # --- knobs -------------------------------------------------------------------------------
-knob() { # $1: name, $2: min, $3: max; the value must be an integer within [min, max]
-    local v="${!1}"
-    if ! [[ "$v" =~ ^[0-9]+$ ]] || ((v < $2 || v > $3)); then
-        die "$1 must be an integer in $2..$3, got '$v'"
-    fi
-}
 knob REQUESTS 1 100000
 knob BIG_SIZE 1 268435456
 knob SLOW_CONNS 1 4096
@@ -146,26 +127,13 @@ done
 POLL_S="$(awk -v ms="$POLL_MS" 'BEGIN { printf "%.3f", ms / 1000 }')"
 
 # --- tools -------------------------------------------------------------------------------
-if [[ -n "${RUN[concurrent]:-}${RUN[whole]:-}" ]] && ! command -v h2load >/dev/null; then
-    log "h2load not found: installing nghttp2-client with apt-get"
-    if command -v apt-get >/dev/null; then
-        (apt-get install -y -qq nghttp2-client >/dev/null 2>&1 ||
-            { apt-get update -qq >/dev/null 2>&1 &&
-                apt-get install -y -qq nghttp2-client >/dev/null 2>&1; }) || true
-    fi
-    command -v h2load >/dev/null || die "h2load is required (apt-get install nghttp2-client)"
+if [[ -n "${RUN[concurrent]:-}${RUN[whole]:-}" ]]; then
+    need h2load nghttp2-client
 fi
 command -v curl >/dev/null || die "curl is required"
 command -v python3 >/dev/null || die "python3 is required"
 
-SERVER_PIN=()
-CLIENT_PIN=()
-PINNING="not pinned (taskset unavailable or fewer than 2 CPUs)"
-if command -v taskset >/dev/null && [[ "$(nproc)" -ge 2 ]]; then
-    SERVER_PIN=(taskset -c 0)
-    CLIENT_PIN=(taskset -c 1)
-    PINNING="server pinned to core 0, clients to core 1 (taskset)"
-fi
+pin_cores
 
 # Enough descriptors for IDLE_CONNS sockets, in this shell and so in the server it starts.
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
@@ -175,37 +143,10 @@ if [[ -n "${RUN[idle]:-}" && "$NOFILE" != unlimited ]] && ((NOFILE < IDLE_CONNS 
 fi
 
 # --- build -------------------------------------------------------------------------------
-log "building the demo server (release)"
-(cd "$ROOT" && cargo build --release --example server --features metrics --quiet)
-BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/examples/server"
-
-# --- server control ----------------------------------------------------------------------
-BASE=""
-start_server() { # $1: ours | tower-http
-    local args=()
-    [[ "$1" == tower-http ]] && args=(--baseline tower-http)
-    : >"$WORK/stdout"
-    ADDR=127.0.0.1:0 RUST_LOG=warn "${SERVER_PIN[@]}" "$BIN" "${args[@]}" \
-        >"$WORK/stdout" 2>>"$WORK/stderr-$1" &
-    SERVER_PID=$!
-    local line="" i
-    for ((i = 0; i < 300; i++)); do # at most 30 s
-        line="$(head -n 1 "$WORK/stdout" 2>/dev/null || true)"
-        [[ "$line" == "listening on http://"* ]] && break
-        kill -0 "$SERVER_PID" 2>/dev/null || { log "error: server exited"; cat "$WORK/stderr-$1" >&2; exit 1; }
-        sleep 0.1
-    done
-    [[ "$line" == "listening on http://"* ]] || die "server did not start in 30 s"
-    BASE="${line#listening on }"
-}
-
-stop_server() {
-    kill "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-    SERVER_PID=""
-}
-
-proc_status_kb() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$SERVER_PID/status"; }
+build_demo --features metrics
+if [[ -n "${RUN[slow]:-}${RUN[idle]:-}${RUN[busy]:-}" ]]; then
+    build_loadgen
+fi
 
 # Live codec states from a /stats body on stdin: the pool's `in_use` summed over its kinds,
 # or nothing for a server without our pool (tower-http reports mode "tower-http").
@@ -255,25 +196,6 @@ h2load_time() {
     }' "$3")"
 }
 
-# A JSON field from the one-line object in file $2 (python3, so no jq needed).
-json_field() {
-    python3 -c '
-import json, sys
-v = json.load(open(sys.argv[2]))
-for k in sys.argv[1].split("."):
-    v = v.get(k) if isinstance(v, dict) else None
-print("n/a" if v is None else (json.dumps(v) if isinstance(v, (dict, list)) else v))
-' "$1" "$2"
-}
-
-diff_kb() { awk -v a="$1" -v b="$2" 'BEGIN { if (a ~ /^[0-9]+$/ && b ~ /^[0-9]+$/) print a - b; else print "n/a" }'; }
-ratio() {
-    awk -v a="$1" -v b="$2" 'BEGIN {
-        if (a ~ /^-?[0-9.]+$/ && b ~ /^-?[0-9.]+$/ && b + 0 > 0) printf "%.2f", a / b; else printf "-"
-    }'
-}
-mib() { awk -v k="$1" 'BEGIN { if (k ~ /^-?[0-9]+$/) printf "%.1f", k / 1024; else printf "n/a" }'; }
-
 BIG_PATH="/big.txt?size=$BIG_SIZE"
 SERVERS=(ours tower-http)
 PROTOS=(h1 h2c)
@@ -292,14 +214,16 @@ served_encoding() {
 }
 
 declare -A C_RSS0 C_GROW C_LIVE C_OK C_TTFB C_TTFBMAX C_REQ C_REQMAX C_WALL C_CE C_BODY
-run_concurrent() { # $1: h1 | h2c, $2: concurrency, $3: coding, $4: server
-    local proto=$1 c=$2 enc=$3 server=$4 key="$1/$2/$3/$4" tag="$1-$2-$3-$4" rss0 hwm0 hwm1
-    local out="$WORK/h2load-$tag.txt" proto_args=()
+run_concurrent() { # $1: pinned | unpinned, $2: h1 | h2c, $3: concurrency, $4: coding, $5: server
+    local pin=$1 proto=$2 c=$3 enc=$4 server=$5 key="$1/$2/$3/$4/$5" tag="$1-$2-$3-$4-$5" rss0 hwm0 hwm1
+    local out="$WORK/h2load-$tag.txt" proto_args=() spin=("${SERVER_PIN[@]}") cpin=("${CLIENT_PIN[@]}")
     [[ "$proto" == h1 ]] && proto_args=(--h1)
+    # Unpinned: the server and h2load share both cores, as users run servers.
+    [[ "$pin" == unpinned ]] && SERVER_PIN=() CLIENT_PIN=()
     start_server "$server"
     rss0="$(proc_status_kb VmRSS)"
     hwm0="$(proc_status_kb VmHWM)"
-    log "== concurrent: $proto, -c $c -n $REQUESTS, $enc, $server (VmRSS $rss0 KiB, VmHWM $hwm0 KiB)"
+    log "== concurrent: $pin, $proto, -c $c -n $REQUESTS, $enc, $server (VmRSS $rss0 KiB, VmHWM $hwm0 KiB)"
     start_poller "$WORK/live-$tag"
     "${CLIENT_PIN[@]}" timeout 300 h2load "${proto_args[@]}" -c "$c" -n "$REQUESTS" -m 1 -t 1 \
         -H "Accept-Encoding: $enc" "$BASE$BIG_PATH" >"$out" 2>&1 ||
@@ -309,6 +233,7 @@ run_concurrent() { # $1: h1 | h2c, $2: concurrency, $3: coding, $4: server
     # After the peak is read, so this extra request is not part of it.
     C_CE[$key]="$(served_encoding "$enc")"
     stop_server
+    SERVER_PIN=("${spin[@]}") CLIENT_PIN=("${cpin[@]}")
     grep -E '^(finished|requests:|status codes:|time for request:|time to 1st byte:)' "$out" >&2 || true
     C_RSS0[$key]="$rss0"
     C_GROW[$key]="$(diff_kb "$hwm1" "$rss0")"
@@ -353,10 +278,10 @@ run_slow() { # $1: a case (see CASES)
     rss0="$(proc_status_kb VmRSS)"
     log "== slow readers: $SLOW_CONNS x $BIG_PATH ($enc) at $SLOW_RATE B/s for ${SLOW_SECONDS}s, $server (VmRSS $rss0 KiB)"
     start_poller "$WORK/live-slow-$1"
-    "${CLIENT_PIN[@]}" timeout $((SLOW_SECONDS + 60)) python3 "$ROOT/scripts/slow_readers.py" "$BASE" \
+    "${CLIENT_PIN[@]}" timeout $((SLOW_SECONDS + 60)) "$LOADGEN" slow "$BASE" \
         --path "$BIG_PATH" --conns "$SLOW_CONNS" --rate "$SLOW_RATE" --seconds "$SLOW_SECONDS" \
         --rcvbuf 16384 --encoding "$enc" --setup-timeout 30 >"$out" ||
-        log "warning: slow_readers.py exited with status $? ($case)"
+        log "warning: loadgen slow exited with status $? ($case)"
     hwm1="$(proc_status_kb VmHWM)"
     S_LIVE[$case]="$(stop_poller "$WORK/live-slow-$1")"
     stop_server
@@ -381,10 +306,10 @@ run_idle() { # $1: a case (see CASES)
     rss0="$(proc_status_kb VmRSS)"
     log "== idle streams: $IDLE_CONNS x $path ($enc) held ${IDLE_SECONDS}s, $server (VmRSS $rss0 KiB)"
     start_poller "$WORK/live-idle-$1"
-    "${CLIENT_PIN[@]}" timeout $((IDLE_SECONDS + 90)) python3 "$ROOT/scripts/idle_streams.py" "$BASE" \
+    "${CLIENT_PIN[@]}" timeout $((IDLE_SECONDS + 90)) "$LOADGEN" idle "$BASE" \
         --path "$path" --conns "$IDLE_CONNS" --hold "$IDLE_SECONDS" --checkpoint "$IDLE_CHECKPOINT" \
         --encoding "$enc" --pid "$SERVER_PID" --setup-timeout 60 >"$out" ||
-        log "warning: idle_streams.py exited with status $? ($case)"
+        log "warning: loadgen idle exited with status $? ($case)"
     I_LIVE[$case]="$(stop_poller "$WORK/live-idle-$1")"
     stop_server
     [[ -s "$out" ]] || echo '{}' >"$out"
@@ -403,12 +328,18 @@ source "$ROOT/scripts/loadtest_busy.sh"
 
 # --- runs ----------------------------------------------------------------------------------
 read -r -a CONCS <<<"$CONCURRENCY"
+read -r -a PINS <<<"${CONCURRENT_CORES//,/ }"
+for p in "${PINS[@]}"; do
+    [[ "$p" == pinned || "$p" == unpinned ]] || die "CONCURRENT_CORES entries must be pinned or unpinned, got '$p'"
+done
 if [[ -n "${RUN[concurrent]:-}" ]]; then
-    for proto in "${PROTOS[@]}"; do
-        for c in "${CONCS[@]}"; do
-            for enc in "${ENCS[@]}"; do
-                for server in "${SERVERS[@]}"; do
-                    run_concurrent "$proto" "$c" "$enc" "$server"
+    for pin in "${PINS[@]}"; do
+        for proto in "${PROTOS[@]}"; do
+            for c in "${CONCS[@]}"; do
+                for enc in "${ENCS[@]}"; do
+                    for server in "${SERVERS[@]}"; do
+                        run_concurrent "$pin" "$proto" "$c" "$enc" "$server"
+                    done
                 done
             done
         done
@@ -451,7 +382,7 @@ proto_name() { [[ "$1" == h1 ]] && echo "HTTP/1.1" || echo "$1"; }
     echo "Loopback streams load, $(date -u +%Y-%m-%d), commit" \
         "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown);" \
         "demo server (\`CompressionLevel::Default\`: gzip level 6, \`RUST_LOG=warn\`) started" \
-        "fresh for every case; codings: ${ENCS[*]}; $PINNING;" \
+        "fresh for every case; codings: ${ENCS[*]}; $PINNING (but the unpinned concurrent cases);" \
         "open-file limit $NOFILE; $(nproc) CPUs: $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)." \
         "RSS growth: server VmHWM after the load minus VmRSS right before it (idle: VmRSS at" \
         "the checkpoint minus VmRSS before). Live codec states: the maximum of our /stats pool" \
@@ -467,20 +398,21 @@ proto_name() { [[ "$1" == h1 ]] && echo "HTTP/1.1" || echo "$1"; }
             "per request; wall: the whole run. Served: the Content-Encoding of one more request" \
             "(curl, HTTP/1.1) after the load; body: h2load's data bytes per succeeded response."
         echo
-        echo "| protocol | C | coding | server | served | RSS before (KiB) | peak RSS growth (KiB) | growth ours/tower-http | max live codec states | succeeded | body (KiB) | TTFB mean (ms) | TTFB mean ours/tower-http | TTFB max (ms) | request mean (ms) | request max (ms) | wall (s) |"
-        echo "|---|--:|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
+        echo "| cores | protocol | C | coding | server | served | RSS before (KiB) | peak RSS growth (KiB) | growth ours/tower-http | max live codec states | succeeded | body (KiB) | TTFB mean (ms) | TTFB mean ours/tower-http | TTFB max (ms) | request mean (ms) | request max (ms) | wall (s) |"
+        echo "|---|---|--:|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
+        for pin in "${PINS[@]}"; do
         for proto in "${PROTOS[@]}"; do
             for c in "${CONCS[@]}"; do
                 for enc in "${ENCS[@]}"; do
                     for server in "${SERVERS[@]}"; do
-                        k="$proto/$c/$enc/$server"
-                        theirs="$proto/$c/$enc/tower-http"
+                        k="$pin/$proto/$c/$enc/$server"
+                        theirs="$pin/$proto/$c/$enc/tower-http"
                         r="" rt=""
                         if [[ "$server" == ours ]]; then
                             r="$(ratio "${C_GROW[$k]}" "${C_GROW[$theirs]}")"
                             rt="$(ratio "${C_TTFB[$k]}" "${C_TTFB[$theirs]}")"
                         fi
-                        echo "| $(proto_name "$proto") | $c | $enc | $(server_name "$server") | ${C_CE[$k]} |" \
+                        echo "| $pin | $(proto_name "$proto") | $c | $enc | $(server_name "$server") | ${C_CE[$k]} |" \
                             "${C_RSS0[$k]} | ${C_GROW[$k]} | $r | ${C_LIVE[$k]} | ${C_OK[$k]}/$REQUESTS |" \
                             "${C_BODY[$k]} | ${C_TTFB[$k]} | $rt | ${C_TTFBMAX[$k]} |" \
                             "${C_REQ[$k]} | ${C_REQMAX[$k]} | ${C_WALL[$k]} |"
@@ -488,12 +420,13 @@ proto_name() { [[ "$1" == h1 ]] && echo "HTTP/1.1" || echo "$1"; }
                 done
             done
         done
+        done
     fi
     if [[ -n "${RUN[slow]:-}" ]]; then
         echo
         echo "### Slow readers"
         echo
-        echo "$SLOW_CONNS raw HTTP/1.1 connections (\`scripts/slow_readers.py\`, SO_RCVBUF 16 KiB)," \
+        echo "$SLOW_CONNS raw HTTP/1.1 connections (\`loadgen slow\`, SO_RCVBUF 16 KiB)," \
             "each \`GET $BIG_PATH\` with \`Accept-Encoding: CODING\` (identity, once: the floor," \
             "the same connections with no compression), read at $SLOW_RATE B/s for" \
             "$SLOW_SECONDS s, then closed. \"Over identity\": growth minus the floor's, what" \
@@ -521,7 +454,7 @@ proto_name() { [[ "$1" == h1 ]] && echo "HTTP/1.1" || echo "$1"; }
         echo
         echo "### Idle streams"
         echo
-        echo "$IDLE_CONNS SSE responses (\`scripts/idle_streams.py\`, \`/events?n=1000&interval_ms=5000\`," \
+        echo "$IDLE_CONNS SSE responses (\`loadgen idle\`, \`/events?n=1000&interval_ms=5000\`," \
             "one event every 5 s) with \`Accept-Encoding: CODING\` (identity once, the reference)" \
             "opened, held for $IDLE_SECONDS s, then closed; RSS growth" \
             "$IDLE_CHECKPOINT s into the hold and at its end. Encoded: responses with" \
@@ -564,15 +497,18 @@ if [[ -n "${RUN[whole]:-}" ]]; then
 fi
 if [[ -n "${RUN[concurrent]:-}" ]]; then
     c_over=0
-    for proto in "${PROTOS[@]}"; do
-        for c in "${CONCS[@]}"; do
-            for enc in "${ENCS[@]}"; do
-                [[ "$enc" == br ]] && continue
-                r="$(ratio "${C_GROW[$proto/$c/$enc/ours]}" "${C_GROW[$proto/$c/$enc/tower-http]}")"
-                if awk -v r="$r" -v m="${MAX_GROWTH:-2.0}" 'BEGIN { exit !(r + 0 > m + 0) }'; then
-                    log "check failed: $(proto_name "$proto"), $c connections, $enc: RSS growth ${r}x tower-http's (limit ${MAX_GROWTH:-2.0}x)"
-                    c_over=1
-                fi
+    for pin in "${PINS[@]}"; do
+        for proto in "${PROTOS[@]}"; do
+            for c in "${CONCS[@]}"; do
+                for enc in "${ENCS[@]}"; do
+                    [[ "$enc" == br ]] && continue
+                    k="$pin/$proto/$c/$enc"
+                    r="$(ratio "${C_GROW[$k/ours]}" "${C_GROW[$k/tower-http]}")"
+                    if awk -v r="$r" -v m="${MAX_GROWTH:-2.0}" 'BEGIN { exit !(r + 0 > m + 0) }'; then
+                        log "check failed: $pin, $(proto_name "$proto"), $c connections, $enc: RSS growth ${r}x tower-http's (limit ${MAX_GROWTH:-2.0}x)"
+                        c_over=1
+                    fi
+                done
             done
         done
     done

@@ -1,6 +1,6 @@
-# The `whole` section of scripts/loadtest_streams.sh (sourced by it: uses its start_server,
-# stop_server, proc_status_kb, h2load_time, diff_kb, ratio, mib, knob, die, proto_name,
-# CLIENT_PIN, BASE, WORK, REQUESTS, PROTOS, log).
+# The `whole` section of scripts/loadtest_streams.sh (sourced by it: uses scripts/lib.sh's
+# start_server, stop_server, proc_status_kb, diff_kb, ratio, mib, median, knob, die, log,
+# CLIENT_PIN, BASE, WORK, and its h2load_time, proto_name, REQUESTS, PROTOS).
 # shellcheck shell=bash
 #
 # Big bodies known in full: WHOLE_CONNS connections, REQUESTS x /api/items?n=WHOLE_ITEMS
@@ -19,15 +19,6 @@ knob WHOLE_ITEMS 1 100000
 knob WHOLE_ROUNDS 1 20
 ((WHOLE_CONNS <= REQUESTS)) || die "WHOLE_CONNS must not exceed REQUESTS"
 declare -A W_GROW W_TTFB W_OK W_CE
-
-median() { # the median of the numeric arguments (n/a when there are none)
-    printf '%s\n' "$@" | { grep -E '^[0-9.]+$' || true; } | sort -g |
-        awk '{ v[NR] = $1 } END {
-            if (NR == 0) print "n/a"
-            else if (NR % 2) print v[(NR + 1) / 2]
-            else print (v[NR / 2] + v[NR / 2 + 1]) / 2
-        }'
-}
 
 run_whole() { # $1: h1 | h2c, $2: ours | tower-http, $3: round
     local key="$1/$2/$3" out="$WORK/whole-$1-$2-$3.txt" rss0 hwm1 args=()

@@ -19,13 +19,12 @@ AE="gzip, deflate, br, zstd"
 for tool in valgrind callgrind_control callgrind_annotate h2load curl python3; do
     command -v "$tool" >/dev/null || { echo "profile_learn: needs $tool" >&2; exit 2; }
 done
+# shellcheck source=scripts/lib.sh
+source scripts/lib.sh
 
 export CARGO_TARGET_DIR="${PROFILE_TARGET_DIR:-$PWD/target/profile-learn}"
-CARGO_PROFILE_RELEASE_DEBUG=1 cargo build --release --example server >&2
-BIN="$CARGO_TARGET_DIR/release/examples/server"
-WORK="$(mktemp -d)"
-SERVER_PID=""
-trap '[[ -n "$SERVER_PID" ]] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
+CARGO_PROFILE_RELEASE_DEBUG=1 build_demo
+START_TIMEOUT=120 # callgrind starts the demo ~50x slower
 
 python3 -c "
 for i in range(20000): print(f'/api/items?n=5&start={(i * 7919 + 13) % 1000000000}')" >"$WORK/paths"
@@ -39,17 +38,11 @@ print("off" if l is None else l["phase"])'
 
 # Instructions per request on the runtime's workers for one side ($1: on | off).
 profile() {
-    local flags=() line="" base i
+    local flags=() base i
     [[ "$1" == off ]] && flags=(--no-learn)
-    ADDR=127.0.0.1:0 RUST_LOG=warn valgrind --tool=callgrind \
-        --callgrind-out-file="$WORK/cg.$1.%p" "$BIN" "${flags[@]}" >"$WORK/out.$1" 2>"$WORK/err.$1" &
-    SERVER_PID=$!
-    for ((i = 0; i < 600; i++)); do
-        line="$(head -n 1 "$WORK/out.$1" 2>/dev/null || true)"
-        [[ "$line" == "listening on http://"* ]] && break
-        sleep 0.2
-    done
-    base="${line#listening on }"
+    SERVER_PREFIX=(valgrind --tool=callgrind --callgrind-out-file="$WORK/cg.$1.%p")
+    start_server ours "${flags[@]}"
+    base="$BASE"
     curl -sS --max-time 900 -H "Accept-Encoding: $AE" \
         "$base/api/items?n=5&start=[0-1999000:1000]" >/dev/null
     for ((i = 0; i < 600; i++)); do

@@ -186,7 +186,8 @@ impl CodecPoolBuilder {
     /// the steady state without refilling.
     ///
     /// Up to this many paused streams (SSE) keep their gzip, deflate or zstd state across
-    /// pauses, parked on the shelf; past that, a stream that draws takes the oldest parked
+    /// pauses, parked on the shelf, while the pool is not crowded (see
+    /// [`hold_limit`](Self::hold_limit)); past that, a stream that draws takes the oldest parked
     /// state, and its owner draws another at its next event (see docs/design.md, "Pauses").
     pub fn max_idle(mut self, max_idle: usize) -> Self {
         self.max_idle = max_idle;
@@ -201,19 +202,20 @@ impl CodecPoolBuilder {
     ///
     /// A streaming body compresses at most 64 KiB per poll and then yields, so hundreds of
     /// large responses progress together instead of one at a time. While more than
-    /// `hold_limit` states of a kind are checked out, a gzip or deflate stream ends each
-    /// slice with a sync flush and parks its state in the pool (the next slice takes it
-    /// back, or, if another stream took it, draws one primed with the last 32 KiB of input,
-    /// so the ratio barely moves: BENCHMARKS.md, "Many streams at once"). Below the limit
-    /// streams keep their state: no
-    /// flush, no priming, the full speed of one uninterrupted stream. Zero parks at every
+    /// `hold_limit` states of a kind are checked out (the pool is crowded), a gzip or
+    /// deflate stream ends each slice with a sync flush and gives its state back clean; the
+    /// next slice draws one and primes it with the last 16 KiB of input. A crowded pool
+    /// parks nothing: with more streams than idle places a parked state would go to another
+    /// stream before its owner is back, and the evictions and rebuilds that parking causes
+    /// there fragment the heap. Below the limit streams keep their state: no flush, no
+    /// priming, the full speed of one uninterrupted stream. Zero gives states back at every
     /// slice end. Whatever the limit, a stream whose producer has nothing ready parks its
     /// state or gives it back (see [`max_idle`](Self::max_idle) and
     /// [`park_bound`](Self::park_bound)).
     ///
-    /// zstd streams follow the same limit: past it, a stream flushes at each slice end and
-    /// parks its context; if another stream took it, the frame ends and the next slice
-    /// starts a new one (RFC 8878 section 3.1), at some ratio while crowded. br
+    /// zstd streams follow the same limit: past it, a stream ends its frame at each slice
+    /// end and gives its context back; the next slice starts a new frame (RFC 8878 section
+    /// 3.1), at a few percent of ratio while crowded. br
     /// streams do not: they flush at each slice end and keep their encoder between slices
     /// (at a pause they keep it or give it back, see [`park_bound`](Self::park_bound)); how
     /// many hold one at once is [`br_stream_limit`](Self::br_stream_limit).

@@ -41,117 +41,11 @@ use support::{
 use tower_gzip_support::alloc;
 tower_gzip_support::count_allocations!();
 
-/// Allocations made outside Rust's allocator: libzstd and libdeflate are C and call `malloc`
-/// themselves. This binary defines glibc's allocation entry points (the statically linked C
-/// code, and Rust's `System`, bind to these), counts each call and forwards it to glibc's
-/// `__libc_*` functions. Rust's own allocations pass through here too (`System` calls
-/// `malloc`, `calloc`, `realloc` or `posix_memalign` once per allocation), so the C share is
-/// these counts minus the Rust counters.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-mod c_heap {
-    use std::ffi::{c_int, c_void};
-    use std::sync::atomic::{AtomicU64, Ordering};
-
-    pub static CALLS: AtomicU64 = AtomicU64::new(0);
-    pub static BYTES: AtomicU64 = AtomicU64::new(0);
-
-    unsafe extern "C" {
-        fn __libc_malloc(size: usize) -> *mut c_void;
-        fn __libc_calloc(n: usize, size: usize) -> *mut c_void;
-        fn __libc_realloc(ptr: *mut c_void, size: usize) -> *mut c_void;
-        fn __libc_memalign(align: usize, size: usize) -> *mut c_void;
-    }
-
-    fn count(bytes: usize) {
-        CALLS.fetch_add(1, Ordering::Relaxed);
-        BYTES.fetch_add(bytes as u64, Ordering::Relaxed);
-    }
-
-    /// # Safety
-    /// As glibc's `malloc`.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "C" fn malloc(size: usize) -> *mut c_void {
-        count(size);
-        // SAFETY: forwarded as is.
-        unsafe { __libc_malloc(size) }
-    }
-
-    /// # Safety
-    /// As glibc's `calloc`.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "C" fn calloc(n: usize, size: usize) -> *mut c_void {
-        count(n.saturating_mul(size));
-        // SAFETY: forwarded as is.
-        unsafe { __libc_calloc(n, size) }
-    }
-
-    /// # Safety
-    /// As glibc's `realloc`.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "C" fn realloc(ptr: *mut c_void, size: usize) -> *mut c_void {
-        if size != 0 || ptr.is_null() {
-            count(size);
-        }
-        // SAFETY: forwarded as is.
-        unsafe { __libc_realloc(ptr, size) }
-    }
-
-    /// # Safety
-    /// As glibc's `posix_memalign`.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "C" fn posix_memalign(
-        out: *mut *mut c_void,
-        align: usize,
-        size: usize,
-    ) -> c_int {
-        const EINVAL: c_int = 22;
-        const ENOMEM: c_int = 12;
-        if !align.is_power_of_two() || align % size_of::<usize>() != 0 {
-            return EINVAL;
-        }
-        count(size);
-        // SAFETY: a valid alignment; `out` is the caller's to write.
-        unsafe {
-            let ptr = __libc_memalign(align, size);
-            if ptr.is_null() {
-                return ENOMEM;
-            }
-            *out = ptr;
-        }
-        0
-    }
-
-    /// # Safety
-    /// As glibc's `aligned_alloc`.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "C" fn aligned_alloc(align: usize, size: usize) -> *mut c_void {
-        count(size);
-        // SAFETY: forwarded as is.
-        unsafe { __libc_memalign(align, size) }
-    }
-
-    /// # Safety
-    /// As glibc's `memalign`.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "C" fn memalign(align: usize, size: usize) -> *mut c_void {
-        count(size);
-        // SAFETY: forwarded as is.
-        unsafe { __libc_memalign(align, size) }
-    }
-
-    /// (calls, bytes) so far, Rust's allocations included.
-    pub fn totals() -> Option<(u64, u64)> {
-        Some((CALLS.load(Ordering::Relaxed), BYTES.load(Ordering::Relaxed)))
-    }
+/// The C share of allocations (libzstd's, libdeflate's): `allocs/c_heap.rs`.
+mod allocs {
+    pub mod c_heap;
 }
-
-/// Without glibc the C share is not measured (reported as zero).
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-mod c_heap {
-    pub fn totals() -> Option<(u64, u64)> {
-        None
-    }
-}
+use allocs::c_heap;
 
 const WARM_UP: u64 = 50;
 const ITERS: u64 = 200;
@@ -473,54 +367,61 @@ fn verdict(ok: bool) -> &'static str {
 
 fn main() {
     let rt = runtime();
+    let rows = measure_rows(&rt);
+    print_table(&rows);
+    let mut checks = response_checks(&rows);
+    checks.extend(request_checks(&rows));
+    checks.push(burst(&rt));
+    println!("\nTargets:\n");
+    for (text, ok) in &checks {
+        println!("- {}: {text}", verdict(*ok));
+    }
+    wire_sizes(&rt);
+}
+
+/// Every case: whole and streamed responses, requests, then zstd's and br's.
+fn measure_rows(rt: &tokio::runtime::Runtime) -> Vec<Row> {
     let mut rows = Vec::new();
     for (label, size) in SIZES {
-        rows.push(response_case(
-            &rt,
-            &format!("response/{label}"),
-            size,
-            6,
-            full_response,
-        ));
+        let case = format!("response/{label}");
+        rows.push(response_case(rt, &case, size, 6, full_response));
     }
     rows.push(response_case(
-        &rt,
+        rt,
         "response_l1/1KiB",
         1024,
         1,
         full_response,
     ));
     for (label, size) in SIZES {
-        rows.push(response_case(
-            &rt,
-            &format!("streaming/{label}"),
-            size,
-            6,
-            streamed_response,
-        ));
+        let case = format!("streaming/{label}");
+        rows.push(response_case(rt, &case, size, 6, streamed_response));
     }
     for (label, size) in SIZES {
-        rows.push(request_case(&rt, &format!("request/{label}"), size));
+        rows.push(request_case(rt, &format!("request/{label}"), size));
     }
     #[cfg(feature = "zstd")]
     {
         for size in [1024, 256 * 1024] {
-            rows.push(coding_case(&rt, "zstd", size));
+            rows.push(coding_case(rt, "zstd", size));
         }
         let payload = json(16 * 1024);
         let encoded = support::zstd_bytes(&payload, 3);
-        rows.push(coding_request_case(&rt, "zstd", payload, encoded));
+        rows.push(coding_request_case(rt, "zstd", payload, encoded));
     }
     #[cfg(feature = "br")]
     {
         for size in [1024, 256 * 1024] {
-            rows.push(coding_case(&rt, "br", size));
+            rows.push(coding_case(rt, "br", size));
         }
         let payload = json(16 * 1024);
         let encoded = support::br_bytes(&payload, 4);
-        rows.push(coding_request_case(&rt, "br", payload, encoded));
+        rows.push(coding_request_case(rt, "br", payload, encoded));
     }
+    rows
+}
 
+fn print_table(rows: &[Row]) {
     println!(
         "Allocations per response (request/*: per request), average of {ITERS} iterations \
          after {WARM_UP} warm-up ones; level 6 unless noted.\n"
@@ -531,7 +432,7 @@ fn main() {
          | C share: tower_gzip / tower_http |"
     );
     println!("|---|--:|--:|--:|--:|--:|--:|--:|--:|");
-    for r in &rows {
+    for r in rows {
         let c_share = if r.ours.c_allocs + r.theirs.c_allocs > 0.0 {
             format!(
                 "{:.1} ({}) / {:.1} ({})",
@@ -556,10 +457,17 @@ fn main() {
             c_share,
         );
     }
+}
 
-    let find = |case: &str| rows.iter().find(|r| r.case == case).unwrap();
+fn find<'a>(rows: &'a [Row], case: &str) -> &'a Row {
+    rows.iter().find(|r| r.case == case).unwrap()
+}
+
+/// The targets on responses: small ones cost about what identity does, large ones few
+/// allocations.
+fn response_checks(rows: &[Row]) -> Vec<(String, bool)> {
     let mut checks: Vec<(String, bool)> = Vec::new();
-    let r = find("response/1KiB");
+    let r = find(rows, "response/1KiB");
     checks.push((
         format!(
             "response/1KiB: at most identity + 2 allocations ({:.1} vs {:.1} + 2)",
@@ -576,7 +484,7 @@ fn main() {
         r.ours.bytes < 8_000.0,
     ));
     if cfg!(feature = "zstd") {
-        let r = find("response_zstd/1KiB");
+        let r = find(rows, "response_zstd/1KiB");
         checks.push((
             format!(
                 "response_zstd/1KiB: at most identity + 3 allocations and under 8 KB ({:.1} vs \
@@ -591,7 +499,7 @@ fn main() {
         ));
     }
     for case in ["response/1MiB", "streaming/1MiB"] {
-        let r = find(case);
+        let r = find(rows, case);
         checks.push((
             format!(
                 "{case}: at most 20 allocations ({:.1}; tower-http {:.1})",
@@ -600,12 +508,17 @@ fn main() {
             r.ours.allocs <= 20.0,
         ));
     }
-    // Bounded request decompression: the decoder state comes from the pool and output
-    // buffers are bounded by the frame size, so the cost per request must not grow with the
-    // body: at every size at most identity + 8 allocations and identity + 128 KiB.
+    checks
+}
+
+/// Bounded request decompression: the decoder state comes from the pool and output
+/// buffers are bounded by the frame size, so the cost per request must not grow with the
+/// body: at every size at most identity + 8 allocations and identity + 128 KiB.
+fn request_checks(rows: &[Row]) -> Vec<(String, bool)> {
+    let mut checks = Vec::new();
     for (label, _) in SIZES {
         let case = format!("request/{label}");
-        let r = find(&case);
+        let r = find(rows, &case);
         let max_allocs = r.identity.allocs + 8.0;
         let max_bytes = r.identity.bytes + 128.0 * 1024.0;
         checks.push((
@@ -621,11 +534,5 @@ fn main() {
             r.ours.allocs <= max_allocs && r.ours.bytes <= max_bytes,
         ));
     }
-    checks.push(burst(&rt));
-
-    println!("\nTargets:\n");
-    for (text, ok) in &checks {
-        println!("- {}: {text}", verdict(*ok));
-    }
-    wire_sizes(&rt);
+    checks
 }

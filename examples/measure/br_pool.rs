@@ -7,6 +7,7 @@
 //! cargo run --release --example br_pool [iterations-scale] [sequential]
 //! ```
 
+use std::cell::RefCell;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -209,89 +210,7 @@ fn main() {
         ("256 KiB", 256 * 1024, 100),
     ] {
         let iterations = ((iterations as f64 * scale) as usize).max(5);
-        let input = json(size);
-        let mut wire = BytesMut::new();
-        OneShot::new(ContentCoding::Br)
-            .pool(&pool)
-            .encode(&input, &mut wire)
-            .unwrap();
-        let wire = wire.to_vec();
-        let outputs: Vec<std::cell::RefCell<BytesMut>> = (0..6)
-            .map(|_| std::cell::RefCell::new(BytesMut::with_capacity(size)))
-            .collect();
-        let mut fresh_out = Vec::with_capacity(size);
-        let mut fresh_hint_out = Vec::with_capacity(size);
-        let mut fresh_dec_out = Vec::with_capacity(size);
-        let (input, pool) = (&input, &pool);
-        let mut variants: Vec<Variant<'_>> = vec![
-            (
-                "encode: fresh StandardAlloc, streamed (tower-http)",
-                Box::new(|| fresh_encode(black_box(input), &mut fresh_out, false)),
-            ),
-            (
-                "encode: fresh StandardAlloc, size hint",
-                Box::new(|| fresh_encode(black_box(input), &mut fresh_hint_out, true)),
-            ),
-            (
-                "encode: pooled Encoder, streamed",
-                Box::new(|| {
-                    let mut out = outputs[0].borrow_mut();
-                    out.clear();
-                    let mut encoder =
-                        Encoder::new(ContentCoding::Br, CompressionLevel::Default, pool);
-                    encoder.encode(black_box(input), &mut out).unwrap();
-                    encoder.finish(&mut out).unwrap();
-                }),
-            ),
-            (
-                "encode: pooled OneShot (size hint)",
-                Box::new(|| {
-                    let mut out = outputs[1].borrow_mut();
-                    out.clear();
-                    OneShot::new(ContentCoding::Br)
-                        .pool(pool)
-                        .encode(black_box(input), &mut out)
-                        .unwrap();
-                }),
-            ),
-            (
-                "decode: fresh StandardAlloc",
-                Box::new(|| fresh_decode(black_box(&wire), &mut fresh_dec_out)),
-            ),
-            (
-                "decode: pooled Decoder",
-                Box::new(|| {
-                    let mut out = outputs[2].borrow_mut();
-                    out.clear();
-                    let mut decoder = Decoder::new(ContentCoding::Br, pool);
-                    let mut rest = black_box(&wire[..]);
-                    while !rest.is_empty() || decoder.has_pending_output() {
-                        let consumed = decoder.decode(rest, &mut out, 1 << 20).unwrap();
-                        rest = &rest[consumed..];
-                    }
-                    decoder.finish().unwrap();
-                }),
-            ),
-        ];
-        let results = measure(iterations, sequential, &mut variants);
-        let names: Vec<String> = variants.iter().map(|(name, _)| name.to_string()).collect();
-        drop(variants);
-        let lens = [
-            fresh_out.len(),
-            fresh_hint_out.len(),
-            outputs[0].borrow().len(),
-            outputs[1].borrow().len(),
-            fresh_dec_out.len(),
-            outputs[2].borrow().len(),
-        ];
-        for ((name, (us, bytes, allocs)), len) in names.iter().zip(results).zip(lens) {
-            println!("| {label} | {name} | {us:.1} | {bytes:.0} | {allocs:.1} | {len} |");
-        }
-        // Same parameters, same bytes; and both decoders give the input back.
-        assert_eq!(&fresh_out[..], &outputs[0].borrow()[..]);
-        assert_eq!(&fresh_hint_out[..], &outputs[1].borrow()[..]);
-        assert_eq!(&fresh_dec_out[..], &input[..]);
-        assert_eq!(&outputs[2].borrow()[..], &input[..]);
+        body_case(label, size, iterations, sequential, &pool);
     }
     let stats = pool.stats();
     println!(
@@ -299,4 +218,125 @@ fn main() {
         stats.kind(tower_gzip::PoolKind::BrCompressors),
         stats.kind(tower_gzip::PoolKind::BrDecompressors)
     );
+}
+
+/// Each variant's output, in the order of [`variants`].
+struct Outputs {
+    fresh: RefCell<Vec<u8>>,
+    fresh_hint: RefCell<Vec<u8>>,
+    pooled: RefCell<BytesMut>,
+    one_shot: RefCell<BytesMut>,
+    fresh_decoded: RefCell<Vec<u8>>,
+    pooled_decoded: RefCell<BytesMut>,
+}
+
+impl Outputs {
+    fn new(size: usize) -> Self {
+        Outputs {
+            fresh: RefCell::new(Vec::with_capacity(size)),
+            fresh_hint: RefCell::new(Vec::with_capacity(size)),
+            pooled: RefCell::new(BytesMut::with_capacity(size)),
+            one_shot: RefCell::new(BytesMut::with_capacity(size)),
+            fresh_decoded: RefCell::new(Vec::with_capacity(size)),
+            pooled_decoded: RefCell::new(BytesMut::with_capacity(size)),
+        }
+    }
+
+    fn lens(&self) -> [usize; 6] {
+        [
+            self.fresh.borrow().len(),
+            self.fresh_hint.borrow().len(),
+            self.pooled.borrow().len(),
+            self.one_shot.borrow().len(),
+            self.fresh_decoded.borrow().len(),
+            self.pooled_decoded.borrow().len(),
+        ]
+    }
+}
+
+/// Measures every variant on one body size, prints its rows and checks the outputs.
+fn body_case(label: &str, size: usize, iterations: usize, sequential: bool, pool: &CodecPool) {
+    let input = json(size);
+    let mut wire = BytesMut::new();
+    OneShot::new(ContentCoding::Br)
+        .pool(pool)
+        .encode(&input, &mut wire)
+        .unwrap();
+    let wire = wire.to_vec();
+    let outputs = Outputs::new(size);
+    let mut variants = variants(&input, &wire, pool, &outputs);
+    let results = measure(iterations, sequential, &mut variants);
+    let names: Vec<String> = variants.iter().map(|(name, _)| name.to_string()).collect();
+    drop(variants);
+    for ((name, (us, bytes, allocs)), len) in names.iter().zip(results).zip(outputs.lens()) {
+        println!("| {label} | {name} | {us:.1} | {bytes:.0} | {allocs:.1} | {len} |");
+    }
+    // Same parameters, same bytes; and both decoders give the input back.
+    assert_eq!(&outputs.fresh.borrow()[..], &outputs.pooled.borrow()[..]);
+    assert_eq!(
+        &outputs.fresh_hint.borrow()[..],
+        &outputs.one_shot.borrow()[..]
+    );
+    assert_eq!(&outputs.fresh_decoded.borrow()[..], &input[..]);
+    assert_eq!(&outputs.pooled_decoded.borrow()[..], &input[..]);
+}
+
+/// The encoders and decoders compared, fresh against pooled.
+fn variants<'a>(
+    input: &'a [u8],
+    wire: &'a [u8],
+    pool: &'a CodecPool,
+    outputs: &'a Outputs,
+) -> Vec<Variant<'a>> {
+    vec![
+        (
+            "encode: fresh StandardAlloc, streamed (tower-http)",
+            Box::new(|| fresh_encode(black_box(input), &mut outputs.fresh.borrow_mut(), false)),
+        ),
+        (
+            "encode: fresh StandardAlloc, size hint",
+            Box::new(|| fresh_encode(black_box(input), &mut outputs.fresh_hint.borrow_mut(), true)),
+        ),
+        (
+            "encode: pooled Encoder, streamed",
+            Box::new(|| {
+                let mut out = outputs.pooled.borrow_mut();
+                out.clear();
+                let mut encoder = Encoder::new(ContentCoding::Br, CompressionLevel::Default, pool);
+                encoder.encode(black_box(input), &mut out).unwrap();
+                encoder.finish(&mut out).unwrap();
+            }),
+        ),
+        (
+            "encode: pooled OneShot (size hint)",
+            Box::new(|| {
+                let mut out = outputs.one_shot.borrow_mut();
+                out.clear();
+                OneShot::new(ContentCoding::Br)
+                    .pool(pool)
+                    .encode(black_box(input), &mut out)
+                    .unwrap();
+            }),
+        ),
+        (
+            "decode: fresh StandardAlloc",
+            Box::new(|| fresh_decode(black_box(wire), &mut outputs.fresh_decoded.borrow_mut())),
+        ),
+        (
+            "decode: pooled Decoder",
+            Box::new(|| pooled_decode(wire, pool, &mut outputs.pooled_decoded.borrow_mut())),
+        ),
+    ]
+}
+
+/// A pooled `Decoder` per body.
+fn pooled_decode(wire: &[u8], pool: &CodecPool, out: &mut BytesMut) {
+    out.clear();
+    let mut decoder = Decoder::new(ContentCoding::Br, pool);
+    let mut rest = black_box(wire);
+    while !rest.is_empty() || decoder.has_pending_output() {
+        let consumed = decoder.decode(rest, out, 1 << 20).unwrap();
+        rest = &rest[consumed..];
+    }
+    decoder.finish().unwrap();
 }

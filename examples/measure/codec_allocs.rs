@@ -100,7 +100,6 @@ fn measure_pair(iters: u32, rounds: usize, mut ops: [&mut dyn FnMut(); 2]) -> [C
 fn main() {
     let fresh = CodecPool::builder().max_idle(0).build();
     let pooled = CodecPool::new();
-    let rounds = 11;
     let mut failures = Vec::new();
 
     println!(
@@ -111,66 +110,8 @@ fn main() {
         ("50 B random", random_message(50), 20_000),
         ("1 KiB JSON", json_payload(1024), 5_000),
     ] {
-        let wire = compress(&pooled, &data).freeze();
-        assert_eq!(&decompress(&pooled, &wire)[..], &data[..]);
-        let [compress_fresh, compress_pooled] = measure_pair(
-            iters,
-            rounds,
-            [
-                &mut || {
-                    black_box(compress(&fresh, black_box(&data)));
-                },
-                &mut || {
-                    black_box(compress(&pooled, black_box(&data)));
-                },
-            ],
-        );
-        let [decompress_fresh, decompress_pooled] = measure_pair(
-            iters,
-            rounds,
-            [
-                &mut || {
-                    black_box(decompress(&fresh, black_box(&wire)));
-                },
-                &mut || {
-                    black_box(decompress(&pooled, black_box(&wire)));
-                },
-            ],
-        );
-        let costs = [
-            ("compress", "fresh", compress_fresh),
-            ("compress", "pooled", compress_pooled),
-            ("decompress", "fresh", decompress_fresh),
-            ("decompress", "pooled", decompress_pooled),
-        ];
-        for (op, kind, cost) in &costs {
-            println!(
-                "{:<34} {:>12.0} {:>12.0} {:>10.2}",
-                format!("{label}: {op} {kind}"),
-                cost.ns,
-                cost.bytes,
-                cost.allocs
-            );
-        }
-        for pair in costs.chunks(2) {
-            let [(op, _, fresh_cost), (_, _, pooled_cost)] = pair else {
-                unreachable!("fresh, pooled pairs");
-            };
-            if pooled_cost.allocs > 1.0 {
-                failures.push(format!(
-                    "{label}: pooled {op} made {:.2} allocations per op (goal: at most 1)",
-                    pooled_cost.allocs
-                ));
-            }
-            let speedup = fresh_cost.ns / pooled_cost.ns;
-            println!(
-                "{:<34} {speedup:>11.2}x",
-                format!("{label}: {op} pooled speedup")
-            );
-            if speedup <= 1.0 {
-                println!("  warning: pooled {op} was not faster than fresh on this run");
-            }
-        }
+        let costs = payload_costs(&fresh, &pooled, &data, iters);
+        failures.extend(report(label, &costs));
     }
     println!();
     println!("Go seed (OpenIM PR #1321), 50-byte message, ns/op B/op allocs/op:");
@@ -183,4 +124,70 @@ fn main() {
         }
         std::process::exit(1);
     }
+}
+
+/// (operation, fresh or pooled, its cost).
+type Costs = [(&'static str, &'static str, Cost); 4];
+
+/// Compressing and decompressing `data`, each with fresh states and pooled ones.
+fn payload_costs(fresh: &CodecPool, pooled: &CodecPool, data: &[u8], iters: u32) -> Costs {
+    const ROUNDS: usize = 11;
+    let wire = compress(pooled, data).freeze();
+    assert_eq!(&decompress(pooled, &wire)[..], data);
+    let [compress_fresh, compress_pooled] = measure_pair(
+        iters,
+        ROUNDS,
+        [
+            &mut || drop(black_box(compress(fresh, black_box(data)))),
+            &mut || drop(black_box(compress(pooled, black_box(data)))),
+        ],
+    );
+    let [decompress_fresh, decompress_pooled] = measure_pair(
+        iters,
+        ROUNDS,
+        [
+            &mut || drop(black_box(decompress(fresh, black_box(&wire)))),
+            &mut || drop(black_box(decompress(pooled, black_box(&wire)))),
+        ],
+    );
+    [
+        ("compress", "fresh", compress_fresh),
+        ("compress", "pooled", compress_pooled),
+        ("decompress", "fresh", decompress_fresh),
+        ("decompress", "pooled", decompress_pooled),
+    ]
+}
+
+/// Prints the costs and the pooled speedups; the goals missed.
+fn report(label: &str, costs: &Costs) -> Vec<String> {
+    let mut failures = Vec::new();
+    for (op, kind, cost) in costs {
+        println!(
+            "{:<34} {:>12.0} {:>12.0} {:>10.2}",
+            format!("{label}: {op} {kind}"),
+            cost.ns,
+            cost.bytes,
+            cost.allocs
+        );
+    }
+    for pair in costs.chunks(2) {
+        let [(op, _, fresh_cost), (_, _, pooled_cost)] = pair else {
+            unreachable!("fresh, pooled pairs");
+        };
+        if pooled_cost.allocs > 1.0 {
+            failures.push(format!(
+                "{label}: pooled {op} made {:.2} allocations per op (goal: at most 1)",
+                pooled_cost.allocs
+            ));
+        }
+        let speedup = fresh_cost.ns / pooled_cost.ns;
+        println!(
+            "{:<34} {speedup:>11.2}x",
+            format!("{label}: {op} pooled speedup")
+        );
+        if speedup <= 1.0 {
+            println!("  warning: pooled {op} was not faster than fresh on this run");
+        }
+    }
+    failures
 }

@@ -128,6 +128,28 @@ fn mix(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
+/// An issue's `user` object.
+fn user(login: &str, user_id: u64) -> serde_json::Value {
+    serde_json::json!({
+        "login": login,
+        "id": user_id,
+        "node_id": format!("MDQ6VXNlcj{user_id}"),
+        "avatar_url": format!("https://avatars.example.com/u/{user_id}?v=4"),
+        "gravatar_id": "",
+        "url": format!("https://api.example.com/users/{login}"),
+        "html_url": format!("https://example.com/{login}"),
+        "followers_url": format!("https://api.example.com/users/{login}/followers"),
+        "following_url": format!("https://api.example.com/users/{login}/following{{/other_user}}"),
+        "gists_url": format!("https://api.example.com/users/{login}/gists{{/gist_id}}"),
+        "starred_url": format!("https://api.example.com/users/{login}/starred{{/owner}}{{/repo}}"),
+        "subscriptions_url": format!("https://api.example.com/users/{login}/subscriptions"),
+        "organizations_url": format!("https://api.example.com/users/{login}/orgs"),
+        "repos_url": format!("https://api.example.com/users/{login}/repos"),
+        "type": "User",
+        "site_admin": false
+    })
+}
+
 /// One response of a GitHub-style `GET /repos/o/r/issues?page=P`: 1-5 issues, pretty-printed
 /// as such APIs serve them.
 fn issues_page(page: u64) -> Vec<u8> {
@@ -160,24 +182,7 @@ fn issues_page(page: u64) -> Vec<u8> {
                 "node_id": format!("I_kwDOA{:08X}", h & 0xffff_ffff),
                 "number": n,
                 "title": title.join(" "),
-                "user": {
-                    "login": login,
-                    "id": user_id,
-                    "node_id": format!("MDQ6VXNlcj{user_id}"),
-                    "avatar_url": format!("https://avatars.example.com/u/{user_id}?v=4"),
-                    "gravatar_id": "",
-                    "url": format!("https://api.example.com/users/{login}"),
-                    "html_url": format!("https://example.com/{login}"),
-                    "followers_url": format!("https://api.example.com/users/{login}/followers"),
-                    "following_url": format!("https://api.example.com/users/{login}/following{{/other_user}}"),
-                    "gists_url": format!("https://api.example.com/users/{login}/gists{{/gist_id}}"),
-                    "starred_url": format!("https://api.example.com/users/{login}/starred{{/owner}}{{/repo}}"),
-                    "subscriptions_url": format!("https://api.example.com/users/{login}/subscriptions"),
-                    "organizations_url": format!("https://api.example.com/users/{login}/orgs"),
-                    "repos_url": format!("https://api.example.com/users/{login}/repos"),
-                    "type": "User",
-                    "site_admin": false
-                },
+                "user": user(login, user_id),
                 "labels": [{"id": 100 + h % 7, "name": word(h >> 3), "color": format!("{:06x}", h & 0xff_ffff), "default": false}],
                 "state": if h % 3 == 0 { "closed" } else { "open" },
                 "locked": false,

@@ -145,40 +145,10 @@ fn compare(held_out: &[Vec<u8>], dictionary: &Dictionary, built: &BuiltDictionar
         .copied()
         .filter(|b| (700..1536).contains(&b.len()))
         .collect();
-    let identity: usize = all.iter().map(|b| b.len()).sum();
-    let pool = CodecPool::new();
-    let level = CompressionLevel::Precise;
-    let plain = |coding: ContentCoding, l: i32| {
-        run(&all, &small, &|b, out| {
-            OneShot::new(coding)
-                .level(level(l))
-                .pool(&pool)
-                .encode(b, out)
-                .unwrap()
-        })
-    };
     let (dcz_level, dcb_quality) = (built.dcz_level, built.dcb_quality.unwrap_or(5));
     round_trips(&all, dictionary, dcz_level, dcb_quality);
-    let zstd3 = plain(ContentCoding::Zstd, 3);
-    let br4 = plain(ContentCoding::Br, 4);
-    let br5 = plain(ContentCoding::Br, 5);
-    let brq = plain(ContentCoding::Br, dcb_quality);
-    let dcz = run(&all, &small, &|b, out| {
-        OneShot::new(ContentCoding::Dcz)
-            .dictionary(dictionary)
-            .level(level(dcz_level))
-            .pool(&pool)
-            .encode(b, out)
-            .unwrap()
-    });
-    let dcb = run(&all, &small, &|b, out| {
-        OneShot::new(ContentCoding::Dcb)
-            .dictionary(dictionary)
-            .level(level(dcb_quality))
-            .pool(&pool)
-            .encode(b, out)
-            .unwrap()
-    });
+    let m = measure_codings(&all, &small, dictionary, dcz_level, dcb_quality);
+    let identity: usize = all.iter().map(|b| b.len()).sum();
     println!(
         "{} held-out responses the builder never saw, {identity} bytes ({} average); {} of 0.7-1.5 KiB\n",
         all.len(),
@@ -189,22 +159,74 @@ fn compare(held_out: &[Vec<u8>], dictionary: &Dictionary, built: &BuiltDictionar
         "| coding | bytes | % of identity | vs zstd 3 | vs br 4 | CPU µs/response | µs per ~1 KiB response | time vs plain (~1 KiB) |"
     );
     println!("|---|---|---|---|---|---|---|---|");
-    let row = |name: &str, (bytes, all_us, small_us): (usize, f64, f64), base_us: f64| {
+    let row = |name: &str, (bytes, all_us, small_us): Run, base_us: f64| {
         println!(
             "| {name} | {bytes} | {:.1}% | {:.3}x | {:.3}x | {all_us:.1} | {small_us:.1} | {:.2}x |",
             100.0 * bytes as f64 / identity as f64,
-            bytes as f64 / zstd3.0 as f64,
-            bytes as f64 / br4.0 as f64,
+            bytes as f64 / m.zstd3.0 as f64,
+            bytes as f64 / m.br4.0 as f64,
             small_us / base_us
         );
     };
-    row("zstd 3", zstd3, zstd3.2);
-    row(&format!("dcz {dcz_level}"), dcz, zstd3.2);
-    row("br 4", br4, br4.2);
-    row("br 5", br5, br5.2);
+    row("zstd 3", m.zstd3, m.zstd3.2);
+    row(&format!("dcz {dcz_level}"), m.dcz, m.zstd3.2);
+    row("br 4", m.br4, m.br4.2);
+    row("br 5", m.br5, m.br5.2);
     row(
         &format!("dcb {dcb_quality} (time vs br {dcb_quality})"),
-        dcb,
-        brq.2,
+        m.dcb,
+        m.brq.2,
     );
+}
+
+/// What [`run`] measures: bytes, µs per response, µs per ~1 KiB response.
+type Run = (usize, f64, f64);
+
+/// The plain codings and the dictionary ones on the held-out responses.
+struct Measured {
+    zstd3: Run,
+    br4: Run,
+    br5: Run,
+    /// br at the builder's dcb quality.
+    brq: Run,
+    dcz: Run,
+    dcb: Run,
+}
+
+fn measure_codings(
+    all: &[&[u8]],
+    small: &[&[u8]],
+    dictionary: &Dictionary,
+    dcz_level: i32,
+    dcb_quality: i32,
+) -> Measured {
+    let pool = CodecPool::new();
+    let level = CompressionLevel::Precise;
+    let plain = |coding: ContentCoding, l: i32| {
+        run(all, small, &|b, out| {
+            OneShot::new(coding)
+                .level(level(l))
+                .pool(&pool)
+                .encode(b, out)
+                .unwrap()
+        })
+    };
+    let with_dictionary = |coding: ContentCoding, l: i32| {
+        run(all, small, &|b, out| {
+            OneShot::new(coding)
+                .dictionary(dictionary)
+                .level(level(l))
+                .pool(&pool)
+                .encode(b, out)
+                .unwrap()
+        })
+    };
+    Measured {
+        zstd3: plain(ContentCoding::Zstd, 3),
+        br4: plain(ContentCoding::Br, 4),
+        br5: plain(ContentCoding::Br, 5),
+        brq: plain(ContentCoding::Br, dcb_quality),
+        dcz: with_dictionary(ContentCoding::Dcz, dcz_level),
+        dcb: with_dictionary(ContentCoding::Dcb, dcb_quality),
+    }
 }

@@ -25,8 +25,17 @@ pub(crate) struct Lease<T: PooledState> {
 
 impl<T: PooledState> Pooled<T> {
     /// Parks the state for its stream's next input. `Err` gives it back when every idle
-    /// place holds a parked state: the caller then releases it.
+    /// place holds a parked state, or when the pool is crowded: the caller then releases it.
+    ///
+    /// Crowded (more states of the kind checked out than the hold limit), a parked state is
+    /// taken by another stream before its owner is back, and parking evicts a clean state
+    /// (freed) while the draws that find none build new ones. That churn of whole states,
+    /// not the states in use, grew the heap under hundreds of concurrent downloads; given
+    /// back clean, one state serves stream after stream.
     pub(crate) fn park(mut self) -> Result<Lease<T>, Self> {
+        if self.pool.crowded::<T>() {
+            return Err(self);
+        }
         let state = self.state.take().expect("state is present until drop");
         let shelf = self.pool.inner.shelf::<T>();
         match shelf.park(state, self.level, self.pool.inner.max_idle) {
@@ -46,10 +55,12 @@ impl<T: PooledState> Pooled<T> {
 impl<T: PooledState> Pooled<T> {
     /// Whether [`park`](Self::park) would find a place now (a hint).
     fn has_room_to_park(&self) -> bool {
-        self.pool
-            .inner
-            .shelf::<T>()
-            .has_room_to_park(self.pool.inner.max_idle)
+        !self.pool.crowded::<T>()
+            && self
+                .pool
+                .inner
+                .shelf::<T>()
+                .has_room_to_park(self.pool.inner.max_idle)
     }
 }
 

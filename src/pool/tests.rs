@@ -313,6 +313,39 @@ fn would_park_needs_a_place() {
     assert!(second.park().is_err());
 }
 
+/// A crowded pool (more states out than the hold limit) parks nothing: a stream with short
+/// pauses is told it would not park, its park is refused, and the state it gives back goes
+/// to the shelf clean for the next draw. Under the limit the same stream parks.
+#[test]
+fn a_crowded_pool_parks_nothing() {
+    let pool = CodecPool::builder().max_idle(4).hold_limit(1).build();
+    let short_paused = || {
+        let mut hold: Hold<Compress> = Hold::default();
+        hold.hold(compressor(&pool, 6));
+        drop(hold.park().expect_err("a first pause releases"));
+        assert!(!hold.resume().is_held());
+        hold.hold(compressor(&pool, 6));
+        hold
+    };
+    let mut first = short_paused();
+    let mut second = short_paused();
+    // Two states out, one allowed to stay: crowded.
+    assert!(!first.would_park() && !second.would_park());
+    let refused = first.park().expect_err("a crowded pool parks nothing");
+    drop(refused);
+    let stats = pool.stats().kind(crate::PoolKind::DeflateCompressors);
+    assert_eq!(
+        (stats.parked, stats.idle, stats.in_use()),
+        (0, 1, 1),
+        "{stats:?}"
+    );
+    // One out now: under the limit, the other stream parks.
+    assert!(second.would_park());
+    second.park().expect("not crowded");
+    let stats = pool.stats().kind(crate::PoolKind::DeflateCompressors);
+    assert_eq!((stats.parked, stats.idle_parked), (1, 1), "{stats:?}");
+}
+
 /// A park bound of zero makes every pause long: a stream never parks, and each event
 /// draws (what 1,000 streams with events seconds apart do with the default bound).
 #[test]

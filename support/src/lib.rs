@@ -2,7 +2,8 @@
 //! decoders (flate2, libzstd, the `brotli` crate), deterministic data and the API-JSON
 //! corpus, test bodies, a collected response, the loopback server harness, the demo as a
 //! child process, the outside programs interop tests run, a Prometheus text parser, the
-//! counting allocator, and the workloads the benches and measuring programs drive.
+//! counting allocator, the workloads the benches and measuring programs drive, and the raw
+//! HTTP/1.1 client side and `/proc` readings of the load generator.
 //!
 //! It does not depend on tower-gzip (a dev-dependency of it), so what it offers is either
 //! independent of the crate or generic over a `tower` layer. Its cargo features mirror
@@ -19,6 +20,8 @@ pub mod decode;
 pub mod demo;
 pub mod encode;
 pub mod example;
+pub mod http1;
+pub mod procfs;
 pub mod prometheus;
 pub mod samples;
 pub mod server;

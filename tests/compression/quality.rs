@@ -12,10 +12,9 @@ use crate::support::{SLICE, full, private_pool, round, typed};
 
 /// Raw deflate of `data` at `level` by flate2 alone, as the streaming body writes it for a
 /// body that never goes pending: input fed 16 KiB at a time, one slice per poll.
-/// With `release` (a crowded pool) every slice ends with a sync flush; the first releases
-/// the state (the next slice primes a fresh one), the others park it, and alone in its
-/// pool the stream takes it back for the next slice. Without, one state runs
-/// to the end with no flush. The last slice finishes the stream.
+/// With `release` (a crowded pool) every slice ends with a sync flush and gives the state
+/// back (a crowded pool parks nothing), and the next slice primes a fresh one. Without, one
+/// state runs to the end with no flush. The last slice finishes the stream.
 fn sliced_reference(data: &[u8], level: u32, release: bool) -> Vec<u8> {
     use flate2::{Compress, Compression, FlushCompress, Status};
     const CHUNK: usize = 16 * 1024;
@@ -46,7 +45,6 @@ fn sliced_reference(data: &[u8], level: u32, release: bool) -> Vec<u8> {
     // most one more slice of it is left (the body's "finish the chunk" rule; `data` is one
     // chunk here).
     let mut start = 0;
-    let mut first = true;
     while start < data.len() {
         let mut end = (start + SLICE).min(data.len());
         if data.len() - end <= SLICE {
@@ -63,17 +61,14 @@ fn sliced_reference(data: &[u8], level: u32, release: bool) -> Vec<u8> {
         }
         if release {
             // Every slice that used up its budget ends with a sync flush, output or not
-            // (also the last one: the end is only seen in the next poll). The first gives
-            // the state back (a stream's first pause does) and the next slice primes a
-            // fresh one with the last 16 KiB (half a window: the pool is crowded); later
-            // ones park it, and with no other stream to take it the next slice goes on.
+            // (also the last one: the end is only seen in the next poll), and gives the
+            // state back; the next slice primes a fresh one with the last 16 KiB (half a
+            // window: the pool is crowded).
             run(&mut state, &[], &mut out, FlushCompress::Sync);
-            if std::mem::take(&mut first) {
-                state = Compress::new(Compression::new(level), false);
-                state
-                    .set_dictionary(&data[end.saturating_sub(16 * 1024)..end])
-                    .unwrap();
-            }
+            state = Compress::new(Compression::new(level), false);
+            state
+                .set_dictionary(&data[end.saturating_sub(16 * 1024)..end])
+                .unwrap();
         }
     }
     run(&mut state, &[], &mut out, FlushCompress::Finish);
@@ -105,8 +100,8 @@ async fn quality_levels() {
     // The deflate stream is exactly what flate2 produces at that level (a body over 64 KiB
     // streams through zlib-rs). The layer feeds deflate 16 KiB at a time, and zlib-rs's
     // output depends on how input arrives, so the reference is fed the same way. In a pool
-    // crowded past its hold limit (0 here) streaming bodies park their gzip/deflate state
-    // between 64 KiB slices after a sync flush, so the reference also flushes there (see
+    // crowded past its hold limit (0 here) streaming bodies give their gzip/deflate state
+    // back between 64 KiB slices after a sync flush, so the reference also flushes there (see
     // `sliced_reference`); under the limit one state runs through. Each pool is private, so other tests cannot crowd it.
     // Crowded: 300,000 bytes, slices of 64, 64, 64 and 101.4 KiB (the last takes the rest
     // in hand), each ending with a release. Under the limit: 100,000 bytes, one state.

@@ -496,11 +496,11 @@ async fn curl_compressed_matches_identity_http2() {
 
 /// A client that stops reading mid-stream, then hangs up: the state comes back.
 ///
-/// While the client stalls (the socket full, the server waiting on it), a gzip stream holds
-/// its state under the pool's hold limit ("held mid-stream"), and none in a pool crowded past
-/// it (hold limit 0 here): there streaming bodies give it back between slices, resuming from
-/// the last 32 KiB. zstd keeps its context between slices, so one is held until the client
-/// leaves.
+/// While the client stalls (the socket full, the server waiting on it), a gzip or zstd
+/// stream holds its state under the pool's hold limit ("held mid-stream"), and none in a
+/// pool crowded past it (hold limit 0 here): there streaming bodies give it back between
+/// slices (a crowded pool parks nothing), gzip resuming from the last 32 KiB, zstd with a
+/// new frame.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn disconnect_mid_stream_returns_codec() {
     for hold_limit in [0, CodecPool::new().hold_limit()] {
@@ -512,7 +512,7 @@ async fn disconnect_mid_stream_returns_codec() {
     }
 }
 
-async fn disconnect_mid_stream(pool: &CodecPool, gzip_held: u64) {
+async fn disconnect_mid_stream(pool: &CodecPool, held_mid_stream: u64) {
     let app = Router::new()
         .route(
             "/endless",
@@ -535,9 +535,9 @@ async fn disconnect_mid_stream(pool: &CodecPool, gzip_held: u64) {
     let addr = server.addr;
 
     #[allow(unused_mut)]
-    let mut codings = vec![("gzip", gzip_held)];
+    let mut codings = vec![("gzip", held_mid_stream)];
     #[cfg(feature = "zstd")]
-    codings.push(("zstd", 1));
+    codings.push(("zstd", held_mid_stream));
     for (coding, held) in codings {
         for http2 in [false, true] {
             let client = if http2 {

@@ -326,6 +326,48 @@ mod tests {
         );
     }
 
+    /// Streams taking turns on a crowded pool (hold limit 0: any held state crowds it) give
+    /// their states back clean at each pause rather than park them, so one state serves
+    /// them all: none parked, none dropped, none built beyond the first; and every stream
+    /// still decodes.
+    #[test]
+    fn a_crowded_pool_builds_no_state_beyond_the_first() {
+        let pool = CodecPool::builder().hold_limit(0).max_idle(2).build();
+        let level = CompressionLevel::Default.resolve(ContentCoding::Gzip);
+        let mut streams: Vec<_> = (0..8)
+            .map(|_| {
+                (
+                    FlateEncoder::new(Framing::Gzip, level, &pool),
+                    BytesMut::new(),
+                )
+            })
+            .collect();
+        let chunk: Vec<u8> = (0..20_000u32)
+            .map(|i| b"abcdefgh "[(i % 9) as usize])
+            .collect();
+        for _round in 0..4 {
+            for (encoder, wire) in &mut streams {
+                encoder.encode(&chunk, wire).unwrap();
+                encoder.idle(wire).unwrap();
+            }
+        }
+        let stats = pool.stats().kind(crate::PoolKind::DeflateCompressors);
+        assert_eq!(
+            (stats.created, stats.parked, stats.discarded),
+            (1, 0, 0),
+            "{stats:?}"
+        );
+        for (mut encoder, mut wire) in streams {
+            encoder.finish(&mut wire).unwrap();
+            let mut d = Decoder::new(ContentCoding::Gzip, &CodecPool::new());
+            let mut out = BytesMut::new();
+            d.decode(&wire, &mut out, usize::MAX).unwrap();
+            d.finish().unwrap();
+            assert_eq!(out.len(), 4 * chunk.len());
+            assert!(out.chunks(chunk.len()).all(|c| c == chunk));
+        }
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
 
