@@ -55,6 +55,8 @@ pub mod dictionary;
 #[path = "dictionary_off.rs"]
 mod dictionary;
 mod ended;
+#[cfg(feature = "grpc")]
+pub mod grpc;
 pub mod guide;
 // The one module allowed `unsafe` code.
 #[allow(unsafe_code)]
