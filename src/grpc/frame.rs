@@ -5,7 +5,7 @@
 //! whole in a chunk is sliced out of it without a copy; one cut across chunks is gathered in
 //! one buffer, which is all the reader holds.
 
-use bytes::{Buf, BufMut, Bytes, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 
 use super::status::GrpcStatus;
 
@@ -50,6 +50,7 @@ impl Prefix {
     /// Writes a prefix for a message of `len` bytes.
     #[cfg(test)]
     pub(crate) fn write(out: &mut BytesMut, compressed: bool, len: usize) {
+        use bytes::BufMut;
         out.put_u8(u8::from(compressed));
         out.put_u32(u32::try_from(len).unwrap_or(u32::MAX));
     }

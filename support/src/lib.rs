@@ -19,6 +19,8 @@ pub mod decode;
 pub mod demo;
 pub mod encode;
 pub mod example;
+#[cfg(feature = "grpc")]
+pub mod grpc;
 pub mod prometheus;
 pub mod samples;
 pub mod server;
