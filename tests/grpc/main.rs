@@ -2,6 +2,7 @@
 //! off and on (tonic_peers.rs), hostile messages (hostile.rs), Python's `grpcio` calling the
 //! example (python.rs, skipped without it; see the support crate's `tools`).
 
+mod framing;
 mod hostile;
 mod python;
 mod tonic_peers;
