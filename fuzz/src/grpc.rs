@@ -147,8 +147,11 @@ fn case(data: &[u8]) -> Case {
     }
 }
 
-/// What the service saw: the body it read, or that reading failed.
-type Seen = std::sync::Arc<std::sync::Mutex<Option<Result<Vec<u8>, String>>>>;
+/// What the service read: the body, or why reading it failed; `None` if it was not called.
+type Reading = Option<Result<Vec<u8>, String>>;
+
+/// What the service saw, shared with the case.
+type Seen = std::sync::Arc<std::sync::Mutex<Reading>>;
 
 /// The status of a reply, from its trailers or its headers.
 fn status(headers: &HeaderMap, trailers: Option<&HeaderMap>) -> String {
@@ -162,7 +165,7 @@ fn status(headers: &HeaderMap, trailers: Option<&HeaderMap>) -> String {
 
 /// Runs the case through the layer; returns the reply's status, body, and what the service
 /// saw.
-fn run(case: &Case) -> (String, Vec<u8>, Option<Result<Vec<u8>, String>>) {
+fn run(case: &Case) -> (String, Vec<u8>, Reading) {
     let seen = Seen::default();
     let record = seen.clone();
     let service = service_fn(move |request: Request<GrpcBody<Chunks>>| {

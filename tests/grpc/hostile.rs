@@ -12,7 +12,9 @@ use http::{Request, Response};
 use http_body_util::{BodyExt, Full};
 use prost::Message;
 use tower::{Service, ServiceExt};
-use tower_gzip::grpc::{GrpcBody, GrpcClientCompressionLayer, GrpcCompression, GrpcCompressionLayer};
+use tower_gzip::grpc::{
+    GrpcBody, GrpcClientCompressionLayer, GrpcCompression, GrpcCompressionLayer,
+};
 use tower_gzip::{CodecPool, ContentCoding};
 use tower_gzip_support::collected::Collected;
 use tower_gzip_support::grpc::{BulkClient, BulkServer, Payload};
@@ -79,14 +81,25 @@ async fn server() -> SocketAddr {
 async fn responses_are_compressed_in_the_best_coding_the_client_accepts() {
     let addr = server().await;
     let data = text(8000);
-    let cases = [("gzip", "gzip"), ("deflate", "deflate"), ("gzip,zstd", "zstd")];
+    let cases = [
+        ("gzip", "gzip"),
+        ("deflate", "deflate"),
+        ("gzip,zstd", "zstd"),
+    ];
     for (accept, chosen) in cases {
         let headers = [("grpc-accept-encoding", accept)];
         let reply = echo_raw(addr, &headers, frame(false, &echo_payload(&data))).await;
         assert_eq!(status(&reply).0, "0");
         assert_eq!(reply.headers["grpc-encoding"], chosen);
-        assert!(reply.headers["grpc-accept-encoding"].to_str().unwrap().contains("gzip"));
-        let [(flag, wire)] = &messages(&reply.body)[..] else { panic!("one message") };
+        assert!(
+            reply.headers["grpc-accept-encoding"]
+                .to_str()
+                .unwrap()
+                .contains("gzip")
+        );
+        let [(flag, wire)] = &messages(&reply.body)[..] else {
+            panic!("one message")
+        };
         assert_eq!(*flag, 1);
         let decoded = match chosen {
             "gzip" => gunzip(wire),
@@ -96,7 +109,12 @@ async fn responses_are_compressed_in_the_best_coding_the_client_accepts() {
         assert_eq!(decoded, echo_payload(&data), "{accept}");
     }
     // Under the size floor the message goes as it is, flag clear.
-    let reply = echo_raw(addr, &[("grpc-accept-encoding", "gzip")], frame(false, &echo_payload(b"hi"))).await;
+    let reply = echo_raw(
+        addr,
+        &[("grpc-accept-encoding", "gzip")],
+        frame(false, &echo_payload(b"hi")),
+    )
+    .await;
     assert_eq!(messages(&reply.body), [(0, echo_payload(b"hi"))]);
     // Without grpc-accept-encoding nothing is compressed.
     let reply = echo_raw(addr, &[], frame(false, &echo_payload(&data))).await;
@@ -164,7 +182,10 @@ async fn an_unknown_encoding_gets_unimplemented_with_what_we_accept() {
     assert_eq!(code, "12");
     assert!(message.contains("snappy"), "{message}");
     let accepted = reply.headers["grpc-accept-encoding"].to_str().unwrap();
-    assert!(accepted.contains("gzip") && accepted.contains("deflate"), "{accepted}");
+    assert!(
+        accepted.contains("gzip") && accepted.contains("deflate"),
+        "{accepted}"
+    );
 }
 
 #[tokio::test]
@@ -198,7 +219,9 @@ fn a_bomb_allocates_no_more_than_the_limit() {
         .max_message_size(LIMIT)
         .pool(pool.clone());
     let mut service: GrpcCompression<_> = tower::Layer::layer(&layer, tower::service_fn(read_all));
-    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     let mut call = |body: Vec<u8>| {
         let request = Request::post("/x")
             .header("content-type", "application/grpc")
@@ -207,7 +230,13 @@ fn a_bomb_allocates_no_more_than_the_limit() {
             .unwrap();
         runtime.block_on(async {
             let response = service.ready().await.unwrap().call(request).await.unwrap();
-            response.into_body().collect().await.unwrap().trailers().cloned()
+            response
+                .into_body()
+                .collect()
+                .await
+                .unwrap()
+                .trailers()
+                .cloned()
         })
     };
     // Warm the pool: the decoder's state is not the message's.
@@ -217,7 +246,10 @@ fn a_bomb_allocates_no_more_than_the_limit() {
     let trailers = trailers.expect("the verdict in trailers");
     assert_eq!(trailers["grpc-status"], "8");
     let peak = counts.peak as usize;
-    assert!(peak < 2 * LIMIT, "peak {peak} bytes for a {LIMIT}-byte limit");
+    assert!(
+        peak < 2 * LIMIT,
+        "peak {peak} bytes for a {LIMIT}-byte limit"
+    );
 }
 
 #[tokio::test]
