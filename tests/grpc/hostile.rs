@@ -81,11 +81,10 @@ async fn server() -> SocketAddr {
 async fn responses_are_compressed_in_the_best_coding_the_client_accepts() {
     let addr = server().await;
     let data = text(8000);
-    let cases = [
-        ("gzip", "gzip"),
-        ("deflate", "deflate"),
-        ("gzip,zstd", "zstd"),
-    ];
+    let mut cases = vec![("gzip", "gzip"), ("deflate", "deflate")];
+    if cfg!(feature = "zstd") {
+        cases.push(("gzip,zstd", "zstd"));
+    }
     for (accept, chosen) in cases {
         let headers = [("grpc-accept-encoding", accept)];
         let reply = echo_raw(addr, &headers, frame(false, &echo_payload(&data))).await;
@@ -104,7 +103,9 @@ async fn responses_are_compressed_in_the_best_coding_the_client_accepts() {
         let decoded = match chosen {
             "gzip" => gunzip(wire),
             "deflate" => inflate(wire),
-            _ => tower_gzip_support::unzstd(wire),
+            #[cfg(feature = "zstd")]
+            "zstd" => tower_gzip_support::unzstd(wire),
+            _ => unreachable!("{chosen}"),
         };
         assert_eq!(decoded, echo_payload(&data), "{accept}");
     }
