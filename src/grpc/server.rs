@@ -30,7 +30,7 @@ use crate::ContentCoding;
 ///
 /// Defaults: zstd, gzip, deflate in that order, each at its default level; messages under
 /// 256 bytes uncompressed; received messages at most 4 MiB and 200 times their compressed
-/// size past 1 MiB; state from [`CodecPool::global`].
+/// size past 1 MiB; state from [`CodecPool::global`](crate::CodecPool::global).
 ///
 /// # Example
 ///
