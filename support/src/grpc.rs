@@ -207,6 +207,29 @@ where
     }
 }
 
+impl<T> BulkClient<T>
+where
+    T: tonic::client::GrpcService<tonic::body::Body>,
+    T::Error: Into<crate::BoxError>,
+    T::ResponseBody: http_body::Body<Data = Bytes> + Send + 'static,
+    <T::ResponseBody as http_body::Body>::Error: Into<crate::BoxError> + Send,
+{
+    /// `Chat` over `outbound`, its replies read as they come.
+    pub async fn chat_live<S>(&mut self, outbound: S) -> Result<Streaming<Payload>, Status>
+    where
+        S: Stream<Item = Payload> + Send + 'static,
+    {
+        self.ready().await?;
+        let path = PathAndQuery::from_static("/tower_gzip.test.Bulk/Chat");
+        let codec = ProstCodec::<Payload, Payload>::default();
+        let response = self
+            .grpc
+            .streaming(Request::new(outbound), path, codec)
+            .await?;
+        Ok(response.into_inner())
+    }
+}
+
 async fn collect(mut stream: Streaming<Payload>) -> Result<Vec<Payload>, Status> {
     let mut out = Vec::new();
     while let Some(message) = stream.message().await? {

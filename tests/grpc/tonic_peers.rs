@@ -4,7 +4,7 @@
 use tonic::codec::CompressionEncoding;
 use tower_gzip::ContentCoding;
 use tower_gzip::grpc::{GrpcClientCompressionLayer, GrpcCompressionLayer};
-use tower_gzip_support::grpc::{BulkClient, BulkServer, fetched};
+use tower_gzip_support::grpc::{BulkClient, BulkServer, Payload, fetched};
 
 use super::{channel, layered, serve, text};
 
@@ -110,4 +110,26 @@ async fn tonic_compressing_on_both_sides_passes_through_both_layers() {
         .send_compressed(CompressionEncoding::Gzip)
         .accept_compressed(CompressionEncoding::Gzip);
     check_calls(&mut client).await;
+}
+
+#[tokio::test]
+async fn bidirectional_calls_go_message_by_message_through_both_layers() {
+    let addr = serve(BulkServer::default(), Some(GrpcCompressionLayer::new())).await;
+    let layer = GrpcClientCompressionLayer::new().min_size(0);
+    let mut client = layered(channel(addr).await, layer);
+    let (sender, receiver) = tokio::sync::mpsc::channel(1);
+    let outbound = tokio_stream::wrappers::ReceiverStream::new(receiver);
+    let mut replies = client.chat_live(outbound).await.unwrap();
+    // Each reply comes back before the next message is sent: neither layer holds a
+    // message back waiting for more (the timeout only guards against a hang).
+    for i in 0..5 {
+        let data = text(1000 * i + 1);
+        sender.send(Payload { data: data.clone() }).await.unwrap();
+        let wait = std::time::Duration::from_secs(20);
+        let reply = tokio::time::timeout(wait, replies.message()).await;
+        let reply = reply.expect("the echo of one message before the next is sent");
+        assert_eq!(reply.unwrap().unwrap().data, data);
+    }
+    drop(sender);
+    assert_eq!(replies.message().await.unwrap(), None);
 }
