@@ -243,7 +243,15 @@ where
     }
 
     fn is_end_stream(&self) -> bool {
-        matches!(self.state.phase, Phase::Done)
+        match self.state.phase {
+            Phase::Done => true,
+            Phase::Ending(_) => false,
+            Phase::Streaming => {
+                let passing = matches!(self.state.transform, Transform::Pass);
+                let inner_ended = self.inner.as_ref().is_none_or(B::is_end_stream);
+                passing && self.state.verdict.is_none() && inner_ended
+            }
+        }
     }
 
     fn size_hint(&self) -> SizeHint {

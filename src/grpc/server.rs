@@ -226,7 +226,9 @@ impl Call {
             }
             None => Transform::Pass,
         };
-        let body = GrpcBody::new(body, transform, Failure::Trailers, settings, Some(verdict));
+        // A trailers-only response carries the verdict in its headers already.
+        let verdict = (!trailers_only).then_some(verdict);
+        let body = GrpcBody::new(body, transform, Failure::Trailers, settings, verdict);
         Response::from_parts(parts, body)
     }
 }
