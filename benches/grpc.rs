@@ -15,8 +15,8 @@ use std::net::SocketAddr;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use tokio::net::TcpListener;
 use tokio::runtime::Runtime;
-use tokio_stream::wrappers::TcpListenerStream;
 use tonic::codec::CompressionEncoding;
+use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Channel, Server};
 use tower_gzip::ContentCoding;
 use tower_gzip::grpc::{GrpcBody, GrpcClientCompressionLayer, GrpcCompressionLayer};
@@ -57,7 +57,8 @@ impl Client {
 async fn serve(bulk: BulkServer, layer: Option<GrpcCompressionLayer>) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let incoming = TcpListenerStream::new(listener);
+    // Without TCP_NODELAY a response's last segment waits for the peer's delayed ACK.
+    let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
     tokio::spawn(async move {
         let mut server = Server::builder();
         let result = match layer {

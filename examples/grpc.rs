@@ -15,8 +15,8 @@
 use std::net::SocketAddr;
 
 use tokio::net::TcpListener;
-use tokio_stream::wrappers::TcpListenerStream;
 use tonic::transport::Server;
+use tonic::transport::server::TcpIncoming;
 use tower_gzip::grpc::GrpcCompressionLayer;
 use tower_gzip::{CompressionLevel, ContentCoding};
 use tower_gzip_support::grpc::{BulkServer, file_descriptor_set};
@@ -49,7 +49,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         .add_service(health)
         .add_service(reflection)
         .add_service(BulkServer::default())
-        .serve_with_incoming(TcpListenerStream::new(listener))
+        .serve_with_incoming(TcpIncoming::from(listener).with_nodelay(Some(true)))
         .await?;
     Ok(())
 }

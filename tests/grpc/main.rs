@@ -10,7 +10,7 @@ mod tonic_peers;
 use std::net::SocketAddr;
 
 use tokio::net::TcpListener;
-use tokio_stream::wrappers::TcpListenerStream;
+use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Channel, Server};
 use tower_gzip::grpc::{GrpcBody, GrpcClientCompressionLayer, GrpcCompressionLayer};
 use tower_gzip_support::grpc::{BulkClient, BulkServer};
@@ -21,7 +21,8 @@ tower_gzip_support::count_allocations!();
 async fn serve(bulk: BulkServer, layer: Option<GrpcCompressionLayer>) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let incoming = TcpListenerStream::new(listener);
+    // Without TCP_NODELAY a response's last segment waits for the peer's delayed ACK.
+    let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
     tokio::spawn(async move {
         let result = match layer {
             Some(layer) => {
