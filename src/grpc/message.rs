@@ -32,7 +32,7 @@ impl Compress<'_> {
             return Ok(message.frame);
         }
         let shot = OneShot::new(self.coding).level(self.level).pool(self.pool);
-        let mut out = BytesMut::with_capacity(PREFIX_LEN + payload.len() / 2 + 64);
+        let mut out = BytesMut::with_capacity(PREFIX_LEN + output_room(self.coding, payload.len()));
         out.put_bytes(0, PREFIX_LEN);
         shot.encode(payload, &mut out)
             .map_err(|e| GrpcStatus::internal(format!("compressing a message: {e}")))?;
@@ -41,6 +41,17 @@ impl Compress<'_> {
         }
         Prefix::patch(&mut out, true);
         Ok(out.freeze())
+    }
+}
+
+/// The room to allocate for `len` bytes compressed, so that the encoder's own reserve
+/// finds it there: zstd reserves its worst case (`ZSTD_compressBound`, under
+/// `len + len/128 + 128`); libdeflate compresses into pooled scratch and reserves what it
+/// wrote, which half the input holds for anything worth compressing.
+fn output_room(coding: ContentCoding, len: usize) -> usize {
+    match coding {
+        ContentCoding::Zstd => len + len / 128 + 128,
+        _ => len / 2 + 64,
     }
 }
 
@@ -84,7 +95,9 @@ impl Decompress<'_> {
     fn decode(&self, coding: ContentCoding, payload: &[u8]) -> Result<Bytes, GrpcStatus> {
         let max_len = self.limits.max_decoded(payload.len());
         let mut decoder = Decoder::new(coding, self.pool);
-        let mut out = BytesMut::new();
+        let hint = announced_size(coding, &decoder, payload).map_or(0, |n| n.min(max_len));
+        // Room for the trailer's last steps too, so an honest size is one allocation.
+        let mut out = BytesMut::with_capacity(PREFIX_LEN + hint + TAIL_ROOM);
         out.put_bytes(0, PREFIX_LEN);
         let mut input = payload;
         loop {
@@ -108,6 +121,30 @@ impl Decompress<'_> {
             .map_err(|e| decode_status(coding, e.kind(), &e))?;
         Prefix::patch(&mut out, false);
         Ok(out.freeze())
+    }
+}
+
+/// Spare room past an announced size: the decoders want some before they read a trailer.
+const TAIL_ROOM: usize = 1024;
+
+/// The most deflate can inflate one byte of input to (RFC 1951's longest match per
+/// shortest code): a gzip size past it is a lie.
+const DEFLATE_MAX_RATIO: usize = 1032;
+
+/// The decoded size a message announces, if believable: a zstd frame header's content size,
+/// or a gzip trailer's ISIZE (the size modulo 2^32) when deflate could reach it. A hint for
+/// one allocation, capped by the caller at the limit.
+fn announced_size(coding: ContentCoding, decoder: &Decoder, payload: &[u8]) -> Option<usize> {
+    match coding {
+        ContentCoding::Gzip if payload.len() >= 18 => {
+            let isize = payload.last_chunk::<4>().map(|b| u32::from_le_bytes(*b))?;
+            let isize = isize as usize;
+            (isize <= payload.len().saturating_mul(DEFLATE_MAX_RATIO)).then_some(isize)
+        }
+        ContentCoding::Zstd => decoder
+            .announced_size(payload)
+            .and_then(|n| usize::try_from(n).ok()),
+        _ => None,
     }
 }
 
