@@ -7,8 +7,8 @@
 //! ```
 //!
 //! Before the timings, the bytes allocated per call (client and server, through the counting
-//! allocator) are printed for each case. libzstd's own `malloc`s are not seen there, so only
-//! the gzip lines compare like with like.
+//! allocator) and the CPU time per call are printed for each case. libzstd's own `malloc`s
+//! are not seen there, so only the gzip lines compare allocations like with like.
 
 use std::net::SocketAddr;
 
@@ -104,16 +104,41 @@ async fn setup(side: &str, coding: (CompressionEncoding, ContentCoding)) -> Clie
     }
 }
 
-/// Bytes allocated per call, whole process, over `calls` calls after a warm-up.
-fn allocated_per_call(runtime: &Runtime, client: &mut Client, data: &[u8], calls: u64) -> u64 {
+/// The process's CPU time (user and system) so far, in clock ticks (`/proc/self/stat`, Linux;
+/// 0 elsewhere).
+fn cpu_ticks() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command's closing parenthesis; utime and stime are the 12th and 13th.
+    let fields = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let mut fields = fields.split_whitespace().skip(11);
+    let mut next = || {
+        fields
+            .next()
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    next() + next()
+}
+
+/// Bytes allocated per call, whole process, over 200 calls after a warm-up; and CPU time
+/// per call in µs (client and server together) over `cpu_calls` calls, which depends less
+/// on what else the machine runs than wall time does.
+fn per_call(runtime: &Runtime, client: &mut Client, data: &[u8], cpu_calls: u64) -> (u64, u64) {
     for _ in 0..10 {
         runtime.block_on(client.echo(data.to_vec()));
     }
     let before = alloc::total();
-    for _ in 0..calls {
+    for _ in 0..200 {
         runtime.block_on(client.echo(data.to_vec()));
     }
-    alloc::total().since(before).bytes / calls
+    let bytes = alloc::total().since(before).bytes / 200;
+    let ticks = cpu_ticks();
+    for _ in 0..cpu_calls {
+        runtime.block_on(client.echo(data.to_vec()));
+    }
+    // Clock ticks are 10 ms on Linux (USER_HZ = 100).
+    let cpu_us = (cpu_ticks() - ticks) * 10_000 / cpu_calls;
+    (bytes, cpu_us)
 }
 
 fn grpc_unary(c: &mut Criterion) {
@@ -128,10 +153,10 @@ fn grpc_unary(c: &mut Criterion) {
             let mut client = runtime.block_on(setup(side, (encoding, ours)));
             for (size_name, size) in SIZES {
                 let data = tower_gzip_support::text(size);
-                let bytes = allocated_per_call(&runtime, &mut client, &data, 200);
-                println!(
-                    "alloc grpc_unary/{size_name}/{coding_name}/{side}: {bytes} bytes per call"
-                );
+                let cpu_calls = if size > 64 * 1024 { 200 } else { 3000 };
+                let (bytes, cpu_us) = per_call(&runtime, &mut client, &data, cpu_calls);
+                let name = format!("grpc_unary/{size_name}/{coding_name}/{side}");
+                println!("per call {name}: {bytes} bytes allocated, {cpu_us} us of CPU");
                 let id = BenchmarkId::new(size_name, format!("{coding_name}/{side}"));
                 group.bench_with_input(id, &data, |b, data| {
                     b.iter(|| runtime.block_on(client.echo(data.clone())));
