@@ -28,6 +28,10 @@ use crate::ContentCoding;
 /// not accepted) or 13 (corrupt, truncated, or flagged compressed without an encoding) in
 /// its trailers.
 ///
+/// tonic's `Channel` takes its own body type only: put
+/// `.map_request(|r: http::Request<_>| r.map(tonic::body::Body::new))` between this layer
+/// and the channel (`tests/grpc/main.rs` does), and give the result to a tonic client.
+///
 /// Defaults: requests in gzip (which every gRPC server with compression decodes) at its
 /// default level, messages under 256 bytes uncompressed; responses in zstd, gzip or deflate,
 /// at most 4 MiB a message and 200 times its compressed size past 1 MiB.
