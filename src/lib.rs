@@ -54,6 +54,8 @@ pub mod dictionary;
 #[cfg(not(dictionary))]
 mod dictionary;
 mod ended;
+#[cfg(feature = "grpc")]
+pub mod grpc;
 pub mod guide;
 // The one module allowed `unsafe` code.
 #[allow(unsafe_code)]

@@ -3,4 +3,5 @@
 //! proptest runs check exactly the same things.
 
 pub mod dictionary;
+pub mod grpc;
 pub mod props;

@@ -22,6 +22,8 @@ pub mod encode;
 pub mod example;
 pub mod http1;
 pub mod procfs;
+#[cfg(feature = "grpc")]
+pub mod grpc;
 pub mod prometheus;
 pub mod samples;
 pub mod server;
