@@ -20,10 +20,10 @@ pub mod decode;
 pub mod demo;
 pub mod encode;
 pub mod example;
-pub mod http1;
-pub mod procfs;
 #[cfg(feature = "grpc")]
 pub mod grpc;
+pub mod http1;
+pub mod procfs;
 pub mod prometheus;
 pub mod samples;
 pub mod server;
