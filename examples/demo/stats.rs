@@ -112,51 +112,55 @@ fn governor(governor: &Governor) -> Value {
     })
 }
 
+/// The pool, compression and per-coding objects: our layer's counters, or for tower-http
+/// (no pool, no counters) zeros for the pool and the wire counters (responses with and
+/// without Content-Encoding, and their body bytes) for the rest.
+fn counters(state: &AppState) -> (Value, Value, Map<String, Value>) {
+    let wire = &state.wire;
+    let Some(ours) = &state.compression else {
+        let codings = wire.codings.iter().map(|(format, responses, bytes)| {
+            let value = json!({
+                "compressed": load(responses), "bytes_in": null, "bytes_out": load(bytes),
+            });
+            (format.as_str().to_owned(), value)
+        });
+        let compression = json!({
+            "compressed": load(&wire.encoded),
+            "skipped": load(&wire.responses) - load(&wire.encoded),
+            "bytes_in": null, "bytes_out": null,
+        });
+        return (
+            pool(PoolStats::default(), Value::Null),
+            compression,
+            codings.collect(),
+        );
+    };
+    let global = CodecPool::global();
+    let c = ours.snapshot();
+    let all = ContentCoding::ALL
+        .iter()
+        .map(|&f| (f.as_str(), ours.coding(f)));
+    let codings = all.map(|(name, c)| {
+        let value = json!({
+            "compressed": c.compressed, "bytes_in": c.bytes_in, "bytes_out": c.bytes_out,
+        });
+        (name.to_owned(), value)
+    });
+    let compression = json!({
+        "compressed": c.compressed, "skipped": c.skipped,
+        "bytes_in": c.bytes_in, "bytes_out": c.bytes_out,
+        "skipped_for": skipped_for(ours),
+    });
+    (
+        pool(global.stats(), global.max_idle().into()),
+        compression,
+        codings.collect(),
+    )
+}
+
 pub async fn stats(State(state): State<AppState>) -> Json<Value> {
     let wire = &state.wire;
-    let (pool, compression, codings) = match &state.compression {
-        Some(ours) => {
-            let global = CodecPool::global();
-            let c = ours.snapshot();
-            let all = ContentCoding::ALL
-                .iter()
-                .map(|&f| (f.as_str(), ours.coding(f)));
-            let codings = all.map(|(name, c)| {
-                let value = json!({
-                    "compressed": c.compressed, "bytes_in": c.bytes_in, "bytes_out": c.bytes_out,
-                });
-                (name.to_owned(), value)
-            });
-            (
-                pool(global.stats(), global.max_idle().into()),
-                json!({
-                    "compressed": c.compressed, "skipped": c.skipped,
-                    "bytes_in": c.bytes_in, "bytes_out": c.bytes_out,
-                    "skipped_for": skipped_for(ours),
-                }),
-                codings.collect::<Map<_, _>>(),
-            )
-        }
-        // tower-http has no pool and no counters: zeros for the pool, and the wire counters
-        // (responses with and without Content-Encoding, and their body bytes) for the rest.
-        None => {
-            let codings = wire.codings.iter().map(|(format, responses, bytes)| {
-                let value = json!({
-                    "compressed": load(responses), "bytes_in": null, "bytes_out": load(bytes),
-                });
-                (format.as_str().to_owned(), value)
-            });
-            (
-                pool(PoolStats::default(), Value::Null),
-                json!({
-                    "compressed": load(&wire.encoded),
-                    "skipped": load(&wire.responses) - load(&wire.encoded),
-                    "bytes_in": null, "bytes_out": null,
-                }),
-                codings.collect::<Map<_, _>>(),
-            )
-        }
-    };
+    let (pool, compression, codings) = counters(&state);
     let alloc::Counts {
         allocations, bytes, ..
     } = alloc::total();
