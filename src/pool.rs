@@ -12,7 +12,7 @@
 //! Each kind of state sits on a shelf: one `Mutex` over a `Vec` per level and the states
 //! parked by paused streams. A checkout or return holds the lock for a `Vec::pop`/`push`,
 //! far less than resetting a compressor or the compression work of a response; the
-//! `contention` group of `benches/response.rs` measures two threads sharing one pool. The lock is never held across user code, and a poisoned lock is
+//! `contention` group of `benches/response/main.rs` measures two threads sharing one pool. The lock is never held across user code, and a poisoned lock is
 //! recovered (`crate::sync::lock`: a `Vec` push or pop cannot be left half done).
 
 use std::any::Any;

@@ -1,4 +1,4 @@
-//! Allocations per response (or per request) for every case of `benches/response.rs`:
+//! Allocations per response (or per request) for every case of `benches/response/main.rs`:
 //! tower-gzip against tower-http and no compression, counted by a global allocator; then the
 //! bytes each layer sends per coding and size (the "which coding" table of BENCHMARKS.md).
 //!

@@ -10,10 +10,11 @@
 //! `client_dict` (decoding `dcz` on the client, learned dictionary offered, beside zstd),
 //! `request/<size>` (gzip), `request_zstd/16KiB`, `request_br/16KiB` and `contention`.
 
+// The benches' shared helpers (benches/support/), beside this folder.
+#[path = "../support/mod.rs"]
 mod support;
 
 #[cfg(all(feature = "dcz", feature = "dcb"))]
-#[path = "response/recorded.rs"]
 mod recorded;
 
 use std::hint::black_box;
@@ -509,7 +510,6 @@ fn request(c: &mut Criterion) {
 }
 
 #[cfg(all(feature = "zstd", feature = "br"))]
-#[path = "response/cache.rs"]
 mod cache;
 #[cfg(all(feature = "zstd", feature = "br"))]
 use cache::response_cache;
