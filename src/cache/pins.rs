@@ -16,8 +16,11 @@ use std::sync::Mutex;
 
 use bytes::Bytes;
 
-use super::store::ENTRY_OVERHEAD;
 use crate::sync::lock;
+
+/// What a pin costs beyond the body it keeps: its map slot (address, `Bytes` handle and
+/// digest), its queue place and the allocator's rounding. An upper bound.
+pub(crate) const PIN_OVERHEAD: u64 = 160;
 
 /// Shards of the pins: concurrent lookups rarely meet on one lock.
 const SHARDS: usize = 8;
@@ -68,7 +71,7 @@ impl Pins {
 
     /// Pins `body` under its `digest`, giving up the oldest pins past the budget.
     pub(crate) fn pin(&self, body: &Bytes, digest: [u8; 32]) {
-        let weight = body.len() as u64 + ENTRY_OVERHEAD;
+        let weight = body.len() as u64 + PIN_OVERHEAD;
         if weight > self.shard_budget {
             return;
         }
@@ -84,7 +87,7 @@ impl Pins {
                 break;
             };
             if let Some((gone, _)) = shard.pins.remove(&oldest) {
-                shard.bytes -= gone.len() as u64 + ENTRY_OVERHEAD;
+                shard.bytes -= gone.len() as u64 + PIN_OVERHEAD;
             }
         }
     }

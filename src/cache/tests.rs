@@ -258,7 +258,8 @@ fn a_body_served_again_as_the_same_bytes_is_found_without_a_hash() {
     for _ in 0..4 {
         serve(&cache, &body, coding);
     }
-    assert_eq!(cache.stats().pinned, body.len() as u64 + ENTRY_OVERHEAD);
+    let pinned = body.len() as u64 + super::pins::PIN_OVERHEAD;
+    assert_eq!(cache.stats().pinned, pinned);
     let before = hashed();
     let (wire, hit) = serve(&cache, &body, coding);
     assert!(hit);
