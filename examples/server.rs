@@ -64,13 +64,16 @@
 //! rel="compression-dictionary"`. A request naming it in `Available-Dictionary` and offering
 //! `dcz` or `dcb` gets its response compressed against it.
 //!
-//! The rest lives in `examples/demo/`: the handlers (`routes.rs`), `/stats` (`stats.rs`),
+//! The rest lives in `examples/demo/`: the list-valued flags (`args.rs`), the cache and
+//! the static folder (`cache.rs`), the handlers (`routes.rs`), `/stats` (`stats.rs`),
 //! `/metrics` (`metrics.rs`), the
 //! counting bodies and request log (`bodies.rs`), the API dictionary (`dictionary.rs`), the
 //! versioned script (`assets.rs`, `app.js`), the PNG (`png.rs`) and the page (`index.html`); the allocation counter is the tests' (the support crate's `alloc`).
 
 use tower_gzip_support::alloc;
 tower_gzip_support::count_allocations!();
+#[path = "demo/args.rs"]
+mod args;
 #[path = "demo/assets.rs"]
 mod assets;
 #[path = "demo/bodies.rs"]
@@ -327,13 +330,13 @@ fn set_value(config: &mut Config, flag: &str, value: String) {
         "--baseline" if value == "tower-http" => config.mode = Mode::TowerHttp,
         "--baseline" => usage(&format!("unknown baseline {value:?} (only tower-http)")),
         "--prefer" => {
-            let (plain, dict) = parse_prefer(&value).unwrap_or_else(|e| usage(&e));
+            let (plain, dict) = args::parse_prefer(&value).unwrap_or_else(|e| usage(&e));
             config.prefer = plain;
             // The listed ones first, then the others in the default order.
             let rest = DICT_CODINGS.iter().filter(|c| !dict.contains(c));
             config.dict_codings = dict.iter().chain(rest).copied().collect();
         }
-        "--level" => config.levels = parse_levels(&value).unwrap_or_else(|e| usage(&e)),
+        "--level" => config.levels = args::parse_levels(&value).unwrap_or_else(|e| usage(&e)),
         "--cache" => config.cache = Some(cache::parse_bytes(&value).unwrap_or_else(|e| usage(&e))),
         "--static" => config.static_dir = Some(value.into()),
         "--dictionary" => config.dictionary = Some(value.into()),
@@ -346,48 +349,6 @@ fn set_value(config: &mut Config, flag: &str, value: String) {
         }
         _ => usage(&format!("unknown argument {flag:?}")),
     }
-}
-
-/// `--level`'s list: `br=9,zstd=12`, each coding's level (clamped to its range).
-fn parse_levels(list: &str) -> Result<Vec<(ContentCoding, i32)>, String> {
-    let mut levels = Vec::new();
-    for item in list.split(',').map(str::trim).filter(|t| !t.is_empty()) {
-        let (token, level) = item
-            .split_once('=')
-            .ok_or_else(|| format!("--level: {item:?} is not CODING=N"))?;
-        let coding = ContentCoding::from_token(token)
-            .ok_or_else(|| format!("--level: unknown or not compiled-in coding {token:?}"))?;
-        let level = level
-            .trim()
-            .parse()
-            .map_err(|_| format!("--level: {level:?} is not a number"))?;
-        levels.push((coding, level));
-    }
-    if levels.is_empty() {
-        return Err("--level: an empty list".into());
-    }
-    Ok(levels)
-}
-
-/// `--prefer`'s list: the plain codings and the dictionary codings, each in order.
-fn parse_prefer(list: &str) -> Result<(Vec<ContentCoding>, Vec<ContentCoding>), String> {
-    let (mut plain, mut dict) = (Vec::new(), Vec::new());
-    for token in list.split(',').map(str::trim).filter(|t| !t.is_empty()) {
-        let coding = ContentCoding::from_token(token)
-            .ok_or_else(|| format!("--prefer: unknown or not compiled-in coding {token:?}"))?;
-        let list = if coding.needs_dictionary() {
-            &mut dict
-        } else {
-            &mut plain
-        };
-        if !list.contains(&coding) {
-            list.push(coding);
-        }
-    }
-    if plain.is_empty() && dict.is_empty() {
-        return Err("--prefer: an empty list".into());
-    }
-    Ok((plain, dict))
 }
 
 impl Dictionaries {
