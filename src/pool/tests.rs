@@ -290,23 +290,25 @@ fn a_refused_park_does_not_make_the_next_pause_short() {
     assert!(hold.park().is_ok());
 }
 
+/// A stream whose pauses are short: its first pause releases, the next event comes at
+/// once, and it holds a state again.
+fn short_paused(pool: &CodecPool) -> Hold<Compress> {
+    let mut hold: Hold<Compress> = Hold::default();
+    hold.hold(compressor(pool, 6));
+    drop(hold.park().expect_err("a first pause releases"));
+    assert!(!hold.resume().is_held());
+    hold.hold(compressor(pool, 6));
+    hold
+}
+
 /// `would_park` says no when every idle place holds a parked state, so a zstd stream ends
 /// its frame at once instead of flushing for a park that would be refused (3 bytes a
 /// pause at 256 SSE streams).
 #[test]
 fn would_park_needs_a_place() {
     let pool = CodecPool::builder().max_idle(1).build();
-    // A stream whose pauses are short: its first pause releases, the next event comes at once.
-    let short_paused = || {
-        let mut hold: Hold<Compress> = Hold::default();
-        hold.hold(compressor(&pool, 6));
-        drop(hold.park().expect_err("a first pause releases"));
-        assert!(!hold.resume().is_held());
-        hold.hold(compressor(&pool, 6));
-        hold
-    };
-    let mut first = short_paused();
-    let mut second = short_paused();
+    let mut first = short_paused(&pool);
+    let mut second = short_paused(&pool);
     assert!(first.would_park() && second.would_park());
     first.park().expect("the one place is free");
     assert!(!second.would_park(), "the one place holds a parked state");
@@ -319,16 +321,8 @@ fn would_park_needs_a_place() {
 #[test]
 fn a_crowded_pool_parks_nothing() {
     let pool = CodecPool::builder().max_idle(4).hold_limit(1).build();
-    let short_paused = || {
-        let mut hold: Hold<Compress> = Hold::default();
-        hold.hold(compressor(&pool, 6));
-        drop(hold.park().expect_err("a first pause releases"));
-        assert!(!hold.resume().is_held());
-        hold.hold(compressor(&pool, 6));
-        hold
-    };
-    let mut first = short_paused();
-    let mut second = short_paused();
+    let mut first = short_paused(&pool);
+    let mut second = short_paused(&pool);
     // Two states out, one allowed to stay: crowded.
     assert!(!first.would_park() && !second.would_park());
     let refused = first.park().expect_err("a crowded pool parks nothing");
