@@ -5,58 +5,26 @@
 //! | --- | --- |
 //! | [`CompressionLayer`] | `compression_builder_methods!()` (in `compression/builder.rs`), over `builder_methods!(encoding ..)` |
 //! | [`Compression`] | `builder_methods!(encoding_switches CompressionSettings, ..)` |
-//! | [`RequestCompressionLayer`] | `builder_methods!(request_compression Settings)` |
-//! | [`RequestCompression`] | `builder_methods!(request_compression_service Settings)` |
 //! | [`DecompressionLayer`], [`RequestDecompressionLayer`] | `builder_methods!(decompression)` |
 //! | [`Decompression`], [`RequestDecompression`] | `builder_methods!(decompression_switches)` |
-//! | the four services | `builder_methods!(inner_service)` |
+//! | the services (request compression's too) | `builder_methods!(inner_service)` |
 //!
 //! The services have tower-http's methods (the coding switches, `quality`); what tower-http
 //! does not have (limits, pools, per-coding levels, dictionaries) is set on the layers.
-//! Both compression directions share `encoding_switches` (the switches, `quality`) and
-//! `encoding` (with `level` and `pool`); all three families share `codings` (`gzip`,
-//! `no_gzip`, ...).
+//! Request compression, which tower-http does not have, sends one coding and sets it on its
+//! layer alone (`client/layer.rs`). Both families share `codings` (`gzip`, `no_gzip`, ...).
 //!
 //! A macro, not a trait: tower-http's users call these as inherent methods, without
 //! importing anything, and only an inherent `impl` on each type gives them that.
 //!
 //! [`CompressionLayer`]: crate::compression::CompressionLayer
 //! [`Compression`]: crate::compression::Compression
-//! [`RequestCompressionLayer`]: crate::client::RequestCompressionLayer
-//! [`RequestCompression`]: crate::client::RequestCompression
 //! [`DecompressionLayer`]: crate::decompression::DecompressionLayer
 //! [`Decompression`]: crate::decompression::Decompression
 //! [`RequestDecompressionLayer`]: crate::decompression::RequestDecompressionLayer
 //! [`RequestDecompression`]: crate::decompression::RequestDecompression
 
 macro_rules! builder_methods {
-    // Request compression's layer; the type has `settings: Arc<$settings>`.
-    (request_compression $settings:path) => {
-        $crate::builders::builder_methods!(encoding $settings, "sent (the most preferred one enabled is used: zstd, br, gzip, deflate)");
-
-        /// Sends `format` and nothing else (default: [`ContentCoding::Gzip`](crate::codec::ContentCoding::Gzip)).
-        pub fn coding(self, format: $crate::codec::ContentCoding) -> Self {
-            self.with(|s| {
-                for other in $crate::codec::ContentCoding::PLAIN {
-                    s.offered.set(*other, *other == format);
-                }
-            })
-        }
-
-        /// Under [`DefaultPredicate`](crate::predicate::DefaultPredicate), bodies whose size
-        /// is known (exact size hint or `Content-Length`) and smaller than this are sent as
-        /// they are; bodies of unknown size are compressed. Default
-        /// [`DEFAULT_REQUEST_MIN_SIZE`](crate::client::DEFAULT_REQUEST_MIN_SIZE) (1 KiB).
-        pub fn min_size(self, min_size: u64) -> Self {
-            self.with(|s| s.min_size = min_size)
-        }
-    };
-
-    // Request compression's service: tower-http's switches; the rest is set on the layer.
-    (request_compression_service $settings:path) => {
-        $crate::builders::builder_methods!(encoding_switches $settings, "sent (the most preferred one enabled is used: zstd, br, gzip, deflate)");
-    };
-
     // The decompression services: tower-http's switches; limits and pool are set on the layer.
     // The type has `settings: decompression::coding::Settings`.
     (decompression_switches) => {

@@ -6,7 +6,7 @@ use axum::http::header;
 use axum::response::IntoResponse;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use tower_gzip::CodecPool;
-use tower_gzip::telemetry::{self, RATIO, RATIO_BUCKETS, SECONDS, SECONDS_BUCKETS};
+use tower_gzip::telemetry::{self, RATIO_BUCKETS, SECONDS_BUCKETS};
 
 use crate::AppState;
 
@@ -15,8 +15,8 @@ use crate::AppState;
 /// layer serves: it registers its handles with the recorder installed at its first response.
 pub fn install() -> Result<PrometheusHandle, Box<dyn std::error::Error>> {
     let handle = PrometheusBuilder::new()
-        .set_buckets_for_metric(Matcher::Full(SECONDS.into()), SECONDS_BUCKETS)?
-        .set_buckets_for_metric(Matcher::Full(RATIO.into()), RATIO_BUCKETS)?
+        .set_buckets_for_metric(Matcher::Full("tower_gzip_compression_seconds".into()), SECONDS_BUCKETS)?
+        .set_buckets_for_metric(Matcher::Full("tower_gzip_compression_ratio".into()), RATIO_BUCKETS)?
         .install_recorder()?;
     telemetry::describe();
     Ok(handle)

@@ -4,19 +4,18 @@ use tower_layer::Layer;
 
 use super::RequestCompression;
 use crate::CodecPool;
-use crate::builders::builder_methods;
 use crate::codec::{ContentCoding, Levels};
-use crate::negotiate::Offered;
 use crate::predicate::{DefaultPredicate, Predicate};
+use crate::CompressionLevel;
 
 /// Requests whose body is known to be smaller than this are sent uncompressed by default:
 /// 1 KiB, Go gzhttp's figure. Below it, compression saves less than it costs the peer.
-pub const DEFAULT_REQUEST_MIN_SIZE: u64 = 1024;
+pub(crate) const DEFAULT_REQUEST_MIN_SIZE: u64 = 1024;
 
 #[derive(Clone, Debug)]
 pub(crate) struct Settings {
-    /// The codings that may be sent; the most preferred one enabled is used.
-    pub(crate) offered: Offered,
+    /// The coding requests are sent with.
+    pub(crate) coding: ContentCoding,
     pub(crate) levels: Levels,
     pub(crate) min_size: u64,
     pub(crate) pool: CodecPool,
@@ -24,13 +23,9 @@ pub(crate) struct Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        // gzip alone by default: every server that decodes request bodies takes it.
-        let mut offered = Offered::default();
-        for format in ContentCoding::PLAIN {
-            offered.set(*format, *format == ContentCoding::Gzip);
-        }
         Settings {
-            offered,
+            // gzip by default: every server that decodes request bodies takes it.
+            coding: ContentCoding::Gzip,
             levels: Levels::default(),
             min_size: DEFAULT_REQUEST_MIN_SIZE,
             pool: CodecPool::global().clone(),
@@ -39,9 +34,10 @@ impl Default for Settings {
 }
 
 impl Settings {
-    /// The coding requests are sent with: the most preferred enabled one.
+    /// The coding requests are sent with, if this build can encode it.
     pub(crate) fn coding(&self) -> Option<ContentCoding> {
-        self.offered.in_order().next()
+        let coding = self.coding;
+        (coding.is_compiled() && !coding.needs_dictionary()).then_some(coding)
     }
 }
 
@@ -87,7 +83,37 @@ impl RequestCompressionLayer {
 }
 
 impl<P> RequestCompressionLayer<P> {
-    builder_methods!(request_compression Settings);
+    fn with(mut self, change: impl FnOnce(&mut Settings)) -> Self {
+        change(Arc::make_mut(&mut self.settings));
+        self
+    }
+
+    /// The coding request bodies are sent with (default gzip, which every server that
+    /// decodes request bodies takes). A coding this build cannot encode (its cargo feature
+    /// off, or `dcz`/`dcb`, which need a dictionary) sends bodies as they are.
+    pub fn coding(self, coding: ContentCoding) -> Self {
+        self.with(|s| s.coding = coding)
+    }
+
+    /// The compression level (default
+    /// [`CompressionLevel::Default`]: gzip and deflate 6, zstd 3, br 4), mapped per coding as
+    /// [`CompressionLevel`] shows.
+    pub fn quality(self, level: CompressionLevel) -> Self {
+        self.with(|s| s.levels = Levels::all(level))
+    }
+
+    /// Under [`DefaultPredicate`], bodies whose size is known (exact size hint or
+    /// `Content-Length`) and smaller than `min_size` are sent as they are; bodies of unknown
+    /// size are compressed. Default 1 KiB, Go gzhttp's figure: below it, compression saves
+    /// less than it costs the peer.
+    pub fn min_size(self, min_size: u64) -> Self {
+        self.with(|s| s.min_size = min_size)
+    }
+
+    /// The pool to draw encoder states from (default: [`CodecPool::global`]).
+    pub fn pool(self, pool: CodecPool) -> Self {
+        self.with(|s| s.pool = pool)
+    }
 
     /// Replaces the predicate that decides which requests to compress; it sees each request
     /// through [`Predicate::should_compress_request`].

@@ -48,5 +48,5 @@ mod service;
 pub use dictionaries::{
     ClientDictionaryStats, ClientDictionaryStore, ClientDictionaryStoreBuilder, linked_dictionaries,
 };
-pub use layer::{DEFAULT_REQUEST_MIN_SIZE, RequestCompressionLayer};
+pub use layer::RequestCompressionLayer;
 pub use service::RequestCompression;

@@ -52,7 +52,6 @@ impl<S> RequestCompression<S> {
 }
 
 impl<S, P> RequestCompression<S, P> {
-    builder_methods!(request_compression_service Settings);
     builder_methods!(inner_service);
 
     /// Replaces the predicate that decides which requests to compress.

@@ -231,21 +231,6 @@ impl Encoder {
         self.codec.as_ref().map_or(none, read)
     }
 
-    /// Whether [`finish`](Encoder::finish) has completed the stream.
-    pub fn is_finished(&self) -> bool {
-        self.read(false, |codec| dispatch!(codec, c => c.is_finished()))
-    }
-
-    /// Bytes of input consumed so far.
-    pub fn total_in(&self) -> u64 {
-        self.read(0, |codec| dispatch!(codec, c => c.total_in()))
-    }
-
-    /// Bytes of output produced so far, framing included.
-    pub fn total_out(&self) -> u64 {
-        self.read(0, |codec| dispatch!(codec, c => c.total_out()))
-    }
-
     /// Compresses all of `input`, appending whatever output is ready to `out`. The codec
     /// may hold back some output until more input, a flush or the finish.
     pub fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {

@@ -212,16 +212,19 @@ impl<C: Encode> Driving<C> {
     }
 
     /// Input bytes taken so far.
+    #[cfg(test)]
     pub(crate) fn total_in(&self) -> u64 {
         self.total_in
     }
 
     /// Output bytes written so far, framing included.
+    #[cfg(test)]
     pub(crate) fn total_out(&self) -> u64 {
         self.total_out
     }
 
     /// Whether [`finish`](Driving::finish) has completed the stream.
+    #[cfg(test)]
     pub(crate) fn is_finished(&self) -> bool {
         self.stage == Stage::Finished
     }

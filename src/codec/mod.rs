@@ -82,7 +82,7 @@ pub(crate) use encoding::EncodeOptions;
 pub use error::{DecodeError, DecodeErrorKind, EncodeError};
 pub(crate) use level::CompressionLevel;
 pub(crate) use level::Levels;
-pub use one_shot::{OneShot, encode_all};
+pub use one_shot::OneShot;
 
 /// The codec families, one line each: the variant of the dispatch and the folder it lives in
 /// (with its cargo feature), the codings it writes (`plain`, or needing a `dictionary`), and

@@ -130,7 +130,7 @@ impl<'a> OneShot<'a> {
 
     /// gzip only: pads the header with a comment of `len` bytes (see
     /// [`Encoder::with_header_padding`](super::Encoder::with_header_padding)).
-    pub fn header_padding(mut self, len: usize) -> Self {
+    pub(crate) fn header_padding(mut self, len: usize) -> Self {
         self.header_padding = len;
         self
     }
@@ -190,27 +190,4 @@ pub(crate) fn decode_loop<E>(
             return Ok(out);
         }
     }
-}
-
-/// Compresses all of `input` as one complete `coding` stream at `level`, appended to `out`,
-/// with state from the global pool. [`OneShot`] takes a pool, a dictionary and gzip header
-/// padding too, and decompresses.
-///
-/// ```
-/// use bytes::BytesMut;
-/// use tower_gzip::CompressionLevel;
-/// use tower_gzip::ContentCoding;
-/// use tower_gzip::codec::encode_all;
-///
-/// let mut out = BytesMut::new();
-/// encode_all(ContentCoding::Gzip, CompressionLevel::Default, b"hello hello hello", &mut out).unwrap();
-/// assert_eq!(&out[..2], &[0x1f, 0x8b]);
-/// ```
-pub fn encode_all(
-    coding: ContentCoding,
-    level: CompressionLevel,
-    input: &[u8],
-    out: &mut BytesMut,
-) -> Result<(), EncodeError> {
-    OneShot::new(coding).level(level).encode(input, out)
 }

@@ -62,7 +62,7 @@ impl<P> CompressionLayer<P> {
 
     /// Registers this layer's metrics with the recorder installed now, so that every series
     /// shows (at zero) before the first response, and publishes the level it is configured
-    /// with for each coding compiled in as the [`LEVEL`](crate::telemetry::LEVEL) gauge.
+    /// with for each coding compiled in as the `tower_gzip_level` gauge.
     /// Without it, the layer registers its series at its first response.
     ///
     /// The levels are the configured ones: a level chooser's choices per response are not

@@ -7,9 +7,9 @@ use http::{HeaderMap, HeaderValue};
 use crate::ContentCoding;
 
 /// `grpc-encoding`: the coding of the messages flagged compressed.
-pub const GRPC_ENCODING: HeaderName = HeaderName::from_static("grpc-encoding");
+pub(crate) const GRPC_ENCODING: HeaderName = HeaderName::from_static("grpc-encoding");
 /// `grpc-accept-encoding`: the codings a peer decodes, comma-separated.
-pub const GRPC_ACCEPT_ENCODING: HeaderName = HeaderName::from_static("grpc-accept-encoding");
+pub(crate) const GRPC_ACCEPT_ENCODING: HeaderName = HeaderName::from_static("grpc-accept-encoding");
 /// `grpc-status`: the call's status code.
 pub(crate) const GRPC_STATUS: HeaderName = HeaderName::from_static("grpc-status");
 /// `grpc-message`: the status's message, percent-encoded.

@@ -60,18 +60,11 @@ mod settings;
 mod status;
 
 pub use body::GrpcBody;
+pub use client::ResponseFuture as GrpcClientResponseFuture;
 pub use client::{GrpcClientCompression, GrpcClientCompressionLayer};
-pub use encoding::{GRPC_ACCEPT_ENCODING, GRPC_ENCODING};
+pub use server::ResponseFuture as GrpcResponseFuture;
 pub use server::{GrpcCompression, GrpcCompressionLayer};
-pub use settings::RATIO_FLOOR;
-pub use settings::{DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_MAX_RATIO, DEFAULT_MIN_MESSAGE_SIZE};
 pub use status::{Code, GrpcStatus};
-
-/// The response futures of the two layers' services.
-pub mod future {
-    pub use super::client::ResponseFuture as GrpcClientResponseFuture;
-    pub use super::server::ResponseFuture as GrpcResponseFuture;
-}
 
 /// Whether `headers` are a gRPC call's: `content-type: application/grpc` or
 /// `application/grpc+proto` and the like, not gRPC-Web, whose bodies are framed otherwise.

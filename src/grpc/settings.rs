@@ -10,20 +10,20 @@ use crate::{CodecPool, CompressionLevel, ContentCoding};
 
 /// The default cap on one decoded message: 4 MiB, tonic's and grpc-go's default for received
 /// messages.
-pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 4 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_MESSAGE_SIZE: usize = 4 * 1024 * 1024;
 
 /// The default ratio limit: a message may decode to 200 times its compressed size (Apache
 /// mod_deflate's `DeflateInflateRatioLimit`, as the HTTP layers), once past
 /// [`RATIO_FLOOR`].
-pub const DEFAULT_MAX_RATIO: u32 = 200;
+pub(crate) const DEFAULT_MAX_RATIO: u32 = 200;
 
 /// Messages up to this decoded size are never held to the ratio limit: 1 MiB, as the HTTP
 /// layers. Small messages of repeated fields compress past any sane ratio.
-pub const RATIO_FLOOR: usize = 1024 * 1024;
+pub(crate) const RATIO_FLOOR: usize = 1024 * 1024;
 
 /// Messages shorter than this are sent uncompressed by default: 256 bytes, under which gzip
 /// saves little or makes them larger.
-pub const DEFAULT_MIN_MESSAGE_SIZE: usize = 256;
+pub(crate) const DEFAULT_MIN_MESSAGE_SIZE: usize = 256;
 
 /// The limits on one received message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,23 +126,22 @@ macro_rules! settings_methods {
             self
         }
 
-        /// Messages shorter than `bytes` are sent uncompressed, their flag clear (default
-        /// [`DEFAULT_MIN_MESSAGE_SIZE`](crate::grpc::DEFAULT_MIN_MESSAGE_SIZE)).
+        /// Messages shorter than `bytes` are sent uncompressed, their flag clear (default 256
+        /// bytes, under which gzip saves little or makes them larger).
         pub fn min_size(mut self, bytes: usize) -> Self {
             self.settings_mut().min_size = bytes;
             self
         }
 
         /// The most bytes one received message may have, decoded or on the wire (default
-        /// [`DEFAULT_MAX_MESSAGE_SIZE`](crate::grpc::DEFAULT_MAX_MESSAGE_SIZE)); past it the call ends with `RESOURCE_EXHAUSTED`.
+        /// 4 MiB, tonic's and grpc-go's); past it the call ends with `RESOURCE_EXHAUSTED`.
         pub fn max_message_size(mut self, bytes: usize) -> Self {
             self.settings_mut().limits.max_size = bytes;
             self
         }
 
         /// How many times its compressed size a received message may decode to once past
-        /// [`RATIO_FLOOR`](crate::grpc::RATIO_FLOOR) (default
-        /// [`DEFAULT_MAX_RATIO`](crate::grpc::DEFAULT_MAX_RATIO)); `None` for no ratio limit.
+        /// 1 MiB decoded (default 200, as the HTTP layers); `None` for no ratio limit.
         pub fn max_ratio(mut self, ratio: Option<u32>) -> Self {
             self.settings_mut().limits.max_ratio = ratio;
             self

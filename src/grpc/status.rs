@@ -23,7 +23,7 @@ pub enum Code {
 
 impl Code {
     /// The code's number, as `grpc-status` carries it.
-    pub fn as_u8(self) -> u8 {
+    pub(crate) fn as_u8(self) -> u8 {
         match self {
             Code::ResourceExhausted => 8,
             Code::Unimplemented => 12,
@@ -53,7 +53,7 @@ pub struct GrpcStatus {
 
 impl GrpcStatus {
     /// A status with its code and message.
-    pub fn new(code: Code, message: impl Into<Cow<'static, str>>) -> Self {
+    pub(crate) fn new(code: Code, message: impl Into<Cow<'static, str>>) -> Self {
         GrpcStatus {
             code,
             message: message.into(),

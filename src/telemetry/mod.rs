@@ -6,7 +6,7 @@
 //! # Events
 //!
 //! Every response through a [`CompressionLayer`](crate::compression::CompressionLayer) makes
-//! one event at `DEBUG` level with the target [`TARGET`] (`RUST_LOG=tower_gzip::compression=debug`):
+//! one event at `DEBUG` level with the target `tower_gzip::compression` (`RUST_LOG=tower_gzip::compression=debug`):
 //!
 //! - `compressed`, with `coding`, `level`, `bytes_in`, `bytes_out`, `elapsed_us` (time spent
 //!   compressing), `streamed` and `complete` (`false` for a stream that failed or was dropped
@@ -39,6 +39,9 @@
 //! The histograms are plain observations; an exporter that needs buckets can use
 //! [`SECONDS_BUCKETS`] and [`RATIO_BUCKETS`].
 //!
+//! The metric names, their labels and what each counts are listed in the telemetry guide
+//! (`docs/telemetry.md`, shipped as `guide::telemetry`).
+//!
 //! ```
 //! # #[cfg(feature = "metrics")] {
 //! use tower_gzip::CodecPool;
@@ -63,58 +66,58 @@ pub use publish::{describe, publish_cache, publish_level, publish_pool};
 pub(crate) use outcome::{DictionaryOutcome, ResponseTally, SkipReason};
 
 /// The `tracing` target of the compression layer's events.
-pub const TARGET: &str = "tower_gzip::compression";
+pub(crate) const TARGET: &str = "tower_gzip::compression";
 
 /// Counter, label `coding`: responses the layer answered, by the coding sent (`identity`
 /// for those sent as they were: see [`SKIPPED`] for why).
-pub const RESPONSES: &str = "tower_gzip_responses_total";
+pub(crate) const RESPONSES: &str = "tower_gzip_responses_total";
 /// Counter, label `reason` (a [`crate::compression::SkipReason`] name): responses sent unencoded, by why.
-pub const SKIPPED: &str = "tower_gzip_skipped_total";
+pub(crate) const SKIPPED: &str = "tower_gzip_skipped_total";
 /// Counter, label `coding`: bytes fed to the encoders, counted when each body ends.
-pub const BYTES_IN: &str = "tower_gzip_bytes_in_total";
+pub(crate) const BYTES_IN: &str = "tower_gzip_bytes_in_total";
 /// Counter, label `coding`: encoded bytes they produced.
-pub const BYTES_OUT: &str = "tower_gzip_bytes_out_total";
+pub(crate) const BYTES_OUT: &str = "tower_gzip_bytes_out_total";
 /// Histogram, label `coding`: seconds spent compressing one response (a body known in full
 /// in one call; a stream summed over its slices, without the time waiting for its input).
-pub const SECONDS: &str = "tower_gzip_compression_seconds";
+pub(crate) const SECONDS: &str = "tower_gzip_compression_seconds";
 /// Histogram, label `coding`: bytes out over bytes in, per response that had input.
-pub const RATIO: &str = "tower_gzip_compression_ratio";
+pub(crate) const RATIO: &str = "tower_gzip_compression_ratio";
 /// Counter, label `outcome` (`hit`, `unknown`, `refused`, `not_offered`): requests that named
 /// a dictionary in `Available-Dictionary` (see
 /// [`DictionaryStats`](crate::compression::DictionaryStats)).
-pub const DICTIONARY: &str = "tower_gzip_dictionary_requests_total";
+pub(crate) const DICTIONARY: &str = "tower_gzip_dictionary_requests_total";
 /// Gauge, label `kind` (a [`PoolStats::kinds`](crate::PoolStats::kinds) name): pooled
 /// states checked out now.
-pub const POOL_IN_USE: &str = "tower_gzip_pool_in_use";
+pub(crate) const POOL_IN_USE: &str = "tower_gzip_pool_in_use";
 /// Gauge, label `kind`: states idle in the pool now, parked ones included.
-pub const POOL_IDLE: &str = "tower_gzip_pool_idle";
+pub(crate) const POOL_IDLE: &str = "tower_gzip_pool_idle";
 /// Gauge, label `kind`: of the idle states, those parked by paused streams.
-pub const POOL_PARKED: &str = "tower_gzip_pool_parked";
+pub(crate) const POOL_PARKED: &str = "tower_gzip_pool_parked";
 /// Counter, label `kind`: states the pool had to allocate (none was idle).
-pub const POOL_CREATED: &str = "tower_gzip_pool_created_total";
+pub(crate) const POOL_CREATED: &str = "tower_gzip_pool_created_total";
 /// Gauge, label `state` (`active`, `waiting`): br streams holding an encoder, and waiting
 /// for their turn.
-pub const BR_STREAMS: &str = "tower_gzip_br_streams";
+pub(crate) const BR_STREAMS: &str = "tower_gzip_br_streams";
 /// Gauge, label `coding`: the compression level in force for the coding.
-pub const LEVEL: &str = "tower_gzip_level";
+pub(crate) const LEVEL: &str = "tower_gzip_level";
 /// Counter, label `event` (`hit`, `miss`, `refused`, `admitted`, `evicted`, `recompressed`,
 /// `recompress_dropped`): what a [`VariantCache`](crate::cache::VariantCache) did (see
 /// [`CacheStats`](crate::cache::CacheStats)).
-pub const CACHE: &str = "tower_gzip_cache_total";
+pub(crate) const CACHE: &str = "tower_gzip_cache_total";
 /// Gauge, label `held` (`entries`, `bytes`): what the cache holds now, bytes as its budget
 /// counts them.
-pub const CACHE_HELD: &str = "tower_gzip_cache_held";
+pub(crate) const CACHE_HELD: &str = "tower_gzip_cache_held";
 /// Counter: bytes the background recompressions took off the cache's entries.
-pub const CACHE_SAVED: &str = "tower_gzip_cache_recompress_saved_bytes_total";
+pub(crate) const CACHE_SAVED: &str = "tower_gzip_cache_recompress_saved_bytes_total";
 
-/// Bucket bounds for [`SECONDS`], from 10 µs (a small body known in full) to 10 s (a long
+/// Bucket bounds for `tower_gzip_compression_seconds`, from 10 µs (a small body known in full) to 10 s (a long
 /// stream's total).
 pub const SECONDS_BUCKETS: &[f64] = &[
     0.000_01, 0.000_025, 0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025,
     0.05, 0.1, 0.25, 1.0, 2.5, 10.0,
 ];
 
-/// Bucket bounds for [`RATIO`]: the smaller, the better; above 1, encoding grew the body.
+/// Bucket bounds for `tower_gzip_compression_ratio`: the smaller, the better; above 1, encoding grew the body.
 pub const RATIO_BUCKETS: &[f64] = &[
     0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25,
 ];

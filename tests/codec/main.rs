@@ -150,7 +150,6 @@ proptest! {
             }
         }
         encoder.finish(&mut wire).unwrap();
-        prop_assert_eq!(encoder.total_in(), data.len() as u64);
         let out = decode_with(format, &wire, &wire_chunks, max_out).unwrap();
         prop_assert_eq!(out, data);
     }
@@ -252,7 +251,6 @@ fn flush_without_input_is_decodable_and_idempotent() {
     feed(&mut decoder, &wire[len..], &[3], 10, &mut out).unwrap();
     decoder.finish().unwrap();
     assert!(encoder.encode(b"late", &mut wire).is_err());
-    assert!(encoder.is_finished());
 }
 
 #[test]

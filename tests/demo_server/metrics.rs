@@ -4,12 +4,20 @@
 use std::time::{Duration, Instant};
 
 use http::{StatusCode, header};
-use tower_gzip::telemetry::{
-    BYTES_IN, BYTES_OUT, LEVEL, POOL_IDLE, POOL_IN_USE, RATIO, RESPONSES, SECONDS, SKIPPED,
-};
 
 use super::prometheus::{Exposition, Kind, parse};
 use super::{Reply, Server, get};
+
+// The public metric names, written out: a rename breaks dashboards.
+const BYTES_IN: &str = "tower_gzip_bytes_in_total";
+const BYTES_OUT: &str = "tower_gzip_bytes_out_total";
+const LEVEL: &str = "tower_gzip_level";
+const POOL_IDLE: &str = "tower_gzip_pool_idle";
+const POOL_IN_USE: &str = "tower_gzip_pool_in_use";
+const RATIO: &str = "tower_gzip_compression_ratio";
+const RESPONSES: &str = "tower_gzip_responses_total";
+const SECONDS: &str = "tower_gzip_compression_seconds";
+const SKIPPED: &str = "tower_gzip_skipped_total";
 
 /// `/metrics`, parsed; `accept` is the scrape's `Accept-Encoding` (Prometheus sends gzip).
 async fn scrape(server: &Server, accept: &str) -> (Reply, Exposition) {

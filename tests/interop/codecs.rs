@@ -321,13 +321,9 @@ fn ours_with_idles(format: ContentCoding, data: &[u8], idle_every: usize) -> Vec
 #[cfg(feature = "zstd")]
 fn our_zstd_wires(data: &[u8]) -> [Vec<u8>; 3] {
     let mut one_shot = BytesMut::new();
-    tower_gzip::codec::encode_all(
-        ContentCoding::Zstd,
-        CompressionLevel::Default,
-        data,
-        &mut one_shot,
-    )
-    .unwrap();
+    tower_gzip::codec::OneShot::new(ContentCoding::Zstd)
+        .encode(data, &mut one_shot)
+        .unwrap();
     [
         ours(ContentCoding::Zstd, 3, data, 4096, 0),
         ours_with_idles(ContentCoding::Zstd, data, 50_000),

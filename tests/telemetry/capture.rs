@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
-use tower_gzip::telemetry::TARGET;
 use tracing::field::{Field, Visit};
 use tracing::subscriber::DefaultGuard;
 use tracing::{Level, Subscriber};
@@ -87,7 +86,7 @@ struct Capture(Captured);
 
 impl<S: Subscriber> Layer<S> for Capture {
     fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
-        if event.metadata().target() != TARGET {
+        if event.metadata().target() != "tower_gzip::compression" {
             return;
         }
         let mut fields = Fields(BTreeMap::new());

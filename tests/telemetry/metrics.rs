@@ -9,7 +9,11 @@ use metrics_exporter_prometheus::{
     Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder,
 };
 use tower_gzip::compression::{CompressionLayer, SkipReason};
-use tower_gzip::telemetry::{self, RATIO, RATIO_BUCKETS, SECONDS, SECONDS_BUCKETS};
+use tower_gzip::telemetry::{self, RATIO_BUCKETS, SECONDS_BUCKETS};
+
+// The public names: a rename breaks dashboards, so these are written out.
+const SECONDS: &str = "tower_gzip_compression_seconds";
+const RATIO: &str = "tower_gzip_compression_ratio";
 use tower_gzip::{CodecPool, CompressionLevel, ContentCoding};
 
 use crate::prometheus::{Exposition, Kind, parse};
@@ -49,13 +53,13 @@ async fn every_series_shows_from_the_start_with_the_levels() {
         .pool(pool.clone())
         .level(ContentCoding::Gzip, CompressionLevel::Precise(4));
     let m = scrape(&handle, &layer, &pool);
-    assert_eq!(m.kind(telemetry::RESPONSES), Some(Kind::Counter));
-    assert_eq!(m.kind(telemetry::SKIPPED), Some(Kind::Counter));
+    assert_eq!(m.kind("tower_gzip_responses_total"), Some(Kind::Counter));
+    assert_eq!(m.kind("tower_gzip_skipped_total"), Some(Kind::Counter));
     assert_eq!(m.kind(SECONDS), Some(Kind::Histogram));
     assert_eq!(m.kind(RATIO), Some(Kind::Histogram));
-    assert_eq!(m.kind(telemetry::POOL_IN_USE), Some(Kind::Gauge));
-    assert_eq!(m.kind(telemetry::LEVEL), Some(Kind::Gauge));
-    assert!(m.families[telemetry::RESPONSES].help.is_some(), "described");
+    assert_eq!(m.kind("tower_gzip_pool_in_use"), Some(Kind::Gauge));
+    assert_eq!(m.kind("tower_gzip_level"), Some(Kind::Gauge));
+    assert!(m.families["tower_gzip_responses_total"].help.is_some(), "described");
     for coding in ContentCoding::ALL
         .iter()
         .map(|c| c.as_str())
@@ -63,7 +67,7 @@ async fn every_series_shows_from_the_start_with_the_levels() {
     {
         let labels = [("coding", coding)];
         assert_eq!(
-            m.value(telemetry::RESPONSES, &labels),
+            m.value("tower_gzip_responses_total", &labels),
             Some(0.0),
             "{coding}"
         );
@@ -71,20 +75,20 @@ async fn every_series_shows_from_the_start_with_the_levels() {
     for reason in SkipReason::ALL {
         let labels = [("reason", reason.as_str())];
         assert_eq!(
-            m.value(telemetry::SKIPPED, &labels),
+            m.value("tower_gzip_skipped_total", &labels),
             Some(0.0),
             "{reason:?}"
         );
     }
-    assert_eq!(m.value(telemetry::LEVEL, &[("coding", "gzip")]), Some(4.0));
+    assert_eq!(m.value("tower_gzip_level", &[("coding", "gzip")]), Some(4.0));
     assert_eq!(
-        m.value(telemetry::LEVEL, &[("coding", "deflate")]),
+        m.value("tower_gzip_level", &[("coding", "deflate")]),
         Some(6.0)
     );
     #[cfg(feature = "zstd")]
-    assert_eq!(m.value(telemetry::LEVEL, &[("coding", "zstd")]), Some(3.0));
+    assert_eq!(m.value("tower_gzip_level", &[("coding", "zstd")]), Some(3.0));
     assert_eq!(
-        m.value(telemetry::BR_STREAMS, &[("state", "active")]),
+        m.value("tower_gzip_br_streams", &[("state", "active")]),
         Some(0.0)
     );
 }
@@ -106,41 +110,41 @@ async fn counters_and_histograms_follow_the_responses() {
 
     let m = scrape(&handle, &layer, &pool);
     let gzip = [("coding", "gzip")];
-    assert_eq!(m.value(telemetry::RESPONSES, &gzip), Some(2.0));
+    assert_eq!(m.value("tower_gzip_responses_total", &gzip), Some(2.0));
     assert_eq!(
-        m.value(telemetry::RESPONSES, &[("coding", "identity")]),
+        m.value("tower_gzip_responses_total", &[("coding", "identity")]),
         Some(2.0)
     );
     assert_eq!(
-        m.value(telemetry::SKIPPED, &[("reason", "size")]),
+        m.value("tower_gzip_skipped_total", &[("reason", "size")]),
         Some(1.0)
     );
     assert_eq!(
-        m.value(telemetry::SKIPPED, &[("reason", "type")]),
+        m.value("tower_gzip_skipped_total", &[("reason", "type")]),
         Some(1.0)
     );
-    assert_eq!(m.value(telemetry::BYTES_IN, &gzip), Some(204_000.0));
-    assert_eq!(m.value(telemetry::BYTES_OUT, &gzip), Some(out as f64));
+    assert_eq!(m.value("tower_gzip_bytes_in_total", &gzip), Some(204_000.0));
+    assert_eq!(m.value("tower_gzip_bytes_out_total", &gzip), Some(out as f64));
     assert_eq!(m.value(&format!("{SECONDS}_count"), &gzip), Some(2.0));
     assert_eq!(m.value(&format!("{RATIO}_count"), &gzip), Some(2.0));
     let ratio_sum = m.value(&format!("{RATIO}_sum"), &gzip).unwrap();
     assert!(ratio_sum > 0.0 && ratio_sum < 1.0, "{ratio_sum}");
     let compressors = [("kind", "deflate_compressors")];
-    assert_eq!(m.value(telemetry::POOL_IN_USE, &compressors), Some(0.0));
-    assert_eq!(m.value(telemetry::POOL_IDLE, &compressors), Some(1.0));
-    assert_eq!(m.value(telemetry::POOL_PARKED, &compressors), Some(0.0));
-    assert_eq!(m.value(telemetry::POOL_CREATED, &compressors), Some(1.0));
+    assert_eq!(m.value("tower_gzip_pool_in_use", &compressors), Some(0.0));
+    assert_eq!(m.value("tower_gzip_pool_idle", &compressors), Some(1.0));
+    assert_eq!(m.value("tower_gzip_pool_parked", &compressors), Some(0.0));
+    assert_eq!(m.value("tower_gzip_pool_created_total", &compressors), Some(1.0));
 
     // More responses: the counters move by as much.
     serve(&layer, "gzip", full(4000)).await;
     serve(&layer, "identity", full(4000)).await;
     let later = scrape(&handle, &layer, &pool);
-    assert_eq!(later.value(telemetry::RESPONSES, &gzip), Some(3.0));
+    assert_eq!(later.value("tower_gzip_responses_total", &gzip), Some(3.0));
     assert_eq!(
-        later.value(telemetry::SKIPPED, &[("reason", "identity")]),
+        later.value("tower_gzip_skipped_total", &[("reason", "identity")]),
         Some(1.0)
     );
-    assert_eq!(later.value(telemetry::BYTES_IN, &gzip), Some(208_000.0));
+    assert_eq!(later.value("tower_gzip_bytes_in_total", &gzip), Some(208_000.0));
     assert_eq!(later.value(&format!("{SECONDS}_count"), &gzip), Some(3.0));
 }
 
@@ -164,17 +168,17 @@ async fn the_pool_gauges_show_states_held_now() {
         .unwrap();
     let m = scrape(&handle, &layer, &pool);
     assert_eq!(
-        m.value(telemetry::POOL_IN_USE, &[("kind", "deflate_compressors")]),
+        m.value("tower_gzip_pool_in_use", &[("kind", "deflate_compressors")]),
         Some(1.0)
     );
     drop(body);
     let m = scrape(&handle, &layer, &pool);
     assert_eq!(
-        m.value(telemetry::POOL_IN_USE, &[("kind", "deflate_compressors")]),
+        m.value("tower_gzip_pool_in_use", &[("kind", "deflate_compressors")]),
         Some(0.0)
     );
     assert_eq!(
-        m.value(telemetry::RESPONSES, &[("coding", "gzip")]),
+        m.value("tower_gzip_responses_total", &[("coding", "gzip")]),
         Some(1.0)
     );
 }
