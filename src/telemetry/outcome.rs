@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::ContentCoding;
 
 /// Why a response went out unencoded: the `reason` of its `tracing` event and of the
-/// [`SKIPPED`](crate::telemetry::SKIPPED) metric, and
+/// `tower_gzip_skipped_total` metric, and
 /// [`CompressionStats::skipped_for`](crate::compression::CompressionStats::skipped_for)'s key. The rules are the [module docs'](crate::compression#what-gets-compressed).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]

@@ -53,9 +53,9 @@ pub fn describe() {
     );
 }
 
-/// Publishes a snapshot of `cache` ([`VariantCache::stats`]): the [`CACHE`](super::CACHE)
-/// counters by event, the [`CACHE_HELD`](super::CACHE_HELD) gauges and
-/// [`CACHE_SAVED`](super::CACHE_SAVED). Call it where the metrics are read, as
+/// Publishes a snapshot of `cache` ([`VariantCache::stats`]): the `tower_gzip_cache_total`
+/// counters by event, the `tower_gzip_cache_held` gauges and
+/// `tower_gzip_cache_recompress_saved_bytes_total`. Call it where the metrics are read, as
 /// [`publish_pool`].
 pub fn publish_cache(cache: &VariantCache) {
     let stats = cache.stats();
@@ -77,10 +77,10 @@ pub fn publish_cache(cache: &VariantCache) {
 }
 
 /// Publishes a snapshot of `pool` ([`CodecPool::stats`]): per kind of state, the
-/// [`POOL_IN_USE`](super::POOL_IN_USE), [`POOL_IDLE`](super::POOL_IDLE) and
-/// [`POOL_PARKED`](super::POOL_PARKED) gauges and the
-/// [`POOL_CREATED`](super::POOL_CREATED) counter; and the
-/// [`BR_STREAMS`](super::BR_STREAMS) gauges.
+/// `tower_gzip_pool_in_use`, `tower_gzip_pool_idle` and
+/// `tower_gzip_pool_parked` gauges and the
+/// `tower_gzip_pool_created_total` counter; and the
+/// `tower_gzip_br_streams` gauges.
 ///
 /// Call it where the metrics are read (a `/metrics` handler, before rendering) or from a
 /// periodic task: it takes a snapshot of a few atomics, so its cost is that of the
@@ -98,7 +98,7 @@ pub fn publish_pool(pool: &CodecPool) {
     gauge!(BR_STREAMS, "state" => "waiting").set(stats.br_streams_waiting() as f64);
 }
 
-/// Sets the [`LEVEL`](super::LEVEL) gauge of `coding` to `level`: for whatever sets the level
+/// Sets the `tower_gzip_level` gauge of `coding` to `level`: for whatever sets the level
 /// at run time (a load governor) to call when it changes it.
 pub fn publish_level(coding: ContentCoding, level: i32) {
     gauge!(LEVEL, "coding" => coding.as_str()).set(level);
