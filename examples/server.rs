@@ -114,7 +114,7 @@ use tower_gzip::dictionary::learn::Learner;
 use tower_gzip::dictionary::{
     Dictionary, DictionaryService, DictionaryStore, UseAsDictionaryLayer, link_header,
 };
-use tower_gzip::headers::UseAsDictionary;
+use tower_gzip::dictionary::UseAsDictionary;
 use tracing::{info, warn};
 
 use bodies::WireStats;

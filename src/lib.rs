@@ -60,11 +60,16 @@ pub mod guide;
 // The one module allowed `unsafe` code.
 #[allow(unsafe_code)]
 mod ffi;
+// Not API: what the fuzz targets reach below the public surface (cargo fuzz builds with
+// `--cfg fuzzing`).
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing;
 // Not API: `benches/brotli_c.rs` measures the C brotli wrapper against the pure-Rust crates.
 #[cfg(feature = "dcb")]
 #[doc(hidden)]
 pub use ffi::brotli_c as __bench_brotli_c;
-pub mod headers;
+mod headers;
 #[cfg(dictionary)]
 mod hex;
 mod negotiate;

@@ -9,10 +9,9 @@ use std::sync::OnceLock;
 
 use tower_gzip::codec::OneShot;
 use tower_gzip::dictionary::{
-    BROWSER_DICTIONARY_LIMIT, BuiltDictionary, CandidateReport, Dictionary, DictionaryBuilder,
-    DictionaryError, MAX_DICTIONARY_LEN,
+    BuiltDictionary, CandidateReport, Dictionary, DictionaryBuilder, DictionaryError,
 };
-use tower_gzip::headers::UseAsDictionary;
+use tower_gzip::dictionary::UseAsDictionary;
 use tower_gzip::{CodecPool, CompressionLevel, ContentCoding};
 
 /// Small dictionaries and sample sets keep the debug build's trainer and brotli quick.
@@ -371,13 +370,13 @@ fn bad_input_is_a_typed_error() {
     ));
     assert!(matches!(
         DictionaryBuilder::new(&samples)
-            .max_size(MAX_DICTIONARY_LEN + 1)
+            .max_size((128 << 20) + 1) // past the largest dictionary the codecs take
             .build(),
         Err(DictionaryError::TooLarge { .. })
     ));
     assert!(matches!(
         DictionaryBuilder::new(&samples)
-            .max_size(BROWSER_DICTIONARY_LIMIT + 1)
+            .max_size((100 << 20) + 1) // past what Chromium stores
             .build(),
         Err(DictionaryError::TooLarge { .. })
     ));

@@ -26,7 +26,7 @@ pub fn trained_dictionary() -> (
     tower_gzip::dictionary::DictionaryStore,
 ) {
     use tower_gzip::dictionary::{Dictionary, DictionaryStore, train};
-    use tower_gzip::headers::UseAsDictionary;
+    use tower_gzip::dictionary::UseAsDictionary;
     let samples = dictionary_samples();
     let trained = train(&samples, 16 * 1024).expect("training");
     let dictionary = Dictionary::new(trained, UseAsDictionary::new("/*")).unwrap();
@@ -45,7 +45,7 @@ pub fn built_dictionary() -> (
     i32,
 ) {
     use tower_gzip::dictionary::{Dictionary, DictionaryBuilder, DictionaryStore};
-    use tower_gzip::headers::UseAsDictionary;
+    use tower_gzip::dictionary::UseAsDictionary;
     let samples = dictionary_samples();
     let built = DictionaryBuilder::new(&samples)
         .build()

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use tower_gzip::dictionary::learn::{LearnedRoute, Learner, storage::DirStorage};
 use tower_gzip::dictionary::{Dictionary, DictionaryStore};
-use tower_gzip::headers::UseAsDictionary;
+use tower_gzip::dictionary::UseAsDictionary;
 use tracing::info;
 
 /// Where a dictionary file is served, and what it serves.

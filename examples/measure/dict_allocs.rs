@@ -25,7 +25,7 @@ use tower_gzip::CodecPool;
 use tower_gzip::ContentCoding;
 use tower_gzip::compression::CompressionLayer;
 use tower_gzip::dictionary::{Dictionary, train};
-use tower_gzip::headers::UseAsDictionary;
+use tower_gzip::dictionary::UseAsDictionary;
 
 use support::{expect_coding, full_response, json, respond};
 

@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use tower_gzip::dictionary::Dictionary;
-use tower_gzip::headers::UseAsDictionary;
+use tower_gzip::dictionary::UseAsDictionary;
 
 pub(crate) use tower_gzip_support::json_samples;
 

@@ -52,7 +52,11 @@ use libfuzzer_sys::fuzz_target;
 use tower::{Layer, Service, ServiceExt, service_fn};
 use tower_gzip::codec::{DecodeError, DecodeErrorKind};
 use tower_gzip::decompression::DecompressionLayer;
-use tower_gzip::headers::{AVAILABLE_DICTIONARY, USE_AS_DICTIONARY, UseAsDictionary, available_dictionary};
+use tower_gzip::dictionary::UseAsDictionary;
+use tower_gzip::fuzzing::available_dictionary;
+
+const AVAILABLE_DICTIONARY: &str = "available-dictionary";
+const USE_AS_DICTIONARY: &str = "use-as-dictionary";
 use tower_gzip::client::ClientDictionaryStore;
 use tower_gzip::codec::OneShot;
 use tower_gzip::dictionary::Dictionary;

@@ -6,8 +6,8 @@
 use http::{HeaderMap, HeaderValue};
 use libfuzzer_sys::fuzz_target;
 use tower_gzip::ContentCoding;
-use tower_gzip::headers::{UseAsDictionary, available_dictionary};
-use tower_gzip::dictionary::{Dictionary, DictionaryStore, gate, select};
+use tower_gzip::dictionary::{Dictionary, DictionaryStore, UseAsDictionary};
+use tower_gzip::fuzzing::{available_dictionary, readable, select, use_as_dictionary_value};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(value) = HeaderValue::from_bytes(data) {
@@ -17,7 +17,7 @@ fuzz_target!(|data: &[u8]| {
         let _ = available_dictionary(&headers);
     }
     if let Some(meta) = UseAsDictionary::parse(data) {
-        if let Ok(value) = meta.to_header_value() {
+        if let Some(value) = use_as_dictionary_value(&meta) {
             let again = UseAsDictionary::parse(value.as_bytes()).expect("our own header parses");
             assert_eq!(again.match_pattern(), meta.match_pattern());
             assert_eq!(again.match_dest(), meta.match_dest());
@@ -41,7 +41,7 @@ fuzz_target!(|data: &[u8]| {
     }
     request.insert("accept-encoding", HeaderValue::from_static("dcz, dcb"));
     request.insert("available-dictionary", dictionary.available_dictionary());
-    let allowed = gate(&request, &response).is_allowed();
+    let allowed = readable(&request, &response);
     let chosen = select(
         &request,
         &response,

@@ -11,7 +11,7 @@ use crate::headers::SEC_FETCH_SITE;
 /// Why [`gate`] allowed or refused dictionary compression.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Readability {
+pub(crate) enum Readability {
     /// `Sec-Fetch-Site: same-origin`.
     SameOrigin,
     /// No `Sec-Fetch-Mode`: not a browser fetch with Fetch Metadata (RFC 9842 says the
@@ -30,7 +30,7 @@ pub enum Readability {
 
 impl Readability {
     /// Whether dictionary compression may be used.
-    pub fn is_allowed(self) -> bool {
+    pub(crate) fn is_allowed(self) -> bool {
         matches!(
             self,
             Readability::SameOrigin
@@ -46,17 +46,7 @@ impl Readability {
 ///
 /// Each header must appear at most once; a repeated one is treated as malformed (refused,
 /// except a repeated `Sec-Fetch-Site`, which then simply does not say `same-origin`).
-///
-/// ```
-/// use http::HeaderMap;
-/// use tower_gzip::dictionary::{Readability, gate};
-///
-/// let mut request = HeaderMap::new();
-/// request.insert("sec-fetch-site", "same-origin".parse().unwrap());
-/// request.insert("sec-fetch-mode", "cors".parse().unwrap());
-/// assert_eq!(gate(&request, &HeaderMap::new()), Readability::SameOrigin);
-/// ```
-pub fn gate(request: &HeaderMap, response: &HeaderMap) -> Readability {
+pub(crate) fn gate(request: &HeaderMap, response: &HeaderMap) -> Readability {
     if single(request, SEC_FETCH_SITE.as_str()).is_some_and(|site| site == b"same-origin") {
         return Readability::SameOrigin;
     }

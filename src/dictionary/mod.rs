@@ -2,15 +2,14 @@
 //!
 //! A response served with `Use-As-Dictionary` becomes a dictionary in the browser; later
 //! requests that match it offer `dcb, dcz` in `Accept-Encoding` and name it by SHA-256 in
-//! `Available-Dictionary`. A server that has that dictionary, and whose response passes the
-//! readability [`gate`], may answer with a body compressed against it: often a fraction of
-//! the plain zstd or brotli size for API responses and new versions of static assets.
+//! `Available-Dictionary`. A server that has that dictionary, and whose response passes
+//! RFC 9842's readability rule (section 7: the requesting context can read both), may
+//! answer with a body compressed against it: often a fraction of the plain zstd or brotli
+//! size for API responses and new versions of static assets.
 //!
 //! - [`Dictionary`]: bytes, hash, `Use-As-Dictionary` metadata and the zstd state prepared
 //!   once (raw-content `CDict`s per level, a `DDict`).
-//! - [`gate`]: RFC 9842's readability rule, over request and response headers.
-//! - [`select`]: the coding and dictionary for one response (`Accept-Encoding`,
-//!   `Available-Dictionary`, the gate), or none.
+//! - [`UseAsDictionary`]: the `Use-As-Dictionary` metadata a dictionary is served with.
 //! - [`DictionaryStore`]: dictionaries by hash, bounded in bytes, least recently used out
 //!   first.
 //! - [`UseAsDictionaryLayer`], [`DictionaryService`]: serving dictionaries, and responses
@@ -24,19 +23,18 @@
 //! - run-time ([`learn`]): a [`Learner`](learn::Learner) samples live responses, builds with
 //!   the same builder on its own thread, then publishes, announces and rotates the result.
 //!
-//! Elsewhere: the headers' grammar is in [`headers`](crate::headers); a body known in full is
-//! compressed and decompressed with [`OneShot::dictionary`](crate::codec::OneShot::dictionary),
-//! and streamed with [`Encoder::for_coding`](crate::codec::Encoder::for_coding) and
+//! Elsewhere: a body known in full is compressed and decompressed with
+//! [`OneShot::dictionary`](crate::codec::OneShot::dictionary), and streamed with
+//! [`Encoder::for_coding`](crate::codec::Encoder::for_coding) and
 //! [`Decoder::for_coding`](crate::codec::Decoder::for_coding), given the dictionary; the
-//! client's store
-//! is `client::ClientDictionaryStore` (cargo feature `dictionary-client`).
+//! client's store is `client::ClientDictionaryStore` (cargo feature `dictionary-client`).
 //!
 //! # What it buys
 //!
 //! On API JSON the dictionary never saw, with the dictionary [`DictionaryBuilder`] chose,
 //! `dcz` and `dcb` send well under plain zstd's and br's bytes at about their time
 //! (BENCHMARKS.md, "Dictionaries", has the figures).
-//! [`select`] breaks q-value ties by the order of the codings it is given.
+//! On a q-value tie between `dcz` and `dcb`, the compression layer's order of codings decides.
 //!
 //! # Checked against other implementations
 //!
@@ -56,7 +54,7 @@
 //! use tower_gzip::ContentCoding;
 //! use tower_gzip::codec::OneShot;
 //! use tower_gzip::dictionary::Dictionary;
-//! use tower_gzip::headers::UseAsDictionary;
+//! use tower_gzip::dictionary::UseAsDictionary;
 //!
 //! let dictionary = Dictionary::new(
 //!     &br#"{"user":{"id":0,"name":"","email":"@example.com"}}"#[..],
@@ -92,14 +90,12 @@ mod store;
 #[cfg(not(dictionary))]
 pub(crate) use crate::codec::Dictionary;
 #[cfg(dictionary)]
-pub use crate::codec::dictionary::{Dictionary, DictionaryError, MAX_DICTIONARY_LEN, peek};
+pub use crate::codec::dictionary::{Dictionary, DictionaryError, peek};
 #[cfg(feature = "dcz")]
-pub use build::{
-    BROWSER_DICTIONARY_LIMIT, BuiltDictionary, CandidateReport, DEFAULT_MAX_SIZE,
-    DEFAULT_RESPONSES_PER_CLIENT, DictionaryBuilder, DictionaryKind, train,
-};
-pub use gate::{Readability, gate};
-pub use select::select;
+pub use build::{BuiltDictionary, CandidateReport, DictionaryBuilder, DictionaryKind, train};
+pub(crate) use gate::gate;
+#[cfg(fuzzing)]
+pub(crate) use select::select;
 pub(crate) use select::select_parsed;
 #[cfg(dictionary)]
 pub use serve::{
@@ -108,6 +104,8 @@ pub use serve::{
 };
 #[cfg(dictionary)]
 pub use store::DictionaryStore;
+#[cfg(dictionary)]
+pub use crate::headers::UseAsDictionary;
 
 /// The seam: without `dcz` and `dcb` no store can exist, so a layer's dictionary path ends
 /// where it asks for one.

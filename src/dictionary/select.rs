@@ -18,25 +18,8 @@ use crate::negotiate::{AcceptEncoding, Q};
 /// The caller still decides whether the response is worth compressing at all (its type,
 /// its size, an existing `Content-Encoding`), and sets `Content-Encoding` and `Vary: accept-encoding, available-dictionary` (RFC 9842
 /// section 6.2).
-///
-/// ```
-/// use http::HeaderMap;
-/// use tower_gzip::ContentCoding;
-/// use tower_gzip::headers::UseAsDictionary;
-/// use tower_gzip::dictionary::{Dictionary, DictionaryStore, select};
-///
-/// let store = DictionaryStore::new(1 << 20);
-/// let dictionary = Dictionary::new(vec![b'd'; 64], UseAsDictionary::new("/*")).unwrap();
-/// store.insert(dictionary.clone());
-///
-/// let mut request = HeaderMap::new();
-/// request.insert("accept-encoding", "gzip, br, zstd, dcb, dcz".parse().unwrap());
-/// request.insert("available-dictionary", dictionary.available_dictionary());
-/// request.insert("sec-fetch-site", "same-origin".parse().unwrap());
-/// let chosen = select(&request, &HeaderMap::new(), &store, &[ContentCoding::Dcz, ContentCoding::Dcb]);
-/// assert_eq!(chosen, Some((ContentCoding::Dcz, dictionary)));
-/// ```
-pub fn select(
+#[cfg(any(test, fuzzing))]
+pub(crate) fn select(
     request: &HeaderMap,
     response: &HeaderMap,
     store: &DictionaryStore,

@@ -56,7 +56,7 @@ pub fn link_header(url: &str) -> Option<HeaderValue> {
 ///
 /// ```
 /// use axum::{Router, routing::get_service};
-/// use tower_gzip::headers::UseAsDictionary;
+/// use tower_gzip::dictionary::UseAsDictionary;
 /// use tower_gzip::dictionary::{Dictionary, DictionaryService};
 ///
 /// let dictionary = Dictionary::new(&b"{\"id\":0,\"name\":\"\"}"[..], UseAsDictionary::new("/api/*")).unwrap();

@@ -153,7 +153,7 @@ macro_rules! lru_store {
 /// size (see [`Dictionary::prepared_size`]).
 ///
 /// ```
-/// use tower_gzip::headers::UseAsDictionary;
+/// use tower_gzip::dictionary::UseAsDictionary;
 /// use tower_gzip::dictionary::{Dictionary, DictionaryStore};
 ///
 /// let store = DictionaryStore::new(1 << 20);

@@ -46,7 +46,7 @@ pub(crate) fn parse_available_dictionary(value: &[u8]) -> Option<[u8; 32]> {
 /// Anything else gives `None`: another item type, bad base64, another length, a list, an
 /// empty or oversized value. Parameters are ignored, as RFC 9651 asks of parameters a field
 /// does not define.
-pub fn available_dictionary(headers: &HeaderMap) -> Option<[u8; 32]> {
+pub(crate) fn available_dictionary(headers: &HeaderMap) -> Option<[u8; 32]> {
     let mut values = headers.get_all(AVAILABLE_DICTIONARY).iter();
     let value = values.next()?;
     if values.next().is_some() {
@@ -62,11 +62,11 @@ pub(crate) fn available_dictionary_value(hash: &[u8; 32]) -> HeaderValue {
     HeaderValue::from_str(&value).expect("an SF byte sequence is a valid header value")
 }
 
-/// Why [`UseAsDictionary::to_header_value`] refused: a string that is not a Structured Field
+/// Why `UseAsDictionary::to_header_value` refused: a string that is not a Structured Field
 /// string (printable ASCII only), an `id` over 1024 characters (RFC 9842 section 2.1.3), or a `match` pattern with a
 /// regexp group.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct InvalidMetadata(pub(crate) &'static str);
+pub(crate) struct InvalidMetadata(pub(crate) &'static str);
 
 impl fmt::Display for InvalidMetadata {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -150,7 +150,7 @@ impl UseAsDictionary {
     ///
     /// Fails when a string is not an SF string (printable ASCII only: percent-encode
     /// anything else) or the id is over 1024 characters.
-    pub fn to_header_value(&self) -> Result<HeaderValue, InvalidMetadata> {
+    pub(crate) fn to_header_value(&self) -> Result<HeaderValue, InvalidMetadata> {
         fn string<'a>(s: &'a str, what: &'static str) -> Result<&'a StringRef, InvalidMetadata> {
             StringRef::from_str(s).map_err(|_| InvalidMetadata(what))
         }

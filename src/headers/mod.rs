@@ -1,19 +1,7 @@
 //! The header grammar of dictionary transport (RFC 9842): the names of its headers, the
-//! `Use-As-Dictionary` metadata and the `Available-Dictionary` parser. Both parsers are
-//! total: a malformed or hostile value gives `None`, never a panic.
-//!
-//! ```
-//! use http::HeaderMap;
-//! use tower_gzip::headers::{AVAILABLE_DICTIONARY, UseAsDictionary, available_dictionary};
-//!
-//! let metadata = UseAsDictionary::parse(br#"match="/api/*", id="v2""#).unwrap();
-//! assert_eq!(metadata.match_pattern(), "/api/*");
-//! assert_eq!(metadata.id(), Some("v2"));
-//!
-//! let mut headers = HeaderMap::new();
-//! headers.insert(AVAILABLE_DICTIONARY, ":AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=:".parse().unwrap());
-//! assert_eq!(available_dictionary(&headers), Some([0; 32]));
-//! ```
+//! `Use-As-Dictionary` metadata (public as `dictionary::UseAsDictionary`) and the
+//! `Available-Dictionary` parser. Both parsers are total: a malformed or hostile value gives
+//! `None`, never a panic.
 //!
 //! Inside the crate it also holds the rules every layer shares: list parsing,
 //! `Content-Length`, `no-transform` and "is this media type already compressed"; and what a
@@ -29,12 +17,15 @@ pub(crate) use dictionary::available_dictionary_value;
 #[cfg(all(test, both_dictionary_codings))]
 pub(crate) use dictionary::parse_available_dictionary;
 #[cfg(dictionary)]
-pub use dictionary::{InvalidMetadata, UseAsDictionary, available_dictionary};
+pub use dictionary::UseAsDictionary;
+#[cfg(dictionary)]
+pub(crate) use dictionary::{InvalidMetadata, available_dictionary};
 
 /// The `Available-Dictionary` request header: the SHA-256 of the dictionary the client has.
-pub const AVAILABLE_DICTIONARY: HeaderName = HeaderName::from_static("available-dictionary");
+pub(crate) const AVAILABLE_DICTIONARY: HeaderName = HeaderName::from_static("available-dictionary");
 /// The `Use-As-Dictionary` response header: the response is a dictionary for later requests.
-pub const USE_AS_DICTIONARY: HeaderName = HeaderName::from_static("use-as-dictionary");
+#[cfg(dictionary)]
+pub(crate) const USE_AS_DICTIONARY: HeaderName = HeaderName::from_static("use-as-dictionary");
 /// The `Dictionary-ID` request header (the `id` of the dictionary the client has).
 pub(crate) const DICTIONARY_ID: HeaderName = HeaderName::from_static("dictionary-id");
 /// `Sec-Fetch-Mode`, sent by browsers on every request (in secure contexts, `localhost`

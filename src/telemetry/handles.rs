@@ -4,7 +4,7 @@
 use metrics::{Counter, Histogram, counter, histogram};
 
 use super::outcome::{DictionaryOutcome, ResponseTally, SkipReason};
-use super::{BYTES_IN, BYTES_OUT, DICTIONARY, RATIO, RESPONSES, SECONDS, SKIPPED};
+use super::publish::{BYTES_IN, BYTES_OUT, DICTIONARY, RATIO, RESPONSES, SECONDS, SKIPPED};
 use crate::ContentCoding;
 use crate::coding::CODINGS;
 

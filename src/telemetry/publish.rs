@@ -2,12 +2,52 @@
 
 use metrics::{Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge};
 
-use super::{
-    BR_STREAMS, BYTES_IN, BYTES_OUT, CACHE, CACHE_HELD, CACHE_SAVED, DICTIONARY, LEVEL,
-    POOL_CREATED, POOL_IDLE, POOL_IN_USE, POOL_PARKED, RATIO, RESPONSES, SECONDS, SKIPPED,
-};
 use crate::cache::VariantCache;
 use crate::{CodecPool, ContentCoding};
+
+// The metric names; `docs/telemetry.md` lists them for users.
+
+/// Counter, label `coding`: responses the layer answered, by the coding sent (`identity`
+/// for those sent as they were: see [`SKIPPED`] for why).
+pub(crate) const RESPONSES: &str = "tower_gzip_responses_total";
+/// Counter, label `reason` (a [`crate::compression::SkipReason`] name): responses sent unencoded, by why.
+pub(crate) const SKIPPED: &str = "tower_gzip_skipped_total";
+/// Counter, label `coding`: bytes fed to the encoders, counted when each body ends.
+pub(crate) const BYTES_IN: &str = "tower_gzip_bytes_in_total";
+/// Counter, label `coding`: encoded bytes they produced.
+pub(crate) const BYTES_OUT: &str = "tower_gzip_bytes_out_total";
+/// Histogram, label `coding`: seconds spent compressing one response (a body known in full
+/// in one call; a stream summed over its slices, without the time waiting for its input).
+pub(crate) const SECONDS: &str = "tower_gzip_compression_seconds";
+/// Histogram, label `coding`: bytes out over bytes in, per response that had input.
+pub(crate) const RATIO: &str = "tower_gzip_compression_ratio";
+/// Counter, label `outcome` (`hit`, `unknown`, `refused`, `not_offered`): requests that named
+/// a dictionary in `Available-Dictionary` (see
+/// [`DictionaryStats`](crate::compression::DictionaryStats)).
+pub(crate) const DICTIONARY: &str = "tower_gzip_dictionary_requests_total";
+/// Gauge, label `kind` (a [`PoolStats::kinds`](crate::PoolStats::kinds) name): pooled
+/// states checked out now.
+pub(crate) const POOL_IN_USE: &str = "tower_gzip_pool_in_use";
+/// Gauge, label `kind`: states idle in the pool now, parked ones included.
+pub(crate) const POOL_IDLE: &str = "tower_gzip_pool_idle";
+/// Gauge, label `kind`: of the idle states, those parked by paused streams.
+pub(crate) const POOL_PARKED: &str = "tower_gzip_pool_parked";
+/// Counter, label `kind`: states the pool had to allocate (none was idle).
+pub(crate) const POOL_CREATED: &str = "tower_gzip_pool_created_total";
+/// Gauge, label `state` (`active`, `waiting`): br streams holding an encoder, and waiting
+/// for their turn.
+pub(crate) const BR_STREAMS: &str = "tower_gzip_br_streams";
+/// Gauge, label `coding`: the compression level in force for the coding.
+pub(crate) const LEVEL: &str = "tower_gzip_level";
+/// Counter, label `event` (`hit`, `miss`, `refused`, `admitted`, `evicted`, `recompressed`,
+/// `recompress_dropped`): what a [`VariantCache`](crate::cache::VariantCache) did (see
+/// [`CacheStats`](crate::cache::CacheStats)).
+pub(crate) const CACHE: &str = "tower_gzip_cache_total";
+/// Gauge, label `held` (`entries`, `bytes`): what the cache holds now, bytes as its budget
+/// counts them.
+pub(crate) const CACHE_HELD: &str = "tower_gzip_cache_held";
+/// Counter: bytes the background recompressions took off the cache's entries.
+pub(crate) const CACHE_SAVED: &str = "tower_gzip_cache_recompress_saved_bytes_total";
 
 /// Describes every metric of [`telemetry`](super) to the installed recorder (help text and
 /// unit). The layer does it when it registers its handles; call it to describe them before

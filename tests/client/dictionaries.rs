@@ -24,7 +24,7 @@ use tower_gzip::codec::OneShot;
 use tower_gzip::codec::{DecodeError, DecodeErrorKind};
 use tower_gzip::decompression::DecompressionLayer;
 use tower_gzip::dictionary::Dictionary;
-use tower_gzip::headers::UseAsDictionary;
+use tower_gzip::dictionary::UseAsDictionary;
 use tower_gzip::{BoxError, ContentCoding};
 
 use crate::common::server::Loopback;

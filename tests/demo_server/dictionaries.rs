@@ -33,7 +33,7 @@ async fn get_with_dictionary(url: &str, available: &str, accept_encoding: &str) 
 #[cfg(feature = "zstd")]
 fn dictionary_of(bytes: &[u8], pattern: &str) -> tower_gzip::dictionary::Dictionary {
     use tower_gzip::dictionary::Dictionary;
-    use tower_gzip::headers::UseAsDictionary;
+    use tower_gzip::dictionary::UseAsDictionary;
     Dictionary::new(Bytes::copy_from_slice(bytes), UseAsDictionary::new(pattern)).unwrap()
 }
 

@@ -102,7 +102,7 @@ fn chromium_decodes_dictionary_codings(args: &[&str], want: &str) {
     );
     let v1_dictionary = tower_gzip::dictionary::Dictionary::new(
         v1.clone(),
-        tower_gzip::headers::UseAsDictionary::new("/assets/app-v*.js"),
+        tower_gzip::dictionary::UseAsDictionary::new("/assets/app-v*.js"),
     )
     .unwrap();
     let (head, delta) = server.raw(

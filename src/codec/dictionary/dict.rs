@@ -27,7 +27,7 @@ use crate::headers::{UseAsDictionary, available_dictionary_value};
 /// # Example
 ///
 /// ```
-/// use tower_gzip::headers::UseAsDictionary;
+/// use tower_gzip::dictionary::UseAsDictionary;
 /// use tower_gzip::dictionary::Dictionary;
 ///
 /// let dictionary = Dictionary::new(

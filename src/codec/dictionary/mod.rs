@@ -52,7 +52,7 @@ use crate::ContentCoding;
 
 /// The largest dictionary this crate accepts: 128 MiB, the largest window a `dcz` client
 /// must support (RFC 9842 section 5).
-pub const MAX_DICTIONARY_LEN: usize = 128 << 20;
+pub(crate) const MAX_DICTIONARY_LEN: usize = 128 << 20;
 
 /// The dictionary coding and the dictionary hash a body's header names, when it starts with a
 /// complete `dcz` or `dcb` header (a client can pick the dictionary this way).

@@ -13,7 +13,7 @@ mod train;
 
 use bytes::Bytes;
 
-use super::MAX_DICTIONARY_LEN;
+use crate::codec::dictionary::MAX_DICTIONARY_LEN;
 use crate::ContentCoding;
 use crate::codec::dictionary::DictionaryError;
 use evaluate::measure;
@@ -31,13 +31,13 @@ const DCB_QUALITIES: &[i32] = &[4, 5, 6];
 /// when it is smaller than all).
 const TRAINED_SIZES: &[usize] = &[16 << 10, 32 << 10, 64 << 10, 128 << 10];
 /// The default size bound: 1 MiB.
-pub const DEFAULT_MAX_SIZE: usize = 1 << 20;
+pub(crate) const DEFAULT_MAX_SIZE: usize = 1 << 20;
 /// The most a browser keeps of one dictionary: Chromium stores dictionaries of up to
 /// 100 MiB each (its shared dictionary size limit) and ignores larger ones, so the size
 /// bound may not pass it.
-pub const BROWSER_DICTIONARY_LIMIT: usize = 100 << 20;
+pub(crate) const BROWSER_DICTIONARY_LIMIT: usize = 100 << 20;
 /// The default expected number of responses a client gets with one dictionary.
-pub const DEFAULT_RESPONSES_PER_CLIENT: u64 = 100;
+pub(crate) const DEFAULT_RESPONSES_PER_CLIENT: u64 = 100;
 
 /// Builds a dictionary for one API from sample responses: makes candidates of several
 /// kinds and sizes, measures each on samples held out from them at several levels, and
@@ -79,7 +79,7 @@ pub const DEFAULT_RESPONSES_PER_CLIENT: u64 = 100;
 ///
 /// ```
 /// use tower_gzip::dictionary::{Dictionary, DictionaryBuilder, DictionaryStore};
-/// use tower_gzip::headers::UseAsDictionary;
+/// use tower_gzip::dictionary::UseAsDictionary;
 /// use tower_gzip::{CompressionLevel, ContentCoding, compression::CompressionLayer};
 ///
 /// // Responses of one API: a real build takes hundreds, recorded from traffic.

@@ -8,7 +8,8 @@ use super::names::StoredName;
 use super::shared::{Announcement, Context, RouteShared};
 use super::stats::CurrentDictionary;
 use crate::ContentCoding;
-use crate::dictionary::{Dictionary, DictionaryService, MAX_DICTIONARY_LEN, link_header};
+use crate::codec::dictionary::MAX_DICTIONARY_LEN;
+use crate::dictionary::{Dictionary, DictionaryService, link_header};
 use crate::headers::UseAsDictionary;
 use crate::sync::recover;
 
