@@ -94,7 +94,7 @@ macro_rules! compression_builder_methods {
         /// Serves dictionary-compressed responses (RFC 9842, `dcz` and `dcb`) with the
         /// dictionaries in `store`: a request whose `Available-Dictionary` names one of them,
         /// whose `Accept-Encoding` offers `dcz` or `dcb`, and that passes the readability
-        /// gate ([`gate`](crate::dictionary::gate)) gets its response compressed against
+        /// gate (RFC 9842 section 7: the requesting context can read both) gets its response compressed against
         /// that dictionary, if the predicate and the size floor say compress. Every other
         /// request is served as without it, and every response that varies with
         /// `Accept-Encoding` also varies with `Available-Dictionary`.

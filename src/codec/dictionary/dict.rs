@@ -65,7 +65,7 @@ impl Dictionary {
     /// and decompressing offline, or one a client already has); such a dictionary is served
     /// without `Use-As-Dictionary`, so browsers do not keep it.
     ///
-    /// Refuses an empty dictionary, one over [`MAX_DICTIONARY_LEN`], and metadata that
+    /// Refuses an empty dictionary, one over 128 MiB, and metadata that
     /// cannot be written as a `Use-As-Dictionary` header (see [`UseAsDictionary`]).
     pub fn new(
         bytes: impl Into<Bytes>,

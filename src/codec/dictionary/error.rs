@@ -10,7 +10,7 @@ use crate::codec::DecodeError;
 pub enum DictionaryError {
     /// The dictionary has no bytes.
     Empty,
-    /// The dictionary is longer than [`MAX_DICTIONARY_LEN`](super::MAX_DICTIONARY_LEN), the
+    /// The dictionary is longer than 128 MiB, the
     /// most a client keeps (RFC 9842 lets clients refuse larger ones; zstd windows stop
     /// at 128 MiB).
     TooLarge {

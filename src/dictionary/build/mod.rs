@@ -203,8 +203,8 @@ struct Candidate {
 
 impl<'a> DictionaryBuilder<'a> {
     /// A builder over `samples` (response bodies of the API the dictionary is for; a few
-    /// hundred or more work best), with the default bound ([`DEFAULT_MAX_SIZE`], 1 MiB),
-    /// responses per client ([`DEFAULT_RESPONSES_PER_CLIENT`], 100) and budgets (2.0 for
+    /// hundred or more work best), with the default bound (1 MiB),
+    /// responses per client (100) and budgets (2.0 for
     /// `dcz`, 1.3 for `dcb`).
     pub fn new<S: AsRef<[u8]>>(samples: &'a [S]) -> Self {
         DictionaryBuilder {
@@ -216,7 +216,7 @@ impl<'a> DictionaryBuilder<'a> {
     }
 
     /// The largest dictionary to try, in bytes (default 1 MiB; at most
-    /// [`BROWSER_DICTIONARY_LIMIT`], what Chromium keeps): a client fetches it once,
+    /// 100 MiB, what Chromium keeps): a client fetches it once,
     /// compressed, and every response encoder digests it.
     pub fn max_size(mut self, bytes: usize) -> Self {
         self.max_size = bytes;
@@ -244,8 +244,8 @@ impl<'a> DictionaryBuilder<'a> {
     /// samples, when no candidate could be made, or when none sends fewer bytes than the
     /// plain codings on the held-out samples (samples with nothing in common);
     /// [`DictionaryError::Empty`] for a size bound of zero and
-    /// [`DictionaryError::TooLarge`] for one over [`MAX_DICTIONARY_LEN`] or
-    /// [`BROWSER_DICTIONARY_LIMIT`].
+    /// [`DictionaryError::TooLarge`] for one over 128 MiB (what the codecs take) or
+    /// 100 MiB (what Chromium keeps).
     pub fn build(&self) -> Result<BuiltDictionary, DictionaryError> {
         if self.max_size == 0 {
             return Err(DictionaryError::Empty);

@@ -21,7 +21,7 @@ const MAX_SAMPLES_LEN: usize = 1 << 30;
 /// Fails with [`DictionaryError::Training`] when zstd's trainer refuses the samples (too
 /// few, too small or too uniform), and [`DictionaryError::Empty`] or
 /// [`DictionaryError::TooLarge`] for a `max_size` of zero or over
-/// [`MAX_DICTIONARY_LEN`](super::MAX_DICTIONARY_LEN).
+/// 128 MiB.
 pub fn train<S: AsRef<[u8]>>(samples: &[S], max_size: usize) -> Result<Bytes, DictionaryError> {
     if max_size == 0 {
         return Err(DictionaryError::Empty);
