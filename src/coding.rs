@@ -80,7 +80,7 @@ impl ContentCoding {
     }
 
     /// The coding underneath: zstd for `dcz`, br for `dcb`, the coding itself otherwise.
-    pub fn base(self) -> ContentCoding {
+    pub(crate) fn base(self) -> ContentCoding {
         self.row().base
     }
 

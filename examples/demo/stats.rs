@@ -9,7 +9,7 @@ use tower_gzip::{CodecPool, KindStats, PoolStats};
 
 use crate::alloc;
 use crate::bodies::load;
-use tower_gzip::dictionary::learn::{Learner, Refusal};
+use tower_gzip::dictionary::learn::Learner;
 
 use crate::{AppState, Dictionaries, Mode, routes};
 
@@ -81,10 +81,10 @@ fn learned(learner: &Learner) -> Value {
     let Some(r) = learner.stats().routes.into_iter().next() else {
         return Value::Null;
     };
-    let refused = Refusal::ALL
-        .into_iter()
-        .filter(|&why| r.refused(why) > 0)
-        .map(|why| (why.as_str().to_owned(), json!(r.refused(why))));
+    let refused = r
+        .refusals()
+        .filter(|&(_, count)| count > 0)
+        .map(|(why, count)| (why.as_str().to_owned(), json!(count)));
     json!({
         "match": r.pattern, "phase": format!("{:?}", r.phase).to_lowercase(),
         "taken": r.taken, "refused": refused.collect::<Map<_, _>>(),

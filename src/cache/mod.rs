@@ -86,10 +86,10 @@ use crate::codec::Dictionary;
 
 /// Bodies smaller than this skip the cache by default: hashing and filing them costs about
 /// what compressing them does.
-pub const DEFAULT_MIN_SIZE: usize = 2 * 1024;
+pub(crate) const DEFAULT_MIN_SIZE: usize = 2 * 1024;
 
 /// Identity bodies over this size skip the cache by default.
-pub const DEFAULT_MAX_BODY: usize = 8 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_BODY: usize = 8 * 1024 * 1024;
 
 /// Shards of the entry table: concurrent lookups rarely meet on one lock.
 const SHARDS: usize = 8;
@@ -441,13 +441,14 @@ impl VariantCacheBuilder {
         self
     }
 
-    /// Bodies under this many bytes skip the cache (default [`DEFAULT_MIN_SIZE`]).
+    /// Bodies under this many bytes skip the cache (default 2 KiB: hashing and filing them
+    /// costs about what compressing them does).
     pub fn min_size(mut self, bytes: usize) -> Self {
         self.min_size = bytes;
         self
     }
 
-    /// The largest identity body looked up (default [`DEFAULT_MAX_BODY`]): a body known in
+    /// The largest identity body looked up (default 8 MiB): a body known in
     /// full up to this size is read ahead whole, when its frames are ready, and hashed.
     pub fn max_body(mut self, bytes: usize) -> Self {
         self.max_body = bytes;

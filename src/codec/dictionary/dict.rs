@@ -133,14 +133,15 @@ impl Dictionary {
     /// A level set on the layer (`level(..)`, `quality(..)`, a level chooser) wins.
     ///
     /// [`CompressionLevel::Default`]: crate::CompressionLevel::Default
-    pub fn with_level(mut self, coding: crate::ContentCoding, level: i32) -> Self {
+    pub(crate) fn with_level(mut self, coding: crate::ContentCoding, level: i32) -> Self {
         if let Some(slot) = level_slot(coding) {
             self.levels[slot] = Some(level);
         }
         self
     }
 
-    /// The level set with [`with_level`](Dictionary::with_level) for `coding`, if any.
+    /// The level chosen for `coding` with this dictionary (by the
+    /// [`DictionaryBuilder`](crate::dictionary::DictionaryBuilder), or saved with it), if any.
     pub fn level(&self, coding: crate::ContentCoding) -> Option<i32> {
         level_slot(coding).and_then(|slot| self.levels[slot])
     }

@@ -157,18 +157,21 @@ impl Governor {
     }
 
     /// How long each measurement lasts (default 200 ms).
-    pub fn window(self, window: Duration) -> Self {
+    #[cfg(test)]
+    pub(crate) fn window(self, window: Duration) -> Self {
         self.with(|c| c.window = window)
     }
 
     /// The cores compression may use (default: those this process may run on).
-    pub fn cores(self, cores: usize) -> Self {
+    #[cfg(test)]
+    pub(crate) fn cores(self, cores: usize) -> Self {
         self.with(|c| c.cores = cores.max(1) as f64)
     }
 
     /// How much more a coding may send than at its configured level (default 1.2: at most
     /// 20% more bytes). `f64::INFINITY` lets every coding go to its fastest level.
-    pub fn max_growth(self, factor: f64) -> Self {
+    #[cfg(test)]
+    pub(crate) fn max_growth(self, factor: f64) -> Self {
         self.with(|c| c.max_growth = factor.max(1.0))
     }
 

@@ -68,7 +68,8 @@ impl LearnedRoute {
     /// responses. Under load, a share of the traffic alone would take thousands a second for
     /// a learner that keeps a thousand, and cost throughput (BENCHMARKS.md, "Learning under
     /// load").
-    pub fn max_samples_per_second(mut self, per_second: f64) -> Self {
+    #[cfg(test)]
+    pub(crate) fn max_samples_per_second(mut self, per_second: f64) -> Self {
         self.per_second = if per_second.is_nan() {
             0.0
         } else {
@@ -86,13 +87,15 @@ impl LearnedRoute {
 
     /// The longest response taken as a sample; a longer one (by `Content-Length`, or once
     /// its body grows past it) is passed through untouched and not kept.
-    pub fn max_sample_len(mut self, bytes: usize) -> Self {
+    #[cfg(test)]
+    pub(crate) fn max_sample_len(mut self, bytes: usize) -> Self {
         self.max_sample_len = bytes;
         self
     }
 
     /// How many fresh samples a build waits for (at least 16: the builder's minimum).
-    pub fn min_samples(mut self, count: usize) -> Self {
+    #[cfg(test)]
+    pub(crate) fn min_samples(mut self, count: usize) -> Self {
         self.min_samples = count.max(16);
         self
     }
@@ -194,17 +197,10 @@ impl LearnerBuilder {
         self
     }
 
-    /// How far the current dictionary's savings against plain zstd 3 (on fresh samples) may
-    /// fall below those it was built with before the next one is built (default 0.10: a
-    /// tenth of the body, as when savings of half the body fall under four tenths).
-    pub fn rotation_margin(mut self, margin: f64) -> Self {
-        self.margin = margin.max(0.0);
-        self
-    }
-
     /// How many fresh samples pass between two checks of the current dictionary's savings
     /// (default 100).
-    pub fn check_every(mut self, samples: usize) -> Self {
+    #[cfg(test)]
+    pub(crate) fn check_every(mut self, samples: usize) -> Self {
         self.check_every = samples.max(1);
         self
     }

@@ -42,7 +42,7 @@ impl Refusal {
     /// Every reason, in the order [`LearnedRouteStats::refused`] counts them.
     ///
     /// [`LearnedRouteStats::refused`]: super::LearnedRouteStats::refused
-    pub const ALL: [Refusal; 12] = [
+    pub(crate) const ALL: [Refusal; 12] = [
         Refusal::Method,
         Refusal::Authorization,
         Refusal::Cookie,

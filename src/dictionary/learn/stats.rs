@@ -27,7 +27,7 @@ pub struct LearnedRouteStats {
     pub phase: LearnPhase,
     /// Responses taken as samples.
     pub taken: u64,
-    /// Responses considered and refused, by [`Refusal::index`] order (see [`refused`](Self::refused)).
+    /// Responses considered and refused, by [`Refusal::index`] order (see [`refusals`](Self::refusals)).
     refused: [u64; Refusal::ALL.len()],
     /// Samples held now, and their bytes.
     pub samples: usize,
@@ -52,14 +52,16 @@ pub struct LearnedRouteStats {
 }
 
 impl LearnedRouteStats {
-    /// How many responses were refused for `reason`.
-    pub fn refused(&self, reason: Refusal) -> u64 {
-        self.refused[reason.index()]
+    /// How many responses were refused, by reason: every [`Refusal`] with its count, zeros
+    /// included.
+    pub fn refusals(&self) -> impl Iterator<Item = (Refusal, u64)> + '_ {
+        Refusal::ALL.into_iter().zip(self.refused.iter().copied())
     }
 
-    /// How many responses were refused, for every reason.
-    pub fn refused_total(&self) -> u64 {
-        self.refused.iter().sum()
+    /// How many responses were refused for `reason`.
+    #[cfg(test)]
+    pub(crate) fn refused(&self, reason: Refusal) -> u64 {
+        self.refused[reason.index()]
     }
 }
 
@@ -78,9 +80,9 @@ pub enum LearnPhase {
 
 impl fmt::Debug for LearnedRouteStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let refused: BTreeMap<&str, u64> = Refusal::ALL
-            .iter()
-            .map(|&reason| (reason.as_str(), self.refused(reason)))
+        let refused: BTreeMap<&str, u64> = self
+            .refusals()
+            .map(|(reason, count)| (reason.as_str(), count))
             .filter(|&(_, count)| count > 0)
             .collect();
         f.debug_struct("LearnedRouteStats")
