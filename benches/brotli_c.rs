@@ -178,7 +178,7 @@ fn rust_dcb(dictionary: &[u8], body: &[u8]) -> Vec<u8> {
 
 /// br decoded by the crate's (pooled) decoder.
 fn br_rust_decode(pool: &CodecPool, wire: &[u8], len: usize) -> BytesMut {
-    let mut decoder = Decoder::new(ContentCoding::Br, pool);
+    let mut decoder = Decoder::for_coding(ContentCoding::Br, None, pool).unwrap();
     let mut out = BytesMut::with_capacity(len);
     let mut input = wire;
     while !input.is_empty() || decoder.has_pending_output() {

@@ -49,7 +49,7 @@ fn json_payload(len: usize) -> Vec<u8> {
 
 fn compress(pool: &CodecPool, level: CompressionLevel, data: &[u8]) -> BytesMut {
     let mut out = BytesMut::new();
-    let mut encoder = Encoder::new(ContentCoding::Gzip, level, pool);
+    let mut encoder = Encoder::for_coding(ContentCoding::Gzip, level, None, pool).unwrap();
     encoder.encode(data, &mut out).expect("encode");
     encoder.finish(&mut out).expect("finish");
     out
@@ -57,7 +57,7 @@ fn compress(pool: &CodecPool, level: CompressionLevel, data: &[u8]) -> BytesMut 
 
 fn decompress(pool: &CodecPool, wire: &[u8]) -> BytesMut {
     let mut out = BytesMut::new();
-    let mut decoder = Decoder::new(ContentCoding::Gzip, pool);
+    let mut decoder = Decoder::for_coding(ContentCoding::Gzip, None, pool).unwrap();
     let consumed = decoder.decode(wire, &mut out, usize::MAX).expect("decode");
     debug_assert_eq!(consumed, wire.len());
     decoder.finish().expect("complete stream");

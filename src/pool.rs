@@ -49,7 +49,7 @@ use yields::YieldSlots;
 ///
 /// let pool = CodecPool::builder().max_idle(4).build();
 /// {
-///     let mut encoder = Encoder::new(ContentCoding::Gzip, CompressionLevel::Default, &pool);
+///     let mut encoder = Encoder::for_coding(ContentCoding::Gzip, CompressionLevel::Default, None, &pool).unwrap();
 ///     encoder.encode(b"hello", &mut BytesMut::new()).unwrap();
 /// } // dropped: its deflate state is reset and returned to the pool
 /// let stats = pool.stats();

@@ -68,7 +68,7 @@ where
 
 /// Decodes what a stream has sent so far (complete or not).
 fn decode_prefix(format: ContentCoding, wire: &[u8]) -> Vec<u8> {
-    let mut decoder = Decoder::new(format, &CodecPool::new());
+    let mut decoder = Decoder::for_coding(format, None, &CodecPool::new()).unwrap();
     let mut out = BytesMut::new();
     let mut input = wire;
     while !input.is_empty() || decoder.has_pending_output() {

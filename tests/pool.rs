@@ -24,13 +24,13 @@ fn allocations<R>(f: impl FnOnce() -> R) -> (u64, R) {
 }
 
 fn gzip(pool: &CodecPool, level: CompressionLevel, data: &[u8], out: &mut BytesMut) {
-    let mut encoder = Encoder::new(ContentCoding::Gzip, level, pool);
+    let mut encoder = Encoder::for_coding(ContentCoding::Gzip, level, None, pool).unwrap();
     encoder.encode(data, out).unwrap();
     encoder.finish(out).unwrap();
 }
 
 fn gunzip(pool: &CodecPool, wire: &[u8], out: &mut BytesMut) {
-    let mut decoder = Decoder::new(ContentCoding::Gzip, pool);
+    let mut decoder = Decoder::for_coding(ContentCoding::Gzip, None, pool).unwrap();
     let consumed = decoder.decode(wire, out, 1 << 20).unwrap();
     assert_eq!(consumed, wire.len());
     decoder.finish().unwrap();
@@ -57,13 +57,13 @@ fn cap_holds_under_a_thousand_concurrent_checkouts() {
                 let compressors: Vec<_> = (0..PER_THREAD)
                     .map(|i| {
                         let level = CompressionLevel::Precise(levels[(i + t) % 3]);
-                        let mut encoder = Encoder::new(ContentCoding::Gzip, level, pool);
+                        let mut encoder = Encoder::for_coding(ContentCoding::Gzip, level, None, pool).unwrap();
                         encoder.encode(b"x", &mut BytesMut::new()).unwrap();
                         encoder
                     })
                     .collect();
                 let decompressors: Vec<_> = (0..PER_THREAD)
-                    .map(|_| Decoder::new(ContentCoding::Gzip, pool))
+                    .map(|_| Decoder::for_coding(ContentCoding::Gzip, None, pool).unwrap())
                     .collect();
                 barrier.wait(); // all 1,000 of each kind are out
                 barrier.wait(); // the main thread has checked the stats
@@ -96,7 +96,7 @@ fn cap_holds_under_a_thousand_concurrent_checkouts() {
 
     // A second wave reuses the idle states first.
     let held: Vec<_> = (0..20)
-        .map(|_| Decoder::new(ContentCoding::Deflate, &pool))
+        .map(|_| Decoder::for_coding(ContentCoding::Deflate, None, &pool).unwrap())
         .collect();
     drop(held);
     let d = pool
@@ -151,9 +151,9 @@ fn codecs_dropped_while_panicking_are_discarded_and_the_pool_survives() {
     // The guard itself is tested in src/pool/tests.rs; here, through the public codecs.
     let pool = CodecPool::builder().max_idle(4).build();
     let result = catch_unwind(AssertUnwindSafe(|| {
-        let mut encoder = Encoder::new(ContentCoding::Gzip, CompressionLevel::Default, &pool);
+        let mut encoder = Encoder::for_coding(ContentCoding::Gzip, CompressionLevel::Default, None, &pool).unwrap();
         encoder.encode(b"half", &mut BytesMut::new()).unwrap();
-        let _decoder = Decoder::new(ContentCoding::Gzip, &pool);
+        let _decoder = Decoder::for_coding(ContentCoding::Gzip, None, &pool).unwrap();
         panic!("mid-stream");
     }));
     assert!(result.is_err());
@@ -193,17 +193,13 @@ fn codecs_dropped_while_panicking_are_discarded_and_the_pool_survives() {
     let other = pool.clone();
     let joined = std::thread::spawn(move || {
         // A state is drawn at the first input.
-        let mut encoder = Encoder::new(ContentCoding::Deflate, CompressionLevel::Best, &other);
+        let mut encoder = Encoder::for_coding(ContentCoding::Deflate, CompressionLevel::Best, None, &other).unwrap();
         encoder.encode(b"x", &mut BytesMut::new()).unwrap();
         panic!("thread dies holding an encoder");
     })
     .join();
     assert!(joined.is_err());
-    drop(Encoder::new(
-        ContentCoding::Deflate,
-        CompressionLevel::Best,
-        &pool,
-    ));
+    drop(Encoder::for_coding(ContentCoding::Deflate, CompressionLevel::Best, None, &pool).unwrap());
     let s = pool.stats();
     assert_eq!(
         s.kind(tower_gzip::PoolKind::DeflateCompressors).discarded,
@@ -240,7 +236,7 @@ fn max_idle_zero_disables_pooling() {
 fn clones_share_one_pool_and_global_is_shared() {
     let pool = CodecPool::new();
     let clone = pool.clone();
-    drop(Decoder::new(ContentCoding::Gzip, &clone));
+    drop(Decoder::for_coding(ContentCoding::Gzip, None, &clone).unwrap());
     assert_eq!(
         pool.stats()
             .kind(tower_gzip::PoolKind::DeflateDecompressors)
@@ -269,7 +265,7 @@ fn pooled_codecs_allocate_only_the_output_buffer() {
             // Compress into a new buffer: one allocation, the buffer itself.
             let (allocs, wire) = allocations(|| {
                 let mut wire = BytesMut::new();
-                let mut encoder = Encoder::new(format, CompressionLevel::Default, &pool);
+                let mut encoder = Encoder::for_coding(format, CompressionLevel::Default, None, &pool).unwrap();
                 encoder.encode(data, &mut wire).unwrap();
                 encoder.finish(&mut wire).unwrap();
                 wire
@@ -282,7 +278,7 @@ fn pooled_codecs_allocate_only_the_output_buffer() {
             // Into a buffer with room: none at all.
             let mut presized = BytesMut::with_capacity(4096);
             let (allocs, ()) = allocations(|| {
-                let mut encoder = Encoder::new(format, CompressionLevel::Default, &pool);
+                let mut encoder = Encoder::for_coding(format, CompressionLevel::Default, None, &pool).unwrap();
                 encoder.encode(data, &mut presized).unwrap();
                 encoder.finish(&mut presized).unwrap();
             });
@@ -291,7 +287,7 @@ fn pooled_codecs_allocate_only_the_output_buffer() {
 
             let (allocs, plain) = allocations(|| {
                 let mut out = BytesMut::new();
-                let mut decoder = Decoder::new(format, &pool);
+                let mut decoder = Decoder::for_coding(format, None, &pool).unwrap();
                 assert_eq!(
                     decoder.decode(&wire, &mut out, 1 << 20).unwrap(),
                     wire.len()
@@ -307,7 +303,7 @@ fn pooled_codecs_allocate_only_the_output_buffer() {
             assert_eq!(&plain[..], &data[..]);
             let mut presized = BytesMut::with_capacity(4096);
             let (allocs, ()) = allocations(|| {
-                let mut decoder = Decoder::new(format, &pool);
+                let mut decoder = Decoder::for_coding(format, None, &pool).unwrap();
                 decoder.decode(&wire, &mut presized, 1 << 20).unwrap();
                 decoder.finish().unwrap();
             });
@@ -352,7 +348,7 @@ fn decoder_state_after_an_error_or_abandoned_stream_is_clean() {
     corrupt[30] ^= 0xff;
     corrupt[31] ^= 0x0f;
     for _ in 0..3 {
-        let mut decoder = Decoder::new(ContentCoding::Gzip, &pool);
+        let mut decoder = Decoder::for_coding(ContentCoding::Gzip, None, &pool).unwrap();
         let mut out = BytesMut::new();
         let err = decoder
             .decode(&corrupt, &mut out, 1 << 20)
@@ -367,7 +363,7 @@ fn decoder_state_after_an_error_or_abandoned_stream_is_clean() {
         );
         drop(decoder);
         // Stopped mid-stream: a half-used state must come back clean too.
-        let mut decoder = Decoder::new(ContentCoding::Gzip, &pool);
+        let mut decoder = Decoder::for_coding(ContentCoding::Gzip, None, &pool).unwrap();
         decoder
             .decode(&good[..good.len() / 2], &mut out, 1 << 20)
             .unwrap();
@@ -401,7 +397,7 @@ fn encoder_state_after_an_abandoned_stream_is_clean() {
         &mut expected,
     );
     {
-        let mut encoder = Encoder::new(ContentCoding::Gzip, CompressionLevel::Default, &pool);
+        let mut encoder = Encoder::for_coding(ContentCoding::Gzip, CompressionLevel::Default, None, &pool).unwrap();
         encoder
             .encode(&data[..10_000], &mut BytesMut::new())
             .unwrap();
@@ -425,7 +421,7 @@ fn every_coding_returns_its_state_and_idle_releases_it() {
     let data = text(50_000);
     for format in ContentCoding::PLAIN {
         let mut wire = BytesMut::new();
-        let mut encoder = Encoder::new(*format, CompressionLevel::Default, &pool);
+        let mut encoder = Encoder::for_coding(*format, CompressionLevel::Default, None, &pool).unwrap();
         encoder.encode(&data[..20_000], &mut wire).unwrap();
         assert!(pool.stats().in_use() >= 1, "{format:?}");
         encoder.idle(&mut wire).unwrap();
@@ -442,7 +438,7 @@ fn every_coding_returns_its_state_and_idle_releases_it() {
             "{format:?}: back after the finish"
         );
 
-        let mut decoder = Decoder::new(*format, &pool);
+        let mut decoder = Decoder::for_coding(*format, None, &pool).unwrap();
         let mut plain = BytesMut::new();
         let mut input = &wire[..];
         while !input.is_empty() || decoder.has_pending_output() {

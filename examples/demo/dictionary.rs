@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use tower_gzip::dictionary::learn::{LearnedRoute, Learner, storage::DirStorage};
+use tower_gzip::dictionary::learn::{DirStorage, LearnedRoute, Learner};
 use tower_gzip::dictionary::{Dictionary, DictionaryStore};
 use tower_gzip::dictionary::UseAsDictionary;
 use tracing::info;

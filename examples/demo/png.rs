@@ -17,11 +17,7 @@ pub fn png() -> Bytes {
         }
     }
     let mut idat = BytesMut::new();
-    let mut encoder = Encoder::new(
-        ContentCoding::Deflate,
-        CompressionLevel::Best,
-        &CodecPool::new(),
-    );
+    let mut encoder = Encoder::for_coding(ContentCoding::Deflate, CompressionLevel::Best, None, &CodecPool::new()).unwrap();
     encoder.encode(&raw, &mut idat).expect("in-memory encode");
     encoder.finish(&mut idat).expect("in-memory encode");
 

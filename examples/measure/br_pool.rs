@@ -302,7 +302,7 @@ fn variants<'a>(
             Box::new(|| {
                 let mut out = outputs.pooled.borrow_mut();
                 out.clear();
-                let mut encoder = Encoder::new(ContentCoding::Br, CompressionLevel::Default, pool);
+                let mut encoder = Encoder::for_coding(ContentCoding::Br, CompressionLevel::Default, None, pool).unwrap();
                 encoder.encode(black_box(input), &mut out).unwrap();
                 encoder.finish(&mut out).unwrap();
             }),
@@ -332,7 +332,7 @@ fn variants<'a>(
 /// A pooled `Decoder` per body.
 fn pooled_decode(wire: &[u8], pool: &CodecPool, out: &mut BytesMut) {
     out.clear();
-    let mut decoder = Decoder::new(ContentCoding::Br, pool);
+    let mut decoder = Decoder::for_coding(ContentCoding::Br, None, pool).unwrap();
     let mut rest = black_box(wire);
     while !rest.is_empty() || decoder.has_pending_output() {
         let consumed = decoder.decode(rest, out, 1 << 20).unwrap();

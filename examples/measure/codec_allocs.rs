@@ -43,7 +43,7 @@ fn json_payload(len: usize) -> Vec<u8> {
 
 fn compress(pool: &CodecPool, data: &[u8]) -> BytesMut {
     let mut out = BytesMut::new();
-    let mut encoder = Encoder::new(ContentCoding::Gzip, CompressionLevel::Default, pool);
+    let mut encoder = Encoder::for_coding(ContentCoding::Gzip, CompressionLevel::Default, None, pool).unwrap();
     encoder.encode(data, &mut out).expect("encode");
     encoder.finish(&mut out).expect("finish");
     out
@@ -51,7 +51,7 @@ fn compress(pool: &CodecPool, data: &[u8]) -> BytesMut {
 
 fn decompress(pool: &CodecPool, wire: &[u8]) -> BytesMut {
     let mut out = BytesMut::new();
-    let mut decoder = Decoder::new(ContentCoding::Gzip, pool);
+    let mut decoder = Decoder::for_coding(ContentCoding::Gzip, None, pool).unwrap();
     decoder.decode(wire, &mut out, usize::MAX).expect("decode");
     decoder.finish().expect("complete stream");
     out

@@ -35,7 +35,7 @@ fn main() {
         let start = Instant::now();
         for _ in 0..rounds {
             out.clear();
-            let mut enc = Encoder::new(ContentCoding::Gzip, CompressionLevel::Default, &pool);
+            let mut enc = Encoder::for_coding(ContentCoding::Gzip, CompressionLevel::Default, None, &pool).unwrap();
             enc.encode(&body, &mut out).unwrap();
             enc.finish(&mut out).unwrap();
         }

@@ -170,7 +170,7 @@ impl Encoder {
     /// where [`for_coding`](Encoder::for_coding) fails (a dictionary coding, which needs its
     /// dictionary, or a coding whose cargo feature is off), every call of this encoder
     /// returns that error.
-    pub fn new(coding: ContentCoding, level: CompressionLevel, pool: &CodecPool) -> Self {
+    pub(crate) fn new(coding: ContentCoding, level: CompressionLevel, pool: &CodecPool) -> Self {
         let codec = any_encoder(coding, level, None, pool);
         Encoder { coding, codec }
     }
@@ -336,7 +336,7 @@ impl Decoder {
     /// [`for_coding`](Decoder::for_coding) fails (a dictionary coding, which needs its
     /// dictionary, or a coding whose cargo feature is off), every call of this decoder
     /// returns that error.
-    pub fn new(coding: ContentCoding, pool: &CodecPool) -> Self {
+    pub(crate) fn new(coding: ContentCoding, pool: &CodecPool) -> Self {
         let codec = any_decoder(coding, None, pool);
         Decoder { coding, codec }
     }

@@ -15,14 +15,14 @@
 //! use tower_gzip::{CodecPool, CompressionLevel};
 //!
 //! let pool = CodecPool::global();
-//! let mut encoder = Encoder::new(ContentCoding::Gzip, CompressionLevel::Default, pool);
+//! let mut encoder = Encoder::for_coding(ContentCoding::Gzip, CompressionLevel::Default, None, pool).unwrap();
 //! let mut wire = BytesMut::new();
 //! encoder.encode(b"hello, ", &mut wire).unwrap();
 //! encoder.flush(&mut wire).unwrap(); // everything so far is now decodable
 //! encoder.encode(b"world", &mut wire).unwrap();
 //! encoder.finish(&mut wire).unwrap();
 //!
-//! let mut decoder = Decoder::new(ContentCoding::Gzip, pool);
+//! let mut decoder = Decoder::for_coding(ContentCoding::Gzip, None, pool).unwrap();
 //! let mut plain = BytesMut::new();
 //! let mut input = &wire[..];
 //! while !input.is_empty() || decoder.has_pending_output() {

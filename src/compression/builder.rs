@@ -59,7 +59,7 @@ macro_rules! compression_builder_methods {
             self.with(|s| s.governor = Some(governor))
         }
 
-        /// The size floor (default [`DEFAULT_MIN_SIZE`](crate::compression::DEFAULT_MIN_SIZE)).
+        /// The size floor (default 256 bytes, under which the coding's framing eats what it saves).
         ///
         /// [`DefaultPredicate`](crate::predicate::DefaultPredicate) refuses bodies known to be
         /// smaller. A body of unknown size is read ahead while it has frames ready: under

@@ -29,7 +29,7 @@ pub struct CompressionLayer<P = DefaultPredicate> {
 impl CompressionLayer {
     /// Every coding compiled in (zstd > br > gzip > deflate when q-values tie), each
     /// coding's default level, [`DefaultPredicate`], a minimum size of
-    /// [`DEFAULT_MIN_SIZE`](super::DEFAULT_MIN_SIZE) bytes and the
+    /// 256 bytes and the
     /// [global pool](crate::CodecPool::global).
     pub fn new() -> Self {
         CompressionLayer {

@@ -32,7 +32,7 @@
 //!    audio or video, not gRPC but gRPC-web, not already-compressed types).
 //! 3. Otherwise `Vary: accept-encoding` is added. HEAD and 304 responses are never encoded.
 //! 4. Under [`DefaultPredicate`], bodies known to be under
-//!    [`min_size`](CompressionLayer::min_size) bytes ([`DEFAULT_MIN_SIZE`]) stay as they are,
+//!    [`min_size`](CompressionLayer::min_size) bytes (256 by default) stay as they are,
 //!    and so do bodies of unknown size that turn out complete and smaller when read ahead; a
 //!    custom predicate decides alone, whatever the size, as in tower-http.
 //! 5. With [`dictionaries`](CompressionLayer::dictionaries), a request that names a stored
@@ -113,7 +113,7 @@ pub use future::ResponseFuture;
 pub use governor::{Governor, GovernorStats};
 pub use layer::CompressionLayer;
 pub use service::Compression;
-pub use settings::{DEFAULT_MIN_SIZE, ToCompress};
+pub use settings::ToCompress;
 pub use stats::{CodingStats, CompressionStats, CompressionStatsSnapshot, DictionaryStats};
 
 /// When to compress a response: a [`Predicate`] reads a response's head and size hint. The

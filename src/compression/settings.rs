@@ -24,7 +24,7 @@ use crate::pool::CodecPool;
 /// --release --example min_size` prints the table; BENCHMARKS.md, "The size floor"). It sits
 /// between tower-http's 32 B, which spends a compressor pass to grow tiny bodies, and Go
 /// gzhttp's 1,024 B, which leaves much of a typical small API response uncompressed.
-pub const DEFAULT_MIN_SIZE: u64 = 256;
+pub(crate) const DEFAULT_MIN_SIZE: u64 = 256;
 
 /// What a [`CompressionLayer`](super::CompressionLayer) or
 /// [`Compression`](super::Compression) is configured with, shared by its clones.

@@ -12,7 +12,7 @@ use crate::pool::CodecPool;
 ///
 /// Longer chains are refused: each coding costs a decoder, and unbounded chains were the
 /// subject of urllib3 CVE-2025-66418 and undici CVE-2026-22036.
-pub const MAX_CODINGS: usize = 3;
+pub(crate) const MAX_CODINGS: usize = 3;
 
 /// The codings a layer decoding `accept` reads: those, and `with_dictionaries` each
 /// dictionary coding whose coding underneath (zstd for `dcz`, br for `dcb`) is among them.

@@ -15,13 +15,13 @@ use crate::BoxError;
 ///
 /// This is the OpenTelemetry collector's `max_request_body_size` default, which it applies to
 /// the *decompressed* bytes since CVE-2024-36129.
-pub const DEFAULT_MAX_DECOMPRESSED_SIZE: usize = 20 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_DECOMPRESSED_SIZE: usize = 20 * 1024 * 1024;
 
 /// Limits that stop a decompression bomb while it inflates.
 ///
 /// Both limits are on by default ([`DecompressionLimits::default`]):
 ///
-/// - **Size**: at most [`DEFAULT_MAX_DECOMPRESSED_SIZE`] (20 MiB) decoded bytes per body.
+/// - **Size**: at most 20 MiB decoded bytes per body.
 /// - **Ratio**: [`RatioLimit::default`], Apache mod_deflate's `DeflateInflateRatioLimit 200`
 ///   with `DeflateInflateRatioBurst 3`, checked once 1 MiB has been decoded.
 ///
@@ -126,7 +126,7 @@ pub struct RatioLimit {
 
 impl RatioLimit {
     /// Apache's defaults: ratio 200, burst 3, checked past 1 MiB of decoded data.
-    pub const DEFAULT: RatioLimit = RatioLimit {
+    pub(crate) const DEFAULT: RatioLimit = RatioLimit {
         ratio: 200,
         burst: 3,
         min_size: 1024 * 1024,

@@ -10,9 +10,9 @@
 //!
 //! Both hand out a streaming [`DecompressionBody`] over pooled decoders: frames of at most
 //! 64 KiB, trailers forwarded, and [`DecompressionLimits`] on by default: at most 20 MiB
-//! decoded per body ([`DEFAULT_MAX_DECOMPRESSED_SIZE`], the OpenTelemetry collector's figure)
+//! decoded per body (20 MiB, the OpenTelemetry collector's figure)
 //! and Apache's ratio limit of 200:1 with a burst of 3 frames, past 1 MiB
-//! ([`RatioLimit::DEFAULT`]). Inflation stops when a limit is reached, not after.
+//! ([`RatioLimit`]'s default). Inflation stops when a limit is reached, not after.
 //!
 //! # Errors and status codes
 //!
@@ -72,8 +72,7 @@ mod request;
 mod response;
 
 pub use body::DecompressionBody;
-pub use coding::MAX_CODINGS;
-pub use limits::{DEFAULT_MAX_DECOMPRESSED_SIZE, DecompressionLimits, RatioLimit};
+pub use limits::{DecompressionLimits, RatioLimit};
 pub use request::{
     RequestDecompression, RequestDecompressionFuture, RequestDecompressionLayer,
     RequestDecompressionResponseBody,

@@ -360,7 +360,7 @@ where
 /// after every event, so events are not delayed.
 ///
 /// Bodies of known size under the layer's `min_size` (default
-/// [`DEFAULT_MIN_SIZE`](crate::compression::DEFAULT_MIN_SIZE), 256 B) are not compressed
+/// 256 B) are not compressed
 /// either: the floor is a layer setting so that `min_size(n)` changes it, and so that a body
 /// of unknown size can be read ahead and measured instead of guessed.
 #[derive(Clone, Copy, Debug, Default)]

@@ -40,7 +40,7 @@
 //! [`SECONDS_BUCKETS`] and [`RATIO_BUCKETS`].
 //!
 //! The metric names, their labels and what each counts are listed in the telemetry guide
-//! (`docs/telemetry.md`, shipped as `guide::telemetry`).
+//! (`docs/telemetry.md`, shipped in `guide`).
 //!
 //! ```
 //! # #[cfg(feature = "metrics")] {

@@ -144,7 +144,7 @@ fn trailing_garbage_after_gzip_member() {
     // Split right at the end of the member too.
     let n = wire.len() - 7;
     let pool = CodecPool::new();
-    let mut decoder = Decoder::new(ContentCoding::Gzip, &pool);
+    let mut decoder = Decoder::for_coding(ContentCoding::Gzip, None, &pool).unwrap();
     let mut out = BytesMut::new();
     feed(&mut decoder, &wire[..n], &[n], 100, &mut out).unwrap();
     assert!(decoder.is_stream_end());
@@ -233,7 +233,7 @@ fn over_long_name_and_comment_are_corrupt_header() {
     let mut endless = vec![0x1f, 0x8b, 8, 0x08, 0, 0, 0, 0, 0, 255];
     endless.resize(1 << 20, b'a');
     let pool = CodecPool::new();
-    let mut decoder = Decoder::new(ContentCoding::Gzip, &pool);
+    let mut decoder = Decoder::for_coding(ContentCoding::Gzip, None, &pool).unwrap();
     let err = decoder
         .decode(&endless, &mut BytesMut::new(), 100)
         .unwrap_err();
@@ -261,7 +261,7 @@ fn many_empty_members_decode() {
     let one = encode(ContentCoding::Gzip, 6, b"");
     let wire = one.repeat(10_000);
     let pool = CodecPool::new();
-    let mut decoder = Decoder::new(ContentCoding::Gzip, &pool);
+    let mut decoder = Decoder::for_coding(ContentCoding::Gzip, None, &pool).unwrap();
     let mut out = BytesMut::new();
     feed(&mut decoder, &wire, &[wire.len()], 1 << 20, &mut out).unwrap();
     decoder.finish().unwrap();
@@ -301,7 +301,7 @@ fn headers_with_every_field_split_at_every_byte() {
         let wire = gzip_member(h, &data);
         for split in 0..=wire.len() {
             let pool = CodecPool::new();
-            let mut decoder = Decoder::new(ContentCoding::Gzip, &pool);
+            let mut decoder = Decoder::for_coding(ContentCoding::Gzip, None, &pool).unwrap();
             let mut out = BytesMut::new();
             feed(&mut decoder, &wire[..split], &[split.max(1)], 64, &mut out).unwrap();
             feed(&mut decoder, &wire[split..], &[wire.len()], 64, &mut out).unwrap();
@@ -326,7 +326,7 @@ fn multi_member_with_headers_byte_by_byte() {
     wire.extend(encode(ContentCoding::Gzip, 1, b""));
     wire.extend(encode(ContentCoding::Gzip, 9, b"second"));
     let pool = CodecPool::new();
-    let mut decoder = Decoder::new(ContentCoding::Gzip, &pool);
+    let mut decoder = Decoder::for_coding(ContentCoding::Gzip, None, &pool).unwrap();
     let mut out = BytesMut::new();
     feed(&mut decoder, &wire, &[1], 2, &mut out).unwrap();
     decoder.finish().unwrap();

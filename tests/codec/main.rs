@@ -62,7 +62,7 @@ fn decode_with(
     max_out: usize,
 ) -> Result<Vec<u8>, DecodeError> {
     let pool = CodecPool::new();
-    let mut decoder = Decoder::new(format, &pool);
+    let mut decoder = Decoder::for_coding(format, None, &pool).unwrap();
     let mut out = BytesMut::new();
     feed(&mut decoder, wire, chunks, max_out, &mut out)?;
     decoder.finish()?;
@@ -82,7 +82,7 @@ fn decode_err(format: ContentCoding, wire: &[u8]) -> DecodeErrorKind {
 
 fn encode(format: ContentCoding, level: u32, data: &[u8]) -> Vec<u8> {
     let pool = CodecPool::new();
-    let mut encoder = Encoder::new(format, CompressionLevel::Precise(level as i32), &pool);
+    let mut encoder = Encoder::for_coding(format, CompressionLevel::Precise(level as i32), None, &pool).unwrap();
     let mut wire = BytesMut::new();
     encoder.encode(data, &mut wire).unwrap();
     encoder.finish(&mut wire).unwrap();
@@ -122,7 +122,7 @@ proptest! {
     ) {
         let format = if gzip { ContentCoding::Gzip } else { ContentCoding::Deflate };
         let pool = CodecPool::new();
-        let mut encoder = Encoder::new(format, CompressionLevel::Precise(level), &pool);
+        let mut encoder = Encoder::for_coding(format, CompressionLevel::Precise(level), None, &pool).unwrap();
         let mut wire = BytesMut::new();
         let mut fed = 0;
         let mut sizes = in_chunks.iter().cycle();
@@ -137,7 +137,7 @@ proptest! {
                 // Everything fed so far is decodable from the bytes produced so far.
                 if checked_prefixes < 4 {
                     checked_prefixes += 1;
-                    let mut decoder = Decoder::new(format, &pool);
+                    let mut decoder = Decoder::for_coding(format, None, &pool).unwrap();
                     let mut out = BytesMut::new();
                     feed(&mut decoder, &wire, &wire_chunks, max_out, &mut out).unwrap();
                     prop_assert_eq!(&out[..], &data[..fed]);
@@ -220,9 +220,9 @@ fn every_level_and_format_round_trips() {
 fn empty_input_finishes_ok_with_no_output() {
     for format in [ContentCoding::Gzip, ContentCoding::Deflate] {
         let pool = CodecPool::new();
-        let decoder = Decoder::new(format, &pool);
+        let decoder = Decoder::for_coding(format, None, &pool).unwrap();
         decoder.finish().unwrap();
-        let mut decoder = Decoder::new(format, &pool);
+        let mut decoder = Decoder::for_coding(format, None, &pool).unwrap();
         let mut out = BytesMut::new();
         assert_eq!(decoder.decode(&[], &mut out, 100).unwrap(), 0);
         decoder.finish().unwrap();
@@ -235,14 +235,14 @@ fn empty_input_finishes_ok_with_no_output() {
 #[test]
 fn flush_without_input_is_decodable_and_idempotent() {
     let pool = CodecPool::new();
-    let mut encoder = Encoder::new(ContentCoding::Gzip, CompressionLevel::Default, &pool);
+    let mut encoder = Encoder::for_coding(ContentCoding::Gzip, CompressionLevel::Default, None, &pool).unwrap();
     let mut wire = BytesMut::new();
     encoder.flush(&mut wire).unwrap();
     encoder.flush(&mut wire).unwrap();
     encoder.encode(b"abc", &mut wire).unwrap();
     encoder.flush(&mut wire).unwrap();
     let len = wire.len();
-    let mut decoder = Decoder::new(ContentCoding::Gzip, &pool);
+    let mut decoder = Decoder::for_coding(ContentCoding::Gzip, None, &pool).unwrap();
     let mut out = BytesMut::new();
     feed(&mut decoder, &wire, &[1], 10, &mut out).unwrap();
     assert_eq!(&out[..], b"abc");
@@ -258,7 +258,7 @@ fn zeros_bomb_never_exceeds_budget() {
     let bomb = encode(ContentCoding::Gzip, 9, &vec![0u8; 2 << 20]);
     assert!(bomb.len() < 4096, "a bomb: {} bytes", bomb.len());
     let pool = CodecPool::new();
-    let mut decoder = Decoder::new(ContentCoding::Gzip, &pool);
+    let mut decoder = Decoder::for_coding(ContentCoding::Gzip, None, &pool).unwrap();
     let mut out = BytesMut::new();
     feed(&mut decoder, &bomb, &[bomb.len()], 1000, &mut out).unwrap();
     decoder.finish().unwrap();
@@ -266,7 +266,7 @@ fn zeros_bomb_never_exceeds_budget() {
     assert!(out.iter().all(|&b| b == 0));
 
     // A consumer with a limit stops early: one call, at most the budget, input left over.
-    let mut decoder = Decoder::new(ContentCoding::Gzip, &pool);
+    let mut decoder = Decoder::for_coding(ContentCoding::Gzip, None, &pool).unwrap();
     let mut out = BytesMut::new();
     let consumed = decoder.decode(&bomb, &mut out, 64 * 1024).unwrap();
     assert_eq!(out.len(), 64 * 1024);
@@ -282,7 +282,7 @@ fn zeros_bomb_never_exceeds_budget() {
 fn zero_budget_makes_no_output() {
     let wire = encode(ContentCoding::Gzip, 6, b"hello");
     let pool = CodecPool::new();
-    let mut decoder = Decoder::new(ContentCoding::Gzip, &pool);
+    let mut decoder = Decoder::for_coding(ContentCoding::Gzip, None, &pool).unwrap();
     let mut out = BytesMut::new();
     let consumed = decoder.decode(&wire, &mut out, 0).unwrap();
     assert!(out.is_empty());
@@ -297,7 +297,7 @@ fn zero_budget_makes_no_output() {
 fn header_padding_is_a_comment_and_round_trips() {
     let pool = CodecPool::new();
     for pad in [1, 2, 100, 65_535] {
-        let mut encoder = Encoder::new(ContentCoding::Gzip, CompressionLevel::Fastest, &pool)
+        let mut encoder = Encoder::for_coding(ContentCoding::Gzip, CompressionLevel::Fastest, None, &pool).unwrap()
             .with_header_padding(pad);
         let mut wire = BytesMut::new();
         encoder.encode(b"padded", &mut wire).unwrap();
@@ -317,7 +317,7 @@ fn an_error_is_sticky() {
     let at = wire.len() - 8;
     wire[at] ^= 1;
     let pool = CodecPool::new();
-    let mut decoder = Decoder::new(ContentCoding::Gzip, &pool);
+    let mut decoder = Decoder::for_coding(ContentCoding::Gzip, None, &pool).unwrap();
     let mut out = BytesMut::new();
     let err = decoder.decode(&wire, &mut out, 1 << 20).unwrap_err();
     assert_eq!(err.kind(), DecodeErrorKind::Checksum);
@@ -366,10 +366,10 @@ fn a_coding_not_compiled_in_fails_at_its_first_call() {
     assert_eq!(ContentCoding::from_token("zstd"), None);
     assert!(!ContentCoding::Zstd.is_compiled());
     assert!(!ContentCoding::ALL.contains(&ContentCoding::Zstd));
-    let mut encoder = Encoder::new(ContentCoding::Zstd, CompressionLevel::Default, &pool);
+    let mut encoder = Encoder::for_coding(ContentCoding::Zstd, CompressionLevel::Default, None, &pool).unwrap();
     assert!(encoder.encode(b"hello", &mut BytesMut::new()).is_err());
     assert!(encoder.finish(&mut BytesMut::new()).is_err());
-    let mut decoder = Decoder::new(ContentCoding::Zstd, &pool);
+    let mut decoder = Decoder::for_coding(ContentCoding::Zstd, None, &pool).unwrap();
     let error = decoder
         .decode(&[0x28, 0xb5, 0x2f, 0xfd], &mut BytesMut::new(), 1024)
         .unwrap_err();

@@ -5,7 +5,10 @@ use http::header::{ACCEPT_RANGES, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE
 use http::{HeaderValue, Response, StatusCode};
 use http_body::{Body, Frame};
 use http_body_util::{BodyExt, Empty, Full};
-use tower_gzip::compression::{CompressionLayer, DEFAULT_MIN_SIZE};
+use tower_gzip::compression::CompressionLayer;
+
+/// The layer's default size floor.
+const DEFAULT_MIN_SIZE: u64 = 256;
 
 use crate::common::{ReadyFrames, StutterBody, gunzip, text};
 use crate::support::{

@@ -10,7 +10,10 @@ use http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
 use http_body::{Body, Frame};
 use http_body_util::{BodyExt, Full, StreamBody};
 use tower::{Layer, ServiceExt, service_fn};
-use tower_gzip::decompression::{DecompressionBody, MAX_CODINGS, RequestDecompressionLayer};
+use tower_gzip::decompression::{DecompressionBody, RequestDecompressionLayer};
+
+/// The most codings a `Content-Encoding` may stack.
+const MAX_CODINGS: usize = 3;
 
 use crate::common::{accepted_codings as accepted, text};
 use crate::common::{gzip, raw_deflate, zlib};

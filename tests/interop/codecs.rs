@@ -104,7 +104,7 @@ fn ours(
 ) -> Vec<u8> {
     let pool = CodecPool::new();
     let mut encoder =
-        Encoder::new(format, CompressionLevel::Precise(level), &pool).with_header_padding(padding);
+        Encoder::for_coding(format, CompressionLevel::Precise(level), None, &pool).unwrap().with_header_padding(padding);
     let mut wire = BytesMut::new();
     for chunk in data.chunks(flush_every) {
         encoder.encode(chunk, &mut wire).unwrap();
@@ -116,7 +116,7 @@ fn ours(
 
 fn our_decode(format: ContentCoding, wire: &[u8]) -> Vec<u8> {
     let pool = CodecPool::new();
-    let mut decoder = Decoder::new(format, &pool);
+    let mut decoder = Decoder::for_coding(format, None, &pool).unwrap();
     let mut out = BytesMut::new();
     for chunk in wire.chunks(1000) {
         let mut input = chunk;
@@ -306,7 +306,7 @@ fn we_decode_concatenated_members_from_cat() {
 #[cfg(feature = "zstd")]
 fn ours_with_idles(format: ContentCoding, data: &[u8], idle_every: usize) -> Vec<u8> {
     let pool = CodecPool::new();
-    let mut encoder = Encoder::new(format, CompressionLevel::Default, &pool);
+    let mut encoder = Encoder::for_coding(format, CompressionLevel::Default, None, &pool).unwrap();
     let mut wire = BytesMut::new();
     for chunk in data.chunks(idle_every) {
         encoder.encode(chunk, &mut wire).unwrap();
@@ -356,7 +356,7 @@ fn zstd_cli_decodes_our_zstd_and_we_decode_its() {
                 &["--ultra", "-20", "--zstd=wlog=27", "-c", "-q"],
                 &data,
             );
-            let mut decoder = Decoder::new(ContentCoding::Zstd, &CodecPool::new());
+            let mut decoder = Decoder::for_coding(ContentCoding::Zstd, None, &CodecPool::new()).unwrap();
             let err = decoder
                 .decode(&wire, &mut BytesMut::new(), 1 << 20)
                 .unwrap_err();

@@ -26,8 +26,8 @@ const SHED: u8 = STEPS + 1;
 /// slices, on whatever thread runs them) against the wall time of the cores it may use,
 /// over short windows. When compression takes more than the upper share of those cores,
 /// it steps the levels down, each coding a quarter of the way to its fastest level per
-/// window, but never so far that a coding sends more than
-/// [`max_growth`](Governor::max_growth) times the bytes its configured level sent (learned
+/// window, but never so far that a coding sends more than 1.2 times the bytes its
+/// configured level sent (learned
 /// from the responses at each step). When every coding is at its fastest level and that
 /// is still too much, one more step stops compressing the kinds of response (media type
 /// family by size class) whose compression costs the most time per byte it saves: those at
@@ -39,14 +39,10 @@ const SHED: u8 = STEPS + 1;
 /// It needs no timer and no runtime: windows close on the responses that arrive.
 ///
 /// ```
-/// use std::time::Duration;
 /// use tower_gzip::compression::{CompressionLayer, Governor};
 /// use tower_gzip::{CompressionLevel, ContentCoding};
 ///
-/// let governor = Governor::new()
-///     .shares(0.5, 0.25)
-///     .window(Duration::from_millis(250))
-///     .max_growth(1.2);
+/// let governor = Governor::new().shares(0.5, 0.25);
 /// let layer = CompressionLayer::new()
 ///     .level(ContentCoding::Zstd, CompressionLevel::Precise(9))
 ///     .adaptive(governor.clone());

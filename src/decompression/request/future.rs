@@ -9,7 +9,7 @@ use pin_project_lite::pin_project;
 
 use super::RequestDecompressionResponseBody;
 use crate::coding::CodingSet;
-use crate::decompression::MAX_CODINGS;
+use crate::decompression::coding::MAX_CODINGS;
 use crate::decompression::coding::accept_encoding;
 
 /// Why a request was refused before reaching the inner service.

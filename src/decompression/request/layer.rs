@@ -78,7 +78,7 @@ impl RequestDecompressionLayer {
 
     /// Forwards requests whose coding is unknown or disabled unchanged (headers and body)
     /// instead of answering 415. Off by default. Chains longer than
-    /// [`MAX_CODINGS`](crate::decompression::MAX_CODINGS) are refused either way.
+    /// three are refused either way.
     pub fn pass_through_unaccepted(mut self, enable: bool) -> Self {
         self.pass_through_unaccepted = enable;
         self

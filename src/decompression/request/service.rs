@@ -15,7 +15,7 @@ use crate::decompression::coding::{Codings, Settings, parse};
 ///
 /// - `gzip`, `x-gzip` and `deflate` (case-insensitive) are decoded, including stacked codings
 ///   such as `gzip, gzip` (decoded last-applied first), up to
-///   [`MAX_CODINGS`](crate::decompression::MAX_CODINGS). `Content-Encoding` and
+///   three. `Content-Encoding` and
 ///   `Content-Length` are removed and the inner service receives a
 ///   [`DecompressionBody`] that yields the decoded bytes.
 /// - No `Content-Encoding`, or only `identity`: the request passes unchanged (its body still

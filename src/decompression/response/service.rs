@@ -23,7 +23,7 @@ const SEC_FETCH_DEST: &str = "sec-fetch-dest";
 /// (a range of a compressed representation cannot be decoded alone), are left as they are.
 ///
 /// Responses whose `Content-Encoding` lists only enabled codings (case-insensitive, `x-gzip`
-/// is gzip, up to [`MAX_CODINGS`](crate::decompression::MAX_CODINGS) stacked) are decoded:
+/// is gzip, up to three stacked) are decoded:
 /// `Content-Encoding` and `Content-Length` are removed and the body becomes a decoding
 /// [`DecompressionBody`](crate::decompression::DecompressionBody), held to the configured
 /// [`DecompressionLimits`](crate::decompression::DecompressionLimits). Every other response is

@@ -35,7 +35,7 @@
 //! what the current dictionary saves against plain zstd 3; when that falls more than the
 //! margin below what it saved when built (the schema changed), it builds the next. The last
 //! few stay usable for clients still holding them, then are retired, oldest first. With a
-//! [storage](LearnerBuilder::storage) ([`storage::DirStorage`], or `object_store` backends
+//! [storage](LearnerBuilder::storage) ([`DirStorage`], or `object_store` backends
 //! with the `object-store` feature), each instance writes what it builds and loads what the
 //! others built, polling at a bounded rate, so a request naming any published dictionary
 //! gets dictionary compression on any instance; all agree on the newest (by version, then
@@ -48,7 +48,7 @@
 //! ```ignore
 //! use std::sync::Arc;
 //! use object_store::aws::AmazonS3Builder;
-//! use tower_gzip::dictionary::learn::{LearnedRoute, Learner, storage::ObjectStorage};
+//! use tower_gzip::dictionary::learn::{LearnedRoute, Learner, ObjectStorage};
 //!
 //! // Credentials and region from the environment (AWS_ACCESS_KEY_ID, AWS_REGION, ...).
 //! let s3 = AmazonS3Builder::from_env().with_bucket_name("my-service-assets").build()?;
@@ -64,7 +64,7 @@
 //! use axum::{Router, routing::get};
 //! use tower::ServiceBuilder;
 //! use tower_gzip::compression::CompressionLayer;
-//! use tower_gzip::dictionary::learn::{LearnedRoute, Learner, storage::DirStorage};
+//! use tower_gzip::dictionary::learn::{LearnedRoute, Learner, DirStorage};
 //!
 //! let dir = std::env::temp_dir().join("tower-gzip-doc-learned");
 //! let learner = Learner::builder()
@@ -99,7 +99,7 @@ mod shared;
 mod stats;
 #[cfg(test)]
 mod stats_tests;
-pub mod storage;
+mod storage;
 #[cfg(test)]
 mod tests;
 mod worker;
@@ -113,6 +113,10 @@ pub use learner::Learner;
 pub use safety::Refusal;
 pub use service::{LearnFuture, LearnService};
 pub use stats::{CurrentDictionary, LearnPhase, LearnedRouteStats, LearnerStats};
+pub use storage::{DictionaryStorage, DirStorage};
+#[cfg(feature = "object-store")]
+#[cfg_attr(docsrs, doc(cfg(feature = "object-store")))]
+pub use storage::ObjectStorage;
 
 /// Why a learner could not be made.
 #[derive(Debug)]

@@ -21,7 +21,7 @@ use super::{DictionaryStorage, check_name, is_segment, split_prefix, too_long};
 /// # Example
 ///
 /// ```
-/// use tower_gzip::dictionary::learn::storage::{DictionaryStorage, DirStorage};
+/// use tower_gzip::dictionary::learn::{DictionaryStorage, DirStorage};
 ///
 /// let dir = std::env::temp_dir().join(format!("tower-gzip-doc-dir-{}", std::process::id()));
 /// let storage = DirStorage::new(&dir)?;

@@ -26,7 +26,7 @@ use super::{DictionaryStorage, check_name, split_prefix, too_long};
 /// ```
 /// use std::sync::Arc;
 /// use object_store::local::LocalFileSystem;
-/// use tower_gzip::dictionary::learn::storage::{DictionaryStorage, ObjectStorage};
+/// use tower_gzip::dictionary::learn::{DictionaryStorage, ObjectStorage};
 ///
 /// let dir = std::env::temp_dir().join(format!("tower-gzip-doc-object-{}", std::process::id()));
 /// std::fs::create_dir_all(&dir)?;
