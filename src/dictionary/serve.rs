@@ -98,11 +98,6 @@ impl DictionaryService {
         self
     }
 
-    /// The dictionary served.
-    pub fn dictionary(&self) -> &Dictionary {
-        &self.dictionary
-    }
-
     fn respond(&self, method: &Method, headers: &HeaderMap) -> Response<Full<Bytes>> {
         if method != Method::GET && method != Method::HEAD {
             let mut res = Response::new(Full::new(Bytes::new()));

@@ -36,7 +36,7 @@ use super::{DictionaryStorage, check_name, is_segment, split_prefix, too_long};
 /// ```
 #[derive(Debug, Clone)]
 pub struct DirStorage {
-    root: PathBuf,
+    pub(super) root: PathBuf,
 }
 
 impl DirStorage {
@@ -45,11 +45,6 @@ impl DirStorage {
         let root = path.into();
         fs::create_dir_all(&root)?;
         Ok(Self { root })
-    }
-
-    /// The directory the blobs are under.
-    pub fn path(&self) -> &Path {
-        &self.root
     }
 
     /// The file of the blob `name`, once the name is checked.

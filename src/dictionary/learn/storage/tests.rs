@@ -307,7 +307,7 @@ fn dir_new_creates_the_directory_and_leaves_no_temporary_file() {
     let root = scratch.0.join("nested/deeper");
     let storage = DirStorage::new(&root).unwrap();
     assert!(root.is_dir());
-    assert_eq!(storage.path(), root);
+    assert_eq!(storage.root, root);
     for i in 0..20u8 {
         storage.put("routes/dict", &[i; 1000]).unwrap();
     }
