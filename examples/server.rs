@@ -110,11 +110,11 @@ use tower_gzip::CompressionLevel;
 use tower_gzip::ContentCoding;
 use tower_gzip::cache::VariantCache;
 use tower_gzip::compression::{CompressionLayer, CompressionStats, Governor};
+use tower_gzip::dictionary::UseAsDictionary;
 use tower_gzip::dictionary::learn::Learner;
 use tower_gzip::dictionary::{
     Dictionary, DictionaryService, DictionaryStore, UseAsDictionaryLayer, link_header,
 };
-use tower_gzip::dictionary::UseAsDictionary;
 use tracing::{info, warn};
 
 use bodies::WireStats;

@@ -8,10 +8,10 @@ use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
 use tower_gzip::codec::OneShot;
+use tower_gzip::dictionary::UseAsDictionary;
 use tower_gzip::dictionary::{
     BuiltDictionary, CandidateReport, Dictionary, DictionaryBuilder, DictionaryError,
 };
-use tower_gzip::dictionary::UseAsDictionary;
 use tower_gzip::{CodecPool, CompressionLevel, ContentCoding};
 
 /// Small dictionaries and sample sets keep the debug build's trainer and brotli quick.

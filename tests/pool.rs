@@ -57,7 +57,8 @@ fn cap_holds_under_a_thousand_concurrent_checkouts() {
                 let compressors: Vec<_> = (0..PER_THREAD)
                     .map(|i| {
                         let level = CompressionLevel::Precise(levels[(i + t) % 3]);
-                        let mut encoder = Encoder::for_coding(ContentCoding::Gzip, level, None, pool).unwrap();
+                        let mut encoder =
+                            Encoder::for_coding(ContentCoding::Gzip, level, None, pool).unwrap();
                         encoder.encode(b"x", &mut BytesMut::new()).unwrap();
                         encoder
                     })
@@ -151,7 +152,9 @@ fn codecs_dropped_while_panicking_are_discarded_and_the_pool_survives() {
     // The guard itself is tested in src/pool/tests.rs; here, through the public codecs.
     let pool = CodecPool::builder().max_idle(4).build();
     let result = catch_unwind(AssertUnwindSafe(|| {
-        let mut encoder = Encoder::for_coding(ContentCoding::Gzip, CompressionLevel::Default, None, &pool).unwrap();
+        let mut encoder =
+            Encoder::for_coding(ContentCoding::Gzip, CompressionLevel::Default, None, &pool)
+                .unwrap();
         encoder.encode(b"half", &mut BytesMut::new()).unwrap();
         let _decoder = Decoder::for_coding(ContentCoding::Gzip, None, &pool).unwrap();
         panic!("mid-stream");
@@ -193,7 +196,9 @@ fn codecs_dropped_while_panicking_are_discarded_and_the_pool_survives() {
     let other = pool.clone();
     let joined = std::thread::spawn(move || {
         // A state is drawn at the first input.
-        let mut encoder = Encoder::for_coding(ContentCoding::Deflate, CompressionLevel::Best, None, &other).unwrap();
+        let mut encoder =
+            Encoder::for_coding(ContentCoding::Deflate, CompressionLevel::Best, None, &other)
+                .unwrap();
         encoder.encode(b"x", &mut BytesMut::new()).unwrap();
         panic!("thread dies holding an encoder");
     })
@@ -265,7 +270,8 @@ fn pooled_codecs_allocate_only_the_output_buffer() {
             // Compress into a new buffer: one allocation, the buffer itself.
             let (allocs, wire) = allocations(|| {
                 let mut wire = BytesMut::new();
-                let mut encoder = Encoder::for_coding(format, CompressionLevel::Default, None, &pool).unwrap();
+                let mut encoder =
+                    Encoder::for_coding(format, CompressionLevel::Default, None, &pool).unwrap();
                 encoder.encode(data, &mut wire).unwrap();
                 encoder.finish(&mut wire).unwrap();
                 wire
@@ -278,7 +284,8 @@ fn pooled_codecs_allocate_only_the_output_buffer() {
             // Into a buffer with room: none at all.
             let mut presized = BytesMut::with_capacity(4096);
             let (allocs, ()) = allocations(|| {
-                let mut encoder = Encoder::for_coding(format, CompressionLevel::Default, None, &pool).unwrap();
+                let mut encoder =
+                    Encoder::for_coding(format, CompressionLevel::Default, None, &pool).unwrap();
                 encoder.encode(data, &mut presized).unwrap();
                 encoder.finish(&mut presized).unwrap();
             });
@@ -397,7 +404,9 @@ fn encoder_state_after_an_abandoned_stream_is_clean() {
         &mut expected,
     );
     {
-        let mut encoder = Encoder::for_coding(ContentCoding::Gzip, CompressionLevel::Default, None, &pool).unwrap();
+        let mut encoder =
+            Encoder::for_coding(ContentCoding::Gzip, CompressionLevel::Default, None, &pool)
+                .unwrap();
         encoder
             .encode(&data[..10_000], &mut BytesMut::new())
             .unwrap();
@@ -421,7 +430,8 @@ fn every_coding_returns_its_state_and_idle_releases_it() {
     let data = text(50_000);
     for format in ContentCoding::PLAIN {
         let mut wire = BytesMut::new();
-        let mut encoder = Encoder::for_coding(*format, CompressionLevel::Default, None, &pool).unwrap();
+        let mut encoder =
+            Encoder::for_coding(*format, CompressionLevel::Default, None, &pool).unwrap();
         encoder.encode(&data[..20_000], &mut wire).unwrap();
         assert!(pool.stats().in_use() >= 1, "{format:?}");
         encoder.idle(&mut wire).unwrap();

@@ -423,7 +423,12 @@ fn client_dict(c: &mut Criterion) {
         })
     });
     group.bench_function("zstd_decoder", |b| {
-        b.iter(|| black_box(decode(Decoder::for_coding(ContentCoding::Zstd, None, pool).unwrap(), &zstd)))
+        b.iter(|| {
+            black_box(decode(
+                Decoder::for_coding(ContentCoding::Zstd, None, pool).unwrap(),
+                &zstd,
+            ))
+        })
     });
     group.finish();
 }

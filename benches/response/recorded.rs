@@ -14,8 +14,8 @@ use bytes::Bytes;
 use criterion::Criterion;
 use tower::{Layer, service_fn};
 use tower_gzip::compression::CompressionLayer;
-use tower_gzip::dictionary::{BuiltDictionary, Dictionary, DictionaryBuilder, DictionaryStore};
 use tower_gzip::dictionary::UseAsDictionary;
+use tower_gzip::dictionary::{BuiltDictionary, Dictionary, DictionaryBuilder, DictionaryStore};
 use tower_gzip::{CompressionLevel, ContentCoding};
 use tower_gzip_support::corpus::{Recorded, recorded, recorded_split};
 

@@ -25,8 +25,8 @@ pub fn trained_dictionary() -> (
     tower_gzip::dictionary::Dictionary,
     tower_gzip::dictionary::DictionaryStore,
 ) {
-    use tower_gzip::dictionary::{Dictionary, DictionaryStore, train};
     use tower_gzip::dictionary::UseAsDictionary;
+    use tower_gzip::dictionary::{Dictionary, DictionaryStore, train};
     let samples = dictionary_samples();
     let trained = train(&samples, 16 * 1024).expect("training");
     let dictionary = Dictionary::new(trained, UseAsDictionary::new("/*")).unwrap();
@@ -44,8 +44,8 @@ pub fn built_dictionary() -> (
     i32,
     i32,
 ) {
-    use tower_gzip::dictionary::{Dictionary, DictionaryBuilder, DictionaryStore};
     use tower_gzip::dictionary::UseAsDictionary;
+    use tower_gzip::dictionary::{Dictionary, DictionaryBuilder, DictionaryStore};
     let samples = dictionary_samples();
     let built = DictionaryBuilder::new(&samples)
         .build()

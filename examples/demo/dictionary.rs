@@ -8,9 +8,9 @@
 use std::path::Path;
 use std::time::Duration;
 
+use tower_gzip::dictionary::UseAsDictionary;
 use tower_gzip::dictionary::learn::{DirStorage, LearnedRoute, Learner};
 use tower_gzip::dictionary::{Dictionary, DictionaryStore};
-use tower_gzip::dictionary::UseAsDictionary;
 use tracing::info;
 
 /// Where a dictionary file is served, and what it serves.

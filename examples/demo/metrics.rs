@@ -15,8 +15,14 @@ use crate::AppState;
 /// layer serves: it registers its handles with the recorder installed at its first response.
 pub fn install() -> Result<PrometheusHandle, Box<dyn std::error::Error>> {
     let handle = PrometheusBuilder::new()
-        .set_buckets_for_metric(Matcher::Full("tower_gzip_compression_seconds".into()), SECONDS_BUCKETS)?
-        .set_buckets_for_metric(Matcher::Full("tower_gzip_compression_ratio".into()), RATIO_BUCKETS)?
+        .set_buckets_for_metric(
+            Matcher::Full("tower_gzip_compression_seconds".into()),
+            SECONDS_BUCKETS,
+        )?
+        .set_buckets_for_metric(
+            Matcher::Full("tower_gzip_compression_ratio".into()),
+            RATIO_BUCKETS,
+        )?
         .install_recorder()?;
     telemetry::describe();
     Ok(handle)

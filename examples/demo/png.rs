@@ -17,7 +17,13 @@ pub fn png() -> Bytes {
         }
     }
     let mut idat = BytesMut::new();
-    let mut encoder = Encoder::for_coding(ContentCoding::Deflate, CompressionLevel::Best, None, &CodecPool::new()).unwrap();
+    let mut encoder = Encoder::for_coding(
+        ContentCoding::Deflate,
+        CompressionLevel::Best,
+        None,
+        &CodecPool::new(),
+    )
+    .unwrap();
     encoder.encode(&raw, &mut idat).expect("in-memory encode");
     encoder.finish(&mut idat).expect("in-memory encode");
 

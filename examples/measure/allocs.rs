@@ -311,7 +311,13 @@ fn burst(rt: &tokio::runtime::Runtime) -> (String, bool) {
     // One compressor's footprint, measured: a gzip encoder draws one from a scratch pool.
     let before = live();
     let scratch = CodecPool::new();
-    let one = Encoder::for_coding(ContentCoding::Gzip, CompressionLevel::Default, None, &scratch).unwrap();
+    let one = Encoder::for_coding(
+        ContentCoding::Gzip,
+        CompressionLevel::Default,
+        None,
+        &scratch,
+    )
+    .unwrap();
     let state_bytes = live() - before;
     drop(one);
     drop(scratch);

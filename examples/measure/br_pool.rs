@@ -302,7 +302,9 @@ fn variants<'a>(
             Box::new(|| {
                 let mut out = outputs.pooled.borrow_mut();
                 out.clear();
-                let mut encoder = Encoder::for_coding(ContentCoding::Br, CompressionLevel::Default, None, pool).unwrap();
+                let mut encoder =
+                    Encoder::for_coding(ContentCoding::Br, CompressionLevel::Default, None, pool)
+                        .unwrap();
                 encoder.encode(black_box(input), &mut out).unwrap();
                 encoder.finish(&mut out).unwrap();
             }),

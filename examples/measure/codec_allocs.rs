@@ -43,7 +43,8 @@ fn json_payload(len: usize) -> Vec<u8> {
 
 fn compress(pool: &CodecPool, data: &[u8]) -> BytesMut {
     let mut out = BytesMut::new();
-    let mut encoder = Encoder::for_coding(ContentCoding::Gzip, CompressionLevel::Default, None, pool).unwrap();
+    let mut encoder =
+        Encoder::for_coding(ContentCoding::Gzip, CompressionLevel::Default, None, pool).unwrap();
     encoder.encode(data, &mut out).expect("encode");
     encoder.finish(&mut out).expect("finish");
     out

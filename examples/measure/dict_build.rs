@@ -16,8 +16,8 @@
 
 use bytes::BytesMut;
 use tower_gzip::codec::OneShot;
-use tower_gzip::dictionary::{BuiltDictionary, Dictionary, DictionaryBuilder};
 use tower_gzip::dictionary::UseAsDictionary;
+use tower_gzip::dictionary::{BuiltDictionary, Dictionary, DictionaryBuilder};
 use tower_gzip::{CodecPool, CompressionLevel, ContentCoding};
 
 use tower_gzip_support::corpus;

@@ -35,7 +35,9 @@ fn main() {
         let start = Instant::now();
         for _ in 0..rounds {
             out.clear();
-            let mut enc = Encoder::for_coding(ContentCoding::Gzip, CompressionLevel::Default, None, &pool).unwrap();
+            let mut enc =
+                Encoder::for_coding(ContentCoding::Gzip, CompressionLevel::Default, None, &pool)
+                    .unwrap();
             enc.encode(&body, &mut out).unwrap();
             enc.finish(&mut out).unwrap();
         }

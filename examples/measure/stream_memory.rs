@@ -117,7 +117,8 @@ fn run(format: ContentCoding, policy: &str, streams: usize, body: &[u8]) {
     let started = Instant::now();
     let mut encoders: Vec<(Encoder, BytesMut)> = (0..streams)
         .map(|_| {
-            let encoder = Encoder::for_coding(format, CompressionLevel::Default, None, &pool).unwrap();
+            let encoder =
+                Encoder::for_coding(format, CompressionLevel::Default, None, &pool).unwrap();
             (encoder, BytesMut::new())
         })
         .collect();

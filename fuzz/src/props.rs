@@ -24,9 +24,7 @@ use tower_gzip::ContentCoding;
 use tower_gzip::codec::{Decoder, OneShot};
 use tower_gzip::compression::CompressionLayer;
 use tower_gzip::compression::predicate::SizeAbove;
-use tower_gzip::decompression::{
-    DecompressionLayer, RatioLimit, RequestDecompressionLayer,
-};
+use tower_gzip::decompression::{DecompressionLayer, RatioLimit, RequestDecompressionLayer};
 use tower_gzip::{BoxError, CodecPool, CompressionLevel};
 
 /// Reads case parameters from the front of the input; yields zeros once it runs out.

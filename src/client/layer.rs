@@ -4,9 +4,9 @@ use tower_layer::Layer;
 
 use super::RequestCompression;
 use crate::CodecPool;
+use crate::CompressionLevel;
 use crate::codec::{ContentCoding, Levels};
 use crate::predicate::{DefaultPredicate, Predicate};
-use crate::CompressionLevel;
 
 /// Requests whose body is known to be smaller than this are sent uncompressed by default:
 /// 1 KiB, Go gzhttp's figure. Below it, compression saves less than it costs the peer.

@@ -91,6 +91,8 @@ mod store;
 pub(crate) use crate::codec::Dictionary;
 #[cfg(dictionary)]
 pub use crate::codec::dictionary::{Dictionary, DictionaryError, peek};
+#[cfg(dictionary)]
+pub use crate::headers::UseAsDictionary;
 #[cfg(feature = "dcz")]
 pub use build::{BuiltDictionary, CandidateReport, DictionaryBuilder, DictionaryKind, train};
 pub(crate) use gate::gate;
@@ -104,8 +106,6 @@ pub use serve::{
 };
 #[cfg(dictionary)]
 pub use store::DictionaryStore;
-#[cfg(dictionary)]
-pub use crate::headers::UseAsDictionary;
 
 /// The seam: without `dcz` and `dcb` no store can exist, so a layer's dictionary path ends
 /// where it asks for one.

@@ -82,7 +82,8 @@ fn decode_err(format: ContentCoding, wire: &[u8]) -> DecodeErrorKind {
 
 fn encode(format: ContentCoding, level: u32, data: &[u8]) -> Vec<u8> {
     let pool = CodecPool::new();
-    let mut encoder = Encoder::for_coding(format, CompressionLevel::Precise(level as i32), None, &pool).unwrap();
+    let mut encoder =
+        Encoder::for_coding(format, CompressionLevel::Precise(level as i32), None, &pool).unwrap();
     let mut wire = BytesMut::new();
     encoder.encode(data, &mut wire).unwrap();
     encoder.finish(&mut wire).unwrap();
@@ -235,7 +236,8 @@ fn empty_input_finishes_ok_with_no_output() {
 #[test]
 fn flush_without_input_is_decodable_and_idempotent() {
     let pool = CodecPool::new();
-    let mut encoder = Encoder::for_coding(ContentCoding::Gzip, CompressionLevel::Default, None, &pool).unwrap();
+    let mut encoder =
+        Encoder::for_coding(ContentCoding::Gzip, CompressionLevel::Default, None, &pool).unwrap();
     let mut wire = BytesMut::new();
     encoder.flush(&mut wire).unwrap();
     encoder.flush(&mut wire).unwrap();
@@ -297,8 +299,10 @@ fn zero_budget_makes_no_output() {
 fn header_padding_is_a_comment_and_round_trips() {
     let pool = CodecPool::new();
     for pad in [1, 2, 100, 65_535] {
-        let mut encoder = Encoder::for_coding(ContentCoding::Gzip, CompressionLevel::Fastest, None, &pool).unwrap()
-            .with_header_padding(pad);
+        let mut encoder =
+            Encoder::for_coding(ContentCoding::Gzip, CompressionLevel::Fastest, None, &pool)
+                .unwrap()
+                .with_header_padding(pad);
         let mut wire = BytesMut::new();
         encoder.encode(b"padded", &mut wire).unwrap();
         encoder.finish(&mut wire).unwrap();
@@ -366,7 +370,8 @@ fn a_coding_not_compiled_in_fails_at_its_first_call() {
     assert_eq!(ContentCoding::from_token("zstd"), None);
     assert!(!ContentCoding::Zstd.is_compiled());
     assert!(!ContentCoding::ALL.contains(&ContentCoding::Zstd));
-    let mut encoder = Encoder::for_coding(ContentCoding::Zstd, CompressionLevel::Default, None, &pool).unwrap();
+    let mut encoder =
+        Encoder::for_coding(ContentCoding::Zstd, CompressionLevel::Default, None, &pool).unwrap();
     assert!(encoder.encode(b"hello", &mut BytesMut::new()).is_err());
     assert!(encoder.finish(&mut BytesMut::new()).is_err());
     let mut decoder = Decoder::for_coding(ContentCoding::Zstd, None, &pool).unwrap();

@@ -11,8 +11,8 @@ use tower_gzip::CodecPool;
 use tower_gzip::ContentCoding;
 use tower_gzip::codec::OneShot;
 use tower_gzip::compression::{CompressionLayer, DictionaryStats};
-use tower_gzip::dictionary::{Dictionary, DictionaryStore};
 use tower_gzip::dictionary::UseAsDictionary;
+use tower_gzip::dictionary::{Dictionary, DictionaryStore};
 
 use crate::common::{ReadyFrames, StutterBody, channel_body, decode, text};
 use crate::support::{collect, full, respond};

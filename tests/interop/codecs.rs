@@ -103,8 +103,9 @@ fn ours(
     padding: usize,
 ) -> Vec<u8> {
     let pool = CodecPool::new();
-    let mut encoder =
-        Encoder::for_coding(format, CompressionLevel::Precise(level), None, &pool).unwrap().with_header_padding(padding);
+    let mut encoder = Encoder::for_coding(format, CompressionLevel::Precise(level), None, &pool)
+        .unwrap()
+        .with_header_padding(padding);
     let mut wire = BytesMut::new();
     for chunk in data.chunks(flush_every) {
         encoder.encode(chunk, &mut wire).unwrap();
@@ -356,7 +357,8 @@ fn zstd_cli_decodes_our_zstd_and_we_decode_its() {
                 &["--ultra", "-20", "--zstd=wlog=27", "-c", "-q"],
                 &data,
             );
-            let mut decoder = Decoder::for_coding(ContentCoding::Zstd, None, &CodecPool::new()).unwrap();
+            let mut decoder =
+                Decoder::for_coding(ContentCoding::Zstd, None, &CodecPool::new()).unwrap();
             let err = decoder
                 .decode(&wire, &mut BytesMut::new(), 1 << 20)
                 .unwrap_err();

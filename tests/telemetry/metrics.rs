@@ -59,7 +59,10 @@ async fn every_series_shows_from_the_start_with_the_levels() {
     assert_eq!(m.kind(RATIO), Some(Kind::Histogram));
     assert_eq!(m.kind("tower_gzip_pool_in_use"), Some(Kind::Gauge));
     assert_eq!(m.kind("tower_gzip_level"), Some(Kind::Gauge));
-    assert!(m.families["tower_gzip_responses_total"].help.is_some(), "described");
+    assert!(
+        m.families["tower_gzip_responses_total"].help.is_some(),
+        "described"
+    );
     for coding in ContentCoding::ALL
         .iter()
         .map(|c| c.as_str())
@@ -80,13 +83,19 @@ async fn every_series_shows_from_the_start_with_the_levels() {
             "{reason:?}"
         );
     }
-    assert_eq!(m.value("tower_gzip_level", &[("coding", "gzip")]), Some(4.0));
+    assert_eq!(
+        m.value("tower_gzip_level", &[("coding", "gzip")]),
+        Some(4.0)
+    );
     assert_eq!(
         m.value("tower_gzip_level", &[("coding", "deflate")]),
         Some(6.0)
     );
     #[cfg(feature = "zstd")]
-    assert_eq!(m.value("tower_gzip_level", &[("coding", "zstd")]), Some(3.0));
+    assert_eq!(
+        m.value("tower_gzip_level", &[("coding", "zstd")]),
+        Some(3.0)
+    );
     assert_eq!(
         m.value("tower_gzip_br_streams", &[("state", "active")]),
         Some(0.0)
@@ -124,7 +133,10 @@ async fn counters_and_histograms_follow_the_responses() {
         Some(1.0)
     );
     assert_eq!(m.value("tower_gzip_bytes_in_total", &gzip), Some(204_000.0));
-    assert_eq!(m.value("tower_gzip_bytes_out_total", &gzip), Some(out as f64));
+    assert_eq!(
+        m.value("tower_gzip_bytes_out_total", &gzip),
+        Some(out as f64)
+    );
     assert_eq!(m.value(&format!("{SECONDS}_count"), &gzip), Some(2.0));
     assert_eq!(m.value(&format!("{RATIO}_count"), &gzip), Some(2.0));
     let ratio_sum = m.value(&format!("{RATIO}_sum"), &gzip).unwrap();
@@ -133,7 +145,10 @@ async fn counters_and_histograms_follow_the_responses() {
     assert_eq!(m.value("tower_gzip_pool_in_use", &compressors), Some(0.0));
     assert_eq!(m.value("tower_gzip_pool_idle", &compressors), Some(1.0));
     assert_eq!(m.value("tower_gzip_pool_parked", &compressors), Some(0.0));
-    assert_eq!(m.value("tower_gzip_pool_created_total", &compressors), Some(1.0));
+    assert_eq!(
+        m.value("tower_gzip_pool_created_total", &compressors),
+        Some(1.0)
+    );
 
     // More responses: the counters move by as much.
     serve(&layer, "gzip", full(4000)).await;
@@ -144,7 +159,10 @@ async fn counters_and_histograms_follow_the_responses() {
         later.value("tower_gzip_skipped_total", &[("reason", "identity")]),
         Some(1.0)
     );
-    assert_eq!(later.value("tower_gzip_bytes_in_total", &gzip), Some(208_000.0));
+    assert_eq!(
+        later.value("tower_gzip_bytes_in_total", &gzip),
+        Some(208_000.0)
+    );
     assert_eq!(later.value(&format!("{SECONDS}_count"), &gzip), Some(3.0));
 }
 

@@ -13,9 +13,9 @@ mod train;
 
 use bytes::Bytes;
 
-use crate::codec::dictionary::MAX_DICTIONARY_LEN;
 use crate::ContentCoding;
 use crate::codec::dictionary::DictionaryError;
+use crate::codec::dictionary::MAX_DICTIONARY_LEN;
 use evaluate::measure;
 use judge::Judge;
 #[cfg(test)]

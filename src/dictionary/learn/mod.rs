@@ -113,10 +113,10 @@ pub use learner::Learner;
 pub use safety::Refusal;
 pub use service::{LearnFuture, LearnService};
 pub use stats::{CurrentDictionary, LearnPhase, LearnedRouteStats, LearnerStats};
-pub use storage::{DictionaryStorage, DirStorage};
 #[cfg(feature = "object-store")]
 #[cfg_attr(docsrs, doc(cfg(feature = "object-store")))]
 pub use storage::ObjectStorage;
+pub use storage::{DictionaryStorage, DirStorage};
 
 /// Why a learner could not be made.
 #[derive(Debug)]
