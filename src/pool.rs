@@ -248,7 +248,8 @@ impl CodecPoolBuilder {
     /// producer hands over a slice or less at a time always yield. Zero: no such stream
     /// yields. The default's effect on memory and first bytes against tower-http is in
     /// BENCHMARKS.md, "Many streams at once".
-    pub fn yield_limit(mut self, limit: usize) -> Self {
+    #[cfg(test)]
+    pub(crate) fn yield_limit(mut self, limit: usize) -> Self {
         self.yield_limit = limit;
         self
     }

@@ -20,9 +20,8 @@
 //! # What is cached, and what never is
 //!
 //! - Cached: response bodies known in full (a `Full`, a `String`, one frame with its exact
-//!   size) of [`min_size`](VariantCacheBuilder::min_size) bytes and up to
-//!   [`max_body`](VariantCacheBuilder::max_body), the second time the same bytes are
-//!   compressed with the same coding, level and dictionary. The key is BLAKE3 in keyed mode
+//!   size) of [`min_size`](VariantCacheBuilder::min_size) bytes and up to 8 MiB, the second
+//!   time the same bytes are compressed with the same coding, level and dictionary. The key is BLAKE3 in keyed mode
 //!   over the identity body, with a key drawn at random per process, plus the coding, the
 //!   level and the dictionary's hash: no crafted body can be served another's bytes. Bodies
 //!   up to 64 KiB are filed as the request compressed them; larger ones stream as usual
@@ -448,16 +447,10 @@ impl VariantCacheBuilder {
         self
     }
 
-    /// The largest identity body looked up (default 8 MiB): a body known in
-    /// full up to this size is read ahead whole, when its frames are ready, and hashed.
-    pub fn max_body(mut self, bytes: usize) -> Self {
-        self.max_body = bytes;
-        self
-    }
-
     /// The largest entry, in compressed bytes plus overhead (default: an eighth of the
     /// budget, and never more than one shard of it).
-    pub fn max_entry(mut self, bytes: u64) -> Self {
+    #[cfg(test)]
+    pub(crate) fn max_entry(mut self, bytes: u64) -> Self {
         self.max_entry = Some(bytes);
         self
     }

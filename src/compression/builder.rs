@@ -16,7 +16,7 @@ macro_rules! compression_builder_methods {
         }
 
         /// Chooses the level for each response from its parts (coding, status, headers,
-        /// extensions, known size, request path), as
+        /// known size, request path), as
         /// [`compress_when`](crate::compression::CompressionLayer::compress_when) chooses
         /// whether: `Some(level)` compresses at that level, `None` sends the response
         /// unencoded (unless the client refused identity, which gets the layer's level).

@@ -5,7 +5,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use http::{Extensions, HeaderMap, StatusCode};
+use http::{HeaderMap, StatusCode};
 
 use super::governor::Governor;
 use super::stats::CompressionStats;
@@ -90,7 +90,6 @@ pub struct ToCompress<'a> {
     pub(super) level: CompressionLevel,
     pub(super) status: StatusCode,
     pub(super) headers: &'a HeaderMap,
-    pub(super) extensions: &'a Extensions,
     pub(super) size: Option<u64>,
     pub(super) path: &'a str,
 }
@@ -114,11 +113,6 @@ impl ToCompress<'_> {
     /// The response's headers (`Content-Type`, ...).
     pub fn headers(&self) -> &HeaderMap {
         self.headers
-    }
-
-    /// The response's extensions (where a handler can leave a hint).
-    pub fn extensions(&self) -> &Extensions {
-        self.extensions
     }
 
     /// The body's size when known before it is read (`Content-Length` or an exact size

@@ -87,14 +87,8 @@ impl DictionaryService {
     }
 
     /// How long browsers may keep it (`Cache-Control: public, max-age=...`).
-    pub fn max_age(mut self, max_age: Duration) -> Self {
+    pub(crate) fn max_age(mut self, max_age: Duration) -> Self {
         self.cache_control = max_age_value(max_age);
-        self
-    }
-
-    /// The `Content-Type` it is served with.
-    pub fn content_type(mut self, content_type: HeaderValue) -> Self {
-        self.content_type = content_type;
         self
     }
 
@@ -208,17 +202,12 @@ impl UseAsDictionaryLayer {
     }
 
     /// The largest response remembered (larger ones are still marked, and then not kept).
-    pub fn max_len(mut self, max_len: usize) -> Self {
+    #[cfg(test)]
+    pub(crate) fn max_len(mut self, max_len: usize) -> Self {
         self.max_len = max_len;
         self
     }
 
-    /// `Cache-Control` for responses that have none (default: `public, max-age` of a year;
-    /// Chromium keeps a dictionary only while it is fresh). `None` leaves them alone.
-    pub fn cache_control(mut self, value: Option<HeaderValue>) -> Self {
-        self.cache_control = value;
-        self
-    }
 }
 
 impl<S> Layer<S> for UseAsDictionaryLayer {

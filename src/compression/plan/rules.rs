@@ -144,7 +144,6 @@ pub(super) fn level_for<B: Body>(
         level,
         status: res.status(),
         headers: res.headers(),
-        extensions: res.extensions(),
         size,
         path: request.path.as_ref().map_or("/", |p| p.path()),
     };

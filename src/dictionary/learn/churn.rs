@@ -46,7 +46,7 @@ proptest! {
         keep in 1usize..4,
         steps in proptest::collection::vec(step(), 1..40),
     ) {
-        let route = RouteShared::new(&LearnedRoute::new("/api/*"), false).unwrap();
+        let route = RouteShared::new(&LearnedRoute::new("/api/*")).unwrap();
         let key = route.key.clone();
         let shared = Shared {
             routes: vec![route],

@@ -78,13 +78,6 @@ impl LearnedRoute {
         self
     }
 
-    /// The most samples kept, in count and in bytes (oldest out first).
-    pub fn max_samples(mut self, count: usize, bytes: usize) -> Self {
-        self.max_samples = count.max(1);
-        self.max_sample_bytes = bytes;
-        self
-    }
-
     /// The longest response taken as a sample; a longer one (by `Content-Length`, or once
     /// its body grows past it) is passed through untouched and not kept.
     #[cfg(test)]
@@ -137,7 +130,6 @@ pub struct LearnerBuilder {
     pub(crate) keep: usize,
     pub(crate) store: Option<DictionaryStore>,
     pub(crate) max_age: Duration,
-    pub(crate) announce_to_all: bool,
 }
 
 impl Default for LearnerBuilder {
@@ -153,7 +145,6 @@ impl Default for LearnerBuilder {
             keep: 3,
             store: None,
             max_age: Duration::from_secs(30 * 24 * 3600),
-            announce_to_all: false,
         }
     }
 }
@@ -207,7 +198,8 @@ impl LearnerBuilder {
 
     /// How many dictionaries each route keeps usable (default 3): the current one and the
     /// latest before it, for clients that still hold those. Older ones are retired.
-    pub fn keep(mut self, count: usize) -> Self {
+    #[cfg(test)]
+    pub(crate) fn keep(mut self, count: usize) -> Self {
         self.keep = count.max(1);
         self
     }
@@ -216,16 +208,6 @@ impl LearnerBuilder {
     /// dictionaries). Give the same store to the compression layer.
     pub fn store(mut self, store: DictionaryStore) -> Self {
         self.store = Some(store);
-        self
-    }
-
-    /// Announce the current dictionary (`Link`) on the route's responses to every client
-    /// that does not name it yet. By default only requests that can act on it are told: a
-    /// browser's (`Sec-Fetch-Mode`) and one naming another dictionary (a client with
-    /// dictionary support, holding an older one); other API clients would pay the header's
-    /// bytes on every response for nothing (BENCHMARKS.md, "Learning under load").
-    pub fn announce_to_every_client(mut self) -> Self {
-        self.announce_to_all = true;
         self
     }
 

@@ -69,7 +69,7 @@ impl Learner {
         let routes = config
             .routes
             .iter()
-            .map(|route| RouteShared::new(route, config.announce_to_all))
+            .map(RouteShared::new)
             .collect::<Result<Vec<_>, _>>()?;
         let store = config.store.clone().unwrap_or_else(|| {
             let per_route: usize = config.routes.iter().map(|r| r.max_dictionary_size).sum();

@@ -6,8 +6,8 @@
 //! [`DictionaryBuilder`](super::DictionaryBuilder) on its own thread once enough are in,
 //! serves it at a URL naming its hash, and announces it with `Link: <url>;
 //! rel="compression-dictionary"` on the route's responses (to browsers and clients naming an
-//! older dictionary, that do not name it already: the header costs bytes on every response;
-//! see [`LearnerBuilder::announce_to_every_client`]); browsers fetch it, keep it (its
+//! older dictionary, that do not name it already: other API clients could not use it, and
+//! the header costs bytes on every response); browsers fetch it, keep it (its
 //! `Use-As-Dictionary` `match` is the route's pattern, its `id` a version) and name it on
 //! later requests, which the compression layer then answers with `dcz` or `dcb`.
 //!

@@ -35,8 +35,6 @@ pub(crate) struct RouteShared {
     /// The route's folder in the storage: a hash of its pattern, safe as a name.
     pub(crate) key: String,
     considered: AtomicU64,
-    /// `LearnerBuilder::announce_to_every_client`.
-    announce_to_all: bool,
     /// The per-second cap on samples.
     budget: Mutex<Bucket>,
     pub(crate) counters: RouteCounters,
@@ -46,7 +44,7 @@ pub(crate) struct RouteShared {
 }
 
 impl RouteShared {
-    pub(crate) fn new(config: &LearnedRoute, announce_to_all: bool) -> Result<Self, LearnError> {
+    pub(crate) fn new(config: &LearnedRoute) -> Result<Self, LearnError> {
         let pattern = PathPattern::new(&config.pattern)?;
         UseAsDictionary::new(pattern.as_str())
             .to_header_value()
@@ -57,7 +55,6 @@ impl RouteShared {
             config: config.clone(),
             pattern,
             considered: AtomicU64::new(0),
-            announce_to_all,
             budget: Mutex::new(Bucket::full(config)),
             counters: RouteCounters::default(),
             link: RwLock::new(None),
@@ -78,8 +75,10 @@ impl RouteShared {
     /// names the current dictionary already.
     pub(crate) fn link(&self, request: &HeaderMap) -> Option<HeaderValue> {
         let held = request.get(AVAILABLE_DICTIONARY);
-        // Decided before the lock: most API clients are neither, and pay no more than this.
-        if !(self.announce_to_all || held.is_some() || request.contains_key(SEC_FETCH_MODE)) {
+        // Only a browser (Fetch Metadata) or a client holding another dictionary can act on
+        // the announcement; other API clients would pay its bytes on every response. Decided
+        // before the lock: most API clients are neither, and pay no more than this.
+        if !(held.is_some() || request.contains_key(SEC_FETCH_MODE)) {
             return None;
         }
         let announcement = recover(self.link.read());
