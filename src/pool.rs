@@ -343,11 +343,6 @@ impl CodecPool {
         &self.inner.yields
     }
 
-    /// The br stream limit (see [`CodecPoolBuilder::br_stream_limit`]).
-    pub fn br_stream_limit(&self) -> usize {
-        self.inner.turns.limit()
-    }
-
     /// The turns streams take before they draw a large state (br's).
     pub(crate) fn turns(&self) -> &Turns {
         &self.inner.turns
@@ -356,11 +351,6 @@ impl CodecPool {
     /// The cap on idle states per kind.
     pub fn max_idle(&self) -> usize {
         self.inner.max_idle
-    }
-
-    /// The hold limit (see [`CodecPoolBuilder::hold_limit`]).
-    pub fn hold_limit(&self) -> usize {
-        self.inner.hold_limit
     }
 
     /// Whether more states of kind `T` are checked out than the hold limit allows streams

@@ -6,7 +6,6 @@ use http::{Method, Request, Response};
 use http_body::Body;
 use tower_service::Service;
 
-use super::RequestCompressionLayer;
 use super::layer::Settings;
 use crate::builders::builder_methods;
 use crate::codec::{ContentCoding, Encoder};
@@ -22,7 +21,8 @@ use crate::predicate::{DefaultPredicate, Predicate};
 /// - its method carries no body by convention: `GET`, `HEAD`, `TRACE`, `CONNECT`;
 /// - its body is empty;
 /// - the predicate says no ([`DefaultPredicate`]: an already compressed `Content-Type`, or a
-///   size known to be below the layer's [`min_size`](RequestCompressionLayer::min_size)).
+///   size known to be below the layer's
+///   [`min_size`](super::RequestCompressionLayer::min_size)).
 ///
 /// Otherwise the body is compressed as it streams with a pooled encoder (flushed whenever the
 /// body waits for more data), `Content-Encoding` is set and `Content-Length` removed, so the
@@ -35,33 +35,8 @@ pub struct RequestCompression<S, P = DefaultPredicate> {
     pub(super) predicate: P,
 }
 
-impl<S> RequestCompression<S> {
-    /// Wraps `inner` with the defaults (see [`RequestCompressionLayer`]).
-    pub fn new(inner: S) -> Self {
-        RequestCompression {
-            inner,
-            settings: Arc::default(),
-            predicate: DefaultPredicate::new(),
-        }
-    }
-
-    /// A layer with the defaults.
-    pub fn layer() -> RequestCompressionLayer {
-        RequestCompressionLayer::new()
-    }
-}
-
 impl<S, P> RequestCompression<S, P> {
     builder_methods!(inner_service);
-
-    /// Replaces the predicate that decides which requests to compress.
-    pub fn compress_when<C: Predicate>(self, predicate: C) -> RequestCompression<S, C> {
-        RequestCompression {
-            inner: self.inner,
-            settings: self.settings,
-            predicate,
-        }
-    }
 }
 
 impl<S, P, ReqBody, ResBody> Service<Request<ReqBody>> for RequestCompression<S, P>

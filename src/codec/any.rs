@@ -222,7 +222,7 @@ impl Encoder {
 
     /// The coding this encoder writes (its `Content-Encoding` token is
     /// [`as_str`](ContentCoding::as_str)).
-    pub fn coding(&self) -> ContentCoding {
+    pub(crate) fn coding(&self) -> ContentCoding {
         self.coding
     }
 
@@ -309,7 +309,6 @@ impl Encoder {
 /// [`finish`](Decoder::finish) at the end of input to learn whether the stream was complete.
 #[derive(Debug)]
 pub struct Decoder {
-    coding: ContentCoding,
     /// The codec, or why none could be made (every call returns it).
     codec: Result<AnyDecoder, DecodeError>,
 }
@@ -329,7 +328,7 @@ impl Decoder {
         pool: &CodecPool,
     ) -> Result<Self, DecodeError> {
         let codec = Ok(any_decoder(coding, dictionary, pool)?);
-        Ok(Decoder { coding, codec })
+        Ok(Decoder { codec })
     }
 
     /// A decoder for a plain coding, with its state from `pool`. Never panics: where
@@ -338,12 +337,7 @@ impl Decoder {
     /// returns that error.
     pub(crate) fn new(coding: ContentCoding, pool: &CodecPool) -> Self {
         let codec = any_decoder(coding, None, pool);
-        Decoder { coding, codec }
-    }
-
-    /// The coding this decoder reads.
-    pub fn coding(&self) -> ContentCoding {
-        self.coding
+        Decoder { codec }
     }
 
     /// Evaluates `read` on the codec, or gives `none` without one.
@@ -357,7 +351,7 @@ impl Decoder {
     }
 
     /// Decoded bytes produced so far.
-    pub fn total_out(&self) -> u64 {
+    pub(crate) fn total_out(&self) -> u64 {
         self.read(0, |codec| dispatch!(codec, c => c.total_out()))
     }
 

@@ -66,8 +66,7 @@ impl<P> CompressionLayer<P> {
     /// Without it, the layer registers its series at its first response.
     ///
     /// The levels are the configured ones: a level chooser's choices per response are not
-    /// gauges, and whatever changes levels at run time calls
-    /// [`publish_level`](crate::telemetry::publish_level).
+    /// gauges; the load governor sets them as it moves levels.
     #[cfg(feature = "metrics")]
     pub fn publish_metrics(&self) {
         self.settings.stats.handles();

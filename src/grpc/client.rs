@@ -101,13 +101,6 @@ pub struct GrpcClientCompression<S> {
     settings: Arc<Settings>,
 }
 
-impl<S> GrpcClientCompression<S> {
-    /// `inner` under the default [`GrpcClientCompressionLayer`].
-    pub fn new(inner: S) -> Self {
-        GrpcClientCompressionLayer::new().layer(inner)
-    }
-}
-
 impl<S, ReqBody, ResBody> Service<Request<ReqBody>> for GrpcClientCompression<S>
 where
     S: Service<Request<GrpcBody<ReqBody>>, Response = Response<ResBody>>,

@@ -99,13 +99,6 @@ pub struct GrpcCompression<S> {
     settings: Arc<Settings>,
 }
 
-impl<S> GrpcCompression<S> {
-    /// `inner` under the default [`GrpcCompressionLayer`].
-    pub fn new(inner: S) -> Self {
-        GrpcCompressionLayer::new().layer(inner)
-    }
-}
-
 impl<S, ReqBody, ResBody> Service<Request<ReqBody>> for GrpcCompression<S>
 where
     S: Service<Request<GrpcBody<ReqBody>>, Response = Response<ResBody>>,

@@ -306,7 +306,7 @@ impl fmt::Debug for Str {
 }
 
 /// A request-side predicate from a closure over the request's method, URI and headers, for
-/// [`RequestCompression::compress_when`](crate::client::RequestCompression::compress_when).
+/// [`RequestCompressionLayer::compress_when`](crate::client::RequestCompressionLayer::compress_when).
 /// It says yes to every response.
 ///
 /// ```

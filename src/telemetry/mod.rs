@@ -33,8 +33,8 @@
 //! recorder (such as `metrics-exporter-prometheus`) first. The pool's gauges are a snapshot
 //! the application publishes when it is scraped, with `publish_pool`: a `/metrics` handler
 //! calls it before rendering, so the hot path pays nothing for them and the values are
-//! exact at the scrape. `publish_level` sets the level gauge of a coding, for whatever
-//! changes levels at run time. (These three, and `describe`, come with the feature.)
+//! exact at the scrape (`publish_cache` likewise for a cache). The load governor sets the
+//! level gauges as it moves levels. (These, and `describe`, come with the feature.)
 //!
 //! The histograms are plain observations; an exporter that needs buckets can use
 //! [`SECONDS_BUCKETS`] and [`RATIO_BUCKETS`].
@@ -61,7 +61,8 @@ mod publish;
 #[cfg(feature = "metrics")]
 pub(crate) use handles::Handles;
 #[cfg(feature = "metrics")]
-pub use publish::{describe, publish_cache, publish_level, publish_pool};
+pub use publish::{describe, publish_cache, publish_pool};
+pub(crate) use publish::publish_level;
 
 pub(crate) use outcome::{DictionaryOutcome, ResponseTally, SkipReason};
 

@@ -140,6 +140,6 @@ pub fn publish_pool(pool: &CodecPool) {
 
 /// Sets the `tower_gzip_level` gauge of `coding` to `level`: for whatever sets the level
 /// at run time (a load governor) to call when it changes it.
-pub fn publish_level(coding: ContentCoding, level: i32) {
+pub(crate) fn publish_level(coding: ContentCoding, level: i32) {
     gauge!(LEVEL, "coding" => coding.as_str()).set(level);
 }

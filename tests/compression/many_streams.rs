@@ -121,11 +121,14 @@ async fn run(coding: &str, pool: &CodecPool) -> (u64, Vec<usize>) {
     (most, firsts)
 }
 
+/// The pool's hold limit and br stream limit here.
+const LIMIT: usize = 4;
+
 fn pool() -> CodecPool {
     CodecPool::builder()
         .max_idle(8)
-        .hold_limit(4)
-        .br_stream_limit(4)
+        .hold_limit(LIMIT)
+        .br_stream_limit(LIMIT)
         .build()
 }
 
@@ -142,7 +145,7 @@ async fn releasable_codings_hold_at_most_the_hold_limit() {
         let pool = pool();
         let (most, firsts) = run(coding, &pool).await;
         assert!(
-            most <= pool.hold_limit() as u64 + 1,
+            most <= LIMIT as u64 + 1,
             "{coding}: {most} states out at once for {STREAMS} streams"
         );
         let last_first = firsts.iter().max().copied().unwrap();
@@ -160,7 +163,7 @@ async fn releasable_codings_hold_at_most_the_hold_limit() {
 async fn br_streams_take_turns() {
     let pool = pool();
     let (most, firsts) = run("br", &pool).await;
-    assert_eq!(most, pool.br_stream_limit() as u64, "{STREAMS} streams");
+    assert_eq!(most, LIMIT as u64, "{STREAMS} streams");
     // The first four start at once; the rest in order of arrival, as turns free up.
     assert!(firsts[..4].iter().all(|&r| r <= 1), "{firsts:?}");
     assert!(firsts.windows(2).all(|w| w[0] <= w[1]), "{firsts:?}");
