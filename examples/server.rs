@@ -356,7 +356,7 @@ impl Dictionaries {
     /// file's at `/dictionary`; `None` before anything is learned.
     fn announced(&self) -> Option<(Dictionary, String)> {
         let learned = self.learner.as_ref().and_then(|l| {
-            let current = l.stats().routes.into_iter().next()?.current?;
+            let current = l.stats().into_iter().next()?.current?;
             Some((self.store.get(&current.hash)?, current.url))
         });
         learned.or_else(|| Some((self.api.clone()?, dictionary::URL.to_owned())))

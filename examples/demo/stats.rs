@@ -78,7 +78,7 @@ fn api(d: &Dictionaries) -> Value {
 /// What the learner did for `/api/items`: samples, builds, the dictionaries it holds, and
 /// what the current one saves against plain zstd 3.
 fn learned(learner: &Learner) -> Value {
-    let Some(r) = learner.stats().routes.into_iter().next() else {
+    let Some(r) = learner.stats().into_iter().next() else {
         return Value::Null;
     };
     let refused = r

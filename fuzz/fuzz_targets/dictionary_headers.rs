@@ -19,9 +19,7 @@ fuzz_target!(|data: &[u8]| {
     if let Some(meta) = UseAsDictionary::parse(data) {
         if let Some(value) = use_as_dictionary_value(&meta) {
             let again = UseAsDictionary::parse(value.as_bytes()).expect("our own header parses");
-            assert_eq!(again.match_pattern(), meta.match_pattern());
-            assert_eq!(again.match_dest(), meta.match_dest());
-            assert_eq!(again.id(), meta.id());
+            assert_eq!(again, meta);
         }
     }
     // The same bytes as request headers around a known dictionary.

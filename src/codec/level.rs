@@ -36,11 +36,6 @@ pub enum CompressionLevel {
 }
 
 impl CompressionLevel {
-    /// The deflate level, 0 through 9.
-    pub fn as_u32(self) -> u32 {
-        u32::from(self.resolve(ContentCoding::Gzip).get())
-    }
-
     /// This level for `format`, clamped to the coding's range.
     pub(crate) fn resolve(self, format: ContentCoding) -> Level {
         let levels = format.levels();
@@ -94,7 +89,9 @@ mod tests {
                 assert!(level.index() < Level::COUNT, "{format:?} {n}");
             }
         }
-        assert_eq!(CompressionLevel::Precise(42).as_u32(), 9);
-        assert_eq!(CompressionLevel::Default.as_u32(), 6);
+        let gzip = |level: CompressionLevel| level.resolve(ContentCoding::Gzip).get();
+        assert_eq!(gzip(CompressionLevel::Precise(42)), 9);
+        assert_eq!(gzip(CompressionLevel::Precise(-3)), 0);
+        assert_eq!(gzip(CompressionLevel::Default), 6);
     }
 }

@@ -140,13 +140,6 @@ macro_rules! settings_methods {
             self
         }
 
-        /// How many times its compressed size a received message may decode to once past
-        /// 1 MiB decoded (default 200, as the HTTP layers); `None` for no ratio limit.
-        pub fn max_ratio(mut self, ratio: Option<u32>) -> Self {
-            self.settings_mut().limits.max_ratio = ratio;
-            self
-        }
-
         /// Which codings are decoded and advertised in `grpc-accept-encoding` (default:
         /// every gRPC coding compiled in: zstd, gzip, deflate). Messages in another coding
         /// are refused with `UNIMPLEMENTED`.

@@ -137,7 +137,7 @@ impl UseAsDictionary {
     }
 
     /// The `match-dest` destinations (empty: any).
-    pub fn match_dest(&self) -> &[String] {
+    pub(crate) fn match_dest(&self) -> &[String] {
         &self.match_dest
     }
 

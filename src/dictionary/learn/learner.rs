@@ -13,7 +13,7 @@ use tower_service::Service;
 use super::config::LearnerBuilder;
 use super::layer::LearnLayer;
 use super::shared::{RouteShared, Shared};
-use super::stats::LearnerStats;
+use super::stats::LearnedRouteStats;
 use super::{LearnError, Refusal, worker};
 use crate::dictionary::DictionaryStore;
 
@@ -46,7 +46,7 @@ impl Learner {
     ///     .route(LearnedRoute::new("/api/items*"))
     ///     .build()
     ///     .unwrap();
-    /// assert_eq!(learner.stats().routes[0].pattern, "/api/items*");
+    /// assert_eq!(learner.stats()[0].pattern, "/api/items*");
     /// ```
     pub fn builder() -> LearnerBuilder {
         LearnerBuilder::default()
@@ -102,17 +102,14 @@ impl Learner {
         self.inner.shared.store.clone()
     }
 
-    /// What it did, route by route.
-    pub fn stats(&self) -> LearnerStats {
-        LearnerStats {
-            routes: self
-                .inner
-                .shared
-                .routes
-                .iter()
-                .map(|r| r.counters.stats(r.pattern.as_str()))
-                .collect(),
-        }
+    /// What it did, route by route, in the order the routes were added.
+    pub fn stats(&self) -> Vec<LearnedRouteStats> {
+        self.inner
+            .shared
+            .routes
+            .iter()
+            .map(|r| r.counters.stats(r.pattern.as_str()))
+            .collect()
     }
 
     pub(crate) fn shared(&self) -> &Shared {
@@ -161,7 +158,7 @@ impl Learner {
 impl fmt::Debug for Learner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Learner")
-            .field("routes", &self.stats().routes.len())
+            .field("routes", &self.stats().len())
             .field("url_prefix", &self.shared().url_prefix)
             .field("store", &self.shared().store)
             .finish_non_exhaustive()

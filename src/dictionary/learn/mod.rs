@@ -112,7 +112,7 @@ pub use layer::LearnLayer;
 pub use learner::Learner;
 pub use safety::Refusal;
 pub use service::{LearnFuture, LearnService};
-pub use stats::{CurrentDictionary, LearnPhase, LearnedRouteStats, LearnerStats};
+pub use stats::{CurrentDictionary, LearnPhase, LearnedRouteStats};
 #[cfg(feature = "object-store")]
 #[cfg_attr(docsrs, doc(cfg(feature = "object-store")))]
 pub use storage::ObjectStorage;

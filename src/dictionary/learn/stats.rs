@@ -9,14 +9,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::Refusal;
 use crate::sync::lock;
 
-/// What a [`Learner`](super::Learner) did, route by route ([`Learner::stats`](super::Learner::stats)).
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub struct LearnerStats {
-    /// One entry per route, in the order they were added.
-    pub routes: Vec<LearnedRouteStats>,
-}
-
 /// One route's learning. Its `Debug` names each refusal and prints the hash in hex.
 #[derive(Clone)]
 #[non_exhaustive]

@@ -43,7 +43,7 @@ async fn a_build_that_cannot_succeed_says_why_in_the_stats() {
         .await
         .unwrap();
     wait_for(&learner, "a failed build", |s| s.failed_builds > 0);
-    let stats = learner.stats().routes.remove(0);
+    let stats = learner.stats().remove(0);
     let why = stats.last_failure.clone().expect("the failure, in words");
     assert!(why.contains("distinct"), "{why}");
     let shown = format!("{stats:?}");

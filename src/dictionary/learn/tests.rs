@@ -122,7 +122,7 @@ fn browser(uri: &str) -> Request<Full<Bytes>> {
 pub(super) fn wait_for(learner: &Learner, what: &str, done: impl Fn(&LearnedRouteStats) -> bool) {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
-        let stats = learner.stats().routes.remove(0);
+        let stats = learner.stats().remove(0);
         if done(&stats) {
             return;
         }
@@ -178,12 +178,12 @@ async fn no_excluded_response_reaches_a_dictionary() {
             let res = get(&mut svc, req).await;
             assert!(!res.body().is_empty());
         }
-        assert_eq!(learner.stats().routes[0].refused(reason), 3, "{reason:?}");
+        assert_eq!(learner.stats()[0].refused(reason), 3, "{reason:?}");
     }
-    assert_eq!(learner.stats().routes[0].taken, 0);
+    assert_eq!(learner.stats()[0].taken, 0);
     feed(&mut svc, 1000, 60, 0).await;
     wait_for(&learner, "a dictionary", |s| s.current.is_some());
-    let stats = learner.stats().routes.remove(0);
+    let stats = learner.stats().remove(0);
     assert_eq!(stats.taken, 60);
     assert_eq!(stats.refusals().map(|(_, n)| n).sum::<u64>(), 24);
     let hash = stats.current.unwrap().hash;
@@ -218,7 +218,7 @@ async fn a_learned_dictionary_is_announced_served_and_used() {
     assert!(res.headers().get(LINK).is_none(), "nothing to announce yet");
     feed(&mut svc, 0, 60, 0).await;
     wait_for(&learner, "a dictionary", |s| s.current.is_some());
-    let current = learner.stats().routes.remove(0).current.unwrap();
+    let current = learner.stats().remove(0).current.unwrap();
     assert_eq!(current.version, 1);
     assert!(current.built_savings.unwrap() > 0.0);
     let res = get(&mut svc, browser("/api/items?start=5000")).await;
@@ -294,19 +294,19 @@ async fn a_changed_schema_rotates_and_old_dictionaries_stay_usable() {
     wait_for(&learner, "v1", |s| {
         s.current.as_ref().is_some_and(|c| c.version == 1)
     });
-    let v1 = learner.stats().routes[0].current.clone().unwrap();
+    let v1 = learner.stats()[0].current.clone().unwrap();
     // The same schema: checks pass, no rotation.
     feed(&mut svc, 100, 60, 0).await;
     wait_for(&learner, "a check", |s| {
         s.current.as_ref().is_some_and(|c| c.savings.is_some())
     });
-    assert_eq!(learner.stats().routes[0].builds, 1);
+    assert_eq!(learner.stats()[0].builds, 1);
     // Another schema: savings fall, the next dictionary is built from fresh samples.
     feed(&mut svc, 200, 200, 1).await;
     wait_for(&learner, "v2", |s| {
         s.current.as_ref().is_some_and(|c| c.version == 2)
     });
-    let stats = learner.stats().routes.remove(0);
+    let stats = learner.stats().remove(0);
     assert_eq!((stats.builds, stats.held, stats.retired), (2, 2, 0));
     assert!(learner.store().get(&v1.hash).is_some(), "v1 stays usable");
     let served = get(&mut svc, request(&v1.url)).await;
@@ -316,7 +316,7 @@ async fn a_changed_schema_rotates_and_old_dictionaries_stay_usable() {
     wait_for(&learner, "v3", |s| {
         s.current.as_ref().is_some_and(|c| c.version == 3)
     });
-    let stats = learner.stats().routes.remove(0);
+    let stats = learner.stats().remove(0);
     assert_eq!((stats.held, stats.retired), (2, 1));
     assert!(learner.store().get(&v1.hash).is_none(), "v1 retired");
     let gone = get(&mut svc, request(&v1.url)).await;
@@ -376,10 +376,10 @@ async fn fleet<S: DictionaryStorage>(open: impl Fn() -> S) {
     let mut svc_b = b.layer().layer(service_fn(handler));
     feed(&mut svc_a, 0, 60, 0).await;
     wait_for(&a, "a's dictionary", |s| s.current.is_some());
-    let built = a.stats().routes[0].current.clone().unwrap();
+    let built = a.stats()[0].current.clone().unwrap();
     assert_eq!(storage.list("").unwrap().len(), 1, "written once");
     wait_for(&b, "b to load it", |s| s.loaded == 1);
-    let loaded = b.stats().routes.remove(0);
+    let loaded = b.stats().remove(0);
     assert_eq!(loaded.current.as_ref().map(|c| c.hash), Some(built.hash));
     assert_eq!(loaded.builds, 0);
     assert!(b.store().get(&built.hash).is_some());
@@ -398,7 +398,7 @@ async fn fleet<S: DictionaryStorage>(open: impl Fn() -> S) {
     };
     storage.put(&forged.to_name(&key), b"junk").unwrap();
     std::thread::sleep(Duration::from_millis(200));
-    let stats = b.stats().routes.remove(0);
+    let stats = b.stats().remove(0);
     assert_eq!((stats.loaded, stats.current.unwrap().version), (1, 1));
 }
 
@@ -474,7 +474,7 @@ fn responses_keep_flowing_on_a_current_thread_runtime_during_a_build() {
         // keeps answering meanwhile.
         let mut during = 0;
         loop {
-            let phase = learner.stats().routes[0].phase;
+            let phase = learner.stats()[0].phase;
             let res = svc
                 .clone()
                 .oneshot(request("/api/items?start=9999"))
@@ -492,7 +492,7 @@ fn responses_keep_flowing_on_a_current_thread_runtime_during_a_build() {
         during > 0,
         "no response was answered while the dictionary was being built"
     );
-    assert_eq!(learner.stats().routes[0].builds, 1);
+    assert_eq!(learner.stats()[0].builds, 1);
 }
 
 #[tokio::test]
@@ -504,7 +504,7 @@ async fn long_and_unfinished_bodies_are_not_kept() {
     let mut svc = learner.layer().layer(service_fn(handler));
     // Known to be too long: refused at the head.
     get(&mut svc, request("/api/items?start=5")).await;
-    assert_eq!(learner.stats().routes[0].refused(Refusal::TooLarge), 1);
+    assert_eq!(learner.stats()[0].refused(Refusal::TooLarge), 1);
     // Streamed past the bound: refused once it grows past it.
     let stream = |_: Request<Full<Bytes>>| async {
         let frames = (0..4)
@@ -523,13 +523,13 @@ async fn long_and_unfinished_bodies_are_not_kept() {
         160,
         "passed through whole"
     );
-    assert_eq!(learner.stats().routes[0].refused(Refusal::TooLarge), 2);
+    assert_eq!(learner.stats()[0].refused(Refusal::TooLarge), 2);
     // Dropped after its first frame: incomplete.
     let res = streamed.oneshot(request("/api/items")).await.unwrap();
     let mut body = res.into_body();
     body.frame().await.unwrap().unwrap();
     drop(body);
-    let stats = learner.stats().routes.remove(0);
+    let stats = learner.stats().remove(0);
     assert_eq!((stats.refused(Refusal::Incomplete), stats.taken), (1, 0));
 }
 
@@ -545,5 +545,5 @@ async fn samples_per_second_are_capped_after_a_first_burst() {
     wait_for(&learner, "the burst", |s| s.taken >= 30);
     std::thread::sleep(Duration::from_millis(50));
     // The burst (min_samples), then half a sample a second: none more in the test's time.
-    assert_eq!(learner.stats().routes[0].taken, 30);
+    assert_eq!(learner.stats()[0].taken, 30);
 }
