@@ -26,7 +26,7 @@ fn kind(k: KindStats) -> Value {
 fn pool(stats: PoolStats, max_idle: Value) -> Value {
     let mut pool: Map<String, Value> = stats
         .kinds()
-        .map(|(name, k)| (name.name().to_owned(), kind(k)))
+        .map(|(name, k)| (name.to_string(), kind(k)))
         .collect();
     pool.insert("max_idle".to_owned(), max_idle);
     Value::Object(pool)
@@ -39,7 +39,7 @@ fn skipped_for(ours: &CompressionStats) -> Value {
         .map(|r| (r, ours.skipped_for(r)));
     let seen = reasons.filter(|&(_, n)| n > 0);
     Value::Object(
-        seen.map(|(r, n)| (r.as_str().to_owned(), n.into()))
+        seen.map(|(r, n)| (r.to_string(), n.into()))
             .collect(),
     )
 }
@@ -84,7 +84,7 @@ fn learned(learner: &Learner) -> Value {
     let refused = r
         .refusals()
         .filter(|&(_, count)| count > 0)
-        .map(|(why, count)| (why.as_str().to_owned(), json!(count)));
+        .map(|(why, count)| (why.to_string(), json!(count)));
     json!({
         "match": r.pattern, "phase": format!("{:?}", r.phase).to_lowercase(),
         "taken": r.taken, "refused": refused.collect::<Map<_, _>>(),

@@ -25,11 +25,18 @@ macro_rules! pool_kinds {
             /// Every kind, in the pool's order.
             const ALL: &'static [PoolKind] = &[$($(PoolKind::$kind,)*)*];
 
-            /// The kind's name in reports and metrics (`"zstd_compressors"`, ...).
-            pub fn name(self) -> &'static str {
+            /// The kind's name in reports and metrics (its `Display`).
+            pub(crate) fn name(self) -> &'static str {
                 match self {
                     $($( PoolKind::$kind => $name, )*)*
                 }
+            }
+        }
+
+        /// The kind's name in reports and metrics (`zstd_compressors`, ...).
+        impl std::fmt::Display for PoolKind {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
             }
         }
     };

@@ -12,9 +12,8 @@
 //!   compressing), `streamed` and `complete` (`false` for a stream that failed or was dropped
 //!   before its end). A body known in full reports when it is compressed; a stream when it
 //!   ends.
-//! - `not compressed`, with `reason`: one of
-//!   [`crate::compression::SkipReason`]'s
-//!   [names](crate::compression::SkipReason::as_str).
+//! - `not compressed`, with `reason`: a [`SkipReason`](crate::compression::SkipReason)'s
+//!   name (its `Display`).
 //!
 //! A request that names a dictionary (RFC 9842) adds a `dictionary` event with its
 //! `outcome` (`hit`, `unknown`, `refused`, `not_offered`), and an encoder that fails on a body

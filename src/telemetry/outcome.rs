@@ -59,10 +59,8 @@ impl SkipReason {
         SkipReason::Error,
     ];
 
-    /// The name in events and metric labels: `already_encoded`, `partial`, `no_body`,
-    /// `no_transform`, `type`, `predicate`, `identity`, `not_acceptable`, `size`, `level`,
-    /// `error`.
-    pub fn as_str(self) -> &'static str {
+    /// The name in events and metric labels (its `Display`).
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             SkipReason::AlreadyEncoded => "already_encoded",
             SkipReason::Partial => "partial",
@@ -76,6 +74,15 @@ impl SkipReason {
             SkipReason::Level => "level",
             SkipReason::Error => "error",
         }
+    }
+}
+
+/// The name in events and metric labels: `already_encoded`, `partial`, `no_body`,
+/// `no_transform`, `type`, `predicate`, `identity`, `not_acceptable`, `size`, `level`,
+/// `error`.
+impl std::fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

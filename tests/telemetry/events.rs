@@ -128,7 +128,7 @@ async fn reason_for<P: Predicate>(
     let reason = event.str("reason").unwrap().to_owned();
     let counted = SkipReason::ALL
         .into_iter()
-        .find(|r| r.as_str() == reason)
+        .find(|r| r.to_string() == reason)
         .unwrap_or_else(|| panic!("{reason}: not a SkipReason"));
     assert_eq!(stats.snapshot().skipped, before + 1);
     assert!(stats.skipped_for(counted) >= 1);

@@ -76,7 +76,8 @@ async fn every_series_shows_from_the_start_with_the_levels() {
         );
     }
     for reason in SkipReason::ALL {
-        let labels = [("reason", reason.as_str())];
+        let name = reason.to_string();
+        let labels = [("reason", name.as_str())];
         assert_eq!(
             m.value("tower_gzip_skipped_total", &labels),
             Some(0.0),

@@ -57,8 +57,8 @@ impl Refusal {
         Refusal::Busy,
     ];
 
-    /// A short name for logs and metrics (`"set-cookie"`, `"no-store"`, ...).
-    pub fn as_str(self) -> &'static str {
+    /// A short name for logs and metrics (its `Display`).
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Refusal::Method => "method",
             Refusal::Authorization => "authorization",
@@ -80,6 +80,13 @@ impl Refusal {
             .iter()
             .position(|&r| r == self)
             .expect("ALL lists every reason")
+    }
+}
+
+/// A short name for logs and metrics (`set-cookie`, `no-store`, ...).
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
