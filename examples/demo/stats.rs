@@ -38,10 +38,7 @@ fn skipped_for(ours: &CompressionStats) -> Value {
         .into_iter()
         .map(|r| (r, ours.skipped_for(r)));
     let seen = reasons.filter(|&(_, n)| n > 0);
-    Value::Object(
-        seen.map(|(r, n)| (r.to_string(), n.into()))
-            .collect(),
-    )
+    Value::Object(seen.map(|(r, n)| (r.to_string(), n.into())).collect())
 }
 
 fn hex(bytes: &[u8]) -> String {

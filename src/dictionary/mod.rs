@@ -100,10 +100,7 @@ pub(crate) use gate::gate;
 pub(crate) use select::select;
 pub(crate) use select::select_parsed;
 #[cfg(dictionary)]
-pub use serve::{
-    DictionaryService, RememberFuture, Remembered, UseAsDictionaryLayer, UseAsDictionaryService,
-    link_header,
-};
+pub use serve::{DictionaryService, UseAsDictionaryLayer, link_header};
 #[cfg(dictionary)]
 pub use store::DictionaryStore;
 

@@ -207,7 +207,6 @@ impl UseAsDictionaryLayer {
         self.max_len = max_len;
         self
     }
-
 }
 
 impl<S> Layer<S> for UseAsDictionaryLayer {

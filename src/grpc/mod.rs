@@ -60,10 +60,8 @@ mod settings;
 mod status;
 
 pub use body::GrpcBody;
-pub use client::ResponseFuture as GrpcClientResponseFuture;
 pub use client::{GrpcClientCompression, GrpcClientCompressionLayer};
-pub use server::ResponseFuture as GrpcResponseFuture;
-pub use server::{GrpcCompression, GrpcCompressionLayer};
+pub use server::GrpcCompressionLayer;
 pub use status::{Code, GrpcStatus};
 
 /// Whether `headers` are a gRPC call's: `content-type: application/grpc` or

@@ -21,7 +21,7 @@ use super::status::{Code, GrpcStatus};
 use crate::ContentCoding;
 
 /// Compresses and decompresses the messages of gRPC calls a server answers: a [`Layer`]
-/// wrapping services in [`GrpcCompression`].
+/// wrapping services in its service, which the `Layer` impl names.
 ///
 /// Request messages flagged compressed are decoded in the request's `grpc-encoding` (gzip,
 /// deflate or zstd) under the limits, and the service sees them uncompressed, without

@@ -12,7 +12,7 @@
 //!   compressing), `streamed` and `complete` (`false` for a stream that failed or was dropped
 //!   before its end). A body known in full reports when it is compressed; a stream when it
 //!   ends.
-//! - `not compressed`, with `reason`: a [`SkipReason`](crate::compression::SkipReason)'s
+//! - `not compressed`, with `reason`: a [`crate::compression::SkipReason`]'s
 //!   name (its `Display`).
 //!
 //! A request that names a dictionary (RFC 9842) adds a `dictionary` event with its
@@ -59,9 +59,9 @@ mod publish;
 
 #[cfg(feature = "metrics")]
 pub(crate) use handles::Handles;
+pub(crate) use publish::publish_level;
 #[cfg(feature = "metrics")]
 pub use publish::{describe, publish_cache, publish_pool};
-pub(crate) use publish::publish_level;
 
 pub(crate) use outcome::{DictionaryOutcome, ResponseTally, SkipReason};
 

@@ -12,9 +12,7 @@ use http::{Request, Response};
 use http_body_util::{BodyExt, Full};
 use prost::Message;
 use tower::{Service, ServiceExt};
-use tower_gzip::grpc::{
-    GrpcBody, GrpcClientCompressionLayer, GrpcCompression, GrpcCompressionLayer,
-};
+use tower_gzip::grpc::{GrpcBody, GrpcClientCompressionLayer, GrpcCompressionLayer};
 use tower_gzip::{CodecPool, ContentCoding};
 use tower_gzip_support::collected::Collected;
 use tower_gzip_support::grpc::{BulkClient, BulkServer, Payload};
@@ -219,7 +217,7 @@ fn a_bomb_allocates_no_more_than_the_limit() {
     let layer = GrpcCompressionLayer::new()
         .max_message_size(LIMIT)
         .pool(pool.clone());
-    let mut service: GrpcCompression<_> = tower::Layer::layer(&layer, tower::service_fn(read_all));
+    let mut service = tower::Layer::layer(&layer, tower::service_fn(read_all));
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();

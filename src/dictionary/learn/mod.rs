@@ -106,12 +106,10 @@ mod worker;
 
 use std::fmt;
 
-pub use body::LearnBody;
 pub use config::{LearnedRoute, LearnerBuilder};
 pub use layer::LearnLayer;
 pub use learner::Learner;
 pub use safety::Refusal;
-pub use service::{LearnFuture, LearnService};
 pub use stats::{CurrentDictionary, LearnPhase, LearnedRouteStats};
 #[cfg(feature = "object-store")]
 #[cfg_attr(docsrs, doc(cfg(feature = "object-store")))]

@@ -13,6 +13,7 @@ use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use tower::{Layer, Service, ServiceExt, service_fn};
 
+use super::body::LearnBody;
 use super::storage::DictionaryStorage;
 use super::*;
 use crate::headers::{AVAILABLE_DICTIONARY, USE_AS_DICTIONARY};
