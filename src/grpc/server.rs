@@ -20,8 +20,8 @@ use super::settings::{Settings, settings_methods};
 use super::status::{Code, GrpcStatus};
 use crate::ContentCoding;
 
-/// Compresses and decompresses the messages of gRPC calls a server answers: a [`Layer`]
-/// wrapping services in its service, which the `Layer` impl names.
+/// Compresses and decompresses the messages of gRPC calls a server answers: a [`Layer`] for
+/// tonic's `Server::builder().layer(..)` or any tower service speaking gRPC over HTTP/2.
 ///
 /// Request messages flagged compressed are decoded in the request's `grpc-encoding` (gzip,
 /// deflate or zstd) under the limits, and the service sees them uncompressed, without
