@@ -124,7 +124,10 @@ const MAX_ECHO: usize = 64 << 20;
 /// The dictionaries the server keeps: the API's, and the versions of the script.
 const STORE_BYTES: usize = 8 << 20;
 /// The dictionary codings this build makes, in the default order.
-const DICT_CODINGS: &[ContentCoding] = ContentCoding::DICTIONARY;
+/// The dictionary codings compiled in.
+fn dict_codings() -> impl Iterator<Item = ContentCoding> {
+    ContentCoding::ALL.iter().copied().filter(|c| c.needs_dictionary())
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
@@ -249,7 +252,7 @@ fn parse_args() -> Config {
     let mut config = Config {
         mode: Mode::TowerGzip,
         prefer: Vec::new(),
-        dict_codings: DICT_CODINGS.to_vec(),
+        dict_codings: dict_codings().collect(),
         dictionary: None,
         learn: None,
         dictionary_dir: None,
@@ -333,8 +336,8 @@ fn set_value(config: &mut Config, flag: &str, value: String) {
             let (plain, dict) = args::parse_prefer(&value).unwrap_or_else(|e| usage(&e));
             config.prefer = plain;
             // The listed ones first, then the others in the default order.
-            let rest = DICT_CODINGS.iter().filter(|c| !dict.contains(c));
-            config.dict_codings = dict.iter().chain(rest).copied().collect();
+            let rest = dict_codings().filter(|c| !dict.contains(c));
+            config.dict_codings = dict.iter().copied().chain(rest).collect();
         }
         "--level" => config.levels = args::parse_levels(&value).unwrap_or_else(|e| usage(&e)),
         "--cache" => config.cache = Some(cache::parse_bytes(&value).unwrap_or_else(|e| usage(&e))),

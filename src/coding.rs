@@ -45,7 +45,7 @@ impl ContentCoding {
     pub const PLAIN: &'static [ContentCoding] = Self::ALL.split_at(PLAIN_COUNT).0;
 
     /// The codings compiled in that need a dictionary (`dcz`, `dcb`).
-    pub const DICTIONARY: &'static [ContentCoding] = Self::ALL.split_at(PLAIN_COUNT).1;
+    pub(crate) const DICTIONARY: &'static [ContentCoding] = Self::ALL.split_at(PLAIN_COUNT).1;
 
     /// Whether the coding's cargo feature is on.
     pub fn is_compiled(self) -> bool {

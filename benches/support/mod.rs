@@ -26,7 +26,8 @@ pub fn trained_dictionary() -> (
     tower_gzip::dictionary::DictionaryStore,
 ) {
     use tower_gzip::dictionary::UseAsDictionary;
-    use tower_gzip::dictionary::{Dictionary, DictionaryStore, train};
+    use tower_gzip::dictionary::{Dictionary, DictionaryStore};
+    use tower_gzip_support::samples::train;
     let samples = dictionary_samples();
     let trained = train(&samples, 16 * 1024).expect("training");
     let dictionary = Dictionary::new(trained, UseAsDictionary::new("/*")).unwrap();

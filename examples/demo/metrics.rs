@@ -24,7 +24,6 @@ pub fn install() -> Result<PrometheusHandle, Box<dyn std::error::Error>> {
             RATIO_BUCKETS,
         )?
         .install_recorder()?;
-    telemetry::describe();
     Ok(handle)
 }
 

@@ -12,7 +12,7 @@ use brotli::enc::encode::{BrotliEncoderParameter as P, BrotliEncoderStateStruct}
 use bytes::BytesMut;
 use tower_gzip::ContentCoding;
 use tower_gzip::codec::OneShot;
-use tower_gzip::dictionary::train;
+use tower_gzip_support::samples::train;
 
 mod dict_samples;
 use dict_samples::{dictionary, json_samples};

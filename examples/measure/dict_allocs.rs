@@ -25,7 +25,8 @@ use tower_gzip::CodecPool;
 use tower_gzip::ContentCoding;
 use tower_gzip::compression::CompressionLayer;
 use tower_gzip::dictionary::UseAsDictionary;
-use tower_gzip::dictionary::{Dictionary, train};
+use tower_gzip::dictionary::Dictionary;
+use tower_gzip_support::samples::train;
 
 use support::{expect_coding, full_response, json, respond};
 

@@ -14,7 +14,8 @@
 use bytes::BytesMut;
 use tower_gzip::ContentCoding;
 use tower_gzip::codec::OneShot;
-use tower_gzip::dictionary::{Dictionary, train};
+use tower_gzip::dictionary::Dictionary;
+use tower_gzip_support::samples::train;
 use tower_gzip::{CodecPool, CompressionLevel};
 
 mod dict_samples;

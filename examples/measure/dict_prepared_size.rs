@@ -9,7 +9,7 @@
 use bytes::BytesMut;
 use tower_gzip::ContentCoding;
 use tower_gzip::codec::OneShot;
-use tower_gzip::dictionary::train;
+use tower_gzip_support::samples::train;
 use tower_gzip::{CodecPool, CompressionLevel};
 
 mod dict_samples;

@@ -25,7 +25,7 @@ struct Case<'a> {
 
 fn case(data: &[u8]) -> Option<Case<'_>> {
     let (&[choice, level, a, b], rest) = data.split_first_chunk::<4>()?;
-    let dcb = choice & 1 == 1 && ContentCoding::DICTIONARY.contains(&ContentCoding::Dcb);
+    let dcb = choice & 1 == 1 && ContentCoding::Dcb.is_compiled();
     let (coding, level) = match dcb {
         // Qualities up to 9 and levels up to 12: what responses use, fast enough to fuzz.
         true => (ContentCoding::Dcb, 5 + i32::from(level % 5)),

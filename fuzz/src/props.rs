@@ -794,10 +794,11 @@ pub fn check_request(data: &[u8]) {
     let ratio_code = input.byte();
     let ratio = match ratio_code % 4 {
         0 => None,
-        burst => Some(
-            RatioLimit::new(u32::from(ratio_code >> 2) + 1, u32::from(burst) - 1)
-                .with_min_size(usize::from(ratio_code >> 4) * 1024),
-        ),
+        burst => {
+            let mut limit = RatioLimit::new(u32::from(ratio_code >> 2) + 1, u32::from(burst) - 1);
+            limit.min_size = usize::from(ratio_code >> 4) * 1024;
+            Some(limit)
+        }
     };
     let position = usize::from(input.u16());
     let seeds = input.take(8);

@@ -35,9 +35,11 @@ pub(crate) const DEFAULT_MAX_DECOMPRESSED_SIZE: usize = 20 * 1024 * 1024;
 /// ```
 /// use tower_gzip::decompression::{DecompressionLimits, RatioLimit};
 ///
+/// let mut ratio = RatioLimit::new(100, 3);
+/// ratio.min_size = 4 * 1024 * 1024;
 /// let limits = DecompressionLimits::default()
 ///     .with_max_size(Some(64 * 1024 * 1024))
-///     .with_ratio(Some(RatioLimit::new(100, 3).with_min_size(4 * 1024 * 1024)));
+///     .with_ratio(Some(ratio));
 /// assert_eq!(limits.max_size, Some(64 * 1024 * 1024));
 /// assert_eq!(DecompressionLimits::none().max_size, None);
 /// ```
@@ -132,19 +134,14 @@ impl RatioLimit {
         min_size: 1024 * 1024,
     };
 
-    /// A ratio limit with the default minimum size (1 MiB).
+    /// A ratio limit with the default minimum size (1 MiB; set
+    /// [`min_size`](Self::min_size) for another).
     pub const fn new(ratio: u32, burst: u32) -> Self {
         RatioLimit {
             ratio,
             burst,
             min_size: Self::DEFAULT.min_size,
         }
-    }
-
-    /// Sets the decoded size below which the ratio is not checked.
-    pub const fn with_min_size(mut self, min_size: usize) -> Self {
-        self.min_size = min_size;
-        self
     }
 
     /// Whether `decoded` bytes from `compressed` bytes exceed the ratio.

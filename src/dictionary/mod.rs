@@ -19,7 +19,7 @@
 //!
 //! - deploy-time (`build/`): [`DictionaryBuilder`] picks, from sample responses, the
 //!   dictionary and levels that send the fewest bytes on held-out samples within a CPU
-//!   budget ([`train`] is zstd's trainer alone); the result ships with the service.
+//!   budget; the result ships with the service.
 //! - run-time ([`learn`]): a [`Learner`](learn::Learner) samples live responses, builds with
 //!   the same builder on its own thread, then publishes, announces and rotates the result.
 //!
@@ -94,7 +94,9 @@ pub use crate::codec::dictionary::{Dictionary, DictionaryError, peek};
 #[cfg(dictionary)]
 pub use crate::headers::UseAsDictionary;
 #[cfg(feature = "dcz")]
-pub use build::{BuiltDictionary, CandidateReport, DictionaryBuilder, DictionaryKind, train};
+pub use build::{BuiltDictionary, CandidateReport, DictionaryBuilder, DictionaryKind};
+#[cfg(all(test, feature = "dcz"))]
+pub(crate) use build::train;
 pub(crate) use gate::gate;
 #[cfg(fuzzing)]
 pub(crate) use select::select;

@@ -61,7 +61,8 @@ mod publish;
 pub(crate) use handles::Handles;
 pub(crate) use publish::publish_level;
 #[cfg(feature = "metrics")]
-pub use publish::{describe, publish_cache, publish_pool};
+pub use publish::{publish_cache, publish_pool};
+pub(crate) use publish::describe;
 
 pub(crate) use outcome::{DictionaryOutcome, ResponseTally, SkipReason};
 

@@ -52,7 +52,7 @@ pub(crate) const CACHE_SAVED: &str = "tower_gzip_cache_recompress_saved_bytes_to
 /// Describes every metric of [`telemetry`](super) to the installed recorder (help text and
 /// unit). The layer does it when it registers its handles; call it to describe them before
 /// that, or for [`publish_pool`] alone.
-pub fn describe() {
+pub(crate) fn describe() {
     describe_counter!(
         RESPONSES,
         Unit::Count,

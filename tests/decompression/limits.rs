@@ -37,7 +37,8 @@ async fn ratio_limit_rejects_a_body_under_the_size_limit() {
     assert_eq!(out.seen.unwrap().body.unwrap().len(), 3 * MIB);
     // A tighter custom ratio catches ordinary text.
     let plain = text(400_000);
-    let ratio = RatioLimit::new(2, 1).with_min_size(0);
+    let mut ratio = RatioLimit::new(2, 1);
+    ratio.min_size = 0;
     let layer =
         RequestDecompressionLayer::new().limits(DecompressionLimits::new().with_ratio(Some(ratio)));
     assert!(is_limit(

@@ -20,7 +20,7 @@ use evaluate::measure;
 use judge::Judge;
 #[cfg(test)]
 use judge::{choose, rank};
-pub use train::train;
+pub(crate) use train::train;
 
 /// The `dcz` levels tried.
 const DCZ_LEVELS: &[i32] = &[3, 4, 5, 6, 9, 12];

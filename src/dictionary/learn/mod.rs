@@ -54,7 +54,7 @@
 //! let s3 = AmazonS3Builder::from_env().with_bucket_name("my-service-assets").build()?;
 //! let learner = Learner::builder()
 //!     .route(LearnedRoute::new("/api/items*"))
-//!     .storage(ObjectStorage::with_prefix(Arc::new(s3), "compression-dictionaries")?)
+//!     .storage(ObjectStorage::new(Arc::new(s3), "compression-dictionaries")?)
 //!     .build()?;
 //! ```
 //!

@@ -426,7 +426,7 @@ async fn instances_sharing_an_object_store_use_each_others_dictionaries() {
     std::fs::create_dir_all(&dir).unwrap();
     fleet(|| {
         let store = Arc::new(LocalFileSystem::new_with_prefix(&dir).unwrap());
-        super::storage::ObjectStorage::with_prefix(store, "dictionaries").unwrap()
+        super::storage::ObjectStorage::new(store, "dictionaries").unwrap()
     })
     .await;
     let _ = std::fs::remove_dir_all(&dir);

@@ -31,7 +31,7 @@ use super::{DictionaryStorage, check_name, split_prefix, too_long};
 /// let dir = std::env::temp_dir().join(format!("tower-gzip-doc-object-{}", std::process::id()));
 /// std::fs::create_dir_all(&dir)?;
 /// let store = Arc::new(LocalFileSystem::new_with_prefix(&dir)?);
-/// let storage = ObjectStorage::with_prefix(store, "dictionaries")?;
+/// let storage = ObjectStorage::new(store, "dictionaries")?;
 /// storage.put("routes/api/dict", b"{\"user\":{\"id\":")?;
 /// let bytes = storage.get("routes/api/dict", 64 << 10)?;
 /// assert_eq!(bytes.as_deref(), Some(&b"{\"user\":{\"id\":"[..]));
@@ -49,16 +49,11 @@ pub struct ObjectStorage {
 }
 
 impl ObjectStorage {
-    /// Storage at the root of `store`.
-    ///
-    /// Fails only if the storage's runtime cannot be built.
-    pub fn new(store: Arc<dyn ObjectStore>) -> io::Result<Self> {
-        Self::with_prefix(store, "")
-    }
-
     /// Storage under `prefix` in `store`: a blob name as [`DictionaryStorage`] describes
     /// (a trailing `/` is allowed), or empty for the root.
-    pub fn with_prefix(store: Arc<dyn ObjectStore>, prefix: &str) -> io::Result<Self> {
+    ///
+    /// Fails if the prefix is not such a name, or the storage's runtime cannot be built.
+    pub fn new(store: Arc<dyn ObjectStore>, prefix: &str) -> io::Result<Self> {
         let prefix = prefix.strip_suffix('/').unwrap_or(prefix);
         let prefix = if prefix.is_empty() {
             Path::default()

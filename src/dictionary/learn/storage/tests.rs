@@ -342,7 +342,7 @@ mod object {
     pub(super) fn open(dir: &Path, prefix: &str) -> ObjectStorage {
         fs::create_dir_all(dir).unwrap();
         let store = Arc::new(LocalFileSystem::new_with_prefix(dir).unwrap());
-        ObjectStorage::with_prefix(store, prefix).unwrap()
+        ObjectStorage::new(store, prefix).unwrap()
     }
 
     #[test]
@@ -363,7 +363,7 @@ mod object {
         );
         assert_eq!(under.get("other/dict", MAX).unwrap(), None);
         let store = Arc::new(LocalFileSystem::new_with_prefix(&dir.0).unwrap());
-        let refused = ObjectStorage::with_prefix(store, "../up").unwrap_err();
+        let refused = ObjectStorage::new(store, "../up").unwrap_err();
         assert_eq!(refused.kind(), io::ErrorKind::InvalidInput);
     }
 
