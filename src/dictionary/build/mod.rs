@@ -141,7 +141,7 @@ pub struct BuiltDictionary {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum DictionaryKind {
-    /// By zstd's trainer ([`train`](super::train)) asked for `asked` bytes (it may return
+    /// By zstd's trainer (`ZDICT_trainFromBuffer`) asked for `asked` bytes (it may return
     /// fewer).
     Trained {
         /// The size asked for.
