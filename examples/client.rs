@@ -310,8 +310,8 @@ async fn dictionaries(base: &str, plain: &HttpClient, plain_wire: &Wire) -> Resu
     let stats = store.stats();
     println!(
         "  store: {} dictionaries, {} bytes; {} requests offered one",
-        store.len(),
-        store.bytes(),
+        store.stats().entries,
+        store.stats().bytes,
         stats.offered
     );
     Ok(polled && deltas)
@@ -334,8 +334,8 @@ async fn fetch_linked(sides: &Sides<'_>, store: &ClientDictionaryStore) -> Resul
         println!(
             "  GET {path}  {status}: {bytes} bytes on the wire ({coding}), {} decoded; stored: {} dictionary ({} bytes)",
             body.len(),
-            store.len(),
-            store.bytes()
+            store.stats().entries,
+            store.stats().bytes
         );
     }
     Ok(!linked.is_empty())

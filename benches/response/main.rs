@@ -394,7 +394,7 @@ fn client_dict(c: &mut Criterion) {
     };
     rt.block_on(async {
         assert_eq!(fetch(&with_store, "/dict").await, dictionary.bytes());
-        assert_eq!(store.len(), 1);
+        assert_eq!(store.stats().entries, 1);
         assert_eq!(fetch(&with_store, "/api/items").await, payload);
         assert_eq!(fetch(&plain, "/api/items").await, payload);
     });

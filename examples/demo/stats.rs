@@ -51,7 +51,7 @@ fn dictionaries(d: &Dictionaries, ours: &CompressionStats) -> Value {
     let x = ours.dictionaries();
     json!({
         "hits": x.hits, "unknown": x.unknown, "refused": x.refused, "not_offered": x.not_offered,
-        "store": { "dictionaries": d.store.len(), "bytes": d.store.bytes(), "max_bytes": d.store.max_bytes() },
+        "store": { "dictionaries": d.store.len(), "bytes": d.store.bytes() },
         "api": api(d),
         "learned": d.learner.as_ref().map(learned),
         "schema": routes::SCHEMA.load(std::sync::atomic::Ordering::Relaxed),

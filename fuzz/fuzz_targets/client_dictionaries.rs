@@ -155,7 +155,7 @@ fn store_for(a: u8, b: u8) -> (ClientDictionaryStore, Limits) {
 }
 
 fn check_store(store: &ClientDictionaryStore, limits: &Limits, origins: usize) {
-    let (len, bytes) = (store.len(), store.bytes());
+    let (len, bytes) = (store.stats().entries, store.stats().bytes);
     assert!(len <= limits.max_entries, "{len} entries over {limits:?}");
     assert!(bytes <= limits.max_bytes, "{bytes} bytes over {limits:?}");
     assert!(

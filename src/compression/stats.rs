@@ -101,7 +101,7 @@ pub struct CodingStats {
 
 impl CompressionStats {
     /// New counters, all zero.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 

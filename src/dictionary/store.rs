@@ -120,14 +120,9 @@ macro_rules! lru_store {
                 self.len() == 0
             }
 
-            #[doc = concat!("The bytes of the ", $plural, " it holds (at most [`max_bytes`](Self::max_bytes)).")]
+            #[doc = concat!("The bytes of the ", $plural, " it holds (at most the bound it was made with).")]
             pub fn bytes(&self) -> usize {
                 lock(&self.inner).bytes
-            }
-
-            /// The bound on [`bytes`](Self::bytes).
-            pub fn max_bytes(&self) -> usize {
-                lock(&self.inner).max_bytes
             }
         }
 

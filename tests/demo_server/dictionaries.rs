@@ -384,8 +384,8 @@ async fn our_client_learns_and_uses_the_demo_dictionaries() {
     let linked = linked_dictionaries(&page);
     assert_eq!(linked, [learned["url"].as_str().unwrap()]);
     let (_, _, dictionary) = fetch(server.url(&linked[0])).await;
-    assert_eq!(store.len(), 1);
-    assert_eq!(store.bytes(), dictionary.len());
+    assert_eq!(store.stats().entries, 1);
+    assert_eq!(store.stats().bytes, dictionary.len());
 
     for start in [123_456_789u64, 987_654_321] {
         let path = format!("/api/items?n=5&start={start}");

@@ -144,10 +144,14 @@ impl ClientDictionaryStoreBuilder {
     }
 }
 
-/// What the store has done, counted since it was made.
+/// What the store holds now, and what it has done since it was made.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ClientDictionaryStats {
+    /// Dictionaries held now (expired ones included until they are next looked at).
+    pub entries: usize,
+    /// Their bytes.
+    pub bytes: usize,
     /// Requests that offered a dictionary (`Available-Dictionary` sent).
     pub offered: u64,
     /// Dictionaries stored (a new one, or one replacing the same `match` and `match-dest`).
@@ -212,21 +216,6 @@ impl ClientDictionaryStore {
         ClientDictionaryStoreBuilder::default()
     }
 
-    /// How many dictionaries it holds (expired ones included until they are next looked at).
-    pub fn len(&self) -> usize {
-        self.lock().entries.len()
-    }
-
-    /// Whether it holds none.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The bytes of the dictionaries it holds.
-    pub fn bytes(&self) -> usize {
-        self.lock().bytes
-    }
-
     /// Whether it holds a dictionary with this SHA-256.
     pub fn contains(&self, hash: &[u8; 32]) -> bool {
         self.lock()
@@ -245,9 +234,14 @@ impl ClientDictionaryStore {
         };
     }
 
-    /// The counters so far.
+    /// What it holds now, and the counters so far.
     pub fn stats(&self) -> ClientDictionaryStats {
-        self.lock().stats
+        let state = self.lock();
+        ClientDictionaryStats {
+            entries: state.entries.len(),
+            bytes: state.bytes,
+            ..state.stats
+        }
     }
 
     /// Counts a dictionary response that was too large to keep.

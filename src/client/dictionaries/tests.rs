@@ -89,7 +89,7 @@ proptest! {
             let hash = crate::dictionary::Dictionary::new(bytes, metadata).unwrap().hash();
             expected.push((PATTERNS[*p], DESTS[*d], order, hash));
         }
-        prop_assert_eq!(store.len(), expected.len());
+        prop_assert_eq!(store.stats().entries, expected.len());
         let (path, dest) = (PATHS[path], REQUEST_DESTS[dest]);
         let best = expected
             .iter()
@@ -131,8 +131,8 @@ fn bounds_hold_under_churn() {
             body(n, len),
         );
         assert_eq!(kept, len <= 8 << 10, "{len}");
-        assert!(store.bytes() <= 64 << 10);
-        assert!(store.len() <= 40);
+        assert!(store.stats().bytes <= 64 << 10);
+        assert!(store.stats().entries <= 40);
         store.check_invariants(6);
         if kept {
             // What was just stored is there, and offered for its pattern.
@@ -249,7 +249,7 @@ fn a_dictionary_is_offered_only_while_fresh_and_never_past_max_age() {
     // A year's max-age is capped at the store's 100 s.
     *now.lock().unwrap() += Duration::from_secs(99);
     assert!(offered_hash(&store, "http://h.test/long/x", "").is_none());
-    assert!(store.is_empty());
+    assert_eq!(store.stats().entries, 0);
 }
 
 #[test]
