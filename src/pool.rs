@@ -349,7 +349,8 @@ impl CodecPool {
     }
 
     /// The cap on idle states per kind.
-    pub fn max_idle(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn max_idle(&self) -> usize {
         self.inner.max_idle
     }
 

@@ -216,7 +216,6 @@ fn codecs_dropped_while_panicking_are_discarded_and_the_pool_survives() {
 #[test]
 fn max_idle_zero_disables_pooling() {
     let pool = CodecPool::builder().max_idle(0).build();
-    assert_eq!(pool.max_idle(), 0);
     for _ in 0..5 {
         let mut wire = BytesMut::new();
         gzip(&pool, CompressionLevel::Default, b"no pooling", &mut wire);
@@ -248,8 +247,6 @@ fn clones_share_one_pool_and_global_is_shared() {
             .idle,
         1
     );
-    assert!(pool.max_idle() >= 8 && pool.max_idle() <= 256);
-    assert_eq!(CodecPool::builder().build().max_idle(), pool.max_idle());
     assert!(std::ptr::eq(CodecPool::global(), CodecPool::global()));
     assert!(format!("{pool:?}").contains("max_idle"));
 }

@@ -21,14 +21,12 @@ fn kind(k: KindStats) -> Value {
     })
 }
 
-/// Every kind of pooled state by name (kinds whose feature is off stay at zero), and
-/// `max_idle`.
-fn pool(stats: PoolStats, max_idle: Value) -> Value {
-    let mut pool: Map<String, Value> = stats
+/// Every kind of pooled state by name (kinds whose feature is off stay at zero).
+fn pool(stats: PoolStats) -> Value {
+    let pool: Map<String, Value> = stats
         .kinds()
         .map(|(name, k)| (name.to_string(), kind(k)))
         .collect();
-    pool.insert("max_idle".to_owned(), max_idle);
     Value::Object(pool)
 }
 
@@ -127,13 +125,14 @@ fn counters(state: &AppState) -> (Value, Value, Map<String, Value>) {
             "bytes_in": null, "bytes_out": null,
         });
         return (
-            pool(PoolStats::default(), Value::Null),
+            pool(PoolStats::default()),
             compression,
             codings.collect(),
         );
     };
     let global = CodecPool::global();
-    let c = ours.snapshot();
+    let c = ours.total();
+    let skipped: u64 = SkipReason::ALL.iter().map(|&r| ours.skipped_for(r)).sum();
     let all = ContentCoding::ALL
         .iter()
         .map(|&f| (f.as_str(), ours.coding(f)));
@@ -144,12 +143,12 @@ fn counters(state: &AppState) -> (Value, Value, Map<String, Value>) {
         (name.to_owned(), value)
     });
     let compression = json!({
-        "compressed": c.compressed, "skipped": c.skipped,
+        "compressed": c.compressed, "skipped": skipped,
         "bytes_in": c.bytes_in, "bytes_out": c.bytes_out,
         "skipped_for": skipped_for(ours),
     });
     (
-        pool(global.stats(), global.max_idle().into()),
+        pool(global.stats()),
         compression,
         codings.collect(),
     )

@@ -301,8 +301,8 @@ Body bytes on the wire per response: tower-gzip / tower-http, default levels.
 /// keeps at most `max_idle` compressors, and live memory comes back to within that many states.
 fn burst(rt: &tokio::runtime::Runtime) -> (String, bool) {
     const BURST: usize = 1_000;
-    let pool = CodecPool::new();
-    let max_idle = pool.max_idle();
+    let max_idle = 16;
+    let pool = CodecPool::builder().max_idle(max_idle).build();
     let payload = json(256 * 1024);
     let p = payload.clone();
     let svc = CompressionLayer::new()

@@ -88,14 +88,10 @@ impl PoolStats {
     }
 
     /// br streams holding an encoder now (at most
-    /// [`CodecPoolBuilder::br_stream_limit`](crate::CodecPoolBuilder::br_stream_limit)).
-    pub fn br_streams_active(&self) -> usize {
-        self.br_streams_active
-    }
-
-    /// br streams waiting for their turn to draw an encoder.
-    pub fn br_streams_waiting(&self) -> usize {
-        self.br_streams_waiting
+    /// [`CodecPoolBuilder::br_stream_limit`](crate::CodecPoolBuilder::br_stream_limit)), and
+    /// those waiting for their turn to draw one: `(active, waiting)`.
+    pub fn br_streams(&self) -> (usize, usize) {
+        (self.br_streams_active, self.br_streams_waiting)
     }
 }
 

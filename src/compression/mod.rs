@@ -114,7 +114,7 @@ pub use governor::{Governor, GovernorStats};
 pub use layer::CompressionLayer;
 pub use service::Compression;
 pub use settings::ToCompress;
-pub use stats::{CodingStats, CompressionStats, CompressionStatsSnapshot, DictionaryStats};
+pub use stats::{CodingStats, CompressionStats, DictionaryStats};
 
 /// When to compress a response: a [`Predicate`] reads a response's head and size hint. The
 /// names mirror `tower_http::compression::predicate`, so predicates port over unchanged.

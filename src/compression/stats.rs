@@ -71,31 +71,16 @@ impl CodingCounters {
     }
 }
 
-/// A snapshot of [`CompressionStats`]: totals over every coding.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct CompressionStatsSnapshot {
-    /// Responses sent with a content coding.
-    pub compressed: u64,
-    /// Responses sent as they were (not acceptable to the client, excluded by the predicate
-    /// or a hard rule, too small, or answered 406): the sum over
-    /// [`CompressionStats::skipped_for`] every [`SkipReason`].
-    pub skipped: u64,
-    /// Bytes of response bodies fed to the encoders, counted when each body ends.
-    pub bytes_in: u64,
-    /// Encoded bytes produced from them, headers and trailers included.
-    pub bytes_out: u64,
-}
-
-/// The counters of one coding, from [`CompressionStats::coding`].
+/// The counters of one coding, from [`CompressionStats::coding`], or of all of them, from
+/// [`CompressionStats::total`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CodingStats {
     /// Responses sent with this coding.
     pub compressed: u64,
-    /// Bytes fed to this coding's encoders.
+    /// Bytes of response bodies fed to its encoders, counted when each body ends.
     pub bytes_in: u64,
-    /// Bytes they produced.
+    /// Encoded bytes they produced, headers and trailers included.
     pub bytes_out: u64,
 }
 
@@ -105,12 +90,10 @@ impl CompressionStats {
         Self::default()
     }
 
-    /// A snapshot of the totals.
-    pub fn snapshot(&self) -> CompressionStatsSnapshot {
-        let mut total = CompressionStatsSnapshot {
-            skipped: SkipReason::ALL.iter().map(|&r| self.skipped_for(r)).sum(),
-            ..Default::default()
-        };
+    /// The counters summed over every coding. Responses sent as they were are counted by
+    /// reason, in [`skipped_for`](Self::skipped_for).
+    pub fn total(&self) -> CodingStats {
+        let mut total = CodingStats::default();
         for coding in &self.inner.by_coding {
             let c = coding.snapshot();
             total.compressed += c.compressed;
@@ -198,6 +181,7 @@ mod tests {
         stats.record_skipped(SkipReason::Level);
         stats.record_skipped(SkipReason::Size);
         assert_eq!(stats.skipped_for(SkipReason::Level), 2);
-        assert_eq!(stats.snapshot().skipped, 3);
+        assert_eq!(stats.skipped_for(SkipReason::Size), 1);
+        assert_eq!(stats.total(), CodingStats::default());
     }
 }

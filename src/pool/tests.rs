@@ -362,3 +362,11 @@ fn a_zero_park_bound_never_parks() {
         0
     );
 }
+
+#[test]
+fn defaults_scale_with_the_cores_within_their_bounds() {
+    let pool = CodecPool::new();
+    assert!((8..=256).contains(&pool.max_idle()));
+    assert_eq!(CodecPool::builder().build().max_idle(), pool.max_idle());
+    assert_eq!(CodecPool::builder().max_idle(0).build().max_idle(), 0);
+}

@@ -134,8 +134,9 @@ pub fn publish_pool(pool: &CodecPool) {
         gauge!(POOL_PARKED, "kind" => kind).set(k.idle_parked as f64);
         counter!(POOL_CREATED, "kind" => kind).absolute(k.created);
     }
-    gauge!(BR_STREAMS, "state" => "active").set(stats.br_streams_active() as f64);
-    gauge!(BR_STREAMS, "state" => "waiting").set(stats.br_streams_waiting() as f64);
+    let (active, waiting) = stats.br_streams();
+    gauge!(BR_STREAMS, "state" => "active").set(active as f64);
+    gauge!(BR_STREAMS, "state" => "waiting").set(waiting as f64);
 }
 
 /// Sets the `tower_gzip_level` gauge of `coding` to `level`: for whatever sets the level

@@ -231,7 +231,6 @@ async fn routes_compress_and_decode_to_the_identity_bytes() {
             );
         }
     }
-    assert!(stats["pool"]["max_idle"].is_u64(), "{stats}");
     for field in ["compressed", "skipped", "bytes_in", "bytes_out"] {
         assert!(
             stats["compression"][field].is_u64(),
@@ -458,7 +457,6 @@ async fn baseline_tower_http_serves_the_same_routes() {
     };
     assert_eq!(stats["mode"], "tower-http");
     assert_eq!(stats["pool"]["deflate_compressors"]["created"], 0);
-    assert!(stats["pool"]["max_idle"].is_null());
     assert!(
         stats["compression"]["compressed"].as_u64().unwrap() >= 3,
         "{stats}"

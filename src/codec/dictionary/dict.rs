@@ -142,7 +142,7 @@ impl Dictionary {
 
     /// The level chosen for `coding` with this dictionary (by the
     /// [`DictionaryBuilder`](crate::dictionary::DictionaryBuilder), or saved with it), if any.
-    pub fn level(&self, coding: crate::ContentCoding) -> Option<i32> {
+    pub(crate) fn level(&self, coding: crate::ContentCoding) -> Option<i32> {
         level_slot(coding).and_then(|slot| self.levels[slot])
     }
 
