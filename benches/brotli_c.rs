@@ -37,10 +37,10 @@ use brotli::enc::encode::{
 use bytes::{Bytes, BytesMut};
 use criterion::{Criterion, criterion_group, criterion_main};
 use tower_gzip::codec::{Decoder, OneShot};
-use tower_gzip::dictionary::UseAsDictionary;
 use tower_gzip::dictionary::Dictionary;
-use tower_gzip_support::samples::train;
+use tower_gzip::dictionary::UseAsDictionary;
 use tower_gzip::{CodecPool, CompressionLevel, ContentCoding};
+use tower_gzip_support::samples::train;
 
 use tower_gzip::__bench_brotli_c as brotli_c;
 use tower_gzip_support::samples;

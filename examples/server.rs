@@ -126,7 +126,10 @@ const STORE_BYTES: usize = 8 << 20;
 /// The dictionary codings this build makes, in the default order.
 /// The dictionary codings compiled in.
 fn dict_codings() -> impl Iterator<Item = ContentCoding> {
-    ContentCoding::ALL.iter().copied().filter(|c| c.needs_dictionary())
+    ContentCoding::ALL
+        .iter()
+        .copied()
+        .filter(|c| c.needs_dictionary())
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

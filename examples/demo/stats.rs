@@ -124,11 +124,7 @@ fn counters(state: &AppState) -> (Value, Value, Map<String, Value>) {
             "skipped": load(&wire.responses) - load(&wire.encoded),
             "bytes_in": null, "bytes_out": null,
         });
-        return (
-            pool(PoolStats::default()),
-            compression,
-            codings.collect(),
-        );
+        return (pool(PoolStats::default()), compression, codings.collect());
     };
     let global = CodecPool::global();
     let c = ours.total();
@@ -147,11 +143,7 @@ fn counters(state: &AppState) -> (Value, Value, Map<String, Value>) {
         "bytes_in": c.bytes_in, "bytes_out": c.bytes_out,
         "skipped_for": skipped_for(ours),
     });
-    (
-        pool(global.stats()),
-        compression,
-        codings.collect(),
-    )
+    (pool(global.stats()), compression, codings.collect())
 }
 
 pub async fn stats(State(state): State<AppState>) -> Json<Value> {

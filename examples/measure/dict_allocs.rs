@@ -24,8 +24,8 @@ use tower::{Layer, service_fn};
 use tower_gzip::CodecPool;
 use tower_gzip::ContentCoding;
 use tower_gzip::compression::CompressionLayer;
-use tower_gzip::dictionary::UseAsDictionary;
 use tower_gzip::dictionary::Dictionary;
+use tower_gzip::dictionary::UseAsDictionary;
 use tower_gzip_support::samples::train;
 
 use support::{expect_coding, full_response, json, respond};

@@ -9,8 +9,8 @@
 use bytes::BytesMut;
 use tower_gzip::ContentCoding;
 use tower_gzip::codec::OneShot;
-use tower_gzip_support::samples::train;
 use tower_gzip::{CodecPool, CompressionLevel};
+use tower_gzip_support::samples::train;
 
 mod dict_samples;
 use dict_samples::{dictionary, json_samples};

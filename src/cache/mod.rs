@@ -10,7 +10,7 @@
 //! use tower_gzip::cache::VariantCache;
 //! use tower_gzip::compression::CompressionLayer;
 //!
-//! let cache = VariantCache::new(64 * 1024 * 1024); // 64 MiB of compressed bytes
+//! let cache = VariantCache::builder().budget(64 * 1024 * 1024).build(); // 64 MiB of compressed bytes
 //! let api = CompressionLayer::new().cache(cache.clone());
 //! let assets = CompressionLayer::new().cache(cache.clone()); // one cache, several layers
 //! # let _ = (api, assets);
@@ -198,8 +198,9 @@ pub struct CacheStats {
 }
 
 impl VariantCache {
-    /// A cache of at most `budget` bytes, with the defaults (see [`VariantCacheBuilder`]).
-    pub fn new(budget: u64) -> VariantCache {
+    /// A cache of at most `budget` bytes, with the defaults.
+    #[cfg(test)]
+    pub(crate) fn new(budget: u64) -> VariantCache {
         VariantCache::builder().budget(budget).build()
     }
 

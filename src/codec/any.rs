@@ -346,7 +346,7 @@ impl Decoder {
     }
 
     /// Compressed bytes consumed so far, headers and trailers included.
-    pub fn total_in(&self) -> u64 {
+    pub(crate) fn total_in(&self) -> u64 {
         self.read(0, |codec| dispatch!(codec, c => c.total_in()))
     }
 

@@ -93,10 +93,10 @@ pub(crate) use crate::codec::Dictionary;
 pub use crate::codec::dictionary::{Dictionary, DictionaryError, peek};
 #[cfg(dictionary)]
 pub use crate::headers::UseAsDictionary;
-#[cfg(feature = "dcz")]
-pub use build::{BuiltDictionary, CandidateReport, DictionaryBuilder, DictionaryKind};
 #[cfg(all(test, feature = "dcz"))]
 pub(crate) use build::train;
+#[cfg(feature = "dcz")]
+pub use build::{BuiltDictionary, CandidateReport, DictionaryBuilder, DictionaryKind};
 pub(crate) use gate::gate;
 #[cfg(fuzzing)]
 pub(crate) use select::select;

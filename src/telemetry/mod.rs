@@ -59,10 +59,10 @@ mod publish;
 
 #[cfg(feature = "metrics")]
 pub(crate) use handles::Handles;
+pub(crate) use publish::describe;
 pub(crate) use publish::publish_level;
 #[cfg(feature = "metrics")]
 pub use publish::{publish_cache, publish_pool};
-pub(crate) use publish::describe;
 
 pub(crate) use outcome::{DictionaryOutcome, ResponseTally, SkipReason};
 

@@ -63,7 +63,10 @@ pub fn json_samples(n: usize, seed: u64) -> Vec<Vec<u8>> {
 #[cfg(feature = "zstd")]
 pub fn train<S: AsRef<[u8]>>(samples: &[S], max_size: usize) -> Result<bytes::Bytes, String> {
     let sizes: Vec<usize> = samples.iter().map(|s| s.as_ref().len()).collect();
-    let buffer: Vec<u8> = samples.iter().flat_map(|s| s.as_ref().iter().copied()).collect();
+    let buffer: Vec<u8> = samples
+        .iter()
+        .flat_map(|s| s.as_ref().iter().copied())
+        .collect();
     let mut dictionary = Vec::with_capacity(max_size);
     zstd_safe::train_from_buffer(&mut dictionary, &buffer, &sizes)
         .map_err(|code| zstd_safe::get_error_name(code).to_owned())?;

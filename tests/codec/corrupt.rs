@@ -266,7 +266,6 @@ fn many_empty_members_decode() {
     feed(&mut decoder, &wire, &[wire.len()], 1 << 20, &mut out).unwrap();
     decoder.finish().unwrap();
     assert!(out.is_empty());
-    assert_eq!(decoder.total_in(), wire.len() as u64);
     // The caller's buffer did not grow per member.
     assert!(out.capacity() <= 512 * 1024, "capacity {}", out.capacity());
 }

@@ -112,11 +112,7 @@ async fn run(coding: &str, pool: &CodecPool) -> (u64, Vec<usize>) {
         0,
         "{coding}: all back at the end: {stats:?}"
     );
-    assert_eq!(
-        stats.br_streams().0 + stats.br_streams().1,
-        0,
-        "{stats:?}"
-    );
+    assert_eq!(stats.br_streams().0 + stats.br_streams().1, 0, "{stats:?}");
     let firsts = streams.iter().map(|s| s.first_round.unwrap()).collect();
     (most, firsts)
 }

@@ -22,7 +22,10 @@ const MAX_SAMPLES_LEN: usize = 1 << 30;
 /// few, too small or too uniform), and [`DictionaryError::Empty`] or
 /// [`DictionaryError::TooLarge`] for a `max_size` of zero or over
 /// 128 MiB.
-pub(crate) fn train<S: AsRef<[u8]>>(samples: &[S], max_size: usize) -> Result<Bytes, DictionaryError> {
+pub(crate) fn train<S: AsRef<[u8]>>(
+    samples: &[S],
+    max_size: usize,
+) -> Result<Bytes, DictionaryError> {
     if max_size == 0 {
         return Err(DictionaryError::Empty);
     }
