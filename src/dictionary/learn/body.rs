@@ -13,7 +13,7 @@ use super::{Learner, Refusal};
 use crate::buf::{PolledFrame, poll_bytes};
 
 pin_project! {
-    /// The response body of [`LearnService`](super::LearnService).
+    /// The response body of [`LearnService`](super::service::LearnService).
     pub struct LearnBody<B> {
         #[pin]
         state: State<B>,
