@@ -10,7 +10,8 @@ use super::encoding::MessageEncoding;
 use super::frame::{Message, PREFIX_LEN, Prefix};
 use super::settings::Limits;
 use super::status::{Code, GrpcStatus};
-use crate::codec::{DecodeErrorKind, Decoder, OneShot};
+use crate::codec::flate::deflate_bound;
+use crate::codec::{DecodeErrorKind, Decoder, EncodeError, Encoder, OneShot};
 use crate::{CodecPool, CompressionLevel, ContentCoding};
 
 /// How a side compresses the messages it sends.
@@ -31,10 +32,9 @@ impl Compress<'_> {
         if message.compressed || payload.len() < self.min_size {
             return Ok(message.frame);
         }
-        let shot = OneShot::new(self.coding).level(self.level).pool(self.pool);
         let mut out = BytesMut::with_capacity(PREFIX_LEN + output_room(self.coding, payload.len()));
         out.put_bytes(0, PREFIX_LEN);
-        shot.encode(payload, &mut out)
+        self.encode(payload, &mut out)
             .map_err(|e| GrpcStatus::internal(format!("compressing a message: {e}")))?;
         if out.len() >= message.frame.len() {
             return Ok(message.frame);
@@ -42,18 +42,44 @@ impl Compress<'_> {
         Prefix::patch(&mut out, true);
         Ok(out.freeze())
     }
+
+    /// Compresses all of `payload` as one stream, appended to `out`.
+    ///
+    /// gzip and deflate go through a pooled zlib-rs deflate state, as tonic's own
+    /// compression does with a state it builds for each message, not through libdeflate's
+    /// one-shot compressor (which the HTTP layer uses for bodies known in full): at the same
+    /// level libdeflate's lazy parser searches longer than zlib-rs's on messages of
+    /// repeated records, so a message could cost more than tonic's, while the same deflate
+    /// from a warm pool costs tonic's work minus building the state, whatever the payload.
+    fn encode(&self, payload: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
+        match self.coding {
+            ContentCoding::Gzip | ContentCoding::Deflate => {
+                let mut encoder = Encoder::new(self.coding, self.level, self.pool);
+                encoder.encode(payload, out)?;
+                encoder.finish(out)
+            }
+            coding => OneShot::new(coding)
+                .level(self.level)
+                .pool(self.pool)
+                .encode(payload, out),
+        }
+    }
 }
 
 /// The room to allocate for `len` bytes compressed, so that the encoder's own reserve
-/// finds it there: zstd reserves its worst case (`ZSTD_compressBound`, under
-/// `len + len/128 + 128`); libdeflate compresses into pooled scratch and reserves what it
-/// wrote, which half the input holds for anything worth compressing.
+/// finds it there: the worst cases, zstd's (`ZSTD_compressBound`, under
+/// `len + len/128 + 128`) and deflate's (zlib's `compressBound`) with the gzip header and
+/// trailer and the deflate encoder's margin.
 fn output_room(coding: ContentCoding, len: usize) -> usize {
     match coding {
         ContentCoding::Zstd => len + len / 128 + 128,
-        _ => len / 2 + 64,
+        _ => deflate_bound(len).max(64) + DEFLATE_FRAMING_ROOM,
     }
 }
+
+/// The gzip header (10 bytes; zlib's is 2) and the deflate encoder's margin past the bound
+/// for its last block and trailer.
+const DEFLATE_FRAMING_ROOM: usize = 10 + 64 + 8;
 
 /// How a side decompresses the messages it receives.
 #[derive(Clone, Copy, Debug)]
