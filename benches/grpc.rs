@@ -11,8 +11,10 @@
 //! are not seen there, so only the gzip lines compare allocations like with like.
 //!
 //! `GRPC_CALLS=<size>/<coding>/<side>:<calls>` runs that case alone, that many calls (ten
-//! more first), and times nothing: for counting instructions, which other work on the
-//! machine does not disturb. Two counts of calls, subtracted, give the cost of one call:
+//! more first), and prints their mean wall time: runs of two cases taken in turn compare
+//! them under the same load, and under callgrind the instructions, which other work on the
+//! machine does not disturb, count. Two counts of calls, subtracted, give the cost of one
+//! call. `GRPC_PAYLOAD=json` sends JSON records instead of the timed runs' text:
 //!
 //! ```sh
 //! cargo bench --bench grpc --no-run  # prints the binary's path
@@ -177,10 +179,20 @@ fn calls_only(spec: &str) {
     };
     let runtime = runtime();
     let mut client = runtime.block_on(setup(side, coding));
-    let data = tower_gzip_support::text(size);
-    for _ in 0..calls + 10 {
+    // The criterion runs' text, or JSON records less alike (`GRPC_PAYLOAD=json`).
+    let data = match std::env::var("GRPC_PAYLOAD").as_deref() {
+        Ok("json") => tower_gzip_support::bench::json(size).to_vec(),
+        _ => tower_gzip_support::text(size),
+    };
+    for _ in 0..10 {
         runtime.block_on(client.echo(data.clone()));
     }
+    let start = std::time::Instant::now();
+    for _ in 0..calls {
+        runtime.block_on(client.echo(data.clone()));
+    }
+    let per_call = start.elapsed() / calls.max(1);
+    println!("{spec}: {:.1} us per call", per_call.as_secs_f64() * 1e6);
 }
 
 fn grpc_unary(c: &mut Criterion) {
