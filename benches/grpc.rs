@@ -9,10 +9,22 @@
 //! Before the timings, the bytes allocated per call (client and server, through the counting
 //! allocator) and the CPU time per call are printed for each case. libzstd's own `malloc`s
 //! are not seen there, so only the gzip lines compare allocations like with like.
+//!
+//! `GRPC_CALLS=<size>/<coding>/<side>:<calls>` runs that case alone, that many calls (ten
+//! more first), and prints their mean wall time: runs of two cases taken in turn compare
+//! them under the same load, and under callgrind the instructions, which other work on the
+//! machine does not disturb, count. Two counts of calls, subtracted, give the cost of one
+//! call. `GRPC_PAYLOAD=json` sends JSON records instead of the timed runs' text:
+//!
+//! ```sh
+//! cargo bench --bench grpc --no-run  # prints the binary's path
+//! GRPC_CALLS=16KiB/gzip/tower_gzip:50 valgrind --tool=callgrind target/release/deps/grpc-<hash>
+//! GRPC_CALLS=16KiB/gzip/tower_gzip:150 valgrind --tool=callgrind target/release/deps/grpc-<hash>
+//! ```
 
 use std::net::SocketAddr;
 
-use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use criterion::{BenchmarkId, Criterion, criterion_group};
 use tokio::net::TcpListener;
 use tokio::runtime::Runtime;
 use tonic::codec::CompressionEncoding;
@@ -141,12 +153,50 @@ fn per_call(runtime: &Runtime, client: &mut Client, data: &[u8], cpu_calls: u64)
     (bytes, cpu_us)
 }
 
-fn grpc_unary(c: &mut Criterion) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .unwrap();
+        .unwrap()
+}
+
+/// `GRPC_CALLS`'s case and count: `16KiB/gzip/tower_gzip:300`.
+fn calls_case(spec: &str) -> Option<(usize, (CompressionEncoding, ContentCoding), &str, u32)> {
+    let (case, calls) = spec.split_once(':')?;
+    let mut parts = case.split('/');
+    let (size, coding, side) = (parts.next()?, parts.next()?, parts.next()?);
+    let size = SIZES.iter().find(|(name, _)| *name == size)?.1;
+    let (_, encoding, ours) = CODINGS.iter().find(|(name, ..)| *name == coding)?;
+    let side = SIDES.iter().find(|name| **name == side)?;
+    Some((size, (*encoding, *ours), side, calls.parse().ok()?))
+}
+
+/// Makes the calls `spec` names (see the module's documentation).
+fn calls_only(spec: &str) {
+    let Some((size, coding, side, calls)) = calls_case(spec) else {
+        panic!("GRPC_CALLS={spec}: want <size>/<coding>/<side>:<calls>, e.g. 16KiB/gzip/tonic:300");
+    };
+    let runtime = runtime();
+    let mut client = runtime.block_on(setup(side, coding));
+    // The criterion runs' text, or JSON records less alike (`GRPC_PAYLOAD=json`).
+    let data = match std::env::var("GRPC_PAYLOAD").as_deref() {
+        Ok("json") => tower_gzip_support::bench::json(size).to_vec(),
+        _ => tower_gzip_support::text(size),
+    };
+    for _ in 0..10 {
+        runtime.block_on(client.echo(data.clone()));
+    }
+    let start = std::time::Instant::now();
+    for _ in 0..calls {
+        runtime.block_on(client.echo(data.clone()));
+    }
+    let per_call = start.elapsed() / calls.max(1);
+    println!("{spec}: {:.1} us per call", per_call.as_secs_f64() * 1e6);
+}
+
+fn grpc_unary(c: &mut Criterion) {
+    let runtime = runtime();
     let mut group = c.benchmark_group("grpc_unary");
     for (coding_name, encoding, ours) in CODINGS {
         for side in SIDES {
@@ -175,4 +225,10 @@ criterion_group! {
     targets = grpc_unary
 }
 
-criterion_main!(benches);
+fn main() {
+    if let Ok(spec) = std::env::var("GRPC_CALLS") {
+        return calls_only(&spec);
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

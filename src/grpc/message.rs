@@ -10,7 +10,8 @@ use super::encoding::MessageEncoding;
 use super::frame::{Message, PREFIX_LEN, Prefix};
 use super::settings::Limits;
 use super::status::{Code, GrpcStatus};
-use crate::codec::{DecodeErrorKind, Decoder, OneShot};
+use crate::codec::flate::deflate_bound;
+use crate::codec::{DecodeErrorKind, Decoder, EncodeError, Encoder, OneShot};
 use crate::{CodecPool, CompressionLevel, ContentCoding};
 
 /// How a side compresses the messages it sends.
@@ -31,10 +32,9 @@ impl Compress<'_> {
         if message.compressed || payload.len() < self.min_size {
             return Ok(message.frame);
         }
-        let shot = OneShot::new(self.coding).level(self.level).pool(self.pool);
         let mut out = BytesMut::with_capacity(PREFIX_LEN + output_room(self.coding, payload.len()));
         out.put_bytes(0, PREFIX_LEN);
-        shot.encode(payload, &mut out)
+        self.encode(payload, &mut out)
             .map_err(|e| GrpcStatus::internal(format!("compressing a message: {e}")))?;
         if out.len() >= message.frame.len() {
             return Ok(message.frame);
@@ -42,18 +42,55 @@ impl Compress<'_> {
         Prefix::patch(&mut out, true);
         Ok(out.freeze())
     }
+
+    /// Compresses all of `payload` as one stream, appended to `out`.
+    ///
+    /// gzip and deflate messages under [`ONE_SHOT_DEFLATE_FROM`] go through a pooled
+    /// zlib-rs deflate state, the deflate tonic runs with a state it builds per message, so
+    /// that a message never costs more than tonic's at the same level. libdeflate, which the
+    /// one-shot path uses, is faster on some payloads of that size and slower on others
+    /// (highly repetitive records); on longer messages it was faster on every payload
+    /// measured (BENCHMARKS.md, "gRPC unary calls against tonic").
+    fn encode(&self, payload: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
+        match self.coding {
+            ContentCoding::Gzip | ContentCoding::Deflate if streams(payload.len()) => {
+                let mut encoder = Encoder::new(self.coding, self.level, self.pool);
+                encoder.encode(payload, out)?;
+                encoder.finish(out)
+            }
+            coding => OneShot::new(coding)
+                .level(self.level)
+                .pool(self.pool)
+                .encode(payload, out),
+        }
+    }
+}
+
+/// The length from which gzip and deflate messages are compressed in one shot (libdeflate,
+/// with its feature) rather than by the pooled zlib-rs state.
+const ONE_SHOT_DEFLATE_FROM: usize = 64 * 1024;
+
+/// Whether a gzip or deflate message of `len` bytes goes through the zlib-rs state.
+fn streams(len: usize) -> bool {
+    len < ONE_SHOT_DEFLATE_FROM
 }
 
 /// The room to allocate for `len` bytes compressed, so that the encoder's own reserve
-/// finds it there: zstd reserves its worst case (`ZSTD_compressBound`, under
-/// `len + len/128 + 128`); libdeflate compresses into pooled scratch and reserves what it
-/// wrote, which half the input holds for anything worth compressing.
+/// finds it there: the worst cases of zstd (`ZSTD_compressBound`, under
+/// `len + len/128 + 128`) and of the zlib-rs encoder (zlib's `compressBound`, the gzip
+/// header and trailer, its margin); libdeflate compresses into pooled scratch and reserves
+/// what it wrote, which half the input holds for anything worth compressing.
 fn output_room(coding: ContentCoding, len: usize) -> usize {
     match coding {
         ContentCoding::Zstd => len + len / 128 + 128,
+        _ if streams(len) => deflate_bound(len).max(64) + DEFLATE_FRAMING_ROOM,
         _ => len / 2 + 64,
     }
 }
+
+/// The gzip header (10 bytes; zlib's is 2) and the zlib-rs encoder's margin past the bound
+/// for its last block and trailer.
+const DEFLATE_FRAMING_ROOM: usize = 10 + 64 + 8;
 
 /// How a side decompresses the messages it receives.
 #[derive(Clone, Copy, Debug)]
@@ -213,6 +250,29 @@ mod tests {
         assert!(wire.len() < text.len() / 4);
         let back = decompress(&pool, 1 << 20).message(reread(wire)).unwrap();
         assert_eq!(back, message(false, &text).frame);
+    }
+
+    #[test]
+    fn gzip_and_deflate_messages_on_either_side_of_the_one_shot_length_come_back() {
+        let pool = CodecPool::new();
+        let line = b"{\"id\":7,\"name\":\"item-7\",\"ok\":true}\n";
+        for coding in [ContentCoding::Gzip, ContentCoding::Deflate] {
+            for len in [1024, ONE_SHOT_DEFLATE_FROM - 1, ONE_SHOT_DEFLATE_FROM] {
+                let text: Vec<u8> = line.iter().copied().cycle().take(len).collect();
+                let side = Compress {
+                    coding,
+                    ..compress(&pool)
+                };
+                let wire = side.message(message(false, &text)).unwrap();
+                assert_eq!(wire[0], 1, "{coding:?} {len}");
+                let receiver = Decompress {
+                    encoding: MessageEncoding::Coding(coding),
+                    ..decompress(&pool, 1 << 20)
+                };
+                let back = receiver.message(reread(wire)).unwrap();
+                assert_eq!(back, message(false, &text).frame, "{coding:?} {len}");
+            }
+        }
     }
 
     #[test]
