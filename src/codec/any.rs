@@ -335,6 +335,7 @@ impl Decoder {
     /// [`for_coding`](Decoder::for_coding) fails (a dictionary coding, which needs its
     /// dictionary, or a coding whose cargo feature is off), every call of this decoder
     /// returns that error.
+    #[cfg(test)]
     pub(crate) fn new(coding: ContentCoding, pool: &CodecPool) -> Self {
         let codec = any_decoder(coding, None, pool);
         Decoder { codec }

@@ -131,7 +131,8 @@ impl Decompress<'_> {
     /// Decodes `payload` into a new frame, never past the limits.
     fn decode(&self, coding: ContentCoding, payload: &[u8]) -> Result<Bytes, GrpcStatus> {
         let max_len = self.limits.max_decoded(payload.len());
-        let mut decoder = Decoder::new(coding, self.pool);
+        let mut decoder = Decoder::for_coding(coding, None, self.pool)
+            .map_err(|e| decode_status(coding, e.kind(), &e))?;
         let hint = announced_size(coding, &decoder, payload).map_or(0, |n| n.min(max_len));
         // Room for the trailer's last steps too, so an honest size is one allocation.
         let mut out = BytesMut::with_capacity(PREFIX_LEN + hint + TAIL_ROOM);

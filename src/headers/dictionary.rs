@@ -137,6 +137,7 @@ impl UseAsDictionary {
     }
 
     /// The `match-dest` destinations (empty: any).
+    #[cfg(any(dictionary_client, test))]
     pub(crate) fn match_dest(&self) -> &[String] {
         &self.match_dest
     }

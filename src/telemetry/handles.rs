@@ -23,7 +23,7 @@ pub(crate) struct Handles {
 impl Handles {
     /// Registers every series with the recorder installed now, and describes them.
     pub(crate) fn register() -> Self {
-        super::describe();
+        super::publish::describe();
         let mut handles = Handles {
             responses: std::array::from_fn(|_| Counter::noop()),
             identity: counter!(RESPONSES, "coding" => "identity"),

@@ -58,11 +58,9 @@ pub(crate) mod outcome;
 mod publish;
 
 #[cfg(feature = "metrics")]
-pub(crate) use handles::Handles;
-pub(crate) use publish::describe;
-pub(crate) use publish::publish_level;
-#[cfg(feature = "metrics")]
 pub use publish::{publish_cache, publish_pool};
+#[cfg(feature = "metrics")]
+pub(crate) use {handles::Handles, publish::publish_level};
 
 pub(crate) use outcome::{DictionaryOutcome, ResponseTally, SkipReason};
 

@@ -111,10 +111,8 @@ pub use layer::LearnLayer;
 pub use learner::Learner;
 pub use safety::Refusal;
 pub use stats::{CurrentDictionary, LearnPhase, LearnedRouteStats};
-#[cfg(feature = "object-store")]
-#[cfg_attr(docsrs, doc(cfg(feature = "object-store")))]
-pub use storage::ObjectStorage;
-pub use storage::{DictionaryStorage, DirStorage};
+// The storage trait and its backends (`ObjectStorage` with the `object-store` feature).
+pub use storage::*;
 
 /// Why a learner could not be made.
 #[derive(Debug)]

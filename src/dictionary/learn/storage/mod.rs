@@ -16,6 +16,7 @@ mod tests;
 
 pub use dir::DirStorage;
 #[cfg(feature = "object-store")]
+#[cfg_attr(docsrs, doc(cfg(feature = "object-store")))]
 pub use object::ObjectStorage;
 
 /// Blobs by name, shared by a fleet: a local directory ([`DirStorage`]) or, with the
