@@ -93,7 +93,7 @@ pub(crate) use crate::codec::Dictionary;
 pub use crate::codec::dictionary::{Dictionary, DictionaryError, peek};
 #[cfg(dictionary)]
 pub use crate::headers::UseAsDictionary;
-#[cfg(all(test, feature = "dcz"))]
+#[cfg(all(test, both_dictionary_codings))]
 pub(crate) use build::train;
 #[cfg(feature = "dcz")]
 pub use build::{BuiltDictionary, CandidateReport, DictionaryBuilder, DictionaryKind};

@@ -18,7 +18,7 @@ use crate::negotiate::{AcceptEncoding, Q};
 /// The caller still decides whether the response is worth compressing at all (its type,
 /// its size, an existing `Content-Encoding`), and sets `Content-Encoding` and `Vary: accept-encoding, available-dictionary` (RFC 9842
 /// section 6.2).
-#[cfg(any(test, fuzzing))]
+#[cfg(any(all(test, both_dictionary_codings), fuzzing))]
 pub(crate) fn select(
     request: &HeaderMap,
     response: &HeaderMap,

@@ -133,6 +133,7 @@ impl Dictionary {
     /// A level set on the layer (`level(..)`, `quality(..)`, a level chooser) wins.
     ///
     /// [`CompressionLevel::Default`]: crate::CompressionLevel::Default
+    #[cfg(feature = "dcz")] // the learner's
     pub(crate) fn with_level(mut self, coding: crate::ContentCoding, level: i32) -> Self {
         if let Some(slot) = level_slot(coding) {
             self.levels[slot] = Some(level);
@@ -140,8 +141,7 @@ impl Dictionary {
         self
     }
 
-    /// The level chosen for `coding` with this dictionary (by the
-    /// [`DictionaryBuilder`](crate::dictionary::DictionaryBuilder), or saved with it), if any.
+    /// The level chosen for `coding` with this dictionary by the learner, if any.
     pub(crate) fn level(&self, coding: crate::ContentCoding) -> Option<i32> {
         level_slot(coding).and_then(|slot| self.levels[slot])
     }
