@@ -62,7 +62,7 @@ impl PoolKind {
 ///
 /// let stats = CodecPool::new().stats();
 /// assert_eq!(stats.kind(PoolKind::DeflateCompressors).in_use(), 0);
-/// assert!(stats.kinds().any(|(kind, _)| kind.name() == "zstd_compressors"));
+/// assert!(stats.kinds().any(|(kind, _)| kind.to_string() == "zstd_compressors"));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PoolStats {

@@ -41,9 +41,11 @@ impl Code {
 /// ```
 /// use tower_gzip::grpc::{Code, GrpcStatus};
 ///
-/// let status = GrpcStatus::new(Code::ResourceExhausted, "message larger than 4194304 bytes");
-/// assert_eq!(status.code().as_u8(), 8);
-/// assert_eq!(status.to_string(), "RESOURCE_EXHAUSTED: message larger than 4194304 bytes");
+/// /// Why a request body a service read failed, if the layer ended it.
+/// fn why(error: &(dyn std::error::Error + 'static)) -> Option<(Code, String)> {
+///     error.downcast_ref::<GrpcStatus>().map(|s| (s.code(), s.message().to_owned()))
+/// }
+/// # let _ = why;
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GrpcStatus {

@@ -360,22 +360,18 @@ fn format_tokens() {
 }
 
 /// A coding whose cargo feature is off exists as a name only: not parsed from a token, and an
-/// encoder or decoder made for it explicitly fails at its first call, with a typed error.
+/// encoder or decoder asked for it is refused with a typed error.
 #[cfg(not(feature = "zstd"))]
 #[test]
-fn a_coding_not_compiled_in_fails_at_its_first_call() {
+fn a_coding_not_compiled_in_is_refused() {
     let pool = CodecPool::new();
     assert_eq!(ContentCoding::from_token("zstd"), None);
     assert!(!ContentCoding::Zstd.is_compiled());
     assert!(!ContentCoding::ALL.contains(&ContentCoding::Zstd));
-    let mut encoder =
-        Encoder::for_coding(ContentCoding::Zstd, CompressionLevel::Default, None, &pool).unwrap();
-    assert!(encoder.encode(b"hello", &mut BytesMut::new()).is_err());
-    assert!(encoder.finish(&mut BytesMut::new()).is_err());
-    let mut decoder = Decoder::for_coding(ContentCoding::Zstd, None, &pool).unwrap();
-    let error = decoder
-        .decode(&[0x28, 0xb5, 0x2f, 0xfd], &mut BytesMut::new(), 1024)
-        .unwrap_err();
+    assert!(
+        Encoder::for_coding(ContentCoding::Zstd, CompressionLevel::Default, None, &pool).is_err()
+    );
+    let error = Decoder::for_coding(ContentCoding::Zstd, None, &pool).unwrap_err();
     assert_eq!(error.kind(), DecodeErrorKind::Unsupported);
     let mut out = BytesMut::new();
     assert!(

@@ -40,9 +40,9 @@ use crate::decompression::coding::Settings;
 /// ```
 /// use axum::{Router, body::Body, extract::DefaultBodyLimit, routing::post};
 /// use tower::ServiceExt;
-/// use tower_gzip::codec::encode_all;
+/// use tower_gzip::codec::OneShot;
 /// use tower_gzip::decompression::{DecompressionLimits, RequestDecompressionLayer};
-/// use tower_gzip::{CompressionLevel, ContentCoding};
+/// use tower_gzip::ContentCoding;
 ///
 /// const LIMIT: usize = 8 * 1024 * 1024;
 /// let limits = DecompressionLimits::new().with_max_size(Some(LIMIT));
@@ -54,7 +54,7 @@ use crate::decompression::coding::Settings;
 /// // 3.9 MB once decoded: past axum's default, within both limits here.
 /// let plain: String = (0..500_000).map(|i| format!("{i},")).collect();
 /// let mut gzip = bytes::BytesMut::new();
-/// encode_all(ContentCoding::Gzip, CompressionLevel::Default, plain.as_bytes(), &mut gzip).unwrap();
+/// OneShot::new(ContentCoding::Gzip).encode(plain.as_bytes(), &mut gzip).unwrap();
 /// let request = http::Request::post("/upload")
 ///     .header("content-encoding", "gzip")
 ///     .body(Body::from(gzip.freeze()))
