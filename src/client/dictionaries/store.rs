@@ -37,7 +37,7 @@ type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
 ///     .max_entry_bytes(1 << 20)
 ///     .max_age(Duration::from_secs(3600))
 ///     .build();
-/// assert!(store.is_empty());
+/// assert_eq!(store.stats().entries, 0);
 /// ```
 #[derive(Clone)]
 pub struct ClientDictionaryStore {
