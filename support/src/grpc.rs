@@ -205,15 +205,7 @@ where
             .await?;
         collect(response.into_inner()).await
     }
-}
 
-impl<T> BulkClient<T>
-where
-    T: tonic::client::GrpcService<tonic::body::Body>,
-    T::Error: Into<crate::BoxError>,
-    T::ResponseBody: http_body::Body<Data = Bytes> + Send + 'static,
-    <T::ResponseBody as http_body::Body>::Error: Into<crate::BoxError> + Send,
-{
     /// `Chat` over `outbound`, its replies read as they come.
     pub async fn chat_live<S>(&mut self, outbound: S) -> Result<Streaming<Payload>, Status>
     where
