@@ -95,7 +95,8 @@ fn cap_holds_under_a_thousand_concurrent_checkouts() {
         balanced(kind);
     }
 
-    // A second wave reuses the idle states first.
+    // A second wave reuses the idle states first, all but the last: a thread leaves another
+    // thread's lone idle state to it while the shelf has room.
     let held: Vec<_> = (0..20)
         .map(|_| Decoder::for_coding(ContentCoding::Deflate, None, &pool).unwrap())
         .collect();
@@ -103,7 +104,7 @@ fn cap_holds_under_a_thousand_concurrent_checkouts() {
     let d = pool
         .stats()
         .kind(tower_gzip::PoolKind::DeflateDecompressors);
-    assert_eq!((d.created, d.reused, d.idle), (1000 + 4, 16, 16));
+    assert_eq!((d.created, d.reused, d.idle), (1000 + 5, 15, 16));
     balanced(d);
 }
 

@@ -2,7 +2,7 @@
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use super::KindStats;
 use super::Level;
@@ -16,13 +16,19 @@ pub(crate) struct Shelf<T> {
 }
 
 pub(super) struct LevelVecs<T> {
-    by_level: [Vec<T>; Level::COUNT],
+    by_level: [Vec<Idle<T>>; Level::COUNT],
     /// States parked by paused streams, oldest first: still holding their stream's session,
     /// taken back by it at its next input unless a draw finds no clean state first.
     parked: VecDeque<Parked<T>>,
     /// Clean and parked states together, the number `max_idle` caps.
     count: usize,
     next_ticket: u64,
+}
+
+/// A clean state and the thread that gave it back, which finds it in its own core's cache.
+struct Idle<T> {
+    thread: u32,
+    state: T,
 }
 
 struct Parked<T> {
@@ -54,8 +60,9 @@ pub(super) enum Found<T> {
 }
 
 impl<T> Shelf<T> {
-    /// An idle state at `level`: a clean one, else, when parked states fill the shelf,
-    /// the oldest one parked at that level; counts the checkout either way.
+    /// An idle state at `level`: a clean one, this thread's if it has one
+    /// ([`take_nearest`]), else, when parked states fill the shelf, the oldest one parked at
+    /// that level; counts the checkout either way.
     ///
     /// With room on the shelf a parked state is left to its stream: a new state is cheaper
     /// than the redraw and priming it would cost that stream, and it
@@ -65,7 +72,8 @@ impl<T> Shelf<T> {
         self.stats.out.fetch_add(1, Ordering::Relaxed);
         let found = {
             let mut idle = lock(&self.idle);
-            let found = if let Some(state) = idle.by_level[level.index()].pop() {
+            let full = idle.count >= max_idle;
+            let found = if let Some(state) = take_nearest(&mut idle.by_level[level.index()], full) {
                 Found::Clean(state)
             } else if let Some(i) = idle
                 .parked
@@ -94,7 +102,7 @@ impl<T> Shelf<T> {
     pub(super) fn put(&self, state: T, level: Level, max_idle: usize) {
         let mut idle = lock(&self.idle);
         if idle.count < max_idle {
-            idle.by_level[level.index()].push(state);
+            idle.by_level[level.index()].push(Idle::here(state));
             idle.count += 1;
             self.stats.set_idle(&idle);
             drop(idle);
@@ -119,7 +127,7 @@ impl<T> Shelf<T> {
         let mut idle = lock(&self.idle);
         let mut evicted = None;
         if idle.count >= max_idle {
-            evicted = idle.by_level.iter_mut().find_map(Vec::pop);
+            evicted = idle.by_level.iter_mut().find_map(Vec::pop).map(|i| i.state);
             match evicted {
                 Some(_) => idle.count -= 1,
                 None => return Err(state),
@@ -167,11 +175,48 @@ impl<T> Shelf<T> {
     pub(super) fn restore(&self, state: T, level: Level, max_idle: usize) {
         let mut idle = lock(&self.idle);
         if idle.count < max_idle {
-            idle.by_level[level.index()].push(state);
+            idle.by_level[level.index()].push(Idle::here(state));
             idle.count += 1;
             self.stats.set_idle(&idle);
         }
     }
+}
+
+impl<T> Idle<T> {
+    fn here(state: T) -> Self {
+        Idle {
+            thread: this_thread(),
+            state,
+        }
+    }
+}
+
+/// The state this thread gave back last, else the one any thread gave back last, except
+/// that a thread leaves another's lone state alone while the shelf has room (`None`: it
+/// makes its own).
+///
+/// A state's tables (a deflate state clears 128 KiB of them per message) sit in the cache
+/// of the core that used them last; another core fetching each line across costs more than
+/// a short message's whole compression. A lone idle state is the one its thread most
+/// likely wants next (two tasks of one call, on two threads, each compressing a message in
+/// turn would trade it back and forth); several are spare, and taking one costs nothing.
+fn take_nearest<T>(states: &mut Vec<Idle<T>>, full: bool) -> Option<T> {
+    let here = this_thread();
+    let at = match states.iter().rposition(|idle| idle.thread == here) {
+        Some(at) => at,
+        None if states.len() == 1 && !full => return None,
+        None => states.len().checked_sub(1)?,
+    };
+    Some(states.remove(at).state)
+}
+
+/// A small number naming the calling thread, for [`Idle`].
+fn this_thread() -> u32 {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    thread_local! {
+        static THIS: u32 = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    THIS.with(|n| *n)
 }
 
 #[derive(Default)]

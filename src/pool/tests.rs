@@ -244,6 +244,47 @@ fn reset_state_matches_a_fresh_state_byte_for_byte() {
     );
 }
 
+/// A state that names itself, to tell which one a draw found.
+struct Numbered(u32);
+
+impl PooledState for Numbered {
+    const KIND: Kind = Kind::new(Kind::SLOTS - 2);
+
+    fn reset(&mut self) -> bool {
+        true
+    }
+}
+
+/// Draws a `Numbered`, made as `n` if the shelf gives none, and returns its number.
+fn draw_numbered(pool: &CodecPool, n: u32) -> u32 {
+    pool.take(Level::NONE, || Numbered(n)).0
+}
+
+#[test]
+fn a_thread_draws_its_own_state_and_leaves_another_threads_lone_one() {
+    let pool = CodecPool::builder().max_idle(3).build();
+    let on_another_thread =
+        |n| std::thread::scope(|s| s.spawn(|| draw_numbered(&pool, n)).join().unwrap());
+    assert_eq!(draw_numbered(&pool, 1), 1);
+    // Another thread finds only this thread's state, and the shelf has room: it makes its own.
+    assert_eq!(on_another_thread(2), 2);
+    // Each thread finds its own again, whichever was given back last.
+    assert_eq!(draw_numbered(&pool, 3), 1);
+    let s = pool.kind_stats(Numbered::KIND);
+    assert_eq!((s.created, s.reused, s.idle), (2, 1, 2));
+    // With two idle, a thread with none of its own takes the one given back last.
+    assert_eq!(on_another_thread(4), 1);
+    assert_eq!(pool.kind_stats(Numbered::KIND).created, 2);
+}
+
+#[test]
+fn a_full_shelf_gives_another_threads_lone_state() {
+    let pool = CodecPool::builder().max_idle(1).build();
+    assert_eq!(draw_numbered(&pool, 1), 1);
+    let drawn = std::thread::scope(|s| s.spawn(|| draw_numbered(&pool, 2)).join().unwrap());
+    assert_eq!(drawn, 1);
+}
+
 #[test]
 fn shelves_are_per_level_and_capped_across_levels() {
     let pool = CodecPool::builder().max_idle(2).build();
