@@ -185,6 +185,9 @@ impl CodecPoolBuilder {
     /// CPU and each worker typically has a few responses mid-stream, so four per CPU covers
     /// the steady state without refilling.
     ///
+    /// A draw takes a state its own thread gave back first (its tables are in that core's
+    /// cache), so a pool with room keeps about one idle state per thread that uses it.
+    ///
     /// Up to this many paused streams (SSE) keep their gzip, deflate or zstd state across
     /// pauses, parked on the shelf, while the pool is not crowded (see
     /// [`hold_limit`](Self::hold_limit)); past that, a stream that draws takes the oldest parked
