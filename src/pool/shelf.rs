@@ -196,8 +196,8 @@ impl<T> Idle<T> {
 /// makes its own).
 ///
 /// A state's tables (a deflate state clears 128 KiB of them per message) sit in the cache
-/// of the core that used them last; another core fetching each line across costs more than
-/// a short message's whole compression. A lone idle state is the one its thread most
+/// of the core that used them last; another core fetching each line across can cost as
+/// much as compressing a short message. A lone idle state is the one its thread most
 /// likely wants next (two tasks of one call, on two threads, each compressing a message in
 /// turn would trade it back and forth); several are spare, and taking one costs nothing.
 fn take_nearest<T>(states: &mut Vec<Idle<T>>, full: bool) -> Option<T> {
@@ -216,7 +216,9 @@ fn this_thread() -> u32 {
     thread_local! {
         static THIS: u32 = NEXT.fetch_add(1, Ordering::Relaxed);
     }
-    THIS.with(|n| *n)
+    // A state can come back while the thread's locals are being torn down (a task dropped
+    // at thread exit); it is then nobody's.
+    THIS.try_with(|n| *n).unwrap_or(u32::MAX)
 }
 
 #[derive(Default)]
