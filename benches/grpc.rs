@@ -14,7 +14,9 @@
 //! more first), and prints their mean wall time: runs of two cases taken in turn compare
 //! them under the same load, and under callgrind the instructions, which other work on the
 //! machine does not disturb, count. Two counts of calls, subtracted, give the cost of one
-//! call. `GRPC_PAYLOAD=json` sends JSON records instead of the timed runs' text:
+//! call. `GRPC_CLIENTS=<n>` makes those calls from `n` tasks at once over the connection and
+//! prints the wall time per call and the heap's peak. `GRPC_PAYLOAD=json` sends JSON records
+//! instead of the timed runs' text:
 //!
 //! ```sh
 //! cargo bench --bench grpc --no-run  # prints the binary's path
@@ -51,6 +53,7 @@ type Layered = tower::util::BoxCloneService<
 >;
 
 /// A client of one case.
+#[derive(Clone)]
 enum Client {
     Tonic(BulkClient<Channel>),
     Layered(BulkClient<Layered>),
@@ -184,6 +187,10 @@ fn calls_only(spec: &str) {
         Ok("json") => tower_gzip_support::bench::json(size).to_vec(),
         _ => tower_gzip_support::text(size),
     };
+    let clients = std::env::var("GRPC_CLIENTS").map_or(1, |n| n.parse().expect("GRPC_CLIENTS"));
+    if clients > 1 {
+        return at_once(&runtime, &client, &data, clients, calls, spec);
+    }
     for _ in 0..10 {
         runtime.block_on(client.echo(data.clone()));
     }
@@ -193,6 +200,43 @@ fn calls_only(spec: &str) {
     }
     let per_call = start.elapsed() / calls.max(1);
     println!("{spec}: {:.1} us per call", per_call.as_secs_f64() * 1e6);
+}
+
+/// `calls` calls made by `clients` tasks at once over the one connection, after a warm-up
+/// round of as many: the wall time per call (the inverse of the throughput), and the most
+/// heap the process held above what it held before its first call (codec state the pool
+/// keeps included).
+fn at_once(runtime: &Runtime, client: &Client, data: &[u8], clients: u32, calls: u32, spec: &str) {
+    let before = alloc::reset_peak();
+    calls_at_once(runtime, client, data, clients, clients);
+    let start = std::time::Instant::now();
+    calls_at_once(runtime, client, data, clients, calls);
+    let per_call = start.elapsed() / (calls / clients * clients).max(1);
+    let peak = alloc::total().since(before).peak;
+    println!(
+        "{spec}: {:.1} us per call, {clients} clients at once, heap peak {} KiB",
+        per_call.as_secs_f64() * 1e6,
+        peak / 1024
+    );
+}
+
+/// `calls` calls, made by `clients` tasks at once.
+fn calls_at_once(runtime: &Runtime, client: &Client, data: &[u8], clients: u32, calls: u32) {
+    runtime.block_on(async {
+        let tasks: Vec<_> = (0..clients)
+            .map(|_| {
+                let (mut client, data) = (client.clone(), data.to_vec());
+                tokio::spawn(async move {
+                    for _ in 0..calls / clients {
+                        client.echo(data.clone()).await;
+                    }
+                })
+            })
+            .collect();
+        for task in tasks {
+            task.await.expect("caller");
+        }
+    });
 }
 
 fn grpc_unary(c: &mut Criterion) {
