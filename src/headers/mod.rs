@@ -36,8 +36,10 @@ pub(crate) const SEC_FETCH_MODE: HeaderName = HeaderName::from_static("sec-fetch
 pub(crate) const SEC_FETCH_SITE: HeaderName = HeaderName::from_static("sec-fetch-site");
 
 mod response;
+mod sharing;
 
 pub(crate) use response::{add_varies, add_vary, set_encoded_headers};
+pub(crate) use sharing::{CacheControl, varies_beyond_coding};
 
 use http::HeaderName;
 use http::header::{CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, HeaderMap};
