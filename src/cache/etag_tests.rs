@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use http::header::{ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_LENGTH, ETAG};
+use http::header::{ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_LENGTH, ETAG, HOST};
 use http::{Request, Response};
 use http_body::Body;
 use http_body_util::BodyExt;
@@ -72,6 +72,7 @@ where
     B: Body<Data = Bytes, Error = BoxError>,
 {
     let req = Request::get(path)
+        .header(HOST, "app.example")
         .header(ACCEPT_ENCODING, coding.as_str())
         .body(())
         .unwrap();
@@ -167,6 +168,7 @@ where
         > + Clone,
 {
     let req = Request::get("/feed")
+        .header(HOST, "app.example")
         .header(ACCEPT_ENCODING, "gzip")
         .body(())
         .unwrap();

@@ -4,10 +4,6 @@
 
 use std::hash::{BuildHasher, Hash, Hasher};
 
-use http::HeaderMap;
-use http::header::{ETAG, HeaderValue};
-use http::uri::PathAndQuery;
-
 use crate::ContentCoding;
 use crate::pool::Level;
 
@@ -33,33 +29,6 @@ pub(crate) struct Variant {
     pub(crate) dictionary: Option<[u8; 32]>,
 }
 
-/// What a streamed response is cached under when the application vouches for it: the
-/// request's path (and query) and the response's strong `ETag`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Validator {
-    pub(crate) path: PathAndQuery,
-    pub(crate) etag: HeaderValue,
-}
-
-impl Validator {
-    /// The validator of a response to `path` whose headers are `headers`: none without a
-    /// strong `ETag`.
-    pub(crate) fn of(path: &PathAndQuery, headers: &HeaderMap) -> Option<Validator> {
-        let etag = headers.get(ETAG)?;
-        // A strong entity tag is a quoted string; `W/` marks a weak one (RFC 9110 8.8.3).
-        let strong = etag.as_bytes().first() == Some(&b'"');
-        strong.then(|| Validator {
-            path: path.clone(),
-            etag: etag.clone(),
-        })
-    }
-
-    /// The bytes the doorkeeper remembers it by.
-    pub(crate) fn sighting(&self) -> Vec<u8> {
-        [self.path.as_str().as_bytes(), b"\0", self.etag.as_bytes()].concat()
-    }
-}
-
 /// The secret validator keys are hashed with, derived from the bodies' one.
 pub(crate) fn validator_key(secret: &[u8; 32]) -> [u8; 32] {
     blake3::derive_key("tower-gzip cache validator keys", secret)
@@ -81,17 +50,12 @@ impl Key {
         }
     }
 
-    /// The key of a streamed response under `variant`: its request path and strong `ETag`,
-    /// hashed with `secret` (the validator secret, not the bodies': the two kinds of keys
-    /// cannot meet, whatever a body holds).
-    pub(crate) fn validated(secret: &[u8; 32], validator: &Validator, variant: Variant) -> Key {
-        let mut hasher = blake3::Hasher::new_keyed(secret);
-        let path = validator.path.as_str().as_bytes();
-        hasher.update(&(path.len() as u64).to_le_bytes());
-        hasher.update(path);
-        hasher.update(validator.etag.as_bytes());
+    /// The key of a streamed response under `variant`: its validator's identity (scheme,
+    /// authority, path and query, strong `ETag`), hashed with `secret` (the validator
+    /// secret, not the bodies': the two kinds of keys cannot meet, whatever a body holds).
+    pub(crate) fn validated(secret: &[u8; 32], identity: &[u8], variant: Variant) -> Key {
         Key {
-            body: *hasher.finalize().as_bytes(),
+            body: *blake3::keyed_hash(secret, identity).as_bytes(),
             variant,
         }
     }

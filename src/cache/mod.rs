@@ -27,10 +27,14 @@
 //!   up to 64 KiB are filed as the request compressed them; larger ones stream as usual
 //!   and the background worker files them at the densest level.
 //! - With [`by_etag`](VariantCacheBuilder::by_etag) (off by default): streamed responses
-//!   with a strong `ETag` (a `ServeDir` file, a proxied asset), under the request's path
-//!   and query, the `ETag`, the coding, the level and the dictionary, recorded as they
-//!   stream and filed only once complete. The `ETag` is the application's promise that the
-//!   bytes behind it do not change.
+//!   (bodies not complete when read ahead: a `ServeDir` file, a proxied asset) with a
+//!   strong `ETag`, under the request's scheme, authority, path and query, the `ETag`, the
+//!   coding, the level and the dictionary, recorded as they stream and filed only once
+//!   complete. Only what RFC 9111 lets a shared cache store is kept this way (nothing
+//!   `private`, `no-store`, setting a cookie, varying on other request headers, answering
+//!   `Authorization` without `public`), and for at most
+//!   [`etag_max_age`](VariantCacheBuilder::etag_max_age). The `ETag` is the application's
+//!   promise that at that URL on that authority, the bytes behind it do not change.
 //! - Never cached: bodies of unknown size without a strong `ETag` (or without `by_etag`),
 //!   responses the predicate or the RFC rules leave alone (`Cache-Control: no-transform`,
 //!   206, HEAD, already encoded), bodies and entries over their bounds, streams that fail,
@@ -66,20 +70,23 @@ mod record;
 mod store;
 #[cfg(test)]
 mod tests;
+mod validator;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
 use self::doorkeeper::Doorkeeper;
+pub(crate) use self::key::Variant;
 use self::key::{Key, process_key, validator_key};
-pub(crate) use self::key::{Validator, Variant};
 use self::pins::Pins;
 use self::recompress::{Job, JobKind, Pressure, Recompressor};
 pub(crate) use self::record::Recorder;
 pub(crate) use self::store::Stage;
 use self::store::{ENTRY_OVERHEAD, Store};
+pub(crate) use self::validator::{RequestScope, Validator};
 use crate::CodecPool;
 use crate::codec::Dictionary;
 
@@ -89,6 +96,10 @@ pub(crate) const DEFAULT_MIN_SIZE: usize = 2 * 1024;
 
 /// Identity bodies over this size skip the cache by default.
 pub(crate) const DEFAULT_MAX_BODY: usize = 8 * 1024 * 1024;
+
+/// The longest a validator entry serves by default: a wrong or reused `ETag` misleads the
+/// cache for at most this long.
+pub(crate) const DEFAULT_ETAG_MAX_AGE: Duration = Duration::from_secs(300);
 
 /// Shards of the entry table: concurrent lookups rarely meet on one lock.
 const SHARDS: usize = 8;
@@ -103,14 +114,23 @@ pub struct VariantCache {
 #[derive(Debug)]
 struct Inner {
     secret: [u8; 32],
-    /// With [`VariantCacheBuilder::by_etag`]: the secret of the validators' keys.
-    validator_secret: Option<[u8; 32]>,
+    /// With [`VariantCacheBuilder::by_etag`]: the validators' keys and their entries' age.
+    by_etag: Option<ByEtag>,
     min_size: usize,
     max_body: usize,
     /// Bodies served again as the same `Bytes`, found without a hash.
     pins: Pins,
     shared: Arc<Shared>,
     recompressor: Option<Recompressor>,
+}
+
+/// How streamed responses are cached by validator.
+#[derive(Debug)]
+struct ByEtag {
+    /// The secret of the validators' keys.
+    secret: [u8; 32],
+    /// The longest a validator entry serves.
+    max_age: Duration,
 }
 
 /// What the request path and the background worker both reach.
@@ -133,12 +153,16 @@ impl Shared {
             return;
         }
         let bytes = Bytes::copy_from_slice(compressed);
-        let filed = self
-            .store
-            .insert(fill.key, fill.print, bytes, stage, |print| {
+        let filed = self.store.insert(
+            fill.key,
+            (fill.print, fill.expires()),
+            bytes,
+            stage,
+            |print| {
                 self.doorkeeper.evicted(print);
                 self.counts.evicted.fetch_add(1, Ordering::Relaxed);
-            });
+            },
+        );
         if filed {
             self.doorkeeper.filed(fill.print);
             self.counts.admitted.fetch_add(1, Ordering::Relaxed);
@@ -232,7 +256,19 @@ impl VariantCache {
 
     /// Whether streamed responses with a strong `ETag` are cached by it.
     pub(crate) fn by_etag(&self) -> bool {
-        self.inner.validator_secret.is_some()
+        self.inner.by_etag.is_some()
+    }
+
+    /// The validator of a response to a request in `scope`, when this cache keys streamed
+    /// responses by validator and a shared cache may keep this one.
+    pub(crate) fn validator(
+        &self,
+        scope: &RequestScope,
+        status: http::StatusCode,
+        headers: &http::HeaderMap,
+    ) -> Option<Validator> {
+        let max_age = self.inner.by_etag.as_ref()?.max_age;
+        Validator::of(scope, status, headers, max_age)
     }
 
     /// Whether a body of `len` bytes is one the cache looks at.
@@ -285,7 +321,7 @@ impl VariantCache {
             bytes: body,
             pinned: pinned.is_some(),
         };
-        self.find(body.bytes, key, Some(body), dictionary)
+        self.find(body.bytes, key, (Some(body), None), dictionary)
     }
 
     /// Looks up a streamed response by its request path and strong `ETag` (see
@@ -297,20 +333,23 @@ impl VariantCache {
         dictionary: Option<&Dictionary>,
     ) -> Option<Lookup> {
         let inner = &*self.inner;
-        let secret = inner.validator_secret.as_ref()?;
-        let key = || Key::validated(secret, validator, variant);
-        Some(self.find(&validator.sighting(), key, None, dictionary))
+        let secret = &inner.by_etag.as_ref()?.secret;
+        let identity = validator.identity();
+        let key = || Key::validated(secret, &identity, variant);
+        let lifetime = Some(validator.lifetime);
+        Some(self.find(&identity, key, (None, lifetime), dictionary))
     }
 
     /// The lookup both kinds of keys share: `sighting` is what the doorkeeper remembers,
     /// `key` the full hash (taken only for what it may have seen), `body` the identity
     /// bytes the worker recompresses from (without them it decodes the entry's), pinned
-    /// when it is hit twice from one address.
+    /// when it is hit twice from one address; `lifetime` how long a validator entry filed
+    /// on a miss may serve.
     fn find(
         &self,
         sighting: &[u8],
         key: impl FnOnce() -> Key,
-        body: Option<Identity<'_>>,
+        (body, lifetime): (Option<Identity<'_>>, Option<Duration>),
         dictionary: Option<&Dictionary>,
     ) -> Lookup {
         let inner = &*self.inner;
@@ -334,7 +373,11 @@ impl VariantCache {
             }
             shared.counts.misses.fetch_add(1, Ordering::Relaxed);
             let print = sight.print;
-            return Lookup::Miss(Fill { key, print });
+            return Lookup::Miss(Fill {
+                key,
+                print,
+                lifetime,
+            });
         };
         shared.counts.hits.fetch_add(1, Ordering::Relaxed);
         if let Some(body) = body.filter(|body| found.again && !body.pinned) {
@@ -392,6 +435,15 @@ struct Identity<'a> {
 pub(crate) struct Fill {
     pub(crate) key: Key,
     pub(crate) print: u64,
+    /// How long a validator entry may serve once filed (`None`: a content entry).
+    pub(crate) lifetime: Option<Duration>,
+}
+
+impl Fill {
+    /// When the entry filed now stops serving.
+    fn expires(&self) -> Option<Instant> {
+        self.lifetime.map(|lifetime| Instant::now() + lifetime)
+    }
 }
 
 /// Builds a [`VariantCache`].
@@ -405,6 +457,7 @@ pub struct VariantCacheBuilder {
     pool: CodecPool,
     pressure: Option<Pressure>,
     by_etag: bool,
+    etag_max_age: Duration,
 }
 
 impl std::fmt::Debug for VariantCacheBuilder {
@@ -415,6 +468,7 @@ impl std::fmt::Debug for VariantCacheBuilder {
             .field("max_entry", &self.max_entry)
             .field("recompress_share", &self.recompress_share)
             .field("by_etag", &self.by_etag)
+            .field("etag_max_age", &self.etag_max_age)
             .finish_non_exhaustive()
     }
 }
@@ -430,6 +484,7 @@ impl Default for VariantCacheBuilder {
             pool: CodecPool::global().clone(),
             pressure: None,
             by_etag: false,
+            etag_max_age: DEFAULT_ETAG_MAX_AGE,
         }
     }
 }
@@ -491,14 +546,24 @@ impl VariantCacheBuilder {
     }
 
     /// Also caches streamed responses (a file from `ServeDir`, a proxied asset) that carry
-    /// a strong `ETag`, under the request's path and query, the `ETag`, the coding, the
-    /// level and the dictionary (default off). The compressed stream is recorded as it
-    /// goes out and filed only once complete; a later request for the same path whose
-    /// response carries the same `ETag` gets it without its body being read.
+    /// a strong `ETag` (default off). A body known in full never takes this path: its own
+    /// bytes are its key. The compressed stream is recorded as it goes out and filed only
+    /// once complete; a later request for the same URL whose response carries the same
+    /// `ETag` gets it without its body being read.
     ///
-    /// The validator is the application's promise: a strong `ETag` says the bytes behind
-    /// it never change (RFC 9110 section 8.8.1). An application that sends one `ETag` for
-    /// different bodies at the same path gets the first one served; leave this off there.
+    /// The key is the request's scheme, authority (`Host`), path and query, the `ETag`,
+    /// the coding, the level and the dictionary. As a shared cache must (RFC 9111), nothing
+    /// is cached by validator for a request without an authority or with
+    /// `Cache-Control: no-store`, or with `Authorization` unless the response says
+    /// `public`, `s-maxage` or `must-revalidate`; nor for a response other than `200`, or
+    /// `private`, `no-store`, setting a cookie, or with a `Vary` naming anything but
+    /// `Accept-Encoding` and `Available-Dictionary`. An entry serves at most
+    /// [`etag_max_age`](Self::etag_max_age), and never past the response's own freshness.
+    ///
+    /// What the application promises: at one URL on one authority, a strong `ETag` stands
+    /// for exactly one body (RFC 9110 section 8.8.1), whatever else of the request the body
+    /// depends on. An application that sends one `ETag` for different bodies (per user, per
+    /// language without `Vary`) must leave this off.
     ///
     /// ```
     /// use tower_gzip::cache::VariantCache;
@@ -508,6 +573,15 @@ impl VariantCacheBuilder {
     /// ```
     pub fn by_etag(mut self, on: bool) -> Self {
         self.by_etag = on;
+        self
+    }
+
+    /// The longest an entry cached by validator serves before the next response is
+    /// compressed again (default 5 minutes); a response's own `max-age`, `s-maxage` or
+    /// `Expires` shortens it. Bodies cached by content never expire: their key is the
+    /// body itself.
+    pub fn etag_max_age(mut self, max_age: Duration) -> Self {
+        self.etag_max_age = max_age;
         self
     }
 
@@ -527,7 +601,10 @@ impl VariantCacheBuilder {
         VariantCache {
             inner: Arc::new(Inner {
                 secret,
-                validator_secret: self.by_etag.then(|| validator_key(&secret)),
+                by_etag: self.by_etag.then(|| ByEtag {
+                    secret: validator_key(&secret),
+                    max_age: self.etag_max_age,
+                }),
                 min_size: self.min_size,
                 max_body: self.max_body,
                 pins: Pins::new(self.budget / 8),

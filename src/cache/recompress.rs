@@ -206,6 +206,7 @@ impl Worker {
                 let fill = Fill {
                     key: job.key,
                     print,
+                    lifetime: None,
                 };
                 self.shared.file(fill, &out, Stage::Densest);
                 self.counts.done.fetch_add(1, Ordering::Relaxed);

@@ -5,6 +5,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
+use std::time::Instant;
 
 use bytes::Bytes;
 
@@ -50,11 +51,18 @@ struct Slot {
     queue: Queue,
     /// Where the body of the last hit was (see [`Found::again`]).
     last_address: Option<Address>,
+    /// When a validator entry stops serving (content entries never do: their key is the
+    /// body itself).
+    expires: Option<Instant>,
 }
 
 impl Slot {
     fn weight(&self) -> u64 {
         self.bytes.len() as u64 + ENTRY_OVERHEAD
+    }
+
+    fn expired(&self, now: Instant) -> bool {
+        self.expires.is_some_and(|expires| expires <= now)
     }
 }
 
@@ -114,6 +122,9 @@ impl Store {
     ) -> Option<Found> {
         let mut shard = lock(self.shard(key));
         let slot = shard.map.get_mut(key)?;
+        if slot.expired(Instant::now()) {
+            return None;
+        }
         slot.freq = (slot.freq + 1).min(MAX_FREQ);
         let queue = recompress && slot.stage == Stage::AsServed;
         if queue {
@@ -128,21 +139,19 @@ impl Store {
         })
     }
 
-    /// Files `bytes` under `key` unless an entry is there already (a concurrent fill of
-    /// the same body wrote the same bytes); false if it was. Calls `evicted` with the
-    /// fingerprint of each entry evicted to make room.
+    /// Files `bytes` under `key` (until `expires`, if given) unless a live entry is there
+    /// already (a concurrent fill of the same body wrote the same bytes); false if it was.
+    /// An expired entry is replaced in place. Calls `evicted` with the fingerprint of each
+    /// entry evicted to make room.
     pub(crate) fn insert(
         &self,
         key: Key,
-        print: u64,
+        (print, expires): (u64, Option<Instant>),
         bytes: Bytes,
         stage: Stage,
         evicted: impl FnMut(u64),
     ) -> bool {
         let mut shard = lock(self.shard(&key));
-        if shard.map.contains_key(&key) {
-            return false;
-        }
         let slot = Slot {
             bytes,
             print,
@@ -150,10 +159,17 @@ impl Store {
             freq: 0,
             queue: Queue::Small,
             last_address: None,
+            expires,
         };
-        shard.small_bytes += slot.weight();
-        shard.map.insert(key, slot);
-        shard.small.push_back(key);
+        match shard.map.get(&key) {
+            Some(old) if old.expired(Instant::now()) => shard.replace(key, slot),
+            Some(_) => return false,
+            None => {
+                shard.small_bytes += slot.weight();
+                shard.map.insert(key, slot);
+                shard.small.push_back(key);
+            }
+        }
         shard.evict(self.shard_budget, evicted);
         true
     }
@@ -210,6 +226,22 @@ impl Store {
 }
 
 impl Shard {
+    /// Puts `slot` in the place of the entry under `key`, in the same queue.
+    fn replace(&mut self, key: Key, mut slot: Slot) {
+        let old = self
+            .map
+            .get_mut(&key)
+            .expect("replaced keys are in the map");
+        slot.queue = old.queue;
+        let (gone, added) = (old.weight(), slot.weight());
+        *old = slot;
+        let bytes = match old.queue {
+            Queue::Small => &mut self.small_bytes,
+            Queue::Main => &mut self.main_bytes,
+        };
+        *bytes = *bytes - gone + added;
+    }
+
     /// Evicts until the shard is within `budget`, telling `evicted` each entry's
     /// fingerprint.
     fn evict(&mut self, budget: u64, mut evicted: impl FnMut(u64)) {

@@ -209,7 +209,7 @@ proptest! {
                 store.get(&key, false, None);
             } else if size as u64 + ENTRY_OVERHEAD <= store.shard_budget() {
                 let bytes = Bytes::from(vec![0u8; size]);
-                store.insert(key, 0, bytes, store::Stage::AsServed, |_| ());
+                store.insert(key, (0, None), bytes, store::Stage::AsServed, |_| ());
             }
             let (_, held) = store.held();
             prop_assert!(held <= budget, "held {} of {}", held, budget);

@@ -11,6 +11,7 @@ use super::layer::CompressionLayer;
 use super::plan::{DictionaryRequest, RequestFacts};
 use super::settings::CompressionSettings;
 use crate::builders::builder_methods;
+use crate::cache::RequestScope;
 use crate::negotiate::{AcceptEncoding, choose};
 use crate::predicate::{DefaultPredicate, Predicate};
 
@@ -92,11 +93,11 @@ where
         let accept = AcceptEncoding::parse(req.headers());
         let choice = choose(&accept, self.settings.offered);
         let head = req.method() == Method::HEAD;
-        // The chooser sees the path, and a cache keyed by `ETag` files under it: keep it
-        // (a reference count, not a copy).
+        // The chooser sees the path (a reference count, not a copy), and a cache keyed by
+        // `ETag` files under the request's authority and path.
         let by_etag = self.settings.cache.as_ref().is_some_and(|c| c.by_etag());
-        let keep_path = by_etag || self.settings.level_chooser.is_some();
-        let path = keep_path
+        let scope = by_etag.then(|| RequestScope::of(&req)).flatten();
+        let path = (self.settings.level_chooser.is_some())
             .then(|| req.uri().path_and_query().cloned())
             .flatten();
         let dictionary = self
@@ -110,6 +111,7 @@ where
             head,
             dictionary,
             path,
+            scope: scope.map(Box::new),
         };
         ResponseFuture::new(
             self.inner.call(req),

@@ -29,21 +29,20 @@ pub(super) enum Served {
     },
 }
 
-/// What the cache says of a response with a validator it keys by.
+/// What the cache says of a streamed response.
 pub(super) enum Validated {
-    /// The entry: the bytes to send, without reading the body.
+    /// The entry under its validator: the bytes to send, without reading the body.
     Hit(Bytes),
-    /// To record as it is compressed, and file once complete.
-    Record(Recorder),
-    /// Not cached (no validator, or seen for the first time).
-    No,
+    /// To stream, recorded to be filed once complete when the recorder says so (a miss
+    /// under a validator the cache keys by).
+    Stream(Option<Recorder>),
 }
 
-/// Looks the response up by its validator, when the plan gave it one.
+/// Looks a streamed response up by its validator, when the plan gave it one.
 pub(super) fn by_validator(settings: &CompressionSettings, target: &Target) -> Validated {
     let (Some(validator), Some(cache)) = (&target.validator, settings.cache_for(target.coding))
     else {
-        return Validated::No;
+        return Validated::Stream(None);
     };
     let dictionary = target.dictionary.as_ref();
     match cache.lookup_validated(validator, variant(target), dictionary) {
@@ -51,8 +50,8 @@ pub(super) fn by_validator(settings: &CompressionSettings, target: &Target) -> V
             hit(settings, target, (0, data.len()), "etag");
             Validated::Hit(data)
         }
-        Some(Lookup::Miss(fill)) => Validated::Record(cache.record(fill)),
-        Some(Lookup::Unseen) | None => Validated::No,
+        Some(Lookup::Miss(fill)) => Validated::Stream(Some(cache.record(fill))),
+        Some(Lookup::Unseen) | None => Validated::Stream(None),
     }
 }
 
@@ -112,7 +111,7 @@ pub(super) fn serve(
 
 /// A complete body that skips the content lookup: compressed in one go, or streamed when
 /// large and without trailers.
-pub(super) fn uncached(chunks: Chunks, trailers: Option<HeaderMap>) -> Served {
+fn uncached(chunks: Chunks, trailers: Option<HeaderMap>) -> Served {
     match chunks.len() > MAX_INPUT_PER_POLL && trailers.is_none() {
         true => Served::Big { chunks },
         false => Served::Compress {

@@ -85,25 +85,22 @@ fn encode<B: Body<Error: Into<BoxError>>>(
     let stats = &settings.stats;
     let (mut parts, body) = res.into_parts();
     add_varies(&mut parts.headers, settings.serves_dictionaries());
-    let record = match cached::by_validator(settings, &target) {
-        cached::Validated::Hit(data) => {
-            // The entry stands for the whole body: the body is not read.
-            let body = CompressionBody::ready(data, None, None);
-            return encoded_response(settings, &target, target.coding, parts, body);
-        }
-        cached::Validated::Record(recorder) => Some(recorder),
-        cached::Validated::No => None,
-    };
     let mut body = Box::pin(body);
     let (coding, body) = match start {
         Start::Stream { size } => {
-            let chunks = Chunks::default();
-            let body = streaming(settings, &target, Some(size), body, chunks, record);
+            let body = match cached::by_validator(settings, &target) {
+                // The entry stands for the whole body: the body is not read.
+                cached::Validated::Hit(data) => CompressionBody::ready(data, None, None),
+                cached::Validated::Stream(record) => {
+                    let chunks = Chunks::default();
+                    streaming(settings, &target, Some(size), body, chunks, record)
+                }
+            };
             (target.coding, body)
         }
         Start::ReadAhead { floor, limit } => {
             let ahead = read_ahead(body.as_mut(), cx, limit);
-            match encode_read_ahead(settings, &target, (floor, record), body, ahead) {
+            match encode_read_ahead(settings, &target, floor, body, ahead) {
                 Ahead::Encoded { coding, body } => (coding, body),
                 Ahead::Unencoded { body, reason } => {
                     if target.dictionary.is_some() {
@@ -181,13 +178,13 @@ enum Ahead<B> {
     },
 }
 
-/// The body for what [`read_ahead`] found: compressed in one shot when complete, streamed
-/// when more is coming, or unencoded. With a recorder (a validator's miss), what is sent is
-/// filed under the validator instead of the body's hash.
+/// The body for what [`read_ahead`] found: compressed in one shot (or served from the
+/// cache by its bytes) when complete, streamed when more is coming (or served by its
+/// validator), or unencoded.
 fn encode_read_ahead<B>(
     settings: &CompressionSettings,
     target: &Target,
-    (floor, record): (u64, Option<Recorder>),
+    floor: u64,
     body: Pin<Box<B>>,
     ahead: ReadAhead,
 ) -> Ahead<B>
@@ -205,37 +202,31 @@ where
             body: CompressionBody::ready(chunks.concat(), trailers, None),
             reason: SkipReason::Size,
         },
-        End::Complete(trailers) => {
-            let served = match record {
-                // Trailers are not filed: an entry stands for the whole body.
-                Some(_) => cached::uncached(chunks, trailers),
-                None => cached::serve(settings, target, chunks, trailers),
-            };
-            match served {
-                cached::Served::Hit { data, trailers } => encoded(target.coding, data, trailers),
-                // Complete: its size is known, as the encoder's hint.
-                cached::Served::Big { chunks } => Ahead::Encoded {
-                    coding: target.coding,
-                    body: {
-                        let size = Some(chunks.len() as u64);
-                        streaming(settings, target, size, body, chunks, record)
-                    },
+        // Known in full: its own bytes are its key, never a validator.
+        End::Complete(trailers) => match cached::serve(settings, target, chunks, trailers) {
+            cached::Served::Hit { data, trailers } => encoded(target.coding, data, trailers),
+            // Complete: its size is known, as the encoder's hint.
+            cached::Served::Big { chunks } => Ahead::Encoded {
+                coding: target.coding,
+                body: {
+                    let size = Some(chunks.len() as u64);
+                    streaming(settings, target, size, body, chunks, None)
                 },
-                cached::Served::Compress {
-                    input,
-                    trailers,
-                    fill,
-                } => {
-                    let fill = fill.or(record.filter(|_| trailers.is_none()));
-                    whole(settings, target, input, trailers, fill)
-                }
-            }
-        }
-        // More is coming (or the body went pending first): stream, starting with what was
-        // read ahead.
-        End::Open => Ahead::Encoded {
-            coding: target.coding,
-            body: streaming(settings, target, None, body, chunks, record),
+            },
+            cached::Served::Compress {
+                input,
+                trailers,
+                fill,
+            } => whole(settings, target, input, trailers, fill),
+        },
+        // More is coming (or the body went pending first): served by its validator, or
+        // streamed starting with what was read ahead.
+        End::Open => match cached::by_validator(settings, target) {
+            cached::Validated::Hit(data) => encoded(target.coding, data, None),
+            cached::Validated::Stream(record) => Ahead::Encoded {
+                coding: target.coding,
+                body: streaming(settings, target, None, body, chunks, record),
+            },
         },
     }
 }

@@ -14,7 +14,7 @@ use super::body::MAX_INPUT_PER_POLL;
 use super::governor::ResponseKind;
 use super::settings::CompressionSettings;
 use crate::CompressionLevel;
-use crate::cache::Validator;
+use crate::cache::{RequestScope, Validator};
 use crate::codec::ContentCoding;
 use crate::dictionary::Dictionary;
 use crate::headers::body_size;
@@ -35,8 +35,10 @@ pub(crate) struct RequestFacts {
     pub(crate) head: bool,
     /// With dictionaries turned on: what the request says about them.
     pub(crate) dictionary: Option<DictionaryRequest>,
-    /// The request's path, kept only for a level chooser or a cache keyed by `ETag`.
+    /// The request's path, kept only for a level chooser.
     pub(crate) path: Option<PathAndQuery>,
+    /// Where the request was sent, kept only for a cache keyed by `ETag` (boxed: rare).
+    pub(crate) scope: Option<Box<RequestScope>>,
 }
 
 /// What [`decide`] decided for one response.
@@ -211,13 +213,13 @@ fn encoding<B: Body>(
         coding: fallback,
         identity: !request.choice.identity_refused,
     };
-    // A response with a validator the cache keys by is looked up by it; a body known in
-    // full is read ahead up to the cache's bound when a cache may serve it; anything else
-    // up to one poll's slice.
+    // A body known in full is read ahead up to the cache's bound when a cache may serve
+    // it, anything else up to one poll's slice; one found complete is cached by its bytes,
+    // and only a streamed one by its validator.
     let validator = validator_for(request, settings, coding, res);
     let limit = match size {
-        Some(size) if validator.is_none() => cached_read_ahead(settings, coding, size),
-        _ => MAX_INPUT_PER_POLL,
+        Some(size) => cached_read_ahead(settings, coding, size),
+        None => MAX_INPUT_PER_POLL,
     };
     let start = match size.filter(|&size| size > limit as u64) {
         Some(size) => Start::Stream { size },
@@ -235,15 +237,18 @@ fn encoding<B: Body>(
 }
 
 /// The response's validator, when the layer's cache keys streamed responses by `ETag`
-/// for `coding` and the response has a strong one.
+/// for `coding` and a shared cache may keep this one.
 fn validator_for<B>(
     request: &RequestFacts,
     settings: &CompressionSettings,
     coding: ContentCoding,
     res: &Response<B>,
 ) -> Option<Box<Validator>> {
-    settings.cache_for(coding).filter(|cache| cache.by_etag())?;
-    Validator::of(request.path.as_ref()?, res.headers()).map(Box::new)
+    let scope = request.scope.as_deref()?;
+    let cache = settings.cache_for(coding)?;
+    cache
+        .validator(scope, res.status(), res.headers())
+        .map(Box::new)
 }
 
 /// How far to read ahead a body of `size` bytes encoded with `coding`: the cache's bound
