@@ -104,7 +104,7 @@ where
             .settings
             .dictionaries
             .as_ref()
-            .map(|_| DictionaryRequest::capture(req.headers(), accept));
+            .map(|_| DictionaryRequest::capture(req.headers(), req.uri(), accept));
         let request = RequestFacts {
             accept,
             choice,

@@ -54,7 +54,8 @@ pub struct DictionaryStats {
     pub unknown: u64,
     /// The dictionary is known, but the readability gate of RFC 9842 refused it for this
     /// request (a cross-origin no-cors fetch, or CORS without a matching
-    /// `Access-Control-Allow-Origin`).
+    /// `Access-Control-Allow-Origin`), or its `match` does not cover the request's path
+    /// (section 2.2).
     pub refused: u64,
     /// The dictionary is known and readable, but `Accept-Encoding` offered no dictionary
     /// coding this layer makes, or the response was not compressed at all.

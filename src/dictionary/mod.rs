@@ -81,6 +81,7 @@ mod build;
 mod gate;
 #[cfg(feature = "dcz")]
 pub mod learn;
+pub(crate) mod scope;
 mod select;
 #[cfg(dictionary)]
 mod serve;

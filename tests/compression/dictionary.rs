@@ -49,7 +49,7 @@ fn store_with(dictionary: &Dictionary) -> DictionaryStore {
 
 /// A browser-like request: Chromium's `Accept-Encoding`, the dictionary's hash, same-origin.
 fn request(available: Option<HeaderValue>) -> Request<()> {
-    let mut req = Request::builder()
+    let mut req = Request::get("/api/items/123456")
         .header(ACCEPT_ENCODING, "gzip, deflate, br, zstd, dcb, dcz")
         .header("sec-fetch-site", "same-origin")
         .header("sec-fetch-mode", "cors");
@@ -194,7 +194,7 @@ async fn the_readability_gate_decides() {
         ),
     ];
     for &(site, mode, origin, allow, expect) in cases {
-        let mut req = Request::builder()
+        let mut req = Request::get("/api/items/123456")
             .header(ACCEPT_ENCODING, "gzip, dcz")
             .header("available-dictionary", dictionary.available_dictionary());
         for (name, value) in [
@@ -324,6 +324,32 @@ async fn no_dictionary_no_change_but_vary() {
     )
     .await;
     assert_eq!(res.headers()[CONTENT_ENCODING], "zstd");
+}
+
+/// A dictionary is applied only to requests its `match` covers (RFC 9842 section 2.2): a
+/// client naming it on another path gets the plain coding, counted as refused.
+#[tokio::test]
+async fn a_dictionary_is_never_applied_outside_its_match() {
+    let dictionary = dictionary();
+    let store = store_with(&dictionary);
+    let layer = layer(&store);
+    for path in ["/account/settings", "/", "/apix"] {
+        let mut req = request(Some(dictionary.available_dictionary()));
+        *req.uri_mut() = path.parse().unwrap();
+        let res = respond(&layer, req, full(body())).await;
+        assert_eq!(res.headers()[CONTENT_ENCODING], "zstd", "{path}");
+        assert_eq!(decode(Some("zstd"), &collect(res).await.body), body());
+    }
+    let stats = layer.stats().dictionaries();
+    assert_eq!((stats.hits, stats.refused), (0, 3));
+    // Within its match, applied.
+    let res = respond(
+        &layer,
+        request(Some(dictionary.available_dictionary())),
+        full(body()),
+    )
+    .await;
+    assert_eq!(res.headers()[CONTENT_ENCODING], "dcz");
 }
 
 /// Streamed bodies: flushed per event while the producer waits, large ones sliced; both

@@ -3,6 +3,7 @@
 //! reading it as `Use-As-Dictionary`'s `match`.
 
 use super::LearnError;
+use crate::dictionary::scope::glob;
 
 /// A path pattern: literal text and `*` wildcards, matched against a request's path (the
 /// query is not part of it, as a URL Pattern's pathname is not).
@@ -42,34 +43,6 @@ impl PathPattern {
     pub(crate) fn matches(&self, path: &str) -> bool {
         glob(self.pattern.as_bytes(), path.as_bytes())
     }
-}
-
-/// Wildcard matching with one backtrack point (the last `*` seen): every failure after a
-/// star retries one character further, so the work is at most pattern x path.
-fn glob(pattern: &[u8], text: &[u8]) -> bool {
-    let (mut p, mut t) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while t < text.len() {
-        match pattern.get(p) {
-            Some(b'*') => {
-                star = Some((p, t));
-                p += 1;
-            }
-            Some(&c) if c == text[t] => {
-                p += 1;
-                t += 1;
-            }
-            _ => match star {
-                Some((sp, st)) => {
-                    p = sp + 1;
-                    t = st + 1;
-                    star = Some((sp, st + 1));
-                }
-                None => return false,
-            },
-        }
-    }
-    pattern[p..].iter().all(|&c| c == b'*')
 }
 
 #[cfg(test)]
