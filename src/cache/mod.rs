@@ -25,7 +25,9 @@
 //!   over the identity body, with a key drawn at random per process, plus the coding, the
 //!   level and the dictionary's hash: no crafted body can be served another's bytes. Bodies
 //!   up to 64 KiB are filed as the request compressed them; larger ones stream as usual
-//!   and the background worker files them at the densest level.
+//!   and the background worker files them at the smaller of the densest level and the
+//!   layer's own (the densest is not always the smallest): no entry is ever larger than
+//!   what the layer sends uncached.
 //! - With [`by_etag`](VariantCacheBuilder::by_etag) (off by default): streamed responses
 //!   (bodies not complete when read ahead: a `ServeDir` file, a proxied asset) with a
 //!   strong `ETag`, under the request's scheme, authority, path and query, the `ETag`, the

@@ -203,12 +203,21 @@ impl Worker {
                 self.counts.saved.fetch_add(saved, Ordering::Relaxed);
             }
             JobKind::File(print) => {
+                // The densest level is not always the smallest (br 11 can lose to a lower
+                // level on long repetitive text): the entry is the smaller of it and what
+                // the layer's own level makes, as a recompression would keep.
+                let level = CompressionLevel::Precise(job.key.variant().level.get().into());
+                let mut served = BytesMut::new();
+                let smaller = match one_shot.level(level).encode(body, &mut served) {
+                    Ok(()) if served.len() < out.len() => &served,
+                    _ => &out,
+                };
                 let fill = Fill {
                     key: job.key,
                     print,
                     lifetime: None,
                 };
-                self.shared.file(fill, &out, Stage::Densest);
+                self.shared.file(fill, smaller, Stage::Densest);
                 self.counts.done.fetch_add(1, Ordering::Relaxed);
             }
         }
