@@ -6,8 +6,8 @@ Usage: grpc_client.py HOST:PORT
 grpcio is the independent peer: its C core compresses our requests (gzip, deflate) and
 decodes our responses. Requests go with each compression; responses are asked for in gzip
 alone and in deflate alone (the channel's enabled-algorithms bitset sets what it lists in
-grpc-accept-encoding). Messages are encoded by hand (protobuf field 1, bytes), so no
-generated code is needed. Exits non-zero (AssertionError) on the first mismatch; on success
+grpc-accept-encoding). Messages are encoded by hand (protobuf field 1, length-delimited:
+`example.Note`'s text), so no generated code is needed. Exits non-zero (AssertionError) on the first mismatch; on success
 the last stdout line is a JSON object of what was checked.
 """
 
@@ -37,25 +37,33 @@ def varint(n):
 
 
 def payload(data):
-    """A Payload message: field 1, bytes."""
+    """A Note message: field 1, length-delimited (ASCII text)."""
     return b"\x0a" + varint(len(data)) + data if data else b""
 
 
+def read_fields(message):
+    """The values of a message made only of field 1, length-delimited (repeated or not)."""
+    fields, i = [], 0
+    while i < len(message):
+        assert message[i] == 0x0A, message[i : i + 8]
+        n, shift, i = 0, 0, i + 1
+        while True:
+            byte = message[i]
+            n |= (byte & 0x7F) << shift
+            shift += 7
+            i += 1
+            if not byte & 0x80:
+                break
+        fields.append(message[i : i + n])
+        i += n
+    assert i == len(message), (i, len(message))
+    return fields
+
+
 def read_payload(message):
-    if not message:
-        return b""
-    assert message[0] == 0x0A, message[:8]
-    n, shift, i = 0, 0, 1
-    while True:
-        byte = message[i]
-        n |= (byte & 0x7F) << shift
-        shift += 7
-        i += 1
-        if not byte & 0x80:
-            break
-    data = message[i:]
-    assert len(data) == n, (len(data), n)
-    return data
+    fields = read_fields(message)
+    assert len(fields) <= 1, len(fields)
+    return fields[0] if fields else b""
 
 
 def text(n):
@@ -63,32 +71,34 @@ def text(n):
     return (words * (n // len(words) + 1))[:n]
 
 
-checked = {"echo": 0, "fetch": 0, "health": 0, "reflection": 0}
+checked = {"echo": 0, "list": 0, "health": 0, "reflection": 0}
 for accept, bits in ACCEPT.items():
     options = [("grpc.compression_enabled_algorithms_bitset", bits)]
     with grpc.insecure_channel(TARGET, options=options) as channel:
-        echo = channel.unary_unary("/tower_gzip.test.Bulk/Echo")
+        echo = channel.unary_unary("/example.Notes/Echo")
         for send, compression in COMPRESSION.items():
             for size in (10, 1000, 100_000, 1_000_000):
                 data = text(size)
                 reply = echo(payload(data), compression=compression, timeout=30)
                 assert read_payload(reply) == data, (accept, send, size)
                 checked["echo"] += 1
-        fetch = channel.unary_stream("/tower_gzip.test.Bulk/Fetch")
-        # FetchRequest: size (field 1) 65536, count (field 2) 3.
-        request = b"\x08" + varint(65536) + b"\x10\x03"
-        messages = [read_payload(m) for m in fetch(request, timeout=30)]
-        assert [len(m) for m in messages] == [65536] * 3, [len(m) for m in messages]
-        assert all(m[1:] == messages[0][1:] for m in messages)
-        checked["fetch"] += len(messages)
+        list_notes = channel.unary_unary("/example.Notes/List")
+        # ListRequest: count (field 1) 2000: about 120 KB of notes in one reply.
+        notes = read_fields(list_notes(b"\x08" + varint(2000), timeout=30))
+        assert len(notes) == 2000, len(notes)
+        assert notes[7].startswith(b"note 7: "), notes[7]
+        checked["list"] += 1
         health = channel.unary_unary("/grpc.health.v1.Health/Check")
         assert health(b"", timeout=30) == b"\x08\x01"  # SERVING
         checked["health"] += 1
-        reflect = channel.stream_stream("/grpc.reflection.v1.ServerReflection/ServerReflectionInfo")
-        # ServerReflectionRequest { list_services: "" } (field 7).
-        replies = list(reflect(iter([b"\x3a\x00"]), timeout=30))
-        assert b"tower_gzip.test.Bulk" in replies[0], replies[0]
-        assert b"grpc.health.v1.Health" in replies[0], replies[0]
-        checked["reflection"] += 1
+        # Both reflection versions: grpcurl asks v1, grpcio-reflection v1alpha.
+        for version in ("v1", "v1alpha"):
+            path = f"/grpc.reflection.{version}.ServerReflection/ServerReflectionInfo"
+            reflect = channel.stream_stream(path)
+            # ServerReflectionRequest { list_services: "" } (field 7).
+            replies = list(reflect(iter([b"\x3a\x00"]), timeout=30))
+            assert b"example.Notes" in replies[0], (version, replies[0])
+            assert b"grpc.health.v1.Health" in replies[0], (version, replies[0])
+            checked["reflection"] += 1
 
 print(json.dumps(checked))
