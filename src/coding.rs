@@ -178,9 +178,9 @@ pub(crate) struct Levels {
 }
 
 const DEFLATE_LEVELS: Levels = Levels::new(1, 6, 9, 0, 9);
-// Best is 21, not 22: level 22 asks for a window past RFC 9659's 8 MiB, which the encoder
-// caps anyway, at several times 21's time.
-const ZSTD_LEVELS: Levels = Levels::new(1, 3, 21, 1, 22);
+// Best is 22, as tower-http's: the encoder caps its window at RFC 9659's 8 MiB and its
+// tables at level 19's.
+const ZSTD_LEVELS: Levels = Levels::new(1, 3, 22, 1, 22);
 const BR_LEVELS: Levels = Levels::new(0, 4, 11, 0, 11);
 /// brotli ignores a dictionary below quality 5, so `dcb` never goes under it.
 const DCB_LEVELS: Levels = Levels::new(5, 5, 11, 5, 11);

@@ -8,7 +8,7 @@ use crate::pool::Level;
 /// |---|---|---|---|---|
 /// | `Fastest` | 1 | 1 | 0 | 5 |
 /// | `Default` | 6 | 3 | 4 | **5** |
-/// | `Best` | 9 | 21 | 11 | 11 |
+/// | `Best` | 9 | 22 | 11 | 11 |
 /// | `Precise(n)` | `n` in 0..=9 | `n` in 1..=22 | `n` in 0..=11 | `n` in 5..=11 |
 ///
 /// `dcb` differs from br on purpose: brotli ignores a dictionary below quality 5, so `dcb`'s
@@ -20,7 +20,7 @@ use crate::pool::Level;
 /// per request: on this crate's JSON benchmark it costs orders of magnitude more than
 /// quality 4 (BENCHMARKS.md, "br"). Use it for static assets; the default (4) is what tower-http uses too.
 /// zstd levels above 19 would ask for windows beyond 8 MiB; this crate caps the window
-/// at 8 MiB (window log 23, RFC 9659) at every level.
+/// at 8 MiB (window log 23, RFC 9659) at every level, and their tables at level 19's.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum CompressionLevel {
