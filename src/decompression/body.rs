@@ -11,7 +11,7 @@ use pin_project_lite::pin_project;
 
 use super::capture::Capture;
 use super::coding::Chain;
-use super::limits::{DecompressionLimits, length_limit_error};
+use super::limits::{DecompressionLimits, TripReport, Tripped, length_limit_error};
 use crate::BoxError;
 use crate::buf::{PolledFrame, poll_bytes};
 use crate::client::dictionaries::{Candidate, ClientDictionaryStore};
@@ -98,6 +98,8 @@ struct Decoding {
     strikes: u32,
     inner_done: bool,
     trailers: Option<HeaderMap>,
+    /// Where to tell which limit stopped the body, if anyone asks.
+    report: Option<TripReport>,
 }
 
 struct Stage {
@@ -109,16 +111,7 @@ struct Stage {
 /// Why decoding stopped early.
 enum Stop {
     Decode(DecodeError),
-    Limit,
-}
-
-impl From<Stop> for BoxError {
-    fn from(stop: Stop) -> BoxError {
-        match stop {
-            Stop::Decode(err) => Box::new(err),
-            Stop::Limit => length_limit_error(),
-        }
-    }
+    Limit(Tripped),
 }
 
 enum Step {
@@ -186,6 +179,7 @@ impl<B> DecompressionBody<B> {
                 strikes: 0,
                 inner_done: false,
                 trailers: None,
+                report: None,
             })),
         }
     }
@@ -194,6 +188,15 @@ impl<B> DecompressionBody<B> {
     /// announced, if it ends cleanly.
     pub(crate) fn learning(mut self, store: ClientDictionaryStore, candidate: Candidate) -> Self {
         self.capture = Some(Box::new(Capture::new(store, candidate)));
+        self
+    }
+
+    /// Tells `report` which limit stopped the body, if one does (a body that does not
+    /// decode never stops for one).
+    pub(crate) fn reporting_to(mut self, report: &TripReport) -> Self {
+        if let Mode::Decode(decoding) = &mut self.mode {
+            decoding.report = Some(report.clone());
+        }
         self
     }
 
@@ -325,6 +328,20 @@ where
 }
 
 impl Decoding {
+    /// The body's error for `stop`; a limit is told to the report and to `tracing`.
+    fn stopped(&self, stop: Stop) -> BoxError {
+        match stop {
+            Stop::Decode(err) => Box::new(err),
+            Stop::Limit(tripped) => {
+                tracing::debug!(target: "tower_gzip::decompression", limit = %tripped, "decoding stopped");
+                if let Some(report) = &self.report {
+                    let _ = report.set(tripped);
+                }
+                length_limit_error()
+            }
+        }
+    }
+
     /// Decodes until a frame is ready, the inner body ends, or more input is needed.
     fn poll_step<B>(&mut self, mut inner: Pin<&mut B>, cx: &mut Context<'_>) -> Poll<Step>
     where
@@ -334,13 +351,13 @@ impl Decoding {
         loop {
             let produced = match self.decode_some() {
                 Ok(produced) => produced,
-                Err(stop) => return Poll::Ready(Step::Error(stop.into())),
+                Err(stop) => return Poll::Ready(Step::Error(self.stopped(stop))),
             };
             // Emit a full frame, or whatever the input so far gave before waiting for more.
             if self.out.len() >= FRAME_SIZE || (produced == 0 && !self.out.is_empty()) {
                 return Poll::Ready(match self.emit() {
                     Ok(frame) => Step::Data(frame),
-                    Err(stop) => Step::Error(stop.into()),
+                    Err(stop) => Step::Error(self.stopped(stop)),
                 });
             }
             if produced > 0 {
@@ -350,7 +367,7 @@ impl Decoding {
             if self.inner_done {
                 return Poll::Ready(match self.finish() {
                     Ok(()) => Step::End,
-                    Err(stop) => Step::Error(stop.into()),
+                    Err(stop) => Step::Error(self.stopped(stop)),
                 });
             }
             match ready!(inner.as_mut().poll_frame(cx)) {
@@ -399,13 +416,13 @@ impl Decoding {
             budget,
             max_size,
         )?;
-        if max_size.is_some_and(|max| self.total_out() > max) {
-            return Err(Stop::Limit);
+        if let Some(max) = max_size.filter(|&max| self.total_out() > max) {
+            return Err(Stop::Limit(Tripped::Size(max)));
         }
         // Input that decodes to nothing (empty or skippable frames) is bounded too.
         if let Some(max_wire) = self.limits.max_wire_size() {
             if self.stages.first().map_or(0, |s| s.decoder.total_in()) > max_wire {
-                return Err(Stop::Limit);
+                return Err(Stop::Limit(Tripped::Wire(max_wire)));
             }
         }
         Ok(produced)
@@ -418,7 +435,7 @@ impl Decoding {
             if ratio.exceeded(self.total_out(), compressed) {
                 self.strikes += 1;
                 if self.strikes > ratio.burst {
-                    return Err(Stop::Limit);
+                    return Err(Stop::Limit(Tripped::Ratio(ratio)));
                 }
             } else {
                 self.strikes = 0;
@@ -526,8 +543,8 @@ fn refill(earlier: &mut [Stage], wire: &mut Bytes, max_size: Option<u64>) -> Res
     };
     let refilled = pull(earlier, wire, &mut buf, stage_max, max_size)?;
     if let Some(prev) = earlier.last_mut() {
-        if max_size.is_some_and(|limit| prev.decoder.total_out() > limit) {
-            return Err(Stop::Limit);
+        if let Some(limit) = max_size.filter(|&limit| prev.decoder.total_out() > limit) {
+            return Err(Stop::Limit(Tripped::Size(limit)));
         }
         prev.buf = buf;
     }

@@ -156,6 +156,40 @@ impl Default for RatioLimit {
     }
 }
 
+/// Which limit a decoded body ran into, with its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Tripped {
+    /// More decoded bytes than [`DecompressionLimits::max_size`].
+    Size(u64),
+    /// More compressed bytes than [`DecompressionLimits::max_wire_size`].
+    Wire(u64),
+    /// A worse ratio than the [`RatioLimit`], frame after frame.
+    Ratio(RatioLimit),
+}
+
+impl fmt::Display for Tripped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Tripped::Size(max) => {
+                write!(f, "the body decodes to more than {max} bytes (size limit)")
+            }
+            Tripped::Wire(max) => write!(
+                f,
+                "the body sends more than {max} compressed bytes (size limit)"
+            ),
+            Tripped::Ratio(r) => write!(
+                f,
+                "the body inflates past {}:1 after {} bytes (ratio limit)",
+                r.ratio, r.min_size
+            ),
+        }
+    }
+}
+
+/// Where a decoded body tells which limit it ran into, for the response to a request whose
+/// body it is.
+pub(crate) type TripReport = std::sync::Arc<std::sync::OnceLock<Tripped>>;
+
 /// A boxed [`http_body_util::LengthLimitError`], the error axum maps to 413.
 ///
 /// The type is `#[non_exhaustive]`, so it cannot be built outside its crate; the one way to

@@ -25,7 +25,9 @@
 //! | the connection failed | the inner body's error | 400 Bad Request |
 //!
 //! axum's `Bytes`, `String`, `Json` and `Form` extractors map errors exactly this way, with
-//! no extra code. With hyper or tower directly, downcast the [`BoxError`](crate::BoxError):
+//! no extra code. When a limit of this layer's tripped, [`RequestDecompression`] gives the
+//! 413 a body that names it (`Payload Too Large: the body inflates past 200:1 after
+//! 1048576 bytes (ratio limit)`), which an extractor cannot: it sees only the error type. With hyper or tower directly, downcast the [`BoxError`](crate::BoxError):
 //! `err.downcast_ref::<http_body_util::LengthLimitError>()` and
 //! `err.downcast_ref::<tower_gzip::codec::DecodeError>()` (see [`DecompressionBody`]).
 //!

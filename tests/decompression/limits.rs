@@ -104,7 +104,9 @@ async fn limits_through_axum_are_413_and_corrupt_is_400() {
             "gzip",
             gzip(&vec![0u8; 8 * MIB]),
             StatusCode::PAYLOAD_TOO_LARGE,
-            None,
+            Some(
+                "Payload Too Large: the body inflates past 200:1 after 1048576 bytes (ratio limit)\n",
+            ),
         ),
         ("gzip", vec![1u8; 20], StatusCode::BAD_REQUEST, None),
         // Unknown to every build (br, here before, is decoded with its feature).
@@ -124,4 +126,16 @@ async fn limits_through_axum_are_413_and_corrupt_is_400() {
             assert_eq!(body, reply);
         }
     }
+}
+
+#[tokio::test]
+async fn a_413_names_the_size_limit_that_tripped() {
+    let limits = DecompressionLimits::none().with_max_size(Some(100_000));
+    let (server, _) = serve(RequestDecompressionLayer::new().limits(limits)).await;
+    let client = client();
+    let wire = gzip(&text(200_000));
+    let (status, body) = post_to(&client, &server, "/text", Some("gzip"), Full::from(wire)).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    let expected = "Payload Too Large: the body decodes to more than 100000 bytes (size limit)\n";
+    assert_eq!(body, expected);
 }

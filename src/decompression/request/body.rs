@@ -9,7 +9,7 @@ use crate::buf::{PolledFrame, poll_bytes};
 
 pin_project! {
     /// The response body of [`RequestDecompression`](super::RequestDecompression): the inner
-    /// service's body, or the short text of a 415 rejection.
+    /// service's body, or the short text of a 415 rejection or of a 413 naming its limit.
     ///
     /// Data frames are [`Bytes`] (taken from the inner body's buffers without copying when
     /// they already are `Bytes`); errors are the inner body's own, unboxed.
@@ -34,11 +34,10 @@ impl<B> RequestDecompressionResponseBody<B> {
         }
     }
 
-    pub(super) fn rejection(text: &'static str) -> Self {
+    /// A short text of the layer's own: a 415 rejection, or a 413 naming its limit.
+    pub(super) fn text(text: Bytes) -> Self {
         RequestDecompressionResponseBody {
-            kind: Source::Rejection {
-                text: Some(Bytes::from_static(text.as_bytes())),
-            },
+            kind: Source::Rejection { text: Some(text) },
         }
     }
 }

@@ -3,7 +3,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
-use http::header::{ACCEPT_ENCODING, CONTENT_TYPE, HeaderValue};
+use bytes::Bytes;
+use http::header::{ACCEPT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
 use http::{Response, StatusCode};
 use pin_project_lite::pin_project;
 
@@ -11,6 +12,7 @@ use super::RequestDecompressionResponseBody;
 use crate::coding::CodingSet;
 use crate::decompression::coding::MAX_CODINGS;
 use crate::decompression::coding::accept_encoding;
+use crate::decompression::limits::{TripReport, Tripped};
 
 /// Why a request was refused before reaching the inner service.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,15 +35,17 @@ pin_project! {
 pin_project! {
     #[project = AnswerProj]
     enum Answer<F> {
-        Inner { #[pin] future: F },
+        Inner { #[pin] future: F, report: Option<TripReport> },
         Rejected { rejection: Rejection, accept: CodingSet },
     }
 }
 
 impl<F> RequestDecompressionFuture<F> {
-    pub(super) fn inner(future: F) -> Self {
+    /// The inner service's answer; a 413 given when `report` says a decoding limit tripped
+    /// names that limit.
+    pub(super) fn inner(future: F, report: Option<TripReport>) -> Self {
         RequestDecompressionFuture {
-            kind: Answer::Inner { future },
+            kind: Answer::Inner { future, report },
         }
     }
 
@@ -72,15 +76,40 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.project().kind.project() {
-            AnswerProj::Inner { future } => {
+            AnswerProj::Inner { future, report } => {
                 let response = ready!(future.poll(cx))?;
-                Poll::Ready(Ok(response.map(RequestDecompressionResponseBody::inner)))
+                let tripped = report.as_ref().and_then(|report| report.get().copied());
+                Poll::Ready(Ok(match tripped {
+                    Some(tripped) if response.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+                        payload_too_large(response, tripped)
+                    }
+                    _ => response.map(RequestDecompressionResponseBody::inner),
+                }))
             }
             AnswerProj::Rejected { rejection, accept } => {
                 Poll::Ready(Ok(unsupported_media_type(*rejection, *accept)))
             }
         }
     }
+}
+
+/// The inner service's 413 (an extractor that read the decoded body into a limit), its body
+/// naming the limit: an extractor's own text cannot, as it sees only a length limit error.
+fn payload_too_large<B>(
+    response: Response<B>,
+    tripped: Tripped,
+) -> Response<RequestDecompressionResponseBody<B>> {
+    let (mut parts, _) = response.into_parts();
+    let text = format!("Payload Too Large: {tripped}\n");
+    parts.headers.insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    parts
+        .headers
+        .insert(CONTENT_LENGTH, HeaderValue::from(text.len()));
+    let body = RequestDecompressionResponseBody::text(Bytes::from(text));
+    Response::from_parts(parts, body)
 }
 
 fn unsupported_media_type<B>(
@@ -91,7 +120,8 @@ fn unsupported_media_type<B>(
         Rejection::Unsupported => "Unsupported Content-Encoding\n",
         Rejection::TooMany => TOO_MANY,
     };
-    let mut response = Response::new(RequestDecompressionResponseBody::rejection(text));
+    let text = Bytes::from_static(text.as_bytes());
+    let mut response = Response::new(RequestDecompressionResponseBody::text(text));
     *response.status_mut() = StatusCode::UNSUPPORTED_MEDIA_TYPE;
     let headers = response.headers_mut();
     headers.insert(

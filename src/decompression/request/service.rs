@@ -10,6 +10,7 @@ use super::{RequestDecompressionFuture, RequestDecompressionLayer};
 use crate::builders::builder_methods;
 use crate::decompression::DecompressionBody;
 use crate::decompression::coding::{Codings, Settings, parse};
+use crate::decompression::limits::TripReport;
 
 /// Decodes request bodies by their `Content-Encoding` before calling the inner service.
 ///
@@ -78,18 +79,16 @@ where
     fn call(&mut self, req: Request<ReqBody>) -> Self::Future {
         let (mut parts, body) = req.into_parts();
         let accept = self.settings.accept;
+        let mut report = None;
         let body = match parse(&parts.headers, accept) {
             Codings::Identity => DecompressionBody::identity(body),
             Codings::Decode(chain) => {
                 parts.headers.remove(CONTENT_ENCODING);
                 parts.headers.remove(CONTENT_LENGTH);
-                DecompressionBody::decode(
-                    body,
-                    chain,
-                    self.settings.limits,
-                    &self.settings.pool,
-                    None,
-                )
+                let limits = self.settings.limits;
+                let body =
+                    DecompressionBody::decode(body, chain, limits, &self.settings.pool, None);
+                body.reporting_to(report.insert(TripReport::default()))
             }
             Codings::Unsupported if self.pass_through_unaccepted => {
                 DecompressionBody::identity(body)
@@ -101,6 +100,7 @@ where
                 return RequestDecompressionFuture::rejected(Rejection::TooMany, accept);
             }
         };
-        RequestDecompressionFuture::inner(self.inner.call(Request::from_parts(parts, body)))
+        let future = self.inner.call(Request::from_parts(parts, body));
+        RequestDecompressionFuture::inner(future, report)
     }
 }
