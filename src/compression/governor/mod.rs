@@ -86,7 +86,8 @@ pub struct GovernorStats {
     /// 0: the configured levels; 1 to 4: stepped down (4: as far as each coding may go);
     /// 5: also sending the dearest kinds of response unencoded.
     pub step: u8,
-    /// The share of the cores' time compression took in the last closed window (0 to 1).
+    /// The share of the cores' time compression took in the last closed window (0 to 1);
+    /// after a pause, the window that spans it.
     pub busy_share: f64,
     /// Steps taken down since the start.
     pub steps_down: u64,
@@ -171,8 +172,10 @@ impl Governor {
         self.with(|c| c.max_growth = factor.max(1.0))
     }
 
-    /// What it is doing now.
+    /// What it is doing now. A window that has run its length closes here too, so an idle
+    /// layer reads as idle, not as its last busy window.
     pub fn stats(&self) -> GovernorStats {
+        self.tick();
         let i = &self.inner;
         let levels = ContentCoding::ALL
             .iter()

@@ -174,3 +174,13 @@ fn shedding_spares_the_kinds_that_cost_least_per_byte_saved() {
     assert!(gzip(ResponseKind::of(&HeaderMap::new(), None)).is_some());
     assert_eq!(governor.stats().shed, 2);
 }
+
+#[test]
+fn an_idle_governor_reads_as_idle() {
+    let governor = governor();
+    window(&governor, true);
+    assert!(governor.inner.share_ppm.load(Ordering::Relaxed) > 900_000);
+    // No response since: the next read closes the window that spans the pause.
+    sleep(WINDOW + Duration::from_millis(1));
+    assert_eq!(governor.stats().busy_share, 0.0);
+}
