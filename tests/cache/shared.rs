@@ -129,6 +129,27 @@ fn get(host: &str) -> http::request::Builder {
         .header(ACCEPT_ENCODING, "gzip")
 }
 
+/// A request at `host` carrying `name: value`.
+fn with(host: &str, name: &'static str, value: &'static str) -> Request<()> {
+    get(host).header(name, value).body(()).unwrap()
+}
+
+fn mallory() -> Request<()> {
+    with("shop.example", "x-user", "mallory")
+}
+
+fn alice() -> Request<()> {
+    with("shop.example", "x-user", "alice")
+}
+
+fn mallory_token() -> Request<()> {
+    with("api.example", "authorization", "Bearer mallory")
+}
+
+fn alice_token() -> Request<()> {
+    with("api.example", "authorization", "Bearer alice")
+}
+
 #[tokio::test]
 async fn the_same_steps_hit_when_the_response_is_everyones() {
     let app = App::new(|_| streamed("everyone", &[]));
@@ -169,18 +190,8 @@ async fn a_response_varying_on_another_header_is_never_cached_by_validator() {
     });
     let hits = app
         .attack(
-            || {
-                get("shop.example")
-                    .header("accept-language", "fr")
-                    .body(())
-                    .unwrap()
-            },
-            || {
-                get("shop.example")
-                    .header("accept-language", "en")
-                    .body(())
-                    .unwrap()
-            },
+            || with("shop.example", "accept-language", "fr"),
+            || with("shop.example", "accept-language", "en"),
         )
         .await;
     assert_eq!((hits, app.cache.stats().admitted), (0, 0));
@@ -189,22 +200,7 @@ async fn a_response_varying_on_another_header_is_never_cached_by_validator() {
 /// The attack on a response that depends on `X-User`, marked `headers` by the application.
 async fn per_user(headers: &'static [(&'static str, &'static str)]) -> (u64, u64) {
     let app = App::new(move |req| streamed(header(req, "x-user"), headers));
-    let hits = app
-        .attack(
-            || {
-                get("shop.example")
-                    .header("x-user", "mallory")
-                    .body(())
-                    .unwrap()
-            },
-            || {
-                get("shop.example")
-                    .header("x-user", "alice")
-                    .body(())
-                    .unwrap()
-            },
-        )
-        .await;
+    let hits = app.attack(mallory, alice).await;
     (hits, app.cache.stats().admitted)
 }
 
@@ -225,41 +221,11 @@ async fn private_no_store_and_cookie_setting_responses_are_never_cached_by_valid
 #[tokio::test]
 async fn an_authorized_response_is_shared_only_when_it_says_so() {
     let app = App::new(|req| streamed(header(req, "authorization"), &[("vary", "Authorization")]));
-    let hits = app
-        .attack(
-            || {
-                get("api.example")
-                    .header("authorization", "Bearer mallory")
-                    .body(())
-                    .unwrap()
-            },
-            || {
-                get("api.example")
-                    .header("authorization", "Bearer alice")
-                    .body(())
-                    .unwrap()
-            },
-        )
-        .await;
+    let hits = app.attack(mallory_token, alice_token).await;
     assert_eq!((hits, app.cache.stats().admitted), (0, 0));
     // Without `Vary`, still refused: `Authorization` alone rules a response private.
     let app = App::new(|req| streamed(header(req, "authorization"), &[]));
-    let hits = app
-        .attack(
-            || {
-                get("api.example")
-                    .header("authorization", "Bearer mallory")
-                    .body(())
-                    .unwrap()
-            },
-            || {
-                get("api.example")
-                    .header("authorization", "Bearer alice")
-                    .body(())
-                    .unwrap()
-            },
-        )
-        .await;
+    let hits = app.attack(mallory_token, alice_token).await;
     assert_eq!((hits, app.cache.stats().admitted), (0, 0));
 }
 
@@ -283,22 +249,7 @@ async fn only_200_responses_are_cached_by_validator() {
         answer.status = StatusCode::NON_AUTHORITATIVE_INFORMATION;
         answer
     });
-    let hits = app
-        .attack(
-            || {
-                get("shop.example")
-                    .header("x-user", "mallory")
-                    .body(())
-                    .unwrap()
-            },
-            || {
-                get("shop.example")
-                    .header("x-user", "alice")
-                    .body(())
-                    .unwrap()
-            },
-        )
-        .await;
+    let hits = app.attack(mallory, alice).await;
     assert_eq!((hits, app.cache.stats().admitted), (0, 0));
 }
 
@@ -308,22 +259,7 @@ async fn bodies_known_in_full_are_keyed_by_their_bytes_not_their_etag() {
         streamed: false,
         ..streamed(header(req, "x-user"), &[])
     });
-    let hits = app
-        .attack(
-            || {
-                get("shop.example")
-                    .header("x-user", "mallory")
-                    .body(())
-                    .unwrap()
-            },
-            || {
-                get("shop.example")
-                    .header("x-user", "alice")
-                    .body(())
-                    .unwrap()
-            },
-        )
-        .await;
+    let hits = app.attack(mallory, alice).await;
     assert_eq!(hits, 0);
     // The same body known in full is served from the cache by its bytes (seen once by
     // now, filed at the next request, then hit).
