@@ -117,6 +117,43 @@ fn every_level_stays_web_safe() {
     }
 }
 
+/// A stream of unknown size at the densest levels holds at most level 19's tables: libzstd's
+/// own for level 22 make a context of 850 MB.
+#[test]
+fn the_densest_levels_hold_level_19s_tables() {
+    let data = text(50_000);
+    let mut sizes = Vec::new();
+    for n in [19, 22] {
+        let CompressContext(mut cctx) = CompressContext::new(level(n)).unwrap();
+        let mut input = InBuffer::around(&data[..]);
+        let mut out = BytesMut::new();
+        compress_step(
+            &mut cctx,
+            &mut input,
+            &mut out,
+            1 << 20,
+            EndDirective::ZSTD_e_continue,
+        )
+        .unwrap();
+        while compress_step(
+            &mut cctx,
+            &mut input,
+            &mut out,
+            1 << 20,
+            EndDirective::ZSTD_e_end,
+        )
+        .unwrap()
+            > 0
+        {}
+        sizes.push(cctx.sizeof());
+    }
+    eprintln!(
+        "context after a stream of unknown size: level 19 {} B, 22 {} B",
+        sizes[0], sizes[1]
+    );
+    assert!(sizes[1] <= sizes[0] + (1 << 20), "{sizes:?}");
+}
+
 /// A frame header asking for a 2^27 window, then a block; valid but too big for HTTP.
 fn wide_window_frame() -> Vec<u8> {
     // Magic, descriptor 0x00 (no checksum, no size, window descriptor present),
