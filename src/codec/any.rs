@@ -186,12 +186,15 @@ impl Encoder {
         self.codec.as_mut().map_err(|e| e.clone())
     }
 
-    /// Pads the gzip header with a comment field of `len` bytes (at most 65,535), a BREACH
-    /// mitigation that makes the response length vary. Ignored by the other codings, which
-    /// have no such field, and once a call has been made.
-    pub fn with_header_padding(mut self, len: usize) -> Self {
+    /// Pads the stream with `len` bytes that decoders skip (at most 65,535), a BREACH
+    /// mitigation that makes the response length vary: a gzip header comment of `len`
+    /// bytes, a zstd (and `dcz`) skippable frame of `len` bytes after the last frame (8 bytes
+    /// of frame header more), br (and `dcb`) metadata meta-blocks of `len` bytes in all after
+    /// a flush, before the last meta-block. `deflate` (zlib) has no such room and ignores
+    /// it, as does every coding once a call has been made.
+    pub fn with_padding(mut self, len: usize) -> Self {
         if let Some(options) = self.options() {
-            options.header_padding = len;
+            options.padding = len;
         }
         self
     }

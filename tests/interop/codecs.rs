@@ -105,7 +105,7 @@ fn ours(
     let pool = CodecPool::new();
     let mut encoder = Encoder::for_coding(format, CompressionLevel::Precise(level), None, &pool)
         .unwrap()
-        .with_header_padding(padding);
+        .with_padding(padding);
     let mut wire = BytesMut::new();
     for chunk in data.chunks(flush_every) {
         encoder.encode(chunk, &mut wire).unwrap();
