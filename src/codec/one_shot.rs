@@ -133,9 +133,10 @@ impl<'a> OneShot<'a> {
         self
     }
 
-    /// Pads the body with `len` bytes that decoders skip (see
-    /// [`Encoder::with_padding`](super::Encoder::with_padding)).
-    pub(crate) fn padding(mut self, len: usize) -> Self {
+    /// Pads the body with `len` bytes that decoders skip, a BREACH mitigation (see
+    /// [`Encoder::with_padding`](super::Encoder::with_padding) for where each coding puts
+    /// them; `deflate` has no room and ignores it).
+    pub fn padding(mut self, len: usize) -> Self {
         self.padding = len;
         self
     }

@@ -13,5 +13,6 @@ mod chromium;
 mod codecs;
 #[cfg(all(feature = "dcz", feature = "dcb"))]
 mod dictionaries;
+mod padding;
 #[cfg(all(feature = "dcz", feature = "dcb"))]
 mod real_clients;
