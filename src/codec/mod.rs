@@ -68,6 +68,7 @@ mod history;
 pub(crate) mod kinds;
 pub(crate) mod level;
 pub(crate) mod one_shot;
+#[cfg(any(feature = "zstd", feature = "br"))]
 mod padding;
 #[cfg(test)]
 mod pause_steps;

@@ -10,6 +10,8 @@ use tower_gzip_support::demo;
 
 #[cfg(all(feature = "dcz", feature = "dcb"))]
 mod chromium;
+#[cfg(all(feature = "dcz", feature = "dcb"))]
+mod chromium_padding;
 mod codecs;
 #[cfg(all(feature = "dcz", feature = "dcb"))]
 mod dictionaries;
