@@ -11,6 +11,9 @@ use super::{CompressionLevel, ContentCoding, Decode, DecodeError, DecodeErrorKin
 use super::{EncodeError, EncodeOptions, SliceEnd, families};
 use crate::pool::CodecPool;
 
+/// The most padding an encoder writes: a longer request is cut to it.
+pub(crate) const MAX_PADDING: usize = u16::MAX as usize;
+
 /// The error for a coding whose cargo feature is off.
 fn not_compiled(coding: ContentCoding) -> String {
     format!(
@@ -194,7 +197,7 @@ impl Encoder {
     /// it, as does every coding once a call has been made.
     pub fn with_padding(mut self, len: usize) -> Self {
         if let Some(options) = self.options() {
-            options.padding = len;
+            options.padding = len.min(MAX_PADDING);
         }
         self
     }

@@ -133,11 +133,11 @@ impl<'a> OneShot<'a> {
         self
     }
 
-    /// Pads the body with `len` bytes that decoders skip, a BREACH mitigation (see
-    /// [`Encoder::with_padding`](super::Encoder::with_padding) for where each coding puts
-    /// them; `deflate` has no room and ignores it).
+    /// Pads the body with `len` bytes (at most 65,535) that decoders skip, a BREACH
+    /// mitigation (see [`Encoder::with_padding`](super::Encoder::with_padding) for where
+    /// each coding puts them; `deflate` has no room and ignores it).
     pub fn padding(mut self, len: usize) -> Self {
-        self.padding = len;
+        self.padding = len.min(super::any::MAX_PADDING);
         self
     }
 

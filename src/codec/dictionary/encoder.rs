@@ -98,7 +98,7 @@ pub(crate) fn streaming<C: DictCodec>(
 }
 
 /// [`encode_padded`] without padding.
-#[cfg(test)]
+#[cfg(all(test, both_dictionary_codings))]
 pub(crate) fn encode_all<C: DictCodec>(
     dictionary: &Dictionary,
     level: CompressionLevel,

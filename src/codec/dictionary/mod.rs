@@ -16,7 +16,7 @@ pub(crate) mod tests;
 
 pub(crate) use decoder::{Headed as HeadedDecoder, dict_decoder};
 pub use dict::Dictionary;
-#[cfg(test)]
+#[cfg(all(test, both_dictionary_codings))]
 pub(crate) use encoder::encode_all;
 pub(crate) use encoder::{
     DictCodec, Headed as HeadedEncoder, Op, Start, Stream, encode_padded, streaming,

@@ -366,4 +366,10 @@ fn padding_is_a_skippable_frame_after_the_last_frame() {
     encoder.finish(&mut wire).unwrap();
     assert_padded_end(&wire, 9);
     assert_eq!(decode(&pool, &wire, 4096).unwrap(), b"");
+    // A request past 65,535 bytes is cut to it.
+    let mut encoder = Encoder::new(ContentCoding::Zstd, CompressionLevel::Default, &pool)
+        .with_padding(usize::MAX);
+    let mut wire = BytesMut::new();
+    encoder.finish(&mut wire).unwrap();
+    assert_padded_end(&wire, 65_535);
 }
