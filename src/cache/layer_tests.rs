@@ -168,14 +168,22 @@ async fn gzip_with_breach_jitter_is_never_cached() {
         .cache(cache.clone());
     let body = json(70, 20_000);
     let service = service(&layer, body.clone(), StatusCode::OK, None);
-    for _ in 0..3 {
-        assert_eq!(
-            get(&service, Method::GET, ContentCoding::Gzip).await.1,
-            body
-        );
+    // Every plain coding with room for padding (the dictionary codings follow the same
+    // rule, `CompressionSettings::cache_for`, and are tested there).
+    let padded = ContentCoding::ALL
+        .iter()
+        .filter(|c| !c.needs_dictionary() && **c != ContentCoding::Deflate);
+    for &coding in padded {
+        for _ in 0..3 {
+            assert_eq!(
+                get(&service, Method::GET, coding).await.1,
+                body,
+                "{coding:?}"
+            );
+        }
+        assert_eq!(cache.stats().admitted, 0, "{coding:?}");
     }
-    assert_eq!(cache.stats().admitted, 0);
-    // deflate has no header room for padding: cached as usual.
+    // deflate has no room for padding: cached as usual.
     for _ in 0..3 {
         assert_eq!(
             get(&service, Method::GET, ContentCoding::Deflate).await.1,

@@ -11,6 +11,9 @@ use super::{CompressionLevel, ContentCoding, Decode, DecodeError, DecodeErrorKin
 use super::{EncodeError, EncodeOptions, SliceEnd, families};
 use crate::pool::CodecPool;
 
+/// The most padding an encoder writes: a longer request is cut to it.
+pub(crate) const MAX_PADDING: usize = u16::MAX as usize;
+
 /// The error for a coding whose cargo feature is off.
 fn not_compiled(coding: ContentCoding) -> String {
     format!(
@@ -186,12 +189,15 @@ impl Encoder {
         self.codec.as_mut().map_err(|e| e.clone())
     }
 
-    /// Pads the gzip header with a comment field of `len` bytes (at most 65,535), a BREACH
-    /// mitigation that makes the response length vary. Ignored by the other codings, which
-    /// have no such field, and once a call has been made.
-    pub fn with_header_padding(mut self, len: usize) -> Self {
+    /// Pads the stream with `len` bytes that decoders skip (at most 65,535), a BREACH
+    /// mitigation that makes the response length vary: a gzip header comment of `len`
+    /// bytes, a zstd (and `dcz`) skippable frame of `len` bytes after the last frame (8 bytes
+    /// of frame header more), br (and `dcb`) metadata meta-blocks of `len` bytes in all after
+    /// a flush, before the last meta-block. `deflate` (zlib) has no such room and ignores
+    /// it, as does every coding once a call has been made.
+    pub fn with_padding(mut self, len: usize) -> Self {
         if let Some(options) = self.options() {
-            options.header_padding = len;
+            options.padding = len.min(MAX_PADDING);
         }
         self
     }

@@ -58,8 +58,8 @@ pub(crate) trait Encode {
 /// (in [`Encode::start`]) and ignores the rest.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct EncodeOptions {
-    /// Bytes of gzip header comment (see `Encoder::with_header_padding`).
-    pub(crate) header_padding: usize,
+    /// Bytes of length padding (see `Encoder::with_padding`).
+    pub(crate) padding: usize,
     /// The input's total size (see `Encoder::with_size_hint`).
     pub(crate) size_hint: Option<u64>,
     /// A streaming body's encoder (see `Encoder::for_stream`).

@@ -68,6 +68,8 @@ mod history;
 pub(crate) mod kinds;
 pub(crate) mod level;
 pub(crate) mod one_shot;
+#[cfg(any(feature = "zstd", feature = "br"))]
+mod padding;
 #[cfg(test)]
 mod pause_steps;
 #[cfg(feature = "zstd")]
@@ -152,12 +154,12 @@ macro_rules! single_coding_entry_points {
         pub(crate) fn one_shot(
             _: $crate::ContentCoding,
             level: $crate::codec::Level,
-            _: &$crate::codec::EncodeOptions,
+            options: &$crate::codec::EncodeOptions,
             input: &[u8],
             pool: &$crate::CodecPool,
             out: &mut ::bytes::BytesMut,
         ) -> Result<(), $crate::codec::EncodeError> {
-            $one_shot(level, input, pool, out)
+            $one_shot(level, input, options.padding, pool, out)
         }
     };
 }

@@ -12,7 +12,7 @@ macro_rules! one_shot {
     (plain, $folder:ident, $shot:ident, $input:ident, $out:ident) => {{
         let coding = $shot.coding;
         let options = EncodeOptions {
-            header_padding: $shot.header_padding,
+            padding: $shot.padding,
             ..EncodeOptions::default()
         };
         let level = $shot.level.resolve(coding);
@@ -20,9 +20,14 @@ macro_rules! one_shot {
     }};
     (dictionary, $folder:ident, $shot:ident, $input:ident, $out:ident) => {
         match $shot.dictionary {
-            Some(dictionary) => {
-                $folder::one_shot(dictionary, $shot.level, $input, $shot.pool, $out)
-            }
+            Some(dictionary) => $folder::one_shot(
+                dictionary,
+                $shot.level,
+                $input,
+                $shot.padding,
+                $shot.pool,
+                $out,
+            ),
             None => Err(EncodeError::new(format!(
                 "{} needs a dictionary: OneShot::dictionary",
                 $shot.coding.as_str()
@@ -88,7 +93,7 @@ pub struct OneShot<'a> {
     dictionary: Option<&'a Dictionary>,
     level: CompressionLevel,
     pool: &'a CodecPool,
-    header_padding: usize,
+    padding: usize,
 }
 
 impl<'a> OneShot<'a> {
@@ -99,7 +104,7 @@ impl<'a> OneShot<'a> {
             dictionary: None,
             level: CompressionLevel::Default,
             pool: CodecPool::global(),
-            header_padding: 0,
+            padding: 0,
         }
     }
 
@@ -128,10 +133,11 @@ impl<'a> OneShot<'a> {
         self
     }
 
-    /// gzip only: pads the header with a comment of `len` bytes (see
-    /// [`Encoder::with_header_padding`](super::Encoder::with_header_padding)).
-    pub(crate) fn header_padding(mut self, len: usize) -> Self {
-        self.header_padding = len;
+    /// Pads the body with `len` bytes (at most 65,535) that decoders skip, a BREACH
+    /// mitigation (see [`Encoder::with_padding`](super::Encoder::with_padding) for where
+    /// each coding puts them; `deflate` has no room and ignores it).
+    pub fn padding(mut self, len: usize) -> Self {
+        self.padding = len.min(super::any::MAX_PADDING);
         self
     }
 

@@ -78,15 +78,26 @@ macro_rules! compression_builder_methods {
             self.with(|s| s.cache = Some(cache))
         }
 
-        /// A BREACH mitigation, off by default (`0`): pads each gzip header with 1 to
-        /// `max_bytes` random bytes (a header comment), so that the response length no
-        /// longer reveals exactly how well secret and attacker-controlled content compressed
-        /// together.
+        /// A BREACH mitigation, off by default (`0`): pads each response with 1 to
+        /// `max_bytes` bytes (random per response, unpredictable to a remote attacker) that
+        /// decoders skip, so that the length of one response no longer tells exactly how
+        /// well secret and attacker-controlled content compressed together. Every coding a
+        /// browser gets has room: gzip a header comment, zstd and `dcz` a skippable frame
+        /// after the last frame (8 bytes of frame header more), br and `dcb` brotli
+        /// metadata before the last meta-block. `deflate` (a zlib stream, whose header has
+        /// no room) is not padded. Padded responses are never cached (see
+        /// [`cache`](Self::cache)): the padding is per response.
         ///
-        /// Padding raises the number of requests an attacker needs; it does not make
-        /// reflecting secrets next to attacker input safe. Only gzip has header room, so
-        /// with jitter on, gzip responses are padded and the other codings are not. Go's
-        /// gzhttp does the same with `RandomJitter`.
+        /// What it protects: recovering a secret from the length of one response per guess.
+        /// What it does not: an attacker who sends many requests per guess averages the
+        /// padding out or, cheaper, takes the shortest length seen, which tends to the
+        /// unpadded length plus one; jitter raises the number of requests needed (with 16
+        /// guesses and a gap of 4 bytes, 256 requests per guess find the secret through
+        /// 256 bytes of jitter, not through 4,096: BENCHMARKS.md, "Length hiding"). It
+        /// does not make reflecting secrets next to attacker input safe: keep secrets out
+        /// of responses that reflect input, or do not compress those responses (a
+        /// predicate, or `Cache-Control: no-transform`). Go's gzhttp has the same option
+        /// for gzip, `RandomJitter`.
         pub fn breach_jitter(self, max_bytes: u16) -> Self {
             self.with(|s| s.jitter = max_bytes)
         }

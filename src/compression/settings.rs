@@ -48,11 +48,16 @@ pub(crate) struct CompressionSettings {
 }
 
 impl CompressionSettings {
-    /// The cache, when there is one and it may hold `coding`'s bytes: gzip with BREACH
-    /// jitter is padded per response, so never cached.
+    /// The cache, when there is one and it may hold `coding`'s bytes: a coding padded by
+    /// the BREACH jitter is padded per response, so never cached.
     pub(crate) fn cache_for(&self, coding: ContentCoding) -> Option<&VariantCache> {
-        let jittered = coding == ContentCoding::Gzip && self.jitter > 0;
-        self.cache.as_ref().filter(|_| !jittered)
+        self.cache.as_ref().filter(|_| !self.jittered(coding))
+    }
+
+    /// Whether `coding`'s responses get BREACH jitter: the jitter is on and the coding has
+    /// room for padding (every coding but `deflate`, whose zlib header has none).
+    pub(crate) fn jittered(&self, coding: ContentCoding) -> bool {
+        self.jitter > 0 && coding != ContentCoding::Deflate
     }
 }
 
@@ -138,5 +143,30 @@ pub(crate) struct LevelChooser(pub(crate) ChooseLevel);
 impl fmt::Debug for LevelChooser {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("LevelChooser(..)")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_padded_coding_bypasses_the_cache_with_jitter_on() {
+        let mut settings = CompressionSettings {
+            cache: Some(VariantCache::new(1 << 20)),
+            ..CompressionSettings::default()
+        };
+        for &coding in ContentCoding::ALL {
+            assert!(
+                settings.cache_for(coding).is_some(),
+                "{coding:?}, no jitter"
+            );
+        }
+        settings.jitter = 16;
+        for &coding in ContentCoding::ALL {
+            let padded = coding != ContentCoding::Deflate;
+            assert_eq!(settings.jittered(coding), padded, "{coding:?}");
+            assert_eq!(settings.cache_for(coding).is_none(), padded, "{coding:?}");
+        }
     }
 }

@@ -296,13 +296,13 @@ fn zero_budget_makes_no_output() {
 }
 
 #[test]
-fn header_padding_is_a_comment_and_round_trips() {
+fn gzip_padding_is_a_header_comment_and_round_trips() {
     let pool = CodecPool::new();
     for pad in [1, 2, 100, 65_535] {
         let mut encoder =
             Encoder::for_coding(ContentCoding::Gzip, CompressionLevel::Fastest, None, &pool)
                 .unwrap()
-                .with_header_padding(pad);
+                .with_padding(pad);
         let mut wire = BytesMut::new();
         encoder.encode(b"padded", &mut wire).unwrap();
         encoder.finish(&mut wire).unwrap();

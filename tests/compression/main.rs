@@ -12,6 +12,7 @@ mod codings;
 mod dictionary;
 mod drop_in;
 mod headers;
+mod length_hiding;
 mod many_streams;
 mod negotiation;
 mod pool;

@@ -18,7 +18,7 @@ use crate::common::tools;
 
 /// Runs `program args` with `stdin` as its input; returns its stdout. Fails the test if the
 /// program exits with an error (or is missing: tests check with [`tools::available`] first).
-fn run(program: &str, args: &[&str], stdin: &[u8]) -> Vec<u8> {
+pub(crate) fn run(program: &str, args: &[&str], stdin: &[u8]) -> Vec<u8> {
     let mut child = Command::new(program)
         .args(args)
         .stdin(Stdio::piped())
@@ -45,7 +45,7 @@ fn run(program: &str, args: &[&str], stdin: &[u8]) -> Vec<u8> {
 
 /// Runs `def f(op, data): ...` (Python, returning bytes) over each `(op, data)` job in one
 /// interpreter (starting Python is slow), returning each result.
-fn python(function: &str, jobs: &[(u8, &[u8])]) -> Vec<Vec<u8>> {
+pub(crate) fn python(function: &str, jobs: &[(u8, &[u8])]) -> Vec<Vec<u8>> {
     let script = format!(
         "import sys, struct, gzip, zlib, io\n{function}\n\
          inp = sys.stdin.buffer.read(); i = 0; out = []\n\
@@ -90,7 +90,7 @@ fn path_str(path: &Path) -> &str {
     path.to_str().expect("temp paths are UTF-8")
 }
 
-fn samples() -> Vec<Vec<u8>> {
+pub(crate) fn samples() -> Vec<Vec<u8>> {
     vec![Vec::new(), b"x".to_vec(), text(1000), text(300_000)]
 }
 
@@ -105,7 +105,7 @@ fn ours(
     let pool = CodecPool::new();
     let mut encoder = Encoder::for_coding(format, CompressionLevel::Precise(level), None, &pool)
         .unwrap()
-        .with_header_padding(padding);
+        .with_padding(padding);
     let mut wire = BytesMut::new();
     for chunk in data.chunks(flush_every) {
         encoder.encode(chunk, &mut wire).unwrap();

@@ -10,8 +10,12 @@ use tower_gzip_support::demo;
 
 #[cfg(all(feature = "dcz", feature = "dcb"))]
 mod chromium;
+#[cfg(all(feature = "dcz", feature = "dcb"))]
+mod chromium_padding;
 mod codecs;
 #[cfg(all(feature = "dcz", feature = "dcb"))]
 mod dictionaries;
+#[cfg(any(feature = "zstd", feature = "br"))]
+mod padding;
 #[cfg(all(feature = "dcz", feature = "dcb"))]
 mod real_clients;

@@ -9,6 +9,7 @@ use super::state::{Carry, CompressorState, EncoderCore, draw_compressor};
 use super::turn::Turn;
 use crate::codec::encoding::{Driving, Encode, EncodeOptions};
 use crate::codec::history::History;
+use crate::codec::padding::metadata_blocks;
 use crate::codec::{EncodeError, Level, SliceEnd};
 use crate::pool::turns::Ticket;
 use crate::pool::{CodecPool, Hold};
@@ -127,6 +128,8 @@ pub(crate) struct BrCore {
     history: History,
     /// A streaming body's place among the pool's br streams; `None` for other bodies.
     stream: Option<Streaming>,
+    /// Bytes of length padding, metadata before the last meta-block.
+    padding: usize,
 }
 
 /// Where a br stream is with its encoder.
@@ -197,6 +200,7 @@ impl BrEncoder {
             phase: Phase::Fresh { size_hint: None },
             history: History::default(),
             stream: None,
+            padding: 0,
         })
     }
 
@@ -322,6 +326,7 @@ impl Encode for BrCore {
         if let Phase::Fresh { size_hint } = &mut self.phase {
             *size_hint = options.size_hint;
         }
+        self.padding = options.padding;
     }
 
     /// Ready when this encoder may compress: always, except for a streaming encoder
@@ -361,9 +366,11 @@ impl Encode for BrCore {
         if let Phase::GivenBack { .. } = self.phase {
             // Given back after a flush (byte-aligned): the end is one last, empty meta-block
             // (ISLAST, ISLASTEMPTY), with no state drawn to say it.
+            metadata_blocks(self.padding, out);
             out.extend_from_slice(&[0x03]);
         } else {
-            compress(self.state(), Op::BROTLI_OPERATION_FINISH, &[], out)?;
+            let padding = self.padding;
+            finish_padded(self.state(), &[], padding, out)?;
         }
         // Back to the pool now, not when the encoder is dropped; then the turn.
         self.phase = Phase::Done;
@@ -416,11 +423,30 @@ impl Drop for BrCore {
     }
 }
 
-/// Compresses all of `input` as one br stream, with its size as brotli's size hint (which
-/// picks the hasher and block sizes for the body rather than for a stream of unknown size).
+/// Compresses `input` and ends the stream, with `padding` bytes of metadata before the last
+/// meta-block: after a flush, which leaves the output at a byte boundary (brotli pads it with
+/// an empty metadata block), where a metadata meta-block may begin.
+fn finish_padded(
+    state: &mut CompressorState,
+    input: &[u8],
+    padding: usize,
+    out: &mut BytesMut,
+) -> Result<(), EncodeError> {
+    if padding == 0 {
+        return compress(state, Op::BROTLI_OPERATION_FINISH, input, out);
+    }
+    compress(state, Op::BROTLI_OPERATION_FLUSH, input, out)?;
+    metadata_blocks(padding, out);
+    compress(state, Op::BROTLI_OPERATION_FINISH, &[], out)
+}
+
+/// Compresses all of `input` as one br stream (with `padding` bytes of metadata), with its
+/// size as brotli's size hint (which picks the hasher and block sizes for the body rather
+/// than for a stream of unknown size).
 pub(crate) fn encode_all(
     level: Level,
     input: &[u8],
+    padding: usize,
     pool: &CodecPool,
     out: &mut BytesMut,
 ) -> Result<(), EncodeError> {
@@ -429,8 +455,8 @@ pub(crate) fn encode_all(
     // brotli's own one-shot call (and a body of at most 64 KiB, the one-shot bound, gets a
     // ring buffer of its size anyway).
     state.hint(input.len() as u64);
-    out.reserve(input.len() / 4 + 64);
-    let result = compress(&mut state, Op::BROTLI_OPERATION_FINISH, input, out);
+    out.reserve(input.len() / 4 + 64 + padding);
+    let result = finish_padded(&mut state, input, padding, out);
     if result.is_err() {
         state.discard();
     }

@@ -117,6 +117,12 @@ impl DictCodec for DcbCore {
     fn reserve(input: usize) -> usize {
         36 + input / 4 + 64
     }
+
+    const PADS_AFTER_END: bool = false;
+
+    fn pad(len: usize, out: &mut BytesMut) {
+        crate::codec::padding::metadata_blocks(len, out);
+    }
 }
 
 impl Stream for Pooled<DcbCompressor> {

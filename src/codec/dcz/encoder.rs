@@ -103,6 +103,13 @@ impl DictCodec for DczCore {
     fn reserve(input: usize) -> usize {
         40 + zstd_safe::compress_bound(input)
     }
+
+    // After the last frame: see `codec::padding` for why not before the first.
+    const PADS_AFTER_END: bool = true;
+
+    fn pad(len: usize, out: &mut BytesMut) {
+        crate::codec::padding::skippable_frame(len, out);
+    }
 }
 
 impl Stream for Pooled<CompressContext> {

@@ -5,7 +5,7 @@
 use bytes::BytesMut;
 
 use super::Dictionary;
-use crate::codec::encoding::{Driving, Encode};
+use crate::codec::encoding::{Driving, Encode, EncodeOptions};
 use crate::codec::{CompressionLevel, EncodeError};
 use crate::pool::CodecPool;
 
@@ -61,6 +61,14 @@ pub(crate) trait DictCodec {
 
     /// What a one-shot body of `input` bytes reserves for its output, header included.
     fn reserve(input: usize) -> usize;
+
+    /// Whether length padding goes after the end of the stream (a zstd skippable frame),
+    /// else after a flush and before the end (brotli metadata, which must come before the
+    /// last meta-block).
+    const PADS_AFTER_END: bool;
+
+    /// Appends `len` bytes of padding (see `Encoder::with_padding`).
+    fn pad(len: usize, out: &mut BytesMut);
 }
 
 /// What a dictionary coding's stream starts from.
@@ -89,13 +97,26 @@ pub(crate) fn streaming<C: DictCodec>(
     Ok(Driving::with_core(C::headed(start)?))
 }
 
-/// Compresses all of `input` as one body of coding `C` against `dictionary`, appended to
-/// `out`: the header, then a stream told the body's size (zstd records it in the frame
-/// header; brotli takes it as its size hint).
+/// [`encode_padded`] without padding.
+#[cfg(all(test, both_dictionary_codings))]
 pub(crate) fn encode_all<C: DictCodec>(
     dictionary: &Dictionary,
     level: CompressionLevel,
     input: &[u8],
+    pool: &CodecPool,
+    out: &mut BytesMut,
+) -> Result<(), EncodeError> {
+    encode_padded::<C>(dictionary, level, input, 0, pool, out)
+}
+
+/// Compresses all of `input` as one body of coding `C` against `dictionary`, appended to
+/// `out`: the header, then a stream told the body's size (zstd records it in the frame
+/// header; brotli takes it as its size hint), with `padding` bytes of length padding.
+pub(crate) fn encode_padded<C: DictCodec>(
+    dictionary: &Dictionary,
+    level: CompressionLevel,
+    input: &[u8],
+    padding: usize,
     pool: &CodecPool,
     out: &mut BytesMut,
 ) -> Result<(), EncodeError> {
@@ -108,7 +129,9 @@ pub(crate) fn encode_all<C: DictCodec>(
         size,
     };
     // One call: the header, then the whole stream. The state goes back when it is done.
-    C::headed(start)?.encode_all(input, out)
+    let mut headed = C::headed(start)?;
+    headed.padding = padding;
+    headed.encode_all(input, out)
 }
 
 /// Where an encoder is in its stream; the phases that compress hold the codec state.
@@ -129,6 +152,8 @@ pub(crate) struct Headed<C: DictCodec> {
     codec: C,
     phase: Phase<C::State>,
     hash: [u8; 32],
+    /// Bytes of length padding owed at the end.
+    padding: usize,
 }
 
 impl<C: DictCodec> std::fmt::Debug for Headed<C> {
@@ -151,6 +176,7 @@ impl<C: DictCodec> Headed<C> {
             codec,
             phase: Phase::Start(state),
             hash,
+            padding: 0,
         }
     }
 
@@ -160,11 +186,27 @@ impl<C: DictCodec> Headed<C> {
         input: &[u8],
         out: &mut BytesMut,
     ) -> Result<(), EncodeError> {
-        let result = self.run(Op::Finish, input, out);
+        let result = self.end(input, out);
         if result.is_err() {
             self.fail();
         }
         result
+    }
+
+    /// Ends the stream after `input`, with the padding owed where the coding has room.
+    fn end(&mut self, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
+        if self.padding == 0 {
+            return self.run(Op::Finish, input, out);
+        }
+        if C::PADS_AFTER_END {
+            self.run(Op::Finish, input, out)?;
+            C::pad(self.padding, out);
+            return Ok(());
+        }
+        // A flush leaves the stream at a byte boundary, where metadata may begin.
+        self.run(Op::Flush, input, out)?;
+        C::pad(self.padding, out);
+        self.run(Op::Finish, &[], out)
     }
 
     /// Runs `op` over `input`: the header first if it is still owed (not for a call that
@@ -205,6 +247,10 @@ impl<C: DictCodec> Headed<C> {
 }
 
 impl<C: DictCodec> Encode for Headed<C> {
+    fn start(&mut self, options: &EncodeOptions) {
+        self.padding = options.padding;
+    }
+
     fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
         self.run(Op::Process, input, out)
     }
@@ -214,7 +260,7 @@ impl<C: DictCodec> Encode for Headed<C> {
     }
 
     fn finish(&mut self, out: &mut BytesMut, _total_in: u64) -> Result<(), EncodeError> {
-        self.run(Op::Finish, &[], out)?;
+        self.end(&[], out)?;
         // Back to the pool now, not when the encoder is dropped.
         self.phase = Phase::Done;
         Ok(())

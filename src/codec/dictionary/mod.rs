@@ -16,8 +16,10 @@ pub(crate) mod tests;
 
 pub(crate) use decoder::{Headed as HeadedDecoder, dict_decoder};
 pub use dict::Dictionary;
+#[cfg(all(test, both_dictionary_codings))]
+pub(crate) use encoder::encode_all;
 pub(crate) use encoder::{
-    DictCodec, Headed as HeadedEncoder, Op, Start, Stream, encode_all, streaming,
+    DictCodec, Headed as HeadedEncoder, Op, Start, Stream, encode_padded, streaming,
 };
 pub use error::DictionaryError;
 pub(crate) use prepared::Prepared;
@@ -39,10 +41,13 @@ macro_rules! dictionary_entry_points {
             dictionary: &$crate::codec::dictionary::Dictionary,
             level: $crate::CompressionLevel,
             input: &[u8],
+            padding: usize,
             pool: &$crate::CodecPool,
             out: &mut ::bytes::BytesMut,
         ) -> Result<(), $crate::codec::EncodeError> {
-            $crate::codec::dictionary::encode_all::<$core>(dictionary, level, input, pool, out)
+            $crate::codec::dictionary::encode_padded::<$core>(
+                dictionary, level, input, padding, pool, out,
+            )
         }
     };
 }

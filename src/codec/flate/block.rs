@@ -46,13 +46,13 @@ impl crate::pool::PooledState for BlockCompressor {
 
 impl BlockCompressor {
     /// Compresses all of `input` as one `format` stream at `level` (the level this
-    /// compressor was made for), with `header_padding` bytes of gzip header comment.
+    /// compressor was made for), with `padding` bytes of gzip header comment.
     pub(crate) fn encode(
         &mut self,
         format: Framing,
         level: Level,
         input: &[u8],
-        header_padding: usize,
+        padding: usize,
         out: &mut BytesMut,
     ) -> Result<(), EncodeError> {
         let BlockCompressor {
@@ -60,7 +60,7 @@ impl BlockCompressor {
             scratch,
         } = self;
         let padding = match format {
-            Framing::Gzip => header_padding.min(u16::MAX as usize),
+            Framing::Gzip => padding.min(u16::MAX as usize),
             Framing::Zlib => 0,
         };
         let bound = compressor.deflate_compress_bound(input.len());
@@ -124,7 +124,7 @@ mod tests {
                     .unwrap();
                 let mut streamed = BytesMut::new();
                 let mut encoder = FlateEncoder::new(format, level, &pool);
-                encoder.options_mut().unwrap().header_padding = 7;
+                encoder.options_mut().unwrap().padding = 7;
                 encoder.encode(&input, &mut streamed).unwrap();
                 encoder.finish(&mut streamed).unwrap();
                 assert_eq!(decode(format, &block), input);

@@ -143,7 +143,7 @@ impl Encode for FlateCore {
             self.history.tracking = true;
         }
         if let (Header::Owed { padding }, Framing::Gzip) = (&mut self.header, self.framing) {
-            *padding = options.header_padding.min(u16::MAX as usize);
+            *padding = options.padding.min(u16::MAX as usize);
         }
     }
 

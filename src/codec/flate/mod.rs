@@ -84,5 +84,5 @@ pub(crate) fn one_shot(
     out: &mut BytesMut,
 ) -> Result<(), EncodeError> {
     let framing = framing(coding);
-    encode_all(framing, level, input, pool, options.header_padding, out)
+    encode_all(framing, level, input, pool, options.padding, out)
 }

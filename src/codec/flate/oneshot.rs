@@ -8,7 +8,7 @@ use crate::codec::{EncodeError, Level};
 use crate::pool::CodecPool;
 
 /// Compresses all of `input` as one complete gzip or zlib stream, appended to `out`, with
-/// `header_padding` bytes of gzip header comment.
+/// `padding` bytes of gzip header comment.
 ///
 /// With the `libdeflate` cargo feature (on by default) the deflate work at levels 2 and up is
 /// done by a pooled libdeflate compressor, faster than zlib-rs at level 6 (BENCHMARKS.md,
@@ -20,7 +20,7 @@ pub(crate) fn encode_all(
     level: Level,
     input: &[u8],
     pool: &CodecPool,
-    header_padding: usize,
+    padding: usize,
     out: &mut BytesMut,
 ) -> Result<(), EncodeError> {
     // At levels 0 and 1 zlib-rs is as fast as libdeflate or faster (much faster on small
@@ -28,10 +28,10 @@ pub(crate) fn encode_all(
     #[cfg(feature = "libdeflate")]
     if level.get() > 1 {
         let mut block = pool.take(level, || super::block::BlockCompressor::new(level));
-        return block.encode(framing, level, input, header_padding, out);
+        return block.encode(framing, level, input, padding, out);
     }
     let options = EncodeOptions {
-        header_padding,
+        padding,
         ..EncodeOptions::default()
     };
     let mut encoder = FlateEncoder::new(framing, level, pool).with_options(options);

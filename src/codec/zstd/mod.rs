@@ -12,7 +12,8 @@ use zstd_safe::{
     CCtx, CParameter, DCtx, DParameter, InBuffer, OutBuffer, ParamSwitch, ResetDirective,
 };
 
-use super::encoding::{Driving, Encode};
+use super::encoding::{Driving, Encode, EncodeOptions};
+use super::padding::skippable_frame;
 use super::{DecodeError, DecodeErrorKind, EncodeError, Level, SliceEnd};
 use crate::codec::decoding::{DecodeCore, Driven, Stepped};
 use crate::ffi::{Spare, error_code};
@@ -152,6 +153,8 @@ pub(crate) struct ZstdCore {
     pool: CodecPool,
     level: Level,
     frame: Frame,
+    /// Bytes of length padding, a skippable frame after the last frame.
+    padding: usize,
 }
 
 impl ZstdEncoder {
@@ -163,6 +166,7 @@ impl ZstdEncoder {
             pool: pool.clone(),
             level,
             frame: Frame::Unstarted,
+            padding: 0,
         })
     }
 }
@@ -213,6 +217,10 @@ impl ZstdCore {
 const LAST_EMPTY_BLOCK: [u8; 3] = [1, 0, 0];
 
 impl Encode for ZstdCore {
+    fn start(&mut self, options: &EncodeOptions) {
+        self.padding = options.padding;
+    }
+
     fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
         if input.is_empty() {
             return Ok(());
@@ -241,6 +249,9 @@ impl Encode for ZstdCore {
             self.run(&[], out, EndDirective::ZSTD_e_end)?;
         }
         self.ctx.release();
+        if self.padding > 0 {
+            skippable_frame(self.padding, out);
+        }
         Ok(())
     }
 
@@ -295,10 +306,12 @@ impl Encode for ZstdCore {
 }
 
 /// Compresses all of `input` as one zstd frame with its size pledged, so the frame header
-/// records the content size and libzstd sizes its tables to the input.
+/// records the content size and libzstd sizes its tables to the input; then `padding` bytes
+/// of skippable frame, if any.
 pub(crate) fn encode_all(
     level: Level,
     input: &[u8],
+    padding: usize,
     pool: &CodecPool,
     out: &mut BytesMut,
 ) -> Result<(), EncodeError> {
@@ -311,6 +324,10 @@ pub(crate) fn encode_all(
     loop {
         let room = zstd_safe::compress_bound(input.src.len() - input.pos).max(64);
         match compress_step(&mut ctx.0, &mut input, out, room, EndDirective::ZSTD_e_end) {
+            Ok(0) if padding > 0 => {
+                skippable_frame(padding, out);
+                return Ok(());
+            }
             Ok(0) => return Ok(()),
             Ok(_) => {}
             Err(e) => {

@@ -82,7 +82,7 @@ fn one_shot_records_the_content_size_and_decodes_with_libzstd() {
     for len in [0, 1, 1_000, 65_536] {
         let data = text(len);
         let mut out = BytesMut::new();
-        encode_all(level(3), &data, &pool, &mut out).unwrap();
+        encode_all(level(3), &data, 0, &pool, &mut out).unwrap();
         assert_eq!(
             zstd_safe::get_frame_content_size(&out).unwrap(),
             Some(len as u64)
@@ -356,4 +356,57 @@ fn a_flushed_frame_ends_as_libzstd_ends_it() {
     let flushed = wire.len();
     encoder.finish(&mut wire).unwrap();
     assert_eq!(wire[flushed..], LAST_EMPTY_BLOCK);
+}
+
+/// The skippable frame of `padding` bytes that ends a padded stream.
+fn assert_padded_end(wire: &[u8], padding: usize) {
+    let frame = &wire[wire.len() - 8 - padding..];
+    assert_eq!(frame[..4], 0x184D_2A50u32.to_le_bytes(), "skippable magic");
+    assert_eq!(frame[4..8], (padding as u32).to_le_bytes(), "its size");
+}
+
+/// Padding is a skippable frame after the last frame, streamed (with flushes and idle
+/// frames) or in one shot: the one-shot frame still records the content size, and libzstd's
+/// one-call decoder and ours both skip the padding.
+#[test]
+fn padding_is_a_skippable_frame_after_the_last_frame() {
+    let pool = CodecPool::new();
+    let data = text(50_000);
+    for padding in [1, 255, 65_535] {
+        let mut encoder = Encoder::new(ContentCoding::Zstd, CompressionLevel::Default, &pool)
+            .with_padding(padding);
+        let mut streamed = BytesMut::new();
+        for (i, chunk) in data.chunks(7_000).enumerate() {
+            encoder.encode(chunk, &mut streamed).unwrap();
+            match i % 2 {
+                0 => encoder.flush(&mut streamed).unwrap(),
+                _ => encoder.idle(&mut streamed).unwrap(),
+            }
+        }
+        encoder.finish(&mut streamed).unwrap();
+        let mut shot = BytesMut::new();
+        encode_all(level(3), &data, padding, &pool, &mut shot).unwrap();
+        let size = zstd_safe::get_frame_content_size(&shot).unwrap();
+        assert_eq!(size, Some(data.len() as u64));
+        for wire in [&streamed[..], &shot[..]] {
+            assert_padded_end(wire, padding);
+            assert_eq!(decode(&pool, wire, 4096).unwrap(), data, "pad {padding}");
+            let mut plain = vec![0; data.len()];
+            let n = zstd_safe::decompress(&mut plain[..], wire).unwrap();
+            assert_eq!(&plain[..n], &data[..], "libzstd, pad {padding}");
+        }
+    }
+    // An empty body is an empty frame, then the padding.
+    let mut encoder =
+        Encoder::new(ContentCoding::Zstd, CompressionLevel::Default, &pool).with_padding(9);
+    let mut wire = BytesMut::new();
+    encoder.finish(&mut wire).unwrap();
+    assert_padded_end(&wire, 9);
+    assert_eq!(decode(&pool, &wire, 4096).unwrap(), b"");
+    // A request past 65,535 bytes is cut to it.
+    let mut encoder = Encoder::new(ContentCoding::Zstd, CompressionLevel::Default, &pool)
+        .with_padding(usize::MAX);
+    let mut wire = BytesMut::new();
+    encoder.finish(&mut wire).unwrap();
+    assert_padded_end(&wire, 65_535);
 }

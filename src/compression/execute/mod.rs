@@ -299,18 +299,19 @@ fn encoder(
     let (coding, pool) = (target.coding, &settings.pool);
     let level = target.level;
     let encoder = Encoder::for_coding(coding, level, target.dictionary.as_ref(), pool)?
-        .with_header_padding(padding(settings, coding));
+        .with_padding(padding(settings, coding));
     Ok(match size {
         Some(size) => encoder.with_size_hint(size),
         None => encoder,
     })
 }
 
-/// Bytes of BREACH jitter for this response's gzip header (the other codings have no room).
-fn padding(settings: &CompressionSettings, format: ContentCoding) -> usize {
-    match (format, settings.jitter) {
-        (ContentCoding::Gzip, max) if max > 0 => jitter_len(max),
-        _ => 0,
+/// Bytes of BREACH jitter for this response: random per response for every coding with
+/// room for padding (all but `deflate`), none when the jitter is off.
+fn padding(settings: &CompressionSettings, coding: ContentCoding) -> usize {
+    match settings.jittered(coding) {
+        true => jitter_len(settings.jitter),
+        false => 0,
     }
 }
 
@@ -332,7 +333,7 @@ fn one_shot(
     let one_shot = OneShot::new(coding)
         .level(level)
         .pool(&settings.pool)
-        .header_padding(padding(settings, coding))
+        .padding(padding(settings, coding))
         .against(dictionary);
     account(&mut tally, governed.as_mut(), || {
         one_shot.encode(input, &mut out)

@@ -29,11 +29,11 @@ pub(super) fn measure(
     let encode = |input: &[u8], out: &mut BytesMut| -> Result<(), EncodeError> {
         match (coding, dictionary) {
             (ContentCoding::Dcz, Some(d)) => {
-                crate::codec::dcz::one_shot(d, level_of, input, pool, out)
+                crate::codec::dcz::one_shot(d, level_of, input, 0, pool, out)
             }
             #[cfg(feature = "dcb")]
             (ContentCoding::Dcb, Some(d)) => {
-                crate::codec::dcb::one_shot(d, level_of, input, pool, out)
+                crate::codec::dcb::one_shot(d, level_of, input, 0, pool, out)
             }
             _ => OneShot::new(coding)
                 .level(level_of)

@@ -8,6 +8,7 @@ use crate::codec::{Decode, DecodeError, DecodeErrorKind, Level};
 use crate::pool::{CodecPool, PooledState};
 use brotli::enc::encode::BrotliEncoderOperation;
 
+mod padding;
 mod resume;
 
 /// A small deterministic generator (xorshift64*), so failures reproduce.
@@ -195,7 +196,7 @@ fn encode_all_round_trips_and_matches_a_fresh_encoder() {
             let mut outputs = Vec::new();
             for _ in 0..3 {
                 let mut out = BytesMut::new();
-                encode_all(level(quality), &input, &pool, &mut out).unwrap();
+                encode_all(level(quality), &input, 0, &pool, &mut out).unwrap();
                 outputs.push(out.to_vec());
             }
             assert_eq!(outputs[0], outputs[1], "q{quality} {size}");
@@ -236,7 +237,7 @@ fn reused_state_gives_the_output_of_a_fresh_encoder() {
             let input = json(size, size as u64 + 1);
             let fresh_all = {
                 let mut out = BytesMut::new();
-                encode_all(level(quality), &input, &CodecPool::new(), &mut out).unwrap();
+                encode_all(level(quality), &input, 0, &CodecPool::new(), &mut out).unwrap();
                 out
             };
             let fresh_stream = encode_with_flushes(&input, quality, &CodecPool::new());
@@ -249,9 +250,9 @@ fn reused_state_gives_the_output_of_a_fresh_encoder() {
                     &dirt[..]
                 };
                 let mut scratch = BytesMut::new();
-                encode_all(level(quality), dirt, &pool, &mut scratch).unwrap();
+                encode_all(level(quality), dirt, 0, &pool, &mut scratch).unwrap();
                 let mut out = BytesMut::new();
-                encode_all(level(quality), &input, &pool, &mut out).unwrap();
+                encode_all(level(quality), &input, 0, &pool, &mut out).unwrap();
                 assert_eq!(out, fresh_all, "q{quality} {size} one-shot");
                 encode_with_flushes(dirt, quality, &pool);
                 assert_eq!(
@@ -293,7 +294,7 @@ fn reset_leaves_nothing_live_but_the_spare_hasher() {
     }
     let mut state = draw_decompressor(&pool);
     let mut wire = BytesMut::new();
-    encode_all(level(4), &json(50_000, 1), &pool, &mut wire).unwrap();
+    encode_all(level(4), &json(50_000, 1), 0, &pool, &mut wire).unwrap();
     let mut budget = usize::MAX;
     super::decoder::step(
         &mut state.core,
@@ -360,7 +361,7 @@ fn tiny_output_budgets() {
     let pool = CodecPool::new();
     let input = json(20_000, 4);
     let mut wire = BytesMut::new();
-    encode_all(level(4), &input, &pool, &mut wire).unwrap();
+    encode_all(level(4), &input, 0, &pool, &mut wire).unwrap();
     for max_out in [1, 7, 100, 4096] {
         let decoded = decode_chunked(&wire, max_out, &mut Rng(max_out as u64), &pool).unwrap();
         assert_eq!(decoded, input, "max_out {max_out}");
@@ -385,7 +386,7 @@ fn truncation_at_every_offset_is_an_error() {
     let pool = CodecPool::new();
     let input = json(3000, 9);
     let mut wire = BytesMut::new();
-    encode_all(level(4), &input, &pool, &mut wire).unwrap();
+    encode_all(level(4), &input, 0, &pool, &mut wire).unwrap();
     for cut in 1..wire.len() {
         let mut decoder = BrDecoder::new(&pool);
         let mut out = BytesMut::new();
@@ -422,7 +423,7 @@ fn corrupt_bytes_never_panic() {
     let pool = CodecPool::new();
     let input = json(2000, 13);
     let mut wire = BytesMut::new();
-    encode_all(level(4), &input, &pool, &mut wire).unwrap();
+    encode_all(level(4), &input, 0, &pool, &mut wire).unwrap();
     let mut rng = Rng(17);
     for i in 0..wire.len() {
         for _ in 0..3 {
@@ -448,7 +449,7 @@ fn bytes_after_the_stream_are_trailing_data() {
     let pool = CodecPool::new();
     let input = json(5000, 2);
     let mut wire = BytesMut::new();
-    encode_all(level(4), &input, &pool, &mut wire).unwrap();
+    encode_all(level(4), &input, 0, &pool, &mut wire).unwrap();
 
     // In the same call.
     let mut with_junk = wire.to_vec();
@@ -552,7 +553,7 @@ fn states_are_reused_and_returned() {
 
     // Levels do not share states.
     let mut out = BytesMut::new();
-    encode_all(level(5), &input, &pool, &mut out).unwrap();
+    encode_all(level(5), &input, 0, &pool, &mut out).unwrap();
     assert_eq!(pool.stats().kind(crate::PoolKind::BrCompressors).created, 2);
 }
 
@@ -560,7 +561,7 @@ fn states_are_reused_and_returned() {
 fn an_errored_decoder_state_is_not_reused() {
     let pool = CodecPool::new();
     let mut wire = BytesMut::new();
-    encode_all(level(4), &json(4000, 1), &pool, &mut wire).unwrap();
+    encode_all(level(4), &json(4000, 1), 0, &pool, &mut wire).unwrap();
     let mut bad = wire.to_vec();
     bad[wire.len() / 2] ^= 0xff;
     bad.extend_from_slice(b"\xff\xff\xff\xff");
@@ -655,7 +656,7 @@ fn a_streaming_encoder_holds_a_bounded_state() {
 
 fn encode_all_to_vec(pool: &CodecPool, input: &[u8]) -> Vec<u8> {
     let mut out = BytesMut::new();
-    super::encode_all(level(4), input, pool, &mut out).unwrap();
+    super::encode_all(level(4), input, 0, pool, &mut out).unwrap();
     out.to_vec()
 }
 

@@ -21,6 +21,7 @@ use crate::headers::{UseAsDictionary, parse_available_dictionary};
 mod dcb;
 mod errors;
 mod interop;
+mod padding;
 mod raw_content;
 mod round_trip;
 
