@@ -126,6 +126,13 @@ enum Slot<T: PooledState> {
 pub(crate) const PARK_BOUND: Duration = Duration::from_secs(1);
 
 impl<T: PooledState> Hold<T> {
+    /// Treats the stream's pauses as short before one is measured: its first pause parks
+    /// too (a body of known size, paused on its producer's reads). A pause measured long
+    /// still ends that.
+    pub(crate) fn expect_short_pauses(&mut self) {
+        self.short_pauses = true;
+    }
+
     /// Whether the state is checked out to this stream now.
     pub(crate) fn is_held(&self) -> bool {
         matches!(self.slot, Slot::Held(_))

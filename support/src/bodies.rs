@@ -72,10 +72,11 @@ impl Body for ChannelBody {
 }
 
 /// A body that yields its frames with a `Pending` (and a self-wake) before each one, so a
-/// consumer sees it go pending between frames. Size unknown.
+/// consumer sees it go pending between frames. Size unknown, unless [`sized`](Self::sized).
 pub struct StutterBody {
     frames: VecDeque<Frame<Bytes>>,
     ready: bool,
+    sized: bool,
 }
 
 impl StutterBody {
@@ -83,7 +84,14 @@ impl StutterBody {
         StutterBody {
             frames: frames.into_iter().collect(),
             ready: false,
+            sized: false,
         }
+    }
+
+    /// Tells its exact remaining size, as a file's body does (`Content-Length` known).
+    pub fn sized(mut self) -> Self {
+        self.sized = true;
+        self
     }
 
     pub fn data<I, D>(chunks: I) -> Self
@@ -110,6 +118,14 @@ impl Body for StutterBody {
         }
         self.ready = false;
         Poll::Ready(self.frames.pop_front().map(Ok))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        let data = self.frames.iter().filter_map(Frame::data_ref);
+        match self.sized {
+            true => SizeHint::with_exact(data.map(|d| d.len() as u64).sum()),
+            false => SizeHint::default(),
+        }
     }
 }
 

@@ -248,3 +248,55 @@ proptest::proptest! {
         proptest::prop_assert!(out.decoded() == data);
     }
 }
+
+/// A body of known size that pauses for every read (a file): zstd keeps one frame over the
+/// pauses, so later text still matches earlier text, and sends no more than tower-http,
+/// which holds its context throughout. Released at the first pause, the second frame could
+/// not see the first: twice the bytes on this text.
+#[cfg(feature = "zstd")]
+#[tokio::test]
+async fn a_file_paused_per_read_keeps_its_zstd_history() {
+    use tower::{Layer, ServiceExt, service_fn};
+    // Records distinct within 34 KB, the whole repeated: only history reaches back that far.
+    let records: String = (0..600)
+        .map(|i| {
+            format!(
+                "{{\"id\":{},\"name\":\"item {}\",\"stock\":{}}},",
+                i * 7919 % 100_003,
+                i * 31,
+                i % 97
+            )
+        })
+        .collect();
+    let body = Bytes::from(records.repeat(4));
+    let chunks: Vec<Bytes> = body.chunks(64 * 1024).map(Bytes::copy_from_slice).collect();
+    let file = move || StutterBody::data(chunks.clone()).sized();
+    let answer = |wire: Bytes| {
+        assert_eq!(crate::common::decode(Some("zstd"), &wire), body);
+        wire.len()
+    };
+    let serve = {
+        let file = file.clone();
+        service_fn(move |_| {
+            let res = Response::new(file());
+            async move { Ok::<_, std::convert::Infallible>(res) }
+        })
+    };
+    let ours = CompressionLayer::new()
+        .layer(serve.clone())
+        .oneshot(get(Some("zstd")));
+    let ours = ours.await.unwrap();
+    assert_eq!(ours.headers()[CONTENT_ENCODING], "zstd");
+    let ours = answer(ours.into_body().collect().await.unwrap().to_bytes());
+    let theirs = tower_http::compression::CompressionLayer::new().layer(serve);
+    let theirs = theirs.oneshot(get(Some("zstd"))).await.unwrap();
+    let theirs = answer(theirs.into_body().collect().await.unwrap().to_bytes());
+    eprintln!(
+        "a {} B file in 64 KiB reads, zstd: ours {ours} B, tower-http {theirs} B",
+        body.len()
+    );
+    assert!(
+        ours * 100 <= theirs * 102,
+        "ours {ours} B, tower-http {theirs} B"
+    );
+}

@@ -219,6 +219,12 @@ const LAST_EMPTY_BLOCK: [u8; 3] = [1, 0, 0];
 impl Encode for ZstdCore {
     fn start(&mut self, options: &EncodeOptions) {
         self.padding = options.padding;
+        // A stream of known size (a file) pauses for its producer's reads, not between
+        // events: parked from its first pause, its frame and history go on. Released
+        // instead, the next frame could not see the first's: up to twice the bytes on text.
+        if options.streaming && options.size_hint.is_some() {
+            self.ctx.expect_short_pauses();
+        }
     }
 
     fn encode(&mut self, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {

@@ -223,10 +223,16 @@ where
         // streamed starting with what was read ahead.
         End::Open => match cached::by_validator(settings, target) {
             cached::Validated::Hit(data) => encoded(target.coding, data, None),
-            cached::Validated::Stream(record) => Ahead::Encoded {
-                coding: target.coding,
-                body: streaming(settings, target, None, body, chunks, record),
-            },
+            cached::Validated::Stream(record) => {
+                // A body of known size (a file) pauses for its reads: the encoder may rely
+                // on short pauses from the first.
+                let rest = body.size_hint().exact();
+                let size = rest.map(|rest| rest + chunks.len() as u64);
+                Ahead::Encoded {
+                    coding: target.coding,
+                    body: streaming(settings, target, size, body, chunks, record),
+                }
+            }
         },
     }
 }
