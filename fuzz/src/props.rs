@@ -730,7 +730,7 @@ fn send_request<S>(
     format: ContentCoding,
     wire: &[u8],
     seeds: &[u8],
-) -> (StatusCode, Vec<u8>)
+) -> (StatusCode, Vec<u8>, usize)
 where
     S: tower::Service<
             Request<ChunksBody>,
@@ -755,11 +755,18 @@ where
         .unwrap();
     let res = block_on(service.clone().oneshot(req)).unwrap();
     let status = res.status();
+    let read = res
+        .headers()
+        .get(READ)
+        .map(|read| read.to_str().unwrap().parse().unwrap());
     let body = block_on(res.into_body().collect())
         .expect("in-memory response")
         .to_bytes();
-    (status, body.to_vec())
+    (status, body.to_vec(), read.unwrap_or(0))
 }
+
+/// The header the handler tells how many decoded bytes it read in.
+const READ: http::HeaderName = http::HeaderName::from_static("x-read");
 
 /// Arbitrary bytes (raw, or a valid reference encoding, one byte flipped, or cut short) as a
 /// gzip, deflate, zstd or br request body through `RequestDecompressionLayer` with small,
@@ -826,8 +833,11 @@ pub fn check_request(data: &[u8]) {
         |req: Request<tower_gzip::decompression::DecompressionBody<ChunksBody>>| async move {
             assert!(req.headers().get(CONTENT_ENCODING).is_none());
             let (status, seen) = read_request_body(req.into_body()).await;
+            // The layer puts its own text in a 413's body; the header tells what was read.
+            let read = http::HeaderValue::from(seen.len());
             let mut res = Response::new(Full::new(Bytes::from(seen)));
             *res.status_mut() = status;
+            res.headers_mut().insert(READ, read);
             Ok::<_, std::convert::Infallible>(res)
         },
     );
@@ -839,7 +849,7 @@ pub fn check_request(data: &[u8]) {
                 .with_ratio(ratio),
         )
         .layer(handler);
-    let (status, seen) = send_request(&service, format, &wire, seeds);
+    let (status, seen, read) = send_request(&service, format, &wire, seeds);
     assert!(
         [
             StatusCode::OK,
@@ -850,10 +860,17 @@ pub fn check_request(data: &[u8]) {
         "status {status}"
     );
     assert!(
-        seen.len() <= max_size,
-        "{} bytes reached the handler, limit {max_size}",
-        seen.len()
+        read <= max_size,
+        "{read} bytes reached the handler, limit {max_size}"
     );
+    if status == StatusCode::PAYLOAD_TOO_LARGE {
+        let text = String::from_utf8_lossy(&seen);
+        assert!(text.starts_with("Payload Too Large: "), "{text}");
+        assert!(
+            text.ends_with(" limit)\n"),
+            "the 413 names its limit: {text}"
+        );
+    }
     match mode {
         Wire::Valid if plain.len() > max_size => {
             assert_eq!(
@@ -888,7 +905,7 @@ pub fn check_request(data: &[u8]) {
         .pool(pool.clone())
         .limits(tower_gzip::decompression::DecompressionLimits::none())
         .layer(handler);
-    let (status, seen) = send_request(&unlimited, format, &wire, seeds);
+    let (status, seen, _) = send_request(&unlimited, format, &wire, seeds);
     assert_eq!((status, &seen[..]), (StatusCode::OK, &known[..]));
     assert_eq!(pool.stats().in_use(), 0, "{:?}", pool.stats());
 }
