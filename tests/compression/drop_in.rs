@@ -246,6 +246,7 @@ async fn every_predicate_form_on_small_bodies_of_every_size_kind() {
 }
 
 /// The zstd answer's bytes.
+#[cfg(feature = "zstd")]
 async fn zstd_answer<B>(res: Response<B>) -> Bytes
 where
     B: Body<Data = Bytes>,
