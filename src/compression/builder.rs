@@ -84,8 +84,8 @@ macro_rules! compression_builder_methods {
         /// well secret and attacker-controlled content compressed together. Every coding a
         /// browser gets has room: gzip a header comment, zstd and `dcz` a skippable frame
         /// after the last frame (8 bytes of frame header more), br and `dcb` brotli
-        /// metadata before the last meta-block. `deflate` (a zlib stream, whose header has
-        /// no room) is not padded. Padded responses are never cached (see
+        /// metadata before the last meta-block, `deflate` empty deflate blocks after the
+        /// zlib header (about 1.25 bytes each). Padded responses are never cached (see
         /// [`cache`](Self::cache)): the padding is per response.
         ///
         /// What it protects: recovering a secret from the length of one response per guess.
