@@ -9,7 +9,9 @@ use bytes::BytesMut;
 use tower_gzip::codec::{Encoder, OneShot};
 use tower_gzip::{CodecPool, CompressionLevel, ContentCoding};
 
-use crate::codecs::{python, run, samples};
+#[cfg(any(feature = "zstd", feature = "br"))]
+use crate::codecs::run;
+use crate::codecs::{python, samples};
 use crate::common::tools;
 
 /// `data` streamed with a flush every 4 KiB (one frame or stream), then `padding`.
