@@ -40,8 +40,8 @@
 //! - Never cached: bodies of unknown size without a strong `ETag` (or without `by_etag`),
 //!   responses the predicate or the RFC rules leave alone (`Cache-Control: no-transform`,
 //!   206, HEAD, already encoded), bodies and entries over their bounds, streams that fail,
-//!   are dropped half-way or end with trailers, and every coding but `deflate` with BREACH
-//!   jitter on (the padding is per response).
+//!   are dropped half-way or end with trailers, and every response with BREACH jitter on
+//!   (the padding is per response).
 //!
 //! # Bounds
 //!

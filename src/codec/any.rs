@@ -189,12 +189,14 @@ impl Encoder {
         self.codec.as_mut().map_err(|e| e.clone())
     }
 
-    /// Pads the stream with `len` bytes that decoders skip (at most 65,535), a BREACH
-    /// mitigation that makes the response length vary: a gzip header comment of `len`
-    /// bytes, a zstd (and `dcz`) skippable frame of `len` bytes after the last frame (8 bytes
-    /// of frame header more), br (and `dcb`) metadata meta-blocks of `len` bytes in all after
-    /// a flush, before the last meta-block. `deflate` (zlib) has no such room and ignores
-    /// it, as does every coding once a call has been made.
+    /// Pads the stream with bytes that decoders skip, `len` of them (at most 65,535), a
+    /// BREACH mitigation that makes the response length vary: a gzip header comment of
+    /// `len` bytes; a zstd (and `dcz`) skippable frame of `len` bytes after the last frame
+    /// (8 bytes of frame header more); br (and `dcb`) metadata meta-blocks of `len` bytes in
+    /// all after a flush, before the last meta-block; for `deflate`, whose zlib header has
+    /// no room, `len` empty deflate blocks after the header (5 bytes for 1, about 1.25 bytes
+    /// more for each further one, a different length for each `len`). Ignored once a call
+    /// has been made.
     pub fn with_padding(mut self, len: usize) -> Self {
         if let Some(options) = self.options() {
             options.padding = len.min(MAX_PADDING);

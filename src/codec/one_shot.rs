@@ -135,7 +135,7 @@ impl<'a> OneShot<'a> {
 
     /// Pads the body with `len` bytes (at most 65,535) that decoders skip, a BREACH
     /// mitigation (see [`Encoder::with_padding`](super::Encoder::with_padding) for where
-    /// each coding puts them; `deflate` has no room and ignores it).
+    /// each coding puts them).
     pub fn padding(mut self, len: usize) -> Self {
         self.padding = len.min(super::any::MAX_PADDING);
         self

@@ -1,6 +1,7 @@
 //! Length padding (the BREACH jitter) in the room each format leaves for bytes a decoder
 //! skips: a zstd skippable frame (RFC 8878 section 3.1.2) and brotli metadata meta-blocks
-//! (RFC 7932 section 9.2). gzip's room, a header comment, is the flate encoder's own.
+//! (RFC 7932 section 9.2). gzip's room (a header comment) and zlib's (empty deflate blocks
+//! after the header) are the flate encoder's own.
 //!
 //! Both go at the end of the stream: the skippable frame after the last zstd frame, the
 //! metadata after a flush and before brotli's last meta-block. Python's `zstandard` decodes

@@ -84,8 +84,8 @@ macro_rules! compression_builder_methods {
         /// well secret and attacker-controlled content compressed together. Every coding a
         /// browser gets has room: gzip a header comment, zstd and `dcz` a skippable frame
         /// after the last frame (8 bytes of frame header more), br and `dcb` brotli
-        /// metadata before the last meta-block. `deflate` (a zlib stream, whose header has
-        /// no room) is not padded. Padded responses are never cached (see
+        /// metadata before the last meta-block, `deflate` empty deflate blocks after the
+        /// zlib header (about 1.25 bytes each). Padded responses are never cached (see
         /// [`cache`](Self::cache)): the padding is per response.
         ///
         /// What it protects: recovering a secret from the length of one response per guess.
@@ -93,10 +93,10 @@ macro_rules! compression_builder_methods {
         /// padding out or, cheaper, takes the shortest length seen, which tends to the
         /// unpadded length plus one; jitter raises the number of requests needed (with 16
         /// guesses and a gap of 4 bytes, 256 requests per guess find the secret through
-        /// 256 bytes of jitter, not through 4,096: BENCHMARKS.md, "Length hiding"). It
-        /// does not make reflecting secrets next to attacker input safe: keep secrets out
-        /// of responses that reflect input, or do not compress those responses (a
-        /// predicate, or `Cache-Control: no-transform`). Go's gzhttp has the same option
+        /// 256 bytes of jitter, and mostly not through 4,096: BENCHMARKS.md, "Length
+        /// hiding"). It does not make reflecting secrets next to attacker input safe: keep
+        /// secrets out of responses that reflect input, or do not compress those responses
+        /// (a predicate, or `Cache-Control: no-transform`). Go's gzhttp has the same option
         /// for gzip, `RandomJitter`.
         pub fn breach_jitter(self, max_bytes: u16) -> Self {
             self.with(|s| s.jitter = max_bytes)

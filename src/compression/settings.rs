@@ -54,10 +54,10 @@ impl CompressionSettings {
         self.cache.as_ref().filter(|_| !self.jittered(coding))
     }
 
-    /// Whether `coding`'s responses get BREACH jitter: the jitter is on and the coding has
-    /// room for padding (every coding but `deflate`, whose zlib header has none).
-    pub(crate) fn jittered(&self, coding: ContentCoding) -> bool {
-        self.jitter > 0 && coding != ContentCoding::Deflate
+    /// Whether `coding`'s responses get BREACH jitter: whenever the jitter is on (every
+    /// coding has room for padding).
+    pub(crate) fn jittered(&self, _coding: ContentCoding) -> bool {
+        self.jitter > 0
     }
 }
 
@@ -164,9 +164,8 @@ mod tests {
         }
         settings.jitter = 16;
         for &coding in ContentCoding::ALL {
-            let padded = coding != ContentCoding::Deflate;
-            assert_eq!(settings.jittered(coding), padded, "{coding:?}");
-            assert_eq!(settings.cache_for(coding).is_none(), padded, "{coding:?}");
+            assert!(settings.jittered(coding), "{coding:?}");
+            assert!(settings.cache_for(coding).is_none(), "{coding:?}");
         }
     }
 }

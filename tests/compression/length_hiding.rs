@@ -22,9 +22,10 @@ use crate::support::{collect, respond, typed};
 const KNOWN: &str = "token_7f3a";
 /// The secret's next 8 characters: guess 0.
 const RIGHT: &str = "9c2e51d8";
-/// The codings a browser may get, and what the tests call them.
-const CODINGS: [ContentCoding; 5] = [
+/// The codings a browser may get.
+const CODINGS: [ContentCoding; 6] = [
     ContentCoding::Gzip,
+    ContentCoding::Deflate,
     ContentCoding::Br,
     ContentCoding::Zstd,
     ContentCoding::Dcz,

@@ -130,7 +130,7 @@ async fn quality_levels() {
 }
 
 #[tokio::test]
-async fn breach_jitter_varies_gzip_length_only() {
+async fn breach_jitter_varies_gzip_and_deflate_lengths() {
     let data = text(4000);
     let layer = CompressionLayer::new().breach_jitter(64);
     let mut lengths = std::collections::BTreeSet::new();
@@ -169,17 +169,21 @@ async fn breach_jitter_varies_gzip_length_only() {
     assert!(lengths.iter().all(|&l| l > plain.body.len()));
     assert!(lengths.iter().all(|&l| l <= plain.body.len() + 64));
 
-    // deflate: unaffected.
+    // deflate is padded too (empty blocks after the zlib header), and still decodes.
     let deflate_plain = round(
         &CompressionLayer::new(),
         Some("deflate"),
         full(data.clone()),
     )
     .await;
+    let mut deflated = std::collections::BTreeSet::new();
     for _ in 0..5 {
         let out = round(&layer, Some("deflate"), full(data.clone())).await;
-        assert_eq!(out.body, deflate_plain.body);
+        assert_eq!(crate::common::decode::inflate(&out.body), data);
+        assert!(out.body.len() > deflate_plain.body.len());
+        deflated.insert(out.body.len());
     }
+    assert!(deflated.len() >= 2, "deflate lengths vary: {deflated:?}");
 
     // The gzip CLI decodes padded members.
     if !crate::common::tools::available(&["gzip"], &[]) {

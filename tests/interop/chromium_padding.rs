@@ -1,7 +1,7 @@
-//! Padded responses (`breach_jitter`) in headless Chromium: gzip, br and zstd, then `dcz`
-//! and `dcb` once Chromium holds the dictionary. The page checks every body against the
-//! text it expects and reports what came over the wire (`encodedBodySize`), which varies
-//! from response to response with the padding.
+//! Padded responses (`breach_jitter`) in headless Chromium: gzip, deflate, br and zstd,
+//! then `dcz` and `dcb` once Chromium holds the dictionary. The page checks every body
+//! against the text it expects and reports what came over the wire (`encodedBodySize`),
+//! which varies from response to response with the padding.
 
 use std::time::Duration;
 
@@ -35,7 +35,7 @@ async function get(path) {
 }
 async function run() {
   const out = {};
-  for (const c of ["gzip", "br", "zstd"]) {
+  for (const c of ["gzip", "deflate", "br", "zstd"]) {
     out[c] = [];
     for (let i = 0; i < 6; i++) out[c].push(await get(`/p/${c}?i=${i}`));
   }
@@ -67,7 +67,13 @@ fn app() -> Router {
     let mut app = Router::new()
         .route("/", get(|| async { axum::response::Html(PAGE) }))
         .route_service("/dictionary", DictionaryService::new(dictionary));
-    for coding in [ContentCoding::Gzip, ContentCoding::Br, ContentCoding::Zstd] {
+    let plain = [
+        ContentCoding::Gzip,
+        ContentCoding::Deflate,
+        ContentCoding::Br,
+        ContentCoding::Zstd,
+    ];
+    for coding in plain {
         let layer = CompressionLayer::new().prefer(&[coding]).breach_jitter(200);
         app = app.route(&format!("/p/{}", coding.as_str()), answer().layer(layer));
     }
@@ -132,7 +138,7 @@ fn chromium_decodes_padded_responses_in_every_coding() {
     });
     eprintln!("chromium, padded responses: {result}");
     assert!(result.get("error").is_none(), "the page failed: {result}");
-    for coding in ["gzip", "br", "zstd", "dcz", "dcb"] {
+    for coding in ["gzip", "deflate", "br", "zstd", "dcz", "dcb"] {
         check(&result, coding);
     }
 }

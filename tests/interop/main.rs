@@ -15,7 +15,6 @@ mod chromium_padding;
 mod codecs;
 #[cfg(all(feature = "dcz", feature = "dcb"))]
 mod dictionaries;
-#[cfg(any(feature = "zstd", feature = "br"))]
 mod padding;
 #[cfg(all(feature = "dcz", feature = "dcb"))]
 mod real_clients;

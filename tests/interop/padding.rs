@@ -1,14 +1,17 @@
 //! Padded bodies (`breach_jitter`'s length padding) decoded by tools nobody here wrote: a
 //! zstd skippable frame after the last frame for the `zstd` CLI and Python's `zstandard`
 //! (its one-shot `decompress` reads only the first frame, hence the padding goes after it),
-//! and brotli metadata before the last meta-block for the `brotli` CLI and Python's
-//! `brotli`. Skipped without the tool, failed under `REQUIRE_INTEROP=1`.
+//! brotli metadata before the last meta-block for the `brotli` CLI and Python's `brotli`,
+//! and empty deflate blocks after the zlib header for Python's `zlib`. Skipped without the
+//! tool, failed under `REQUIRE_INTEROP=1`.
 
 use bytes::BytesMut;
 use tower_gzip::codec::{Encoder, OneShot};
 use tower_gzip::{CodecPool, CompressionLevel, ContentCoding};
 
-use crate::codecs::{python, run, samples};
+#[cfg(any(feature = "zstd", feature = "br"))]
+use crate::codecs::run;
+use crate::codecs::{python, samples};
 use crate::common::tools;
 
 /// `data` streamed with a flush every 4 KiB (one frame or stream), then `padding`.
@@ -111,5 +114,18 @@ fn brotli_cli_and_python_brotli_decode_our_padded_br() {
     );
     for ((data, _), py) in cases.iter().zip(decoded) {
         assert!(py == *data, "python brotli, {} bytes", data.len());
+    }
+}
+
+#[test]
+fn python_zlib_decodes_our_padded_deflate() {
+    if !tools::available(&[], &["zlib"]) {
+        return;
+    }
+    let cases = padded(ContentCoding::Deflate);
+    let jobs: Vec<_> = cases.iter().map(|(_, wire)| (0, &wire[..])).collect();
+    let decoded = python("def f(op, data):\n    return zlib.decompress(data)", &jobs);
+    for ((data, _), py) in cases.iter().zip(decoded) {
+        assert!(py == *data, "python zlib, {} bytes", data.len());
     }
 }

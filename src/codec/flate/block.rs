@@ -5,7 +5,7 @@ use bytes::BytesMut;
 
 use super::Framing;
 use super::checksum::Checksum;
-use super::encoder::{write_header, write_trailer};
+use super::encoder::{header_len, write_header, write_trailer};
 use crate::codec::{EncodeError, Level};
 
 /// A libdeflate compressor with the scratch buffer it writes into, pooled together.
@@ -46,7 +46,8 @@ impl crate::pool::PooledState for BlockCompressor {
 
 impl BlockCompressor {
     /// Compresses all of `input` as one `format` stream at `level` (the level this
-    /// compressor was made for), with `padding` bytes of gzip header comment.
+    /// compressor was made for), with `padding` bytes of gzip header comment or zlib empty
+    /// blocks.
     pub(crate) fn encode(
         &mut self,
         format: Framing,
@@ -59,10 +60,7 @@ impl BlockCompressor {
             compressor,
             scratch,
         } = self;
-        let padding = match format {
-            Framing::Gzip => padding.min(u16::MAX as usize),
-            Framing::Zlib => 0,
-        };
+        let padding = padding.min(u16::MAX as usize);
         let bound = compressor.deflate_compress_bound(input.len());
         // libdeflate writes into initialized memory. The scratch buffer is cleared once as it
         // grows and reused after that.
@@ -72,11 +70,7 @@ impl BlockCompressor {
         let written = compressor
             .deflate_compress(input, &mut scratch[..bound])
             .map_err(|e| EncodeError::new(format!("libdeflate: {e:?}")))?;
-        let header = match format {
-            Framing::Gzip => 10 + padding,
-            Framing::Zlib => 2,
-        };
-        out.reserve(header + written + 8);
+        out.reserve(header_len(format, padding) + written + 8);
         write_header(format, level, padding, out);
         out.extend_from_slice(&scratch[..written]);
         let mut check = Checksum::new(format);
@@ -128,7 +122,8 @@ mod tests {
                 encoder.encode(&input, &mut streamed).unwrap();
                 encoder.finish(&mut streamed).unwrap();
                 assert_eq!(decode(format, &block), input);
-                let header = if format == Framing::Gzip { 10 + 7 } else { 2 };
+                let header = super::super::encoder::header_len(format, 7);
+                assert_eq!(header, if format == Framing::Gzip { 17 } else { 2 + 12 });
                 assert_eq!(block[..header], streamed[..header], "same header");
                 assert_eq!(block[block.len() - 4..], streamed[streamed.len() - 4..]);
             }

@@ -137,12 +137,13 @@ fn draw(pool: &CodecPool, level: Level) -> Pooled<Compress> {
 impl Encode for FlateCore {
     /// A streaming body keeps the last 32 KiB of input from now on, so a released state
     /// resumes with the ratio of an unbroken stream. gzip pads its header with a comment
-    /// field of up to 65,535 bytes; zlib has no such field.
+    /// field of up to 65,535 bytes; zlib, which has no such field, with empty blocks after
+    /// its header (see [`write_empty_blocks`]).
     fn start(&mut self, options: &EncodeOptions) {
         if options.streaming {
             self.history.tracking = true;
         }
-        if let (Header::Owed { padding }, Framing::Gzip) = (&mut self.header, self.framing) {
+        if let Header::Owed { padding } = &mut self.header {
             *padding = options.padding.min(u16::MAX as usize);
         }
     }
@@ -226,15 +227,56 @@ impl Encode for FlateCore {
     }
 }
 
-fn header_len(framing: Framing, padding: usize) -> usize {
+/// The bytes [`write_header`] writes for `framing` and `padding`.
+pub(crate) fn header_len(framing: Framing, padding: usize) -> usize {
     match framing {
         Framing::Gzip if padding > 0 => 10 + padding,
         Framing::Gzip => 10,
-        Framing::Zlib => 2,
+        Framing::Zlib => 2 + empty_blocks_len(padding),
     }
 }
 
-/// Writes a gzip (with `padding` bytes of header comment) or zlib header for `level`.
+/// Four empty, non-final fixed-Huffman blocks: 40 bits. Each is BFINAL 0, BTYPE 01 (least
+/// significant bit first: 1, 0) and the 7-bit end-of-block code 0.
+const FOUR_EMPTY_FIXED: [u8; 5] = [0x02, 0x08, 0x20, 0x80, 0x00];
+
+/// The bytes of [`write_empty_blocks`] for `padding`: none for 0, else 5 bytes and about
+/// 1.25 more per unit, a different length for each `padding`.
+fn empty_blocks_len(padding: usize) -> usize {
+    match padding {
+        0 => 0,
+        _ => (10 * (padding - 1) + 3).div_ceil(8) + 4,
+    }
+}
+
+/// zlib's length padding, where a zlib header has no room: `padding - 1` empty fixed-Huffman
+/// blocks and an empty stored block, none final, written at a byte boundary (after the
+/// header). The stored block ends on a byte boundary, where the raw deflate stream that
+/// follows begins; decoders output nothing for empty blocks (a sync flush is one).
+fn write_empty_blocks(padding: usize, out: &mut BytesMut) {
+    if padding == 0 {
+        return;
+    }
+    let fixed = padding - 1;
+    out.reserve(empty_blocks_len(padding));
+    for _ in 0..fixed / 4 {
+        out.extend_from_slice(&FOUR_EMPTY_FIXED);
+    }
+    // The last 0-3 fixed blocks, then the stored block's 3 header bits (BFINAL 0, BTYPE 00)
+    // and zero bits to the byte boundary.
+    let tail: &[u8] = match fixed % 4 {
+        0 => &[0x00],
+        1 => &[0x02, 0x00],
+        2 => &[0x02, 0x08, 0x00],
+        _ => &[0x02, 0x08, 0x20, 0x00, 0x00],
+    };
+    out.extend_from_slice(tail);
+    // LEN 0 and NLEN, its complement.
+    out.extend_from_slice(&[0x00, 0x00, 0xff, 0xff]);
+}
+
+/// Writes a gzip (with `padding` bytes of header comment) or zlib (with `padding` empty
+/// blocks after it) header for `level`.
 pub(crate) fn write_header(framing: Framing, level: Level, padding: usize, out: &mut BytesMut) {
     let level = level.get();
     match framing {
@@ -269,6 +311,7 @@ pub(crate) fn write_header(framing: Framing, level: Level, padding: usize, out: 
             let mut header = (cmf << 8) | (flevel << 6);
             header += 31 - header % 31;
             out.extend_from_slice(&header.to_be_bytes());
+            write_empty_blocks(padding, out);
         }
     }
 }
@@ -404,5 +447,49 @@ mod tests {
             proptest::prop_assert!(out[..] == plain[..]);
             proptest::prop_assert_eq!(pool.stats().kind(crate::PoolKind::DeflateCompressors).in_use(), 0);
         }
+    }
+}
+
+#[cfg(test)]
+mod padding_tests {
+    use std::io::Read;
+
+    use super::*;
+    use crate::codec::{CompressionLevel, ContentCoding, Decoder};
+
+    /// zlib padding is empty blocks after the header: a different length for each padding,
+    /// and the stream decodes to the input with flate2 and with ours.
+    #[test]
+    fn zlib_padding_is_empty_blocks_and_round_trips() {
+        let pool = CodecPool::new();
+        let level = CompressionLevel::Default.resolve(ContentCoding::Deflate);
+        let input = b"padded padded padded zlib stream, ".repeat(20);
+        let mut lengths = Vec::new();
+        for padding in (0..=300).chain([65_535, 1 << 20]) {
+            let mut encoder = FlateEncoder::new(Framing::Zlib, level, &pool);
+            encoder.options_mut().unwrap().padding = padding;
+            let mut wire = BytesMut::new();
+            encoder.encode(&input, &mut wire).unwrap();
+            encoder.finish(&mut wire).unwrap();
+            let mut plain = Vec::new();
+            flate2::read::ZlibDecoder::new(&wire[..])
+                .read_to_end(&mut plain)
+                .unwrap();
+            assert_eq!(plain, input, "flate2, padding {padding}");
+            let mut decoder = Decoder::new(ContentCoding::Deflate, &pool);
+            let mut out = BytesMut::new();
+            decoder.decode(&wire, &mut out, usize::MAX).unwrap();
+            decoder.finish().unwrap();
+            assert_eq!(&out[..], &input[..], "ours, padding {padding}");
+            lengths.push(wire.len() - empty_blocks_len(padding.min(65_535)));
+        }
+        // The padding is all the difference.
+        assert!(lengths.iter().all(|&n| n == lengths[0]), "{lengths:?}");
+        let sizes: Vec<usize> = (0..=300).map(empty_blocks_len).collect();
+        assert!(
+            sizes.windows(2).all(|w| w[0] < w[1]),
+            "one length per padding"
+        );
+        assert_eq!(sizes[1], 5, "one empty stored block");
     }
 }

@@ -7,8 +7,8 @@ use crate::codec::encoding::EncodeOptions;
 use crate::codec::{EncodeError, Level};
 use crate::pool::CodecPool;
 
-/// Compresses all of `input` as one complete gzip or zlib stream, appended to `out`, with
-/// `padding` bytes of gzip header comment.
+/// Compresses all of `input` as one complete gzip or zlib stream, appended to `out`, padded
+/// (`padding`: bytes of gzip header comment, or zlib empty blocks).
 ///
 /// With the `libdeflate` cargo feature (on by default) the deflate work at levels 2 and up is
 /// done by a pooled libdeflate compressor, faster than zlib-rs at level 6 (BENCHMARKS.md,

@@ -312,8 +312,8 @@ fn encoder(
     })
 }
 
-/// Bytes of BREACH jitter for this response: random per response for every coding with
-/// room for padding (all but `deflate`), none when the jitter is off.
+/// Bytes of BREACH jitter for this response: random per response, none when the jitter is
+/// off.
 fn padding(settings: &CompressionSettings, coding: ContentCoding) -> usize {
     match settings.jittered(coding) {
         true => jitter_len(settings.jitter),
