@@ -8,9 +8,11 @@
 # `Accept-Encoding: gzip, deflate, br`, over HTTP/1.1 and h2c, ours and tower-http side by
 # side, WHOLE_ROUNDS rounds (servers alternating; medians). Every stream that yields between
 # slices keeps its handler's body alive meanwhile: the check is that RSS growth stays within
-# MAX_WHOLE_GROWTH (3.0) x tower-http's.
+# MAX_WHOLE_GROWTH (3.0) x tower-http's. WHOLE_FLAGS: flags for our server alone.
 
 WHOLE_CONNS="${WHOLE_CONNS:-256}"
+# Flags for our server alone (e.g. `--no-cache`: every answer compressed, none served again).
+read -r -a WHOLE_FLAGS <<<"${WHOLE_FLAGS:-}"
 WHOLE_ITEMS="${WHOLE_ITEMS:-5500}"
 WHOLE_ROUNDS="${WHOLE_ROUNDS:-3}"
 WHOLE_ENCODING="gzip, deflate, br"
@@ -24,7 +26,7 @@ run_whole() { # $1: h1 | h2c, $2: ours | tower-http, $3: round
     local key="$1/$2/$3" out="$WORK/whole-$1-$2-$3.txt" rss0 hwm1 args=()
     local path="/api/items?n=$WHOLE_ITEMS"
     [[ "$1" == h1 ]] && args=(--h1)
-    start_server "$2"
+    if [[ "$2" == ours ]]; then start_server "$2" "${WHOLE_FLAGS[@]}"; else start_server "$2"; fi
     rss0="$(proc_status_kb VmRSS)"
     log "== whole: $1, -c $WHOLE_CONNS -n $REQUESTS, $path, $2, round $3 (VmRSS $rss0 KiB)"
     "${CLIENT_PIN[@]}" timeout 300 h2load "${args[@]}" -c "$WHOLE_CONNS" -n "$REQUESTS" -m 1 -t 1 \
