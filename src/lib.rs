@@ -1,19 +1,42 @@
-//! Pooled, streaming compression middleware for tower, axum and hyper: gzip, deflate, and
-//! (with their default cargo features) zstd and br.
+//! Pooled, streaming compression middleware for tower, axum, hyper and tonic: zstd, br, gzip
+//! and deflate in all four HTTP directions, dictionary compression (RFC 9842 `dcz`, `dcb`),
+//! a cache of compressed representations, and gRPC message compression.
 //!
 //! Every codec state comes from a shared, bounded [`CodecPool`] and goes back to it, reset,
 //! when the body ends, fails or is dropped: a response costs the compression work and
 //! little else.
 //!
-//! - [`compression::CompressionLayer`]: compresses responses (server).
-//! - [`decompression::RequestDecompressionLayer`]: decompresses request bodies, with limits
-//!   against decompression bombs (server).
-//! - [`decompression::DecompressionLayer`]: decompresses responses (client).
-//! - [`client::RequestCompressionLayer`]: compresses request bodies (client).
-//! - [`codec`]: the streaming [`Encoder`](codec::Encoder) and [`Decoder`](codec::Decoder)
-//!   under them, for every coding, usable on their own.
-//! - [`telemetry`]: a `tracing` event per response (the coding chosen or why none, bytes,
-//!   time) and, with the `metrics` feature, metrics through the `metrics` facade.
+//! # What is where
+//!
+//! | module | for | cargo feature |
+//! |---|---|---|
+//! | [`compression`] | `CompressionLayer`: compresses responses by `Accept-Encoding` (server); levels, the load governor, predicates | always |
+//! | [`decompression`] | `RequestDecompressionLayer` (server: request bodies, with limits against bombs) and `DecompressionLayer` (client: responses) | always |
+//! | [`client`] | `RequestCompressionLayer`: compresses request bodies (client); the client's dictionary store | always; the store with `dictionary-client` |
+//! | [`cache`] | `VariantCache`: compressed representations served again, by content or by strong `ETag` | always |
+//! | `dictionary` | RFC 9842: the store, serving and announcing dictionaries, building them before deploying, learning them from traffic | `dcz` or `dcb` (defaults) |
+//! | `grpc` | `GrpcCompressionLayer`, `GrpcClientCompressionLayer`: gRPC messages for tonic | `grpc` (default) |
+//! | [`telemetry`] | a `tracing` event per response; metrics through the `metrics` facade | events always; metrics with `metrics` (default) |
+//! | [`codec`] | the streaming `Encoder`, `Decoder` and `OneShot` under the layers, usable alone | always |
+//! | [`guide`] | design notes, benchmarks, the telemetry reference | always |
+//!
+//! # Cargo features
+//!
+//! | feature | default | builds C | crates | what |
+//! |---|---|---|--:|---|
+//! | `libdeflate` | yes | yes | +2 | gzip and deflate bodies known in full (up to 64 KiB) in one shot, levels 2-9 |
+//! | `zstd` | yes | yes (libzstd) | +2 | zstd, web-safe windows (RFC 9659) |
+//! | `br` | yes | no | +4 | brotli through the pure-Rust `brotli` crate |
+//! | `dcz`, `dcb` | yes | `dcb`: Google's brotli | +17, +20 | dictionary compression (RFC 9842), the `dictionary` module |
+//! | `metrics` | yes | no | +3 | counters, gauges, histograms through the `metrics` facade |
+//! | `grpc` | yes | no | +0 | the `grpc` module: message compression for tonic servers and channels |
+//! | `dictionary-client` | no | no | +39 (with `dcz`) | the client's dictionary store and its URL patterns (`url`, ICU) |
+//! | `object-store` | no | no | +57 (with `dcz`) | learned dictionaries shared through `object_store` backends |
+//!
+//! "crates" is what a feature adds to the 22 of `default-features = false`; the defaults
+//! make 49 (`cargo tree -e normal --prefix none | sed 's/ (\*)//' | sort -u | wc -l`). The C
+//! codecs need a C compiler (`build-essential`); without them gzip and deflate are pure
+//! Rust.
 //!
 //! # Quick start (axum)
 //!
