@@ -266,6 +266,17 @@ impl<'a> DictionaryBuilder<'a> {
     }
 }
 
+/// Every candidate a build over `samples` would judge (trained and raw), for tests of what
+/// a dictionary can hold.
+#[cfg(test)]
+pub(crate) fn candidate_bytes(samples: &[&[u8]], bound: usize) -> Vec<(DictionaryKind, Bytes)> {
+    let Ok(split) = samples::split(samples) else {
+        return Vec::new();
+    };
+    let made = candidates(&split.training, bound);
+    made.into_iter().map(|c| (c.kind, c.bytes)).collect()
+}
+
 /// The candidates from `training`, each at most `bound` bytes, none twice.
 fn candidates(training: &[&[u8]], bound: usize) -> Vec<Candidate> {
     let mut out: Vec<Candidate> = Vec::new();

@@ -82,9 +82,15 @@
 //!     );
 //! ```
 
+mod anonymity;
+#[cfg(test)]
+mod anonymity_tests;
+#[cfg(test)]
+mod attack_tests;
 mod body;
 #[cfg(test)]
 mod churn;
+mod client;
 mod config;
 mod layer;
 mod learner;
@@ -106,10 +112,12 @@ mod worker;
 
 use std::fmt;
 
+pub use anonymity::Anonymity;
+pub use client::ClientId;
 pub use config::{LearnedRoute, LearnerBuilder};
 pub use layer::LearnLayer;
 pub use learner::Learner;
-pub use safety::Refusal;
+pub use safety::{CREDENTIAL_QUERY_PARAMS, Refusal};
 pub use stats::{CurrentDictionary, LearnPhase, LearnedRouteStats};
 // The storage trait and its backends (`ObjectStorage` with the `object-store` feature).
 pub use storage::*;
