@@ -111,6 +111,8 @@ pub struct DictionaryBuilder<'a> {
     responses_per_client: u64,
     /// `dcz`'s, then `dcb`'s.
     budgets: [f64; 2],
+    /// Whether trained candidates, then raw-sample ones, are made.
+    kinds: [bool; 2],
 }
 
 /// What [`DictionaryBuilder::build`] chose, and everything it tried.
@@ -212,6 +214,7 @@ impl<'a> DictionaryBuilder<'a> {
             max_size: DEFAULT_MAX_SIZE,
             responses_per_client: DEFAULT_RESPONSES_PER_CLIENT,
             budgets: [2.0, 1.3],
+            kinds: [true, true],
         }
     }
 
@@ -238,6 +241,14 @@ impl<'a> DictionaryBuilder<'a> {
         self
     }
 
+    /// Which kinds of candidates to make (default both): zstd's trainer's
+    /// ([`DictionaryKind::Trained`]) and raw samples' ([`DictionaryKind::Samples`]). With
+    /// neither, the build fails. For comparing the two kinds on one corpus.
+    pub fn kinds(mut self, trained: bool, samples: bool) -> Self {
+        self.kinds = [trained, samples];
+        self
+    }
+
     /// Makes the candidates, measures them and chooses.
     ///
     /// Fails with [`DictionaryError::Training`] for fewer than 16 distinct non-empty
@@ -256,7 +267,7 @@ impl<'a> DictionaryBuilder<'a> {
             });
         }
         let split = samples::split(&self.samples)?;
-        let candidates = candidates(&split.training, self.max_size);
+        let candidates = candidates(&split.training, self.max_size, self.kinds);
         if candidates.is_empty() {
             return Err(DictionaryError::Training(
                 "no candidate dictionary could be made from the samples".into(),
@@ -273,12 +284,12 @@ pub(crate) fn candidate_bytes(samples: &[&[u8]], bound: usize) -> Vec<(Dictionar
     let Ok(split) = samples::split(samples) else {
         return Vec::new();
     };
-    let made = candidates(&split.training, bound);
+    let made = candidates(&split.training, bound, [true, true]);
     made.into_iter().map(|c| (c.kind, c.bytes)).collect()
 }
 
 /// The candidates from `training`, each at most `bound` bytes, none twice.
-fn candidates(training: &[&[u8]], bound: usize) -> Vec<Candidate> {
+fn candidates(training: &[&[u8]], bound: usize, [trained, raw]: [bool; 2]) -> Vec<Candidate> {
     let mut out: Vec<Candidate> = Vec::new();
     let mut add = |kind, bytes: Bytes| {
         if !bytes.is_empty() && bytes.len() <= bound && !out.iter().any(|c| c.bytes == bytes) {
@@ -293,11 +304,17 @@ fn candidates(training: &[&[u8]], bound: usize) -> Vec<Candidate> {
     if sizes.is_empty() {
         sizes.push(bound);
     }
+    if !trained {
+        sizes.clear();
+    }
     for asked in sizes {
         // The trainer refuses too few or too uniform samples: then only raw candidates.
         if let Ok(bytes) = train(training, asked) {
             add(DictionaryKind::Trained { asked }, bytes);
         }
+    }
+    if !raw {
+        return out;
     }
     let grams = select::Grams::count(training);
     for size in [bound / 8, bound / 4, bound / 2, bound] {

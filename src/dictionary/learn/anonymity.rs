@@ -8,9 +8,11 @@
 //! Runs side by side may still spell a string no client was sent whole, or one client's
 //! value when each of its `n`-byte pieces was also other clients' (`10.0.0.1` when
 //! `10.0.0.10` to `.19` are clients too); a value with `n` bytes of its own cannot.
-//! Time O(total bytes × n) (hashing and comparing each window), memory 24 bytes per
-//! distinct window in a hash table plus one client's window hashes at a time; the samples
-//! a route holds are bounded (4 MiB by default), so is this.
+//! Time O(total bytes × n) (hashing and comparing each window; sorting each client's window
+//! hashes). Memory: 4 MiB of counters that let only windows possibly sent to `k` clients
+//! into the exact table (~40 bytes per distinct such window), and 8 bytes per window of one
+//! client's samples at a time. The samples a route holds are bounded (4 MiB by default), so
+//! is this.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher, RandomState};
@@ -108,11 +110,13 @@ impl Anonymity {
             by_client.entry(client).or_default().push(i as u32);
         }
         let mut table = Table::new(self.run);
+        let sketch = Sketch::count(&table, samples, by_client.values());
+        let k = self.clients as u32;
         let mut seen = HashSet::with_hasher(PassThrough::default());
         for indices in by_client.values() {
             seen.clear();
             for &i in indices {
-                table.add(samples, i, self.clients as u32, &mut seen);
+                table.add(samples, i, k, &sketch, &mut seen);
             }
         }
         table
@@ -160,13 +164,19 @@ impl Table {
         }
     }
 
-    /// Counts sample `i`'s windows for its client, once each (`seen`: the client's so far).
-    fn add<C>(&mut self, samples: &[(C, Bytes)], i: u32, k: u32, seen: &mut Seen) {
+    /// Counts sample `i`'s windows for its client, once each (`seen`: the client's so far),
+    /// those the sketch lets through only.
+    fn add<C>(&mut self, samples: &[(C, Bytes)], i: u32, k: u32, sketch: &Sketch, seen: &mut Seen) {
         let body = &samples[i as usize].1;
         let n = self.run;
         for offset in 0..body.len().saturating_sub(n - 1) {
             let bytes = &body[offset..offset + n];
             let hash = self.keys.hash_one(bytes);
+            // A window with the hash of one let through is let through too: every window
+            // with a hash in the table is compared with its first.
+            if !sketch.may_reach(hash, k) {
+                continue;
+            }
             let window = self.windows.entry(hash).or_insert(Window {
                 sample: i,
                 offset: offset as u32,
@@ -189,6 +199,56 @@ impl Table {
         self.windows
             .get(&hash)
             .is_some_and(|w| w.clients != COLLIDED && w.clients >= k)
+    }
+}
+
+/// Counters of distinct clients per window hash, two rows (a count-min sketch): they only
+/// overcount, so a window whose counters are below `k` was sent to fewer than `k` clients
+/// and stays out of the exact table, which then holds few more windows than the common.
+struct Sketch {
+    rows: Vec<u8>,
+}
+
+/// Counters per row: two rows of 2 MiB.
+const ROW: usize = 1 << 21;
+
+impl Sketch {
+    fn count<'a, C>(
+        table: &Table,
+        samples: &[(C, Bytes)],
+        clients: impl Iterator<Item = &'a Vec<u32>>,
+    ) -> Self {
+        let mut rows = vec![0u8; 2 * ROW];
+        let mut hashes = Vec::new();
+        for indices in clients {
+            hashes.clear();
+            for &i in indices {
+                let windows = samples[i as usize].1.windows(table.run);
+                hashes.extend(windows.map(|w| table.keys.hash_one(w)));
+            }
+            // Once per client.
+            hashes.sort_unstable();
+            hashes.dedup();
+            for &hash in &hashes {
+                for slot in Sketch::slots(hash) {
+                    rows[slot] = rows[slot].saturating_add(1);
+                }
+            }
+        }
+        Sketch { rows }
+    }
+
+    fn slots(hash: u64) -> [usize; 2] {
+        let mask = ROW - 1;
+        [hash as usize & mask, ROW + ((hash >> 32) as usize & mask)]
+    }
+
+    /// Whether the windows with this hash may have been sent to `k` clients.
+    fn may_reach(&self, hash: u64, k: u32) -> bool {
+        let k = k.min(u32::from(u8::MAX));
+        Sketch::slots(hash)
+            .iter()
+            .all(|&slot| u32::from(self.rows[slot]) >= k)
     }
 }
 
