@@ -2,8 +2,9 @@
 //! from the training side of the recorded corpus (`tower_gzip_support::corpus::
 //! recorded_split`, each recording taken as one client), once from the whole bodies and
 //! once from only the runs of `n` bytes that `k` recordings or more hold
-//! (`dictionary::learn::Anonymity`), each of zstd's trainer and of raw samples, at the
-//! learner's defaults (64 KiB bound, `dcz` budget 2.0); then compresses the 300 held-out
+//! (`dictionary::learn::Anonymity`), each of zstd's trainer and of raw samples, as the
+//! learner builds (`DictionaryBuilder::material`: fragments make the candidates, whole
+//! held-out bodies judge them; 64 KiB bound, `dcz` budget 2.0); then compresses the 300 held-out
 //! bodies with `dcz` at the level the builder chose and with plain zstd at that level.
 //! Prints a Markdown table (BENCHMARKS.md, "Learned dictionaries: what k-anonymity costs").
 //!
@@ -51,14 +52,16 @@ fn main() -> ExitCode {
         held.iter().map(|b| b.len()).sum::<usize>()
     );
     println!(
-        "| k | n | training bytes kept | kind | dictionary | dcz level | dcz bytes | zstd bytes (same level) | dcz vs zstd |"
+        "| k | n | training bytes kept | kind | dictionary (served) | dcz level | dcz bytes | zstd bytes (same level) | dcz vs zstd |"
     );
     println!("|--:|--:|--:|---|--:|--:|--:|--:|--:|");
     for (k, n) in settings {
-        let fragments = Anonymity::new(k, n).fragments(&training);
-        let kept: usize = fragments.iter().map(Bytes::len).sum();
+        let started = std::time::Instant::now();
+        let material = Anonymity::new(k, n).fragments_by_sample(&training);
+        eprintln!("k {k}, n {n}: filtered in {:.0?}", started.elapsed());
+        let kept: usize = material.iter().flatten().map(Bytes::len).sum();
         for (kind, trained) in [("trained", true), ("raw samples", false)] {
-            let row = measure(&fragments, trained, &held);
+            let row = measure(&training, &material, trained, &held);
             println!(
                 "| {k} | {n} | {:.1}% | {kind} | {row} |",
                 100.0 * kept as f64 / total as f64
@@ -74,10 +77,18 @@ fn parse(arg: &str) -> Option<(usize, usize)> {
     Some((k.parse().ok()?, n.parse().ok()?))
 }
 
-/// Builds one kind from `fragments` and measures it on `held`: the table's last five
-/// columns.
-fn measure(fragments: &[Bytes], trained: bool, held: &[&[u8]]) -> String {
-    let built = DictionaryBuilder::new(fragments)
+/// Builds one kind from `material` (the fragments of each training body; the builder
+/// judges on whole bodies it holds out), as the learner does, and measures it on `held`:
+/// the table's last five columns.
+fn measure(
+    training: &[(&str, Bytes)],
+    material: &[Vec<Bytes>],
+    trained: bool,
+    held: &[&[u8]],
+) -> String {
+    let bodies: Vec<&Bytes> = training.iter().map(|(_, body)| body).collect();
+    let built = DictionaryBuilder::new(&bodies)
+        .material(material)
         .max_size(64 << 10)
         .kinds(trained, !trained)
         .build();
@@ -102,8 +113,9 @@ fn measure(fragments: &[Bytes], trained: bool, held: &[&[u8]]) -> String {
         without += out.len();
     }
     format!(
-        "{} B | {} | {with} | {without} | **{:.3}x**",
+        "{} B ({} B) | {} | {with} | {without} | **{:.3}x**",
         built.bytes.len(),
+        built.served_len,
         built.dcz_level,
         with as f64 / without as f64
     )

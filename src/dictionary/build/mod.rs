@@ -113,6 +113,8 @@ pub struct DictionaryBuilder<'a> {
     budgets: [f64; 2],
     /// Whether trained candidates, then raw-sample ones, are made.
     kinds: [bool; 2],
+    /// What candidates are made from, sample by sample, instead of the samples.
+    material: Option<&'a [Vec<Bytes>]>,
 }
 
 /// What [`DictionaryBuilder::build`] chose, and everything it tried.
@@ -215,6 +217,7 @@ impl<'a> DictionaryBuilder<'a> {
             responses_per_client: DEFAULT_RESPONSES_PER_CLIENT,
             budgets: [2.0, 1.3],
             kinds: [true, true],
+            material: None,
         }
     }
 
@@ -249,6 +252,16 @@ impl<'a> DictionaryBuilder<'a> {
         self
     }
 
+    /// What candidates are made from: for the sample at index `i` of the samples, the pieces
+    /// `material[i]` (none past its end), e.g. only the runs several clients were sent
+    /// ([`learn::Anonymity`](crate::dictionary::learn::Anonymity)). The samples are split
+    /// as always; the held-out ones still judge the candidates whole, and only the pieces of
+    /// the training ones make them: no byte of a dictionary comes from anything else.
+    pub fn material(mut self, material: &'a [Vec<Bytes>]) -> Self {
+        self.material = Some(material);
+        self
+    }
+
     /// Makes the candidates, measures them and chooses.
     ///
     /// Fails with [`DictionaryError::Training`] for fewer than 16 distinct non-empty
@@ -266,14 +279,22 @@ impl<'a> DictionaryBuilder<'a> {
                 len: self.max_size as u64,
             });
         }
-        let split = samples::split(&self.samples)?;
-        let candidates = candidates(&split.training, self.max_size, self.kinds);
+        let (training_at, held_at) = samples::split_indices(&self.samples)?;
+        let held_out: Vec<&[u8]> = held_at.into_iter().map(|i| self.samples[i]).collect();
+        let training: Vec<&[u8]> = match self.material {
+            None => training_at.into_iter().map(|i| self.samples[i]).collect(),
+            Some(material) => (training_at.into_iter())
+                .flat_map(|i| material.get(i).into_iter().flatten())
+                .map(|piece| &piece[..])
+                .collect(),
+        };
+        let candidates = candidates(&training, self.max_size, self.kinds);
         if candidates.is_empty() {
             return Err(DictionaryError::Training(
                 "no candidate dictionary could be made from the samples".into(),
             ));
         }
-        Judge::new(&split.held_out, self).run(candidates)
+        Judge::new(&held_out, self).run(candidates)
     }
 }
 

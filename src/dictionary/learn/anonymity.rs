@@ -94,13 +94,23 @@ impl Anonymity {
     /// `k` clients were sent: maximal runs, each at least `n` bytes, in sample order. They
     /// share the samples' memory (`Bytes::slice`). Samples past 4 GiB in all are ignored.
     pub fn fragments<C: Hash + Eq>(&self, samples: &[(C, Bytes)]) -> Vec<Bytes> {
+        self.fragments_by_sample(samples).concat()
+    }
+
+    /// [`fragments`](Self::fragments), sample by sample: the `i`th list holds the fragments
+    /// of `samples[i]` (what [`DictionaryBuilder::material`] takes).
+    ///
+    /// [`DictionaryBuilder::material`]: crate::dictionary::DictionaryBuilder::material
+    pub fn fragments_by_sample<C: Hash + Eq>(&self, samples: &[(C, Bytes)]) -> Vec<Vec<Bytes>> {
         let samples = &samples[..samples.len().min(u32::MAX as usize)];
         let table = self.count(samples);
-        let mut out = Vec::new();
-        for (_, body) in samples {
-            self.keep_common(body, &table, &mut out);
-        }
-        out
+        (samples.iter())
+            .map(|(_, body)| {
+                let mut out = Vec::new();
+                self.keep_common(body, &table, &mut out);
+                out
+            })
+            .collect()
     }
 
     /// Every window's count of distinct clients, client by client.

@@ -100,10 +100,7 @@ impl RouteLearning {
                 return;
             }
         };
-        // Measured on whole samples (the builder judged fragments): the baseline the checks
-        // on whole fresh samples compare with.
-        let whole: Vec<&Bytes> = samples.iter().map(|(_, body)| body).collect();
-        let savings = measured(&whole, &built).unwrap_or_else(|| built_savings(&built));
+        let savings = built_savings(&built);
         let name = StoredName {
             version: self.newest_version() + 1,
             dcz_level: built.dcz_level,
@@ -250,22 +247,26 @@ fn make(
     cx: &Context<'_>,
 ) -> (Result<BuiltDictionary, String>, usize) {
     let anonymity = cx.settings.anonymity;
-    let fragments = anonymity.fragments(samples);
-    let built = DictionaryBuilder::new(&fragments)
+    let material = anonymity.fragments_by_sample(samples);
+    let whole: Vec<&Bytes> = samples.iter().map(|(_, body)| body).collect();
+    // Held-out samples judge whole; the training ones' fragments make the candidates.
+    let built = DictionaryBuilder::new(&whole)
+        .material(&material)
         .max_size(route.config.max_dictionary_size)
         .cpu_budget(route.config.cpu_budget.0, route.config.cpu_budget.1)
         .build()
         .map_err(|error| {
-            let kept: usize = fragments.iter().map(Bytes::len).sum();
+            let kept: usize = material.iter().flatten().map(Bytes::len).sum();
             format!(
                 "{error} (of {} samples, {} runs of {kept} B in all were sent to {} clients \
                  or more)",
                 samples.len(),
-                fragments.len(),
+                material.iter().map(Vec::len).sum::<usize>(),
                 anonymity.clients()
             )
         });
-    (built, fragments.len())
+    let fragments = material.iter().map(Vec::len).sum();
+    (built, fragments)
 }
 
 /// The share of plain zstd 3's bytes the chosen dictionary saved on the builder's held-out
@@ -282,20 +283,6 @@ fn built_savings(built: &BuiltDictionary) -> f64 {
         .find(|r| r.chosen && r.coding == ContentCoding::Dcz)
         .map_or(plain, |r| r.bytes);
     1.0 - chosen as f64 / plain.max(1) as f64
-}
-
-/// The share of plain zstd 3's bytes `built` saves on `samples` (`None` if it is no
-/// dictionary).
-fn measured(samples: &[&Bytes], built: &BuiltDictionary) -> Option<f64> {
-    let use_as = crate::headers::UseAsDictionary::new("/*");
-    let dictionary = crate::dictionary::Dictionary::new(built.bytes.clone(), use_as).ok()?;
-    let name = StoredName {
-        version: 0,
-        dcz_level: built.dcz_level,
-        dcb_quality: 0,
-        hash: [0; 32],
-    };
-    Some(savings(samples, &Held { name, dictionary }))
 }
 
 /// The share of plain zstd 3's bytes `held` saves on `samples`, at its `dcz` level.
