@@ -39,11 +39,12 @@ pub(super) fn split<S: AsRef<[u8]>>(samples: &[S]) -> Result<Split<'_>, Dictiona
     })
 }
 
-/// Splits `samples` (returning the indices of the training, then the held-out ones): empty ones and repeats of an earlier one are dropped (an equal body on
-/// both sides would reward a dictionary that holds it), the rest are cut into [`RUNS`]
-/// runs of consecutive samples, and every fourth run, up to [`MAX_HELD_OUT`] samples, is
-/// held out; the others train, up to [`MAX_TRAINING`] bytes. Position decides, never
-/// content, so the same samples always split the same way.
+/// Splits `samples`, as the indices of the training, then the held-out ones: empty ones and
+/// repeats of an earlier one are dropped (an equal body on both sides would reward a
+/// dictionary that holds it), the rest are cut into [`RUNS`] runs of consecutive samples,
+/// and every fourth run, up to [`MAX_HELD_OUT`] samples, is held out; the others train, up
+/// to [`MAX_TRAINING`] bytes. Position decides, never content, so the same samples always
+/// split the same way.
 pub(super) fn split_indices<S: AsRef<[u8]>>(
     samples: &[S],
 ) -> Result<(Vec<usize>, Vec<usize>), DictionaryError> {

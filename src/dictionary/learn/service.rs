@@ -100,9 +100,7 @@ impl<S> LearnService<S> {
             sample,
         })
     }
-}
 
-impl<S> LearnService<S> {
     /// What the request lets a sample be: refused (and counted) for what the request says,
     /// or when no client is known.
     fn consider(&self, route: usize, req: &request::Parts) -> Option<Consider> {
@@ -117,9 +115,9 @@ impl<S> LearnService<S> {
             if !shared.warned_unknown.swap(true, Ordering::Relaxed) {
                 tracing::warn!(
                     route = shared.routes[route].pattern.as_str(),
-                    "learned dictionaries: no client identity on requests (no peer address, \
-                     ClientId or `client` function), so no dictionary will be published: \
-                     see LearnerBuilder::client"
+                    "learned dictionaries: a request has no client identity (no peer \
+                     address, ClientId or `client` function): its response is no sample, and \
+                     without client identities nothing is published (LearnerBuilder::client)"
                 );
             }
             return None;

@@ -245,7 +245,7 @@ fn pending(s: &Snapshot, taken: u64, refused: &[u64; Refusal::ALL.len()]) -> Str
         Some(LearnPhase::Building) => format!("building ({clients})"),
         _ if g.clients < g.clients_needed => format!(
             "{clients}: a dictionary holds only what that many clients were sent \
-             ({} of {} samples in)",
+             ({} samples in, a build needs {})",
             g.fresh, g.needed
         ),
         _ if g.fresh < g.needed => format!("{} of {} samples in ({clients})", g.fresh, g.needed),
