@@ -221,6 +221,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let mut stop = shutdown_rx;
     let mut server = tokio::spawn(async move {
+        // Each request carries its peer's address (`ConnectInfo`): the learner counts the
+        // distinct clients a dictionary's content comes from.
+        let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
         axum::serve(listener, app)
             .with_graceful_shutdown(async move {
                 let _ = stop.wait_for(|&stop| stop).await;

@@ -5,11 +5,13 @@
 //! file built at deploy time (`--dictionary FILE`, served at `/dictionary`). `GET /`
 //! announces the current one with a `Link` header.
 
+use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
+use axum::extract::ConnectInfo;
 use tower_gzip::dictionary::UseAsDictionary;
-use tower_gzip::dictionary::learn::{DirStorage, LearnedRoute, Learner};
+use tower_gzip::dictionary::learn::{ClientId, DirStorage, LearnedRoute, Learner};
 use tower_gzip::dictionary::{Dictionary, DictionaryStore};
 use tracing::info;
 
@@ -31,7 +33,10 @@ pub fn load(path: &Path) -> Result<Dictionary, Box<dyn std::error::Error>> {
 }
 
 /// Learning for `/api/items`, into `store`; shared through `dir` (`--dictionary-dir`),
-/// listed every `poll` (`--dictionary-poll SECS`, default 10 s).
+/// listed every `poll` (`--dictionary-poll SECS`, default 10 s). A client is a peer IP
+/// address (axum's `ConnectInfo`, which `main` serves with): a dictionary holds only what
+/// responses to 3 distinct addresses or more had in common, so one browser on localhost
+/// alone never gets one (`/stats` says so; the tests send from 127.0.0.2 to .8).
 pub fn learner(
     store: &DictionaryStore,
     dir: Option<&Path>,
@@ -39,6 +44,10 @@ pub fn learner(
 ) -> Result<Learner, Box<dyn std::error::Error>> {
     let mut builder = Learner::builder()
         .route(LearnedRoute::new(API_MATCH).cpu_budget(BUDGET, 1.3))
+        .client(|parts| {
+            let ConnectInfo(peer) = parts.extensions.get::<ConnectInfo<SocketAddr>>()?;
+            Some(ClientId::from(*peer))
+        })
         .store(store.clone());
     if let Some(dir) = dir {
         let storage =

@@ -86,6 +86,7 @@ fn learned(learner: &Learner) -> Value {
         "samples": r.samples, "sample_bytes": r.sample_bytes,
         "builds": r.builds, "failed_builds": r.failed_builds, "published": r.published,
         "loaded": r.loaded, "retired": r.retired, "held": r.held,
+        "clients": r.clients, "clients_needed": r.clients_needed, "pending": r.pending,
         "current": r.current.map(|c| json!({
             "version": c.version, "sha256": hex(&c.hash), "len": c.len, "url": c.url,
             "dcz_level": c.dcz_level, "built_savings": c.built_savings, "savings": c.savings,

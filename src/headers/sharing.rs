@@ -53,6 +53,7 @@ impl CacheControl {
 
     /// How long a shared cache may keep the content fresh, when the directives say:
     /// `s-maxage` first, then `max-age` (RFC 9111 section 4.2.1).
+    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn shared_lifetime(&self) -> Option<u64> {
         self.s_maxage.or(self.max_age)
     }

@@ -94,9 +94,21 @@ impl Server {
     /// `method path` with these request headers and no body: the head (lowercased) and
     /// the body.
     pub fn request(&self, method: &str, path: &str, headers: &[(&str, &str)]) -> (String, Vec<u8>) {
+        self.request_from(None, method, path, headers)
+    }
+
+    /// [`request`](Self::request) from the local address `source` (any 127.0.0.x reaches
+    /// the demo on Linux): another client, as the learner counts them.
+    pub fn request_from(
+        &self,
+        source: Option<std::net::Ipv4Addr>,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+    ) -> (String, Vec<u8>) {
         use std::io::{Read, Write};
         let addr = self.base.strip_prefix("http://").unwrap();
-        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        let mut stream = connect(addr, source);
         stream
             .set_read_timeout(Some(Duration::from_secs(30)))
             .unwrap();
@@ -124,10 +136,16 @@ impl Server {
     }
 
     /// `count` API requests of 1 to 6 items, as visitors make them, from `first`.
+    /// API requests from seven clients in turn, at 127.0.0.2 to 127.0.0.8: the learner
+    /// publishes only what 3 distinct clients or more were sent (seven, not eight: it
+    /// samples one response in four, which would leave two).
     pub fn visit_api(&self, first: u64, count: u64) {
         for k in first..first + count {
             let path = format!("/api/items?n={}&start={}", 1 + k % 6, (k * 7919) % 100_000);
-            self.identity(&path);
+            let source = std::net::Ipv4Addr::new(127, 0, 0, 2 + (k % 7) as u8);
+            let identity = [("Accept-Encoding", "identity")];
+            let (head, _) = self.request_from(Some(source), "GET", &path, &identity);
+            assert!(head.starts_with("http/1.0 200"), "{path}: {head}");
         }
     }
 
@@ -167,4 +185,17 @@ impl Server {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
+}
+
+/// A connection to `addr`, from `source` when given.
+fn connect(addr: &str, source: Option<std::net::Ipv4Addr>) -> std::net::TcpStream {
+    let Some(source) = source else {
+        return std::net::TcpStream::connect(addr).unwrap();
+    };
+    let peer: std::net::SocketAddr = addr.parse().unwrap();
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    let local = std::net::SocketAddr::from((source, 0));
+    socket.bind(&local.into()).unwrap();
+    socket.connect(&peer.into()).unwrap();
+    socket.into()
 }

@@ -111,6 +111,10 @@ pub struct DictionaryBuilder<'a> {
     responses_per_client: u64,
     /// `dcz`'s, then `dcb`'s.
     budgets: [f64; 2],
+    /// Whether trained candidates, then raw-sample ones, are made.
+    kinds: [bool; 2],
+    /// What candidates are made from, sample by sample, instead of the samples.
+    material: Option<&'a [Vec<Bytes>]>,
 }
 
 /// What [`DictionaryBuilder::build`] chose, and everything it tried.
@@ -212,6 +216,8 @@ impl<'a> DictionaryBuilder<'a> {
             max_size: DEFAULT_MAX_SIZE,
             responses_per_client: DEFAULT_RESPONSES_PER_CLIENT,
             budgets: [2.0, 1.3],
+            kinds: [true, true],
+            material: None,
         }
     }
 
@@ -238,6 +244,24 @@ impl<'a> DictionaryBuilder<'a> {
         self
     }
 
+    /// Which kinds of candidates to make (default both): zstd's trainer's
+    /// ([`DictionaryKind::Trained`]) and raw samples' ([`DictionaryKind::Samples`]). With
+    /// neither, the build fails. For comparing the two kinds on one corpus.
+    pub fn kinds(mut self, trained: bool, samples: bool) -> Self {
+        self.kinds = [trained, samples];
+        self
+    }
+
+    /// What candidates are made from: for the sample at index `i` of the samples, the pieces
+    /// `material[i]` (none past its end), e.g. only the runs several clients were sent
+    /// ([`learn::Anonymity`](crate::dictionary::learn::Anonymity)). The samples are split
+    /// as always; the held-out ones still judge the candidates whole, and only the pieces of
+    /// the training ones make them: no byte of a dictionary comes from anything else.
+    pub fn material(mut self, material: &'a [Vec<Bytes>]) -> Self {
+        self.material = Some(material);
+        self
+    }
+
     /// Makes the candidates, measures them and chooses.
     ///
     /// Fails with [`DictionaryError::Training`] for fewer than 16 distinct non-empty
@@ -255,19 +279,38 @@ impl<'a> DictionaryBuilder<'a> {
                 len: self.max_size as u64,
             });
         }
-        let split = samples::split(&self.samples)?;
-        let candidates = candidates(&split.training, self.max_size);
+        let (training_at, held_at) = samples::split_indices(&self.samples)?;
+        let held_out: Vec<&[u8]> = held_at.into_iter().map(|i| self.samples[i]).collect();
+        let training: Vec<&[u8]> = match self.material {
+            None => training_at.into_iter().map(|i| self.samples[i]).collect(),
+            Some(material) => (training_at.into_iter())
+                .flat_map(|i| material.get(i).into_iter().flatten())
+                .map(|piece| &piece[..])
+                .collect(),
+        };
+        let candidates = candidates(&training, self.max_size, self.kinds);
         if candidates.is_empty() {
             return Err(DictionaryError::Training(
                 "no candidate dictionary could be made from the samples".into(),
             ));
         }
-        Judge::new(&split.held_out, self).run(candidates)
+        Judge::new(&held_out, self).run(candidates)
     }
 }
 
+/// Every candidate a build over `samples` would judge (trained and raw), for tests of what
+/// a dictionary can hold.
+#[cfg(test)]
+pub(crate) fn candidate_bytes(samples: &[&[u8]], bound: usize) -> Vec<(DictionaryKind, Bytes)> {
+    let Ok(split) = samples::split(samples) else {
+        return Vec::new();
+    };
+    let made = candidates(&split.training, bound, [true, true]);
+    made.into_iter().map(|c| (c.kind, c.bytes)).collect()
+}
+
 /// The candidates from `training`, each at most `bound` bytes, none twice.
-fn candidates(training: &[&[u8]], bound: usize) -> Vec<Candidate> {
+fn candidates(training: &[&[u8]], bound: usize, [trained, raw]: [bool; 2]) -> Vec<Candidate> {
     let mut out: Vec<Candidate> = Vec::new();
     let mut add = |kind, bytes: Bytes| {
         if !bytes.is_empty() && bytes.len() <= bound && !out.iter().any(|c| c.bytes == bytes) {
@@ -282,11 +325,17 @@ fn candidates(training: &[&[u8]], bound: usize) -> Vec<Candidate> {
     if sizes.is_empty() {
         sizes.push(bound);
     }
+    if !trained {
+        sizes.clear();
+    }
     for asked in sizes {
         // The trainer refuses too few or too uniform samples: then only raw candidates.
         if let Ok(bytes) = train(training, asked) {
             add(DictionaryKind::Trained { asked }, bytes);
         }
+    }
+    if !raw {
+        return out;
     }
     let grams = select::Grams::count(training);
     for size in [bound / 8, bound / 4, bound / 2, bound] {

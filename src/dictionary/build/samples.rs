@@ -21,23 +21,39 @@ const MAX_HELD_OUT: usize = 400;
 const MAX_TRAINING: usize = 32 << 20;
 
 /// Training and held-out samples: disjoint, and no body is in both.
+#[cfg(test)]
 #[derive(Debug)]
 pub(super) struct Split<'a> {
     pub(super) training: Vec<&'a [u8]>,
     pub(super) held_out: Vec<&'a [u8]>,
 }
 
-/// Splits `samples`: empty ones and repeats of an earlier one are dropped (an equal body on
-/// both sides would reward a dictionary that holds it), the rest are cut into [`RUNS`]
-/// runs of consecutive samples, and every fourth run, up to [`MAX_HELD_OUT`] samples, is
-/// held out; the others train, up to [`MAX_TRAINING`] bytes. Position decides, never
-/// content, so the same samples always split the same way.
+/// [`split_indices`], as the samples themselves.
+#[cfg(test)]
 pub(super) fn split<S: AsRef<[u8]>>(samples: &[S]) -> Result<Split<'_>, DictionaryError> {
+    let (training, held_out) = split_indices(samples)?;
+    let at = |i: usize| samples[i].as_ref();
+    Ok(Split {
+        training: training.into_iter().map(at).collect(),
+        held_out: held_out.into_iter().map(at).collect(),
+    })
+}
+
+/// Splits `samples`, as the indices of the training, then the held-out ones: empty ones and
+/// repeats of an earlier one are dropped (an equal body on both sides would reward a
+/// dictionary that holds it), the rest are cut into [`RUNS`] runs of consecutive samples,
+/// and every fourth run, up to [`MAX_HELD_OUT`] samples, is held out; the others train, up
+/// to [`MAX_TRAINING`] bytes. Position decides, never content, so the same samples always
+/// split the same way.
+pub(super) fn split_indices<S: AsRef<[u8]>>(
+    samples: &[S],
+) -> Result<(Vec<usize>, Vec<usize>), DictionaryError> {
     let mut seen = std::collections::HashSet::new();
-    let distinct: Vec<&[u8]> = samples
-        .iter()
-        .map(AsRef::as_ref)
-        .filter(|s| !s.is_empty() && seen.insert(*s))
+    let distinct: Vec<usize> = (0..samples.len())
+        .filter(|&i| {
+            let s = samples[i].as_ref();
+            !s.is_empty() && seen.insert(s)
+        })
         .collect();
     if distinct.len() < MIN_SAMPLES {
         return Err(DictionaryError::Training(format!(
@@ -46,19 +62,17 @@ pub(super) fn split<S: AsRef<[u8]>>(samples: &[S]) -> Result<Split<'_>, Dictiona
             samples.len()
         )));
     }
-    let mut split = Split {
-        training: Vec::with_capacity(distinct.len()),
-        held_out: Vec::with_capacity(MAX_HELD_OUT),
-    };
+    let (mut training, mut held_out) = (Vec::with_capacity(distinct.len()), Vec::new());
     let mut training_bytes = 0;
     let run = (distinct.len() / RUNS).max(1);
-    for (i, sample) in distinct.into_iter().enumerate() {
-        if (i / run) % HOLD_EVERY == HOLD_EVERY - 1 && split.held_out.len() < MAX_HELD_OUT {
-            split.held_out.push(sample);
-        } else if training_bytes + sample.len() <= MAX_TRAINING {
-            training_bytes += sample.len();
-            split.training.push(sample);
+    for (n, i) in distinct.into_iter().enumerate() {
+        let len = samples[i].as_ref().len();
+        if (n / run) % HOLD_EVERY == HOLD_EVERY - 1 && held_out.len() < MAX_HELD_OUT {
+            held_out.push(i);
+        } else if training_bytes + len <= MAX_TRAINING {
+            training_bytes += len;
+            training.push(i);
         }
     }
-    Ok(split)
+    Ok((training, held_out))
 }

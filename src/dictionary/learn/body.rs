@@ -54,16 +54,18 @@ impl<B> LearnBody<B> {
 pub(crate) struct Sample {
     learner: Learner,
     route: usize,
+    client: u64,
     max_len: usize,
     frames: Vec<Bytes>,
     len: usize,
 }
 
 impl Sample {
-    pub(crate) fn new(learner: Learner, route: usize, max_len: usize) -> Self {
+    pub(crate) fn new(learner: Learner, route: usize, client: u64, max_len: usize) -> Self {
         Sample {
             learner,
             route,
+            client,
             max_len,
             frames: Vec::new(),
             len: 0,
@@ -94,7 +96,7 @@ impl Sample {
                 all.freeze()
             }
         };
-        self.learner.send(self.route, body);
+        self.learner.send(self.route, self.client, body);
     }
 
     fn refuse(mut self, why: Refusal) {

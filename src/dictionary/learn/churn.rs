@@ -53,6 +53,9 @@ proptest! {
             store: DictionaryStore::new(1 << 20),
             url_prefix: "/d/".into(),
             filter: None,
+            clients: super::client::Clients::new(None),
+            credentials: Vec::new(),
+            warned_unknown: Default::default(),
             served: RwLock::new(HashMap::new()),
         };
         let storage = MemStorage::default();
@@ -63,6 +66,7 @@ proptest! {
             check_every: 10,
             keep,
             max_age: Duration::from_secs(60),
+            anonymity: Default::default(),
         };
         let cx = Context { shared: &shared, settings: &settings };
         let mut learning = RouteLearning::new(0, &shared.routes[0]);

@@ -7,6 +7,9 @@ use std::time::Duration;
 
 use http::{request, response};
 
+use super::anonymity::Anonymity;
+use super::client::{ClientFn, ClientId};
+use super::safety::CREDENTIAL_QUERY_PARAMS;
 use super::storage::DictionaryStorage;
 use super::{LearnError, Learner};
 use crate::dictionary::DictionaryStore;
@@ -122,6 +125,9 @@ pub(crate) type Filter = Arc<dyn Fn(&request::Parts, &response::Parts) -> bool +
 pub struct LearnerBuilder {
     pub(crate) routes: Vec<LearnedRoute>,
     pub(crate) filter: Option<Filter>,
+    pub(crate) client: Option<ClientFn>,
+    pub(crate) anonymity: Anonymity,
+    pub(crate) credentials: Vec<String>,
     pub(crate) url_prefix: String,
     pub(crate) storage: Option<Arc<dyn DictionaryStorage>>,
     pub(crate) poll_interval: Duration,
@@ -137,6 +143,12 @@ impl Default for LearnerBuilder {
         LearnerBuilder {
             routes: Vec::new(),
             filter: None,
+            client: None,
+            anonymity: Anonymity::default(),
+            credentials: CREDENTIAL_QUERY_PARAMS
+                .iter()
+                .map(|c| c.to_string())
+                .collect(),
             url_prefix: "/.well-known/dictionaries/".into(),
             storage: None,
             poll_interval: Duration::from_secs(10),
@@ -164,6 +176,72 @@ impl LearnerBuilder {
         F: Fn(&request::Parts, &response::Parts) -> bool + Send + Sync + 'static,
     {
         self.filter = Some(Arc::new(filter));
+        self
+    }
+
+    /// Reads which client a request came from, for k-anonymity (see
+    /// [`anonymity`](Self::anonymity)); when it returns `None`, the learner reads a
+    /// [`ClientId`] or a `std::net::SocketAddr` from the request's extensions (a hyper
+    /// server inserts the peer's address itself). Requests no client is known for are
+    /// refused ([`Refusal::UnknownClient`](super::Refusal::UnknownClient)): with none known,
+    /// nothing is published.
+    ///
+    /// With axum, serve the router with `into_make_service_with_connect_info::<SocketAddr>()`:
+    /// every request then carries `ConnectInfo<SocketAddr>` (the TCP peer's address) in its
+    /// extensions. Behind a proxy that is the proxy's address: read the client from a header
+    /// the proxy sets instead, never from one a client can set.
+    ///
+    /// ```
+    /// use std::net::SocketAddr;
+    /// use axum::{Router, extract::ConnectInfo, routing::get};
+    /// use tower_gzip::dictionary::learn::{ClientId, LearnedRoute, Learner};
+    ///
+    /// let learner = Learner::builder()
+    ///     .route(LearnedRoute::new("/api/items*"))
+    ///     .client(|parts| {
+    ///         let ConnectInfo(addr) = parts.extensions.get::<ConnectInfo<SocketAddr>>()?;
+    ///         Some(ClientId::from(*addr))
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// let app: Router = Router::new()
+    ///     .route("/api/items", get(|| async { "[]" }))
+    ///     .layer(learner.layer());
+    /// let make_service = app.into_make_service_with_connect_info::<SocketAddr>();
+    /// # let _ = make_service;
+    /// // axum::serve(listener, make_service).await
+    /// ```
+    pub fn client<F>(mut self, read: F) -> Self
+    where
+        F: Fn(&request::Parts) -> Option<ClientId> + Send + Sync + 'static,
+    {
+        self.client = Some(Arc::new(read));
+        self
+    }
+
+    /// What a dictionary's content must have in common across clients (default
+    /// [`Anonymity::default`]: runs of 16 bytes or more, each sent to 3 distinct clients or
+    /// more). Samples are cut to such runs before any build; until samples from that many
+    /// clients are in, nothing is published.
+    pub fn anonymity(mut self, anonymity: Anonymity) -> Self {
+        self.anonymity = anonymity;
+        self
+    }
+
+    /// The query parameter names whose presence refuses a request's response as a sample
+    /// ([`Refusal::QueryCredential`](super::Refusal::QueryCredential)), replacing
+    /// [`CREDENTIAL_QUERY_PARAMS`](super::CREDENTIAL_QUERY_PARAMS); compared without case
+    /// after percent-decoding. Extend the default with
+    /// `CREDENTIAL_QUERY_PARAMS.iter().copied().chain(["my_token"])`.
+    pub fn credential_query_params<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.credentials = names
+            .into_iter()
+            .map(|n| n.as_ref().to_ascii_lowercase())
+            .collect();
         self
     }
 
@@ -229,6 +307,9 @@ impl fmt::Debug for LearnerBuilder {
         f.debug_struct("LearnerBuilder")
             .field("routes", &self.routes)
             .field("filter", &self.filter.is_some())
+            .field("client", &self.client.is_some())
+            .field("anonymity", &self.anonymity)
+            .field("credentials", &self.credentials)
             .field("url_prefix", &self.url_prefix)
             .field("storage", &self.storage)
             .field("poll_interval", &self.poll_interval)

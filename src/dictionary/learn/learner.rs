@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, RwLock};
 
@@ -10,12 +11,16 @@ use http::{HeaderMap, Method, Response};
 use http_body_util::Full;
 use tower_service::Service;
 
+use super::client::Clients;
 use super::config::LearnerBuilder;
 use super::layer::LearnLayer;
 use super::shared::{RouteShared, Shared};
 use super::stats::LearnedRouteStats;
 use super::{LearnError, Refusal, worker};
 use crate::dictionary::DictionaryStore;
+
+/// A finished sample: its route, its client's keyed hash, its body.
+pub(crate) type Taken = (usize, u64, Bytes);
 
 /// Samples queued for the learner's thread at most; past it samples are dropped
 /// ([`Refusal::Busy`]) rather than held while it builds.
@@ -33,7 +38,7 @@ pub struct Learner {
 
 struct Inner {
     shared: Arc<Shared>,
-    samples: SyncSender<(usize, Bytes)>,
+    samples: SyncSender<Taken>,
 }
 
 impl Learner {
@@ -80,6 +85,9 @@ impl Learner {
             store,
             url_prefix: config.url_prefix.clone(),
             filter: config.filter.clone(),
+            clients: Clients::new(config.client.clone()),
+            credentials: config.credentials.clone(),
+            warned_unknown: AtomicBool::new(false),
             served: RwLock::new(HashMap::new()),
         });
         let (samples, queue) = sync_channel(QUEUE);
@@ -125,9 +133,9 @@ impl Learner {
     }
 
     /// Hands a finished sample to the learner's thread (or drops it when the queue is full).
-    pub(crate) fn send(&self, route: usize, body: Bytes) {
+    pub(crate) fn send(&self, route: usize, client: u64, body: Bytes) {
         let counters = &self.shared().routes[route].counters;
-        match self.inner.samples.try_send((route, body)) {
+        match self.inner.samples.try_send((route, client, body)) {
             Ok(()) => counters.taken(),
             Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
                 counters.refused(Refusal::Busy);

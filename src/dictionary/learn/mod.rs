@@ -13,12 +13,34 @@
 //!
 //! # What may become a dictionary
 //!
-//! A dictionary is readable by every client that receives it: whatever a sample holds, any
-//! client can read. So a response is a sample only if it is the same for everyone: a `GET`
-//! answered `2xx`, no `Authorization` or `Cookie` on the request, no `Set-Cookie` on the
-//! response, not `Cache-Control: private` or `no-store`, not encoded already; a
-//! [filter](LearnerBuilder::filter) can refuse more. Only the routes named are sampled, at
-//! the rate set, and every refusal is counted by its [`Refusal`].
+//! A dictionary is readable by every client that receives it, for as long as it keeps it
+//! (30 days by default): whatever a sample holds, any client can read, and whoever can put
+//! a string in many responses puts it in everyone's dictionary. Two rules keep a client's
+//! own data out.
+//!
+//! **What a sample may be.** A response is a sample only if nothing says it is one client's:
+//! a `GET` answered `2xx`, no `Authorization` or `Cookie` on the request and no credential
+//! in its query ([`CREDENTIAL_QUERY_PARAMS`], e.g. RFC 6750's `access_token`; see
+//! [`LearnerBuilder::credential_query_params`]), no `Set-Cookie` on the response, no `Vary`
+//! naming a request header beyond `Accept-Encoding` and `Available-Dictionary` (a response
+//! that varies on `X-Api-Key` is that key's), not `Cache-Control: private` or `no-store`,
+//! not encoded already; a [filter](LearnerBuilder::filter) can refuse more. Only the routes
+//! named are sampled, at the rate set, and every refusal is counted by its [`Refusal`].
+//!
+//! **What a dictionary may hold (k-anonymity).** Headers do not tell everything: a body can
+//! carry the caller's address, a user name, a token. So every sample is kept with its
+//! client (a [`ClientId`] or the peer's IP address, as a keyed hash), and before any build
+//! the samples are cut to the runs that responses to several distinct clients held
+//! ([`Anonymity`]: by default every byte a builder sees lies in a run of at least 16 bytes
+//! that responses to at least 3 distinct clients held). Trained or raw, a dictionary is made
+//! of those runs only. A value only one or two clients were sent never gets in, however
+//! often they were sent it; a planted string needs 3 clients (addresses) to get in. Runs
+//! side by side can still spell a short value whose every 16-byte piece other clients got
+//! too (see [`Anonymity`]).
+//!
+//! Where no client is known, a response is refused ([`Refusal::UnknownClient`]): nothing is
+//! published, a warning is logged once, and [`LearnedRouteStats::pending`] says why, as it
+//! says how many distinct clients the samples come from and how many are needed.
 //!
 //! # What it costs a response
 //!
@@ -82,9 +104,15 @@
 //!     );
 //! ```
 
+mod anonymity;
+#[cfg(test)]
+mod anonymity_tests;
+#[cfg(test)]
+mod attack_tests;
 mod body;
 #[cfg(test)]
 mod churn;
+mod client;
 mod config;
 mod layer;
 mod learner;
@@ -106,10 +134,12 @@ mod worker;
 
 use std::fmt;
 
+pub use anonymity::Anonymity;
+pub use client::ClientId;
 pub use config::{LearnedRoute, LearnerBuilder};
 pub use layer::LearnLayer;
 pub use learner::Learner;
-pub use safety::Refusal;
+pub use safety::{CREDENTIAL_QUERY_PARAMS, Refusal};
 pub use stats::{CurrentDictionary, LearnPhase, LearnedRouteStats};
 // The storage trait and its backends (`ObjectStorage` with the `object-store` feature).
 pub use storage::*;

@@ -10,9 +10,9 @@ use super::names::StoredName;
 use super::publish::{Held, Published};
 use super::samples::Samples;
 use super::shared::{Context, RouteShared};
-use super::stats::LearnPhase;
+use super::stats::{Gathering, LearnPhase};
 use crate::codec::OneShot;
-use crate::dictionary::DictionaryBuilder;
+use crate::dictionary::{BuiltDictionary, DictionaryBuilder};
 use crate::{CompressionLevel, ContentCoding};
 
 /// Fresh samples a check measures at most (the newest).
@@ -54,12 +54,16 @@ impl RouteLearning {
         }
     }
 
-    pub(crate) fn add(&mut self, body: Bytes, cx: &Context<'_>) {
-        self.samples.push(body);
+    pub(crate) fn add(&mut self, client: u64, body: Bytes, cx: &Context<'_>) {
+        self.samples.push(client, body);
         let min = cx.route(self.index).config.min_samples;
+        let needed = cx.settings.anonymity.clients();
         match &mut self.phase {
             Phase::Gathering { since } => {
-                if self.samples.count_since(*since) >= min {
+                // Counting clients walks the samples: only once there are enough of them.
+                if self.samples.count_since(*since) >= min
+                    && self.samples.clients_since(*since) >= needed
+                {
                     let since = *since;
                     self.build(since, cx);
                 }
@@ -79,12 +83,9 @@ impl RouteLearning {
         route
             .counters
             .update(|s| s.phase = Some(LearnPhase::Building));
-        let samples: Vec<&Bytes> = self.samples.since(since).collect();
+        let samples = self.samples.with_clients(since);
         let started = Instant::now();
-        let built = DictionaryBuilder::new(&samples)
-            .max_size(route.config.max_dictionary_size)
-            .cpu_budget(route.config.cpu_budget.0, route.config.cpu_budget.1)
-            .build();
+        let (built, fragments) = make(&samples, route, cx);
         let took = started.elapsed();
         let next = self.samples.next();
         let built = match built {
@@ -93,7 +94,7 @@ impl RouteLearning {
                 tracing::warn!(route = route.pattern.as_str(), %error, "learned dictionary: build failed");
                 route.counters.update(|s| {
                     s.failed_builds += 1;
-                    s.last_failure = Some(error.to_string());
+                    s.last_failure = Some(error);
                 });
                 self.phase = Phase::Gathering { since: next };
                 return;
@@ -109,6 +110,7 @@ impl RouteLearning {
         tracing::info!(
             route = route.pattern.as_str(),
             samples = samples.len(),
+            fragments,
             len = built.bytes.len(),
             ms = took.as_millis() as u64,
             savings,
@@ -214,18 +216,62 @@ impl RouteLearning {
             Phase::Gathering { .. } => LearnPhase::Gathering,
             Phase::Serving { .. } => LearnPhase::Serving,
         };
-        cx.route(self.index).counters.update(|s| {
+        // Gathering, the samples for the next build; serving, all held.
+        let since = match self.phase {
+            Phase::Gathering { since } => since,
+            Phase::Serving { .. } => 0,
+        };
+        let route = cx.route(self.index);
+        let gathering = Gathering {
+            fresh: self.samples.count_since(since),
+            needed: route.config.min_samples,
+            clients: self.samples.clients_since(since),
+            clients_needed: cx.settings.anonymity.clients(),
+        };
+        route.counters.update(|s| {
             s.phase = Some(phase);
             s.samples = self.samples.len();
             s.sample_bytes = self.samples.bytes();
             s.held = self.published.len();
+            s.gathering = gathering;
         });
     }
 }
 
+/// Builds from the fragments of `samples` enough clients were sent (the builders see only
+/// those: whatever kind of dictionary they make, its content comes from them); a failure
+/// in words. Returns how many fragments there were.
+fn make(
+    samples: &[(u64, Bytes)],
+    route: &RouteShared,
+    cx: &Context<'_>,
+) -> (Result<BuiltDictionary, String>, usize) {
+    let anonymity = cx.settings.anonymity;
+    let material = anonymity.fragments_by_sample(samples);
+    let whole: Vec<&Bytes> = samples.iter().map(|(_, body)| body).collect();
+    // Held-out samples judge whole; the training ones' fragments make the candidates.
+    let built = DictionaryBuilder::new(&whole)
+        .material(&material)
+        .max_size(route.config.max_dictionary_size)
+        .cpu_budget(route.config.cpu_budget.0, route.config.cpu_budget.1)
+        .build()
+        .map_err(|error| {
+            let kept: usize = material.iter().flatten().map(Bytes::len).sum();
+            format!(
+                "{error} (of {} samples, {} runs of {kept} B in all were sent to {} clients \
+                 or more)",
+                samples.len(),
+                material.iter().map(Vec::len).sum::<usize>(),
+                anonymity.clients()
+            )
+        });
+    let fragments = material.iter().map(Vec::len).sum();
+    (built, fragments)
+}
+
 /// The share of plain zstd 3's bytes the chosen dictionary saved on the builder's held-out
 /// samples.
-fn built_savings(built: &crate::dictionary::BuiltDictionary) -> f64 {
+fn built_savings(built: &BuiltDictionary) -> f64 {
     let plain = built
         .report
         .iter()

@@ -3,6 +3,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::Ordering;
 use std::task::{Context, Poll, ready};
 
 use bytes::Bytes;
@@ -35,9 +36,15 @@ struct Plan {
     learner: Learner,
     route: usize,
     link: Option<HeaderValue>,
-    /// Set when the response is to be considered as a sample: the request's head, for the
-    /// filter (only copied when there is one).
-    sample: Option<Option<request::Parts>>,
+    /// Set when the response is to be considered as a sample.
+    sample: Option<Consider>,
+}
+
+/// A response to consider as a sample: its client's keyed hash, and the request's head for
+/// the filter (only copied when there is one).
+struct Consider {
+    client: u64,
+    request: Option<request::Parts>,
 }
 
 impl<S, ReqBody, ResBody> Service<Request<ReqBody>> for LearnService<S>
@@ -59,12 +66,17 @@ where
             let state = State::Served { res: Some(res) };
             return LearnFuture { state };
         }
-        let plan = self
-            .learner
-            .route_for(path)
-            .and_then(|route| self.plan(route, &req));
+        let Some(route) = self.learner.route_for(path) else {
+            let (future, plan) = (self.inner.call(req), None);
+            return LearnFuture {
+                state: State::Inner { future, plan },
+            };
+        };
+        // Moved apart and back (no copy): the client is read from the head's extensions.
+        let (parts, body) = req.into_parts();
+        let plan = self.plan(route, &parts);
         let state = State::Inner {
-            future: self.inner.call(req),
+            future: self.inner.call(Request::from_parts(parts, body)),
             plan,
         };
         LearnFuture { state }
@@ -74,19 +86,13 @@ where
 impl<S> LearnService<S> {
     /// `None` when the response is neither announced to nor sampled, as most are: then the
     /// request costs no more than the route match, a counter and a header lookup.
-    fn plan<B>(&self, route: usize, req: &Request<B>) -> Option<Plan> {
+    fn plan(&self, route: usize, req: &request::Parts) -> Option<Plan> {
         let shared = &self.learner.shared().routes[route];
-        let sample =
-            shared
-                .consider()
-                .then(|| match request_refusal(req.method(), req.headers()) {
-                    Some(refusal) => {
-                        shared.counters.refused(refusal);
-                        None
-                    }
-                    None => Some(self.learner.shared().filter.as_ref().map(|_| head(req))),
-                });
-        let (link, sample) = (shared.link(req.headers()), sample.flatten());
+        let sample = shared
+            .consider()
+            .then(|| self.consider(route, req))
+            .flatten();
+        let link = shared.link(&req.headers);
         (link.is_some() || sample.is_some()).then(|| Plan {
             learner: self.learner.clone(),
             route,
@@ -94,15 +100,40 @@ impl<S> LearnService<S> {
             sample,
         })
     }
+
+    /// What the request lets a sample be: refused (and counted) for what the request says,
+    /// or when no client is known.
+    fn consider(&self, route: usize, req: &request::Parts) -> Option<Consider> {
+        let shared = self.learner.shared();
+        let counters = &shared.routes[route].counters;
+        if let Some(refusal) = request_refusal(req, &shared.credentials) {
+            counters.refused(refusal);
+            return None;
+        }
+        let Some(client) = shared.clients.key(req) else {
+            counters.refused(Refusal::UnknownClient);
+            if !shared.warned_unknown.swap(true, Ordering::Relaxed) {
+                tracing::warn!(
+                    route = shared.routes[route].pattern.as_str(),
+                    "learned dictionaries: a request has no client identity (no peer \
+                     address, ClientId or `client` function): its response is no sample, and \
+                     without client identities nothing is published (LearnerBuilder::client)"
+                );
+            }
+            return None;
+        };
+        let request = shared.filter.as_ref().map(|_| head(req));
+        Some(Consider { client, request })
+    }
 }
 
 /// The request's head without its extensions (which need not be `Clone`).
-fn head<B>(req: &Request<B>) -> request::Parts {
+fn head(req: &request::Parts) -> request::Parts {
     let (mut parts, ()) = Request::new(()).into_parts();
-    parts.method = req.method().clone();
-    parts.uri = req.uri().clone();
-    parts.version = req.version();
-    parts.headers = req.headers().clone();
+    parts.method = req.method.clone();
+    parts.uri = req.uri.clone();
+    parts.version = req.version;
+    parts.headers = req.headers.clone();
     parts
 }
 
@@ -159,7 +190,7 @@ impl Plan {
             parts.headers.append(LINK, link);
         }
         let sample = match self.sample.take() {
-            Some(request) => self.sample(request.as_ref(), &parts, &body),
+            Some(consider) => self.sample(&consider, &parts, &body),
             None => None,
         };
         Response::from_parts(parts, LearnBody::passed(body, sample))
@@ -168,7 +199,7 @@ impl Plan {
     /// The sample to take of this response, or `None` (counted by why).
     fn sample<B: Body>(
         &self,
-        request: Option<&request::Parts>,
+        consider: &Consider,
         parts: &response::Parts,
         body: &B,
     ) -> Option<Sample> {
@@ -176,7 +207,7 @@ impl Plan {
         let max_len = route.config.max_sample_len;
         let refusal = response_refusal(parts.status, &parts.headers).or_else(|| {
             let filter = self.learner.shared().filter.as_ref();
-            match (filter, request) {
+            match (filter, consider.request.as_ref()) {
                 (Some(filter), Some(request)) if !filter(request, parts) => Some(Refusal::Filter),
                 _ if body.size_hint().lower() > max_len as u64 => Some(Refusal::TooLarge),
                 _ => None,
@@ -186,6 +217,7 @@ impl Plan {
             route.counters.refused(refusal);
             return None;
         }
-        Some(Sample::new(self.learner.clone(), self.route, max_len))
+        let learner = self.learner.clone();
+        Some(Sample::new(learner, self.route, consider.client, max_len))
     }
 }

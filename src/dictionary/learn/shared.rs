@@ -3,7 +3,7 @@
 //! thread reads besides a route's own learning.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -11,6 +11,8 @@ use http::{HeaderMap, HeaderValue};
 use sha2::{Digest, Sha256};
 
 use super::LearnError;
+use super::anonymity::Anonymity;
+use super::client::Clients;
 use super::config::{Filter, LearnedRoute, LearnerBuilder};
 use super::pattern::PathPattern;
 use super::stats::RouteCounters;
@@ -25,6 +27,12 @@ pub(crate) struct Shared {
     pub(crate) store: DictionaryStore,
     pub(crate) url_prefix: String,
     pub(crate) filter: Option<Filter>,
+    /// Who requests come from, as keyed hashes.
+    pub(crate) clients: Clients,
+    /// Query parameters that refuse a sample, lowercase.
+    pub(crate) credentials: Vec<String>,
+    /// Whether the warning that no client is known was logged (once per learner).
+    pub(crate) warned_unknown: AtomicBool,
     pub(crate) served: RwLock<HashMap<[u8; 32], DictionaryService>>,
 }
 
@@ -134,6 +142,7 @@ pub(crate) struct ThreadSettings {
     pub(crate) check_every: usize,
     pub(crate) keep: usize,
     pub(crate) max_age: Duration,
+    pub(crate) anonymity: Anonymity,
 }
 
 impl ThreadSettings {
@@ -145,6 +154,7 @@ impl ThreadSettings {
             check_every: config.check_every,
             keep: config.keep,
             max_age: config.max_age,
+            anonymity: config.anonymity,
         }
     }
 }

@@ -41,6 +41,15 @@ pub struct LearnedRouteStats {
     pub held: usize,
     /// The dictionary announced now, if any.
     pub current: Option<CurrentDictionary>,
+    /// How many distinct clients the samples gathered for the next build were sent to (the
+    /// samples held, while a dictionary is current).
+    pub clients: usize,
+    /// How many distinct clients a dictionary's content must come from
+    /// ([`Anonymity`](super::Anonymity)'s `k`): nothing is built before samples from that
+    /// many are in.
+    pub clients_needed: usize,
+    /// Why no dictionary is published yet, in words (`None` once one is current).
+    pub pending: Option<String>,
 }
 
 impl LearnedRouteStats {
@@ -92,6 +101,9 @@ impl fmt::Debug for LearnedRouteStats {
             .field("retired", &self.retired)
             .field("held", &self.held)
             .field("current", &self.current)
+            .field("clients", &self.clients)
+            .field("clients_needed", &self.clients_needed)
+            .field("pending", &self.pending)
             .finish()
     }
 }
@@ -154,6 +166,20 @@ pub(crate) struct Snapshot {
     pub(crate) retired: u64,
     pub(crate) held: usize,
     pub(crate) current: Option<CurrentDictionary>,
+    pub(crate) gathering: Gathering,
+}
+
+/// Where the samples for the next build stand.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Gathering {
+    /// Samples since the last build (or since the current dictionary).
+    pub(crate) fresh: usize,
+    /// How many a build waits for.
+    pub(crate) needed: usize,
+    /// Distinct clients among them.
+    pub(crate) clients: usize,
+    /// How many distinct clients a build waits for.
+    pub(crate) clients_needed: usize,
 }
 
 impl RouteCounters {
@@ -175,11 +201,14 @@ impl RouteCounters {
 
     pub(crate) fn stats(&self, pattern: &str) -> LearnedRouteStats {
         let s = lock(&self.snapshot).clone();
+        let refused = std::array::from_fn(|i| self.refused[i].load(Ordering::Relaxed));
+        let taken = self.taken.load(Ordering::Relaxed);
+        let pending = s.current.is_none().then(|| pending(&s, taken, &refused));
         LearnedRouteStats {
             pattern: pattern.to_owned(),
             phase: s.phase.unwrap_or(LearnPhase::Gathering),
-            taken: self.taken.load(Ordering::Relaxed),
-            refused: std::array::from_fn(|i| self.refused[i].load(Ordering::Relaxed)),
+            taken,
+            refused,
             samples: s.samples,
             sample_bytes: s.sample_bytes,
             builds: s.builds,
@@ -190,6 +219,39 @@ impl RouteCounters {
             retired: s.retired,
             held: s.held,
             current: s.current,
+            clients: s.gathering.clients,
+            clients_needed: s.gathering.clients_needed,
+            pending,
         }
+    }
+}
+
+/// Why a route has no dictionary yet, in words.
+fn pending(s: &Snapshot, taken: u64, refused: &[u64; Refusal::ALL.len()]) -> String {
+    let g = s.gathering;
+    let unknown = refused[Refusal::UnknownClient.index()];
+    if taken == 0 && unknown > 0 {
+        return format!(
+            "no client is known for any request ({unknown} refused): give the learner the \
+             peer's address or a ClientId (LearnerBuilder::client); without them nothing \
+             is published"
+        );
+    }
+    let clients = format!(
+        "samples from {} distinct clients, {} needed",
+        g.clients, g.clients_needed
+    );
+    match s.phase {
+        Some(LearnPhase::Building) => format!("building ({clients})"),
+        _ if g.clients < g.clients_needed => format!(
+            "{clients}: a dictionary holds only what that many clients were sent \
+             ({} samples in, a build needs {})",
+            g.fresh, g.needed
+        ),
+        _ if g.fresh < g.needed => format!("{} of {} samples in ({clients})", g.fresh, g.needed),
+        _ => match &s.last_failure {
+            Some(why) => format!("the last build failed: {why}"),
+            None => format!("{} samples in ({clients})", g.fresh),
+        },
     }
 }

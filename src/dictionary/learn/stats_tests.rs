@@ -25,10 +25,10 @@ async fn a_build_that_cannot_succeed_says_why_in_the_stats() {
         ))))
     });
     let svc = learner.layer().layer(fixed);
-    for _ in 0..40 {
+    for i in 0..40 {
         let res = svc
             .clone()
-            .oneshot(Request::get("/api/items").body(Full::default()).unwrap())
+            .oneshot(super::tests::from(i % 4, "/api/items"))
             .await
             .unwrap();
         res.into_body().collect().await.unwrap();

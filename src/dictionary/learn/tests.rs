@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -51,7 +52,9 @@ pub(super) fn items(start: u64, n: u64, schema: u8) -> String {
 
 /// The handler: `/api/items?start=S&schema=K` answers items; a few paths answer what the
 /// exclusion tests need.
-async fn handler(req: Request<Full<Bytes>>) -> Result<Response<Full<Bytes>>, Infallible> {
+pub(super) async fn handler(
+    req: Request<Full<Bytes>>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
     let query = req.uri().query().unwrap_or("");
     let param = |name: &str| {
         query
@@ -79,7 +82,7 @@ async fn handler(req: Request<Full<Bytes>>) -> Result<Response<Full<Bytes>>, Inf
 }
 
 /// The learner's layer over a handler, as the tests call it.
-trait Learning:
+pub(super) trait Learning:
     Service<Request<Full<Bytes>>, Response = Response<LearnBody<Full<Bytes>>>, Error = Infallible>
     + Clone
 {
@@ -94,21 +97,38 @@ impl<S> Learning for S where
 {
 }
 
-fn route() -> LearnedRoute {
+pub(super) fn route() -> LearnedRoute {
     LearnedRoute::new("/api/items*")
         .sample_rate(1.0)
         .max_samples_per_second(f64::INFINITY)
         .min_samples(60)
 }
 
-async fn get(svc: &mut impl Learning, req: Request<Full<Bytes>>) -> Response<Bytes> {
+pub(super) async fn get(svc: &mut impl Learning, req: Request<Full<Bytes>>) -> Response<Bytes> {
     let res = svc.clone().oneshot(req).await.unwrap();
     let (parts, body) = res.into_parts();
     Response::from_parts(parts, body.collect().await.unwrap().to_bytes())
 }
 
-fn request(uri: &str) -> Request<Full<Bytes>> {
-    Request::builder().uri(uri).body(Full::default()).unwrap()
+/// A request from one of `CLIENTS` clients, in turn (their peer addresses, as a hyper
+/// server would insert them).
+pub(super) fn request(uri: &str) -> Request<Full<Bytes>> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let client = NEXT.fetch_add(1, Ordering::Relaxed) % CLIENTS;
+    from(client, uri)
+}
+
+/// Distinct clients the tests' requests come from.
+pub(super) const CLIENTS: u64 = 20;
+
+/// A request from client `client` (below 156: at 10.0.1.100 + `client`, all addresses of
+/// the same length, none a prefix of another).
+pub(super) fn from(client: u64, uri: &str) -> Request<Full<Bytes>> {
+    let mut req = Request::builder().uri(uri).body(Full::default()).unwrap();
+    let ip = std::net::Ipv4Addr::from(0x0a00_0164 + client as u32);
+    req.extensions_mut()
+        .insert(std::net::SocketAddr::from((ip, 40_000 + client as u16)));
+    req
 }
 
 /// A request as a browser sends it (`Sec-Fetch-Mode`): one told about dictionaries.
@@ -207,6 +227,9 @@ impl CloneHead for Request<Full<Bytes>> {
         parts.method = self.method().clone();
         parts.uri = self.uri().clone();
         parts.headers = self.headers().clone();
+        if let Some(&peer) = self.extensions().get::<std::net::SocketAddr>() {
+            parts.extensions.insert(peer);
+        }
         parts
     }
 }

@@ -6,16 +6,15 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::Instant;
 
-use bytes::Bytes;
-
 use super::LearnError;
 use super::config::LearnerBuilder;
+use super::learner::Taken;
 use super::route::RouteLearning;
 use super::shared::{Context, Shared, ThreadSettings};
 
 pub(crate) fn spawn(
     shared: Arc<Shared>,
-    queue: Receiver<(usize, Bytes)>,
+    queue: Receiver<Taken>,
     config: LearnerBuilder,
 ) -> Result<(), LearnError> {
     let settings = ThreadSettings::new(config);
@@ -33,7 +32,7 @@ fn run(
     shared: &Shared,
     settings: &ThreadSettings,
     mut routes: Vec<RouteLearning>,
-    queue: &Receiver<(usize, Bytes)>,
+    queue: &Receiver<Taken>,
 ) {
     let cx = Context { shared, settings };
     let poll = |routes: &mut Vec<RouteLearning>| routes.iter_mut().for_each(|r| r.poll(&cx));
@@ -43,7 +42,7 @@ fn run(
     loop {
         let wait = next_poll.saturating_duration_since(Instant::now());
         match queue.recv_timeout(wait) {
-            Ok((route, body)) => routes[route].add(body, &cx),
+            Ok((route, client, body)) => routes[route].add(client, body, &cx),
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => return,
         }
