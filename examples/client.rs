@@ -12,7 +12,9 @@
 //!
 //! Then dictionary transport (RFC 9842), with a [`ClientDictionaryStore`]: it loads `/`,
 //! fetches the dictionary the page links (`Link: <url>; rel="compression-dictionary"`; a
-//! demo that has not learned one yet gets 1,000 API requests first, as visitors would send),
+//! demo that has not learned one yet gets 1,000 API requests first, as visitors would send:
+//! from 127.0.0.2 to 127.0.0.8 to a demo on this machine, as the demo learns only from
+//! several clients),
 //! which the layer stores, and polls `GET /api/items?n=5&start=S` 100 times (starts the
 //! dictionary never saw), once with the store and once without, printing the bytes
 //! on the wire per request and per coding; then `/assets/app-v1.js` and `/assets/app-v2.js`
@@ -32,6 +34,7 @@ use http::{HeaderMap, Request, Response, StatusCode, Uri};
 use http_body::{Body, Frame};
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use tower::{ServiceBuilder, ServiceExt};
 use tower_gzip::BoxError;
@@ -233,16 +236,32 @@ async fn run() -> Result<bool, BoxError> {
 const POLLS: u64 = 100;
 
 /// 1,000 API requests (the demo learns its API dictionary from its responses), then `/`'s
-/// headers once it links a dictionary (or after 10 s).
+/// headers once it links a dictionary (or after 10 s). To a demo on this machine they come
+/// from seven loopback addresses in turn: its learner publishes only what 3 distinct
+/// clients (peer addresses) or more were sent.
 async fn visit(base: &str, plain: &HttpClient) -> Result<HeaderMap, BoxError> {
     println!("  GET / links no dictionary yet: 1,000 API requests, for the demo to learn one");
+    let local = base.starts_with("http://127.") || base.starts_with("http://localhost");
+    let visitors: Vec<_> = (2..=8u8)
+        .map(|last| {
+            let mut connector = HttpConnector::new();
+            connector.set_local_address(Some(std::net::Ipv4Addr::new(127, 0, 0, last).into()));
+            Client::builder(TokioExecutor::new()).build::<_, Full<Bytes>>(connector)
+        })
+        .collect();
     for k in 0..1000u64 {
         let path = format!(
             "{base}/api/items?n={}&start={}",
             1 + k % 6,
             k * 7919 % 100_000
         );
-        get(plain, &path).await?;
+        if !local {
+            get(plain, &path).await?;
+            continue;
+        }
+        let visitor = &visitors[(k % 7) as usize];
+        let response = visitor.get(path.parse()?).await?;
+        response.into_body().collect().await?;
     }
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
