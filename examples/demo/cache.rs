@@ -70,8 +70,15 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::write(dir.join(name), bytes)
 }
 
-/// `/stats`' `cache` object: what the cache did and holds.
-pub fn stats(cache: &VariantCache, budget: u64) -> Value {
+/// `/stats`' `cache` object: what the cache did and holds, for a loopback client (`exact`:
+/// the person running the demo). Its counts would tell anyone else whether a body was
+/// compressed for another client before (a hit), so a remote client sees the budget alone.
+pub fn stats(cache: &VariantCache, budget: u64, exact: bool) -> Value {
+    if !exact {
+        let why = "the cache's counts are shown to loopback clients only: \
+                   a hit would tell you a body was compressed for someone else";
+        return json!({ "budget": budget, "hidden": why });
+    }
     let s = cache.stats();
     json!({
         "hits": s.hits, "misses": s.misses, "refused": s.refused, "admitted": s.admitted,

@@ -1,7 +1,7 @@
 //! `GET /stats`: pool, compression, per-coding and wire counters as JSON.
 
 use axum::Json;
-use axum::extract::State;
+use axum::extract::{ConnectInfo, State};
 use serde_json::{Map, Value, json};
 use tower_gzip::ContentCoding;
 use tower_gzip::compression::{CompressionStats, Governor, SkipReason};
@@ -147,7 +147,11 @@ fn counters(state: &AppState) -> (Value, Value, Map<String, Value>) {
     (pool(global.stats()), compression, codings.collect())
 }
 
-pub async fn stats(State(state): State<AppState>) -> Json<Value> {
+pub async fn stats(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
+) -> Json<Value> {
+    let exact = peer.ip().to_canonical().is_loopback();
     let wire = &state.wire;
     let (pool, compression, codings) = counters(&state);
     let alloc::Counts {
@@ -169,7 +173,7 @@ pub async fn stats(State(state): State<AppState>) -> Json<Value> {
     Json(json!({
         "allocator": { "allocations": allocations, "bytes": bytes },
         "governor": state.governor.as_ref().map(governor),
-        "cache": state.cache.as_ref().map(|(cache, budget)| crate::cache::stats(cache, *budget)),
+        "cache": state.cache.as_ref().map(|(cache, budget)| crate::cache::stats(cache, *budget, exact)),
         "mode": match state.mode { Mode::TowerGzip => "tower-gzip", Mode::TowerHttp => "tower-http" },
         "prefer": prefer,
         "dictionaries": dict,
