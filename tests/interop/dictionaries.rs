@@ -63,8 +63,10 @@ fn chromium_decodes_dictionary_codings(args: &[&str], want: &str) {
         plain.len()
     );
 
-    // Ten more responses it never saw: dcz at most 0.70x plain zstd's bytes (dcb is
-    // weighed against br by the crate's benches).
+    // Ten more responses it never saw: dcz at most 0.75x plain zstd's bytes (dcb is
+    // weighed against br by the crate's benches). A k-anonymous dictionary holds only what
+    // 3 clients were sent: 0.70-0.71x here, where one with every sample's bytes made 0.65x
+    // (BENCHMARKS.md, "Learned dictionaries: what k-anonymity costs").
     if want == "dcz" {
         let (mut dictionary, mut zstd) = (0, 0);
         for item in result["batch"].as_array().expect("a batch") {
@@ -80,7 +82,7 @@ fn chromium_decodes_dictionary_codings(args: &[&str], want: &str) {
             "learned dictionary, unseen API responses: dcz {dictionary} B, zstd {zstd} B: {ratio:.3}x"
         );
         assert!(
-            ratio <= 0.70,
+            ratio <= 0.75,
             "dcz {dictionary} B against zstd {zstd} B: {ratio:.3}x"
         );
     }
