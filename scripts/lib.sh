@@ -125,6 +125,20 @@ start_server() {
 
 stop_server() { stop_pid SERVER_PID; }
 
+# warm_from_clients URL_BASE LAST_START TIMEOUT ACCEPT_ENCODING: the API's items from seven
+# loopback addresses at once (127.0.0.2-.8; curl's URL globbing, disjoint starts), so that
+# the learner, which publishes only what 3 distinct clients were sent and samples 1 in 4,
+# sees enough clients. Waits for the seven curls, not for the server.
+warm_from_clients() {
+    local url=$1 last=$2 max_time=$3 ae=$4 pids=() c
+    for c in 0 1 2 3 4 5 6; do
+        curl -sS --max-time "$max_time" --interface "127.0.0.$((2 + c))" -H "Accept-Encoding: $ae" \
+            "$url&start=[$((c * 1000))-$last:7000]" >/dev/null &
+        pids+=($!)
+    done
+    wait "${pids[@]}"
+}
+
 # A `kB` field of the server's /proc/PID/status (VmRSS, VmHWM), in KiB.
 proc_status_kb() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$SERVER_PID/status"; }
 # utime+stime in clock ticks, and minor faults, of the server (from /proc/PID/stat).

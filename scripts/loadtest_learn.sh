@@ -59,16 +59,9 @@ learn_case() { # $1: on | off, $2: round
     local flags=() out="$WORK/wrk-learn-$1.txt" stats="" i t0 l0 t1 l1 s0 s1
     [[ "$1" == off ]] && flags=(--no-learn)
     start_server ours "${flags[@]}"
-    # LEARN_WARM requests for disjoint runs of items (curl's URL globbing), from seven
-    # loopback addresses at once: 1 in 4 is a sample, and the learner builds its first
-    # dictionary from 200 once they come from 3 distinct clients (peer addresses).
-    local pids=()
-    for c in 0 1 2 3 4 5 6; do
-        curl -sS --max-time 120 --interface "127.0.0.$((2 + c))" -H "Accept-Encoding: $LEARN_AE" \
-            "$BASE$LEARN_PATH&start=[$((c * 1000))-$(((LEARN_WARM - 1) * 1000)):7000]" >/dev/null &
-        pids+=($!)
-    done
-    wait "${pids[@]}" # not the server, a job of this shell too
+    # LEARN_WARM requests from seven clients: the learner builds its first dictionary from
+    # 200 samples once they come from 3 distinct clients (peer addresses).
+    warm_from_clients "$BASE$LEARN_PATH" "$(((LEARN_WARM - 1) * 1000))" 120 "$LEARN_AE"
     for ((i = 0; i < 600; i++)); do # at most 60 s for the build
         stats="$(learn_stats)"
         [[ "$1" == off || "$stats" == serving\ [0-9]* ]] && break

@@ -43,14 +43,7 @@ profile() {
     SERVER_PREFIX=(valgrind --tool=callgrind --callgrind-out-file="$WORK/cg.$1.%p")
     start_server ours "${flags[@]}"
     base="$BASE"
-    # From seven loopback addresses: the learner publishes only what 3 clients were sent.
-    local pids=()
-    for c in 0 1 2 3 4 5 6; do
-        curl -sS --max-time 900 --interface "127.0.0.$((2 + c))" -H "Accept-Encoding: $AE" \
-            "$base/api/items?n=5&start=[$((c * 1000))-1999000:7000]" >/dev/null &
-        pids+=($!)
-    done
-    wait "${pids[@]}" # not the server, a job of this shell too
+    warm_from_clients "$base/api/items?n=5" 1999000 900 "$AE"
     for ((i = 0; i < 600; i++)); do
         [[ "$1" == off || "$(phase "$base")" == serving ]] && break
         sleep 1
