@@ -27,14 +27,9 @@ impl Server {
     /// Starts the example with these command-line arguments and waits for its
     /// `listening on` line.
     pub fn start(args: &[&str]) -> Server {
-        Server::start_on("127.0.0.1:0", args)
-    }
-
-    /// [`start`](Self::start), listening on `addr` (`0.0.0.0:0`: every interface).
-    pub fn start_on(addr: &str, args: &[&str]) -> Server {
         let mut child = Command::new(server_binary())
             .args(args)
-            .env("ADDR", addr)
+            .env("ADDR", "127.0.0.1:0")
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
             .spawn()
@@ -57,16 +52,12 @@ impl Server {
         server.base = base
             .unwrap_or_else(|| panic!("bad first line: {line:?}"))
             .to_owned();
-        let port = server.port();
-        server.base = format!("http://127.0.0.1:{port}");
+        assert!(
+            server.base.starts_with("http://127.0.0.1:"),
+            "{}",
+            server.base
+        );
         server
-    }
-
-    /// The port it listens on.
-    pub fn port(&self) -> u16 {
-        let port = self.base.rsplit(':').next().expect("a port");
-        port.parse()
-            .unwrap_or_else(|_| panic!("bad base: {}", self.base))
     }
 
     pub fn url(&self, path: &str) -> String {
