@@ -30,7 +30,7 @@ macro_rules! builder_methods {
     (decompression_switches) => {
         $crate::builders::builder_methods!(codings "decoded");
 
-        fn set_coding(mut self, format: $crate::codec::ContentCoding, enable: bool) -> Self {
+        fn set_coding(mut self, format: $crate::ContentCoding, enable: bool) -> Self {
             self.settings.accept.set(format, enable);
             self
         }
@@ -83,7 +83,7 @@ macro_rules! builder_methods {
             self
         }
 
-        fn set_coding(self, format: $crate::codec::ContentCoding, enable: bool) -> Self {
+        fn set_coding(self, format: $crate::ContentCoding, enable: bool) -> Self {
             self.with(|s| s.offered.set(format, enable))
         }
 
@@ -119,7 +119,7 @@ macro_rules! builder_methods {
     (codings $what:literal) => {
         #[doc = concat!("Sets whether gzip (and `x-gzip`) is ", $what, ".")]
         pub fn gzip(self, enable: bool) -> Self {
-            self.set_coding($crate::codec::ContentCoding::Gzip, enable)
+            self.set_coding($crate::ContentCoding::Gzip, enable)
         }
 
         #[doc = concat!("gzip is not ", $what, ".")]
@@ -129,7 +129,7 @@ macro_rules! builder_methods {
 
         #[doc = concat!("Sets whether deflate (zlib; raw deflate is also decoded) is ", $what, ".")]
         pub fn deflate(self, enable: bool) -> Self {
-            self.set_coding($crate::codec::ContentCoding::Deflate, enable)
+            self.set_coding($crate::ContentCoding::Deflate, enable)
         }
 
         #[doc = concat!("deflate is not ", $what, ".")]
@@ -139,7 +139,7 @@ macro_rules! builder_methods {
 
         #[doc = concat!("Sets whether zstd is ", $what, " (with the cargo feature `zstd`; without it, zstd is never ", $what, ").")]
         pub fn zstd(self, enable: bool) -> Self {
-            self.set_coding($crate::codec::ContentCoding::Zstd, enable)
+            self.set_coding($crate::ContentCoding::Zstd, enable)
         }
 
         #[doc = concat!("zstd is not ", $what, ".")]
@@ -149,7 +149,7 @@ macro_rules! builder_methods {
 
         #[doc = concat!("Sets whether br (Brotli) is ", $what, " (with the cargo feature `br`; without it, br is never ", $what, ").")]
         pub fn br(self, enable: bool) -> Self {
-            self.set_coding($crate::codec::ContentCoding::Br, enable)
+            self.set_coding($crate::ContentCoding::Br, enable)
         }
 
         #[doc = concat!("br is not ", $what, ".")]

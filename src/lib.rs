@@ -60,7 +60,8 @@
 //! let stats = pool.stats();
 //! assert_eq!(stats.kind(PoolKind::DeflateCompressors).in_use(), 0);
 //! ```
-#![deny(missing_docs, unsafe_code, unreachable_pub)]
+#![forbid(unsafe_code)]
+#![deny(missing_docs, unreachable_pub)]
 // docs.rs (nightly, `--cfg docsrs`) shows which items need which cargo feature.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -69,7 +70,6 @@ mod builders;
 pub mod cache;
 pub mod client;
 pub mod codec;
-mod coding;
 pub mod compression;
 pub mod decompression;
 #[cfg(dictionary)]
@@ -80,31 +80,23 @@ mod ended;
 #[cfg(feature = "grpc")]
 pub mod grpc;
 pub mod guide;
-// The one module allowed `unsafe` code.
-#[allow(unsafe_code)]
-mod ffi;
 // Not API: what the fuzz targets reach below the public surface (cargo fuzz builds with
 // `--cfg fuzzing`).
 #[cfg(fuzzing)]
 #[doc(hidden)]
 pub mod fuzzing;
-// Not API: `benches/brotli_c.rs` measures the C brotli wrapper against the pure-Rust crates.
-#[cfg(feature = "dcb")]
-#[doc(hidden)]
-pub use ffi::brotli_c as __bench_brotli_c;
 mod headers;
 #[cfg(dictionary)]
 mod hex;
 mod negotiate;
-mod pool;
+pub mod pool;
 mod predicate;
 mod sync;
 pub mod telemetry;
 
-pub use codec::kinds::{PoolKind, PoolStats};
-pub use codec::level::CompressionLevel;
-pub use coding::ContentCoding;
-pub use pool::{CodecPool, CodecPoolBuilder, KindStats};
+// The codec floor's names, where the crate's own code and its users find them.
+use tower_gzip_codecs::{CODINGS, CodingSet};
+pub use tower_gzip_codecs::{CodecPool, CompressionLevel, ContentCoding};
 
 /// The boxed error type of this crate's bodies.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;

@@ -6,7 +6,7 @@
 //! codings are read by the same grammar; only [`choose`] and the dictionary selection read
 //! the result differently (`*` never offers a dictionary coding, RFC 9842 section 6.1).
 
-use crate::coding::{CODINGS, CodingSet, ContentCoding};
+use crate::{CODINGS, CodingSet, ContentCoding};
 use crate::headers::trim;
 use http::HeaderMap;
 use http::header::ACCEPT_ENCODING;

@@ -5,7 +5,7 @@
 use std::hash::{BuildHasher, Hash, Hasher};
 
 use crate::ContentCoding;
-use crate::pool::Level;
+
 
 /// The process's secret hashing key: 128 bits from the OS through std's `RandomState`
 /// (SipHash keys), spread over BLAKE3's 32-byte key. Unknown to a remote attacker, so no
@@ -24,7 +24,7 @@ pub(crate) fn process_key() -> [u8; 32] {
 pub(crate) struct Variant {
     pub(crate) coding: ContentCoding,
     /// The level the layer asked for (the entry may hold a denser one later).
-    pub(crate) level: Level,
+    pub(crate) level: u8,
     /// The dictionary's SHA-256, for `dcz` and `dcb`.
     pub(crate) dictionary: Option<[u8; 32]>,
 }

@@ -90,7 +90,7 @@ pub(crate) use self::store::Stage;
 use self::store::{ENTRY_OVERHEAD, Store};
 pub(crate) use self::validator::{RequestScope, Validator};
 use crate::CodecPool;
-use crate::codec::Dictionary;
+use crate::dictionary::Dictionary;
 
 /// Bodies smaller than this skip the cache by default: hashing and filing them costs about
 /// what compressing them does.

@@ -9,8 +9,8 @@ use bytes::{Bytes, BytesMut};
 use proptest::prelude::*;
 
 use super::{Lookup, Variant, VariantCache};
-use crate::codec::Dictionary;
-use crate::codec::one_shot::OneShot;
+use crate::dictionary::Dictionary;
+use crate::codec::OneShot;
 use crate::{CompressionLevel, ContentCoding};
 
 /// Bodies that share what the fingerprint samples: one base, twins differing in one byte
@@ -93,7 +93,7 @@ fn serve(cache: &VariantCache, bodies: &[Bytes], dictionaries: &[Dictionary], as
         .then(|| &dictionaries[ask.dictionary]);
     let variant = Variant {
         coding,
-        level: level.resolve(coding),
+        level: level.native(coding),
         dictionary: dictionary.map(Dictionary::hash),
     };
     let one_shot = OneShot::new(coding).level(level).against(dictionary);

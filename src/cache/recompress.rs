@@ -12,8 +12,8 @@ use bytes::{Bytes, BytesMut};
 
 use super::key::Key;
 use super::{Fill, Shared, Stage};
-use crate::codec::Dictionary;
-use crate::codec::one_shot::OneShot;
+use crate::dictionary::Dictionary;
+use crate::codec::OneShot;
 use crate::sync::lock;
 use crate::{CodecPool, CompressionLevel, ContentCoding};
 
@@ -170,7 +170,7 @@ impl Worker {
         let coding = job.key.variant().coding;
         let one_shot = OneShot::new(coding)
             .pool(&self.pool)
-            .against(job.dictionary.as_ref());
+            .against(job.dictionary.as_ref().map(Dictionary::codec));
         let decoded;
         let body = match &job.body {
             Some(body) => &body[..],
@@ -206,7 +206,7 @@ impl Worker {
                 // The densest level is not always the smallest (br 11 can lose to a lower
                 // level on long repetitive text): the entry is the smaller of it and what
                 // the layer's own level makes, as a recompression would keep.
-                let level = CompressionLevel::Precise(job.key.variant().level.get().into());
+                let level = CompressionLevel::Precise(job.key.variant().level.into());
                 let mut served = BytesMut::new();
                 let smaller = match one_shot.level(level).encode(body, &mut served) {
                     Ok(()) if served.len() < out.len() => &served,

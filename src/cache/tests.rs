@@ -5,13 +5,13 @@ use proptest::prelude::*;
 
 use super::store::{self, ENTRY_OVERHEAD, Store};
 use super::*;
-use crate::codec::one_shot::OneShot;
+use crate::codec::OneShot;
 use crate::{CompressionLevel, ContentCoding};
 
 fn variant(coding: ContentCoding) -> Variant {
     Variant {
         coding,
-        level: CompressionLevel::Default.resolve(coding),
+        level: CompressionLevel::Default.native(coding),
         dictionary: None,
     }
 }
@@ -99,7 +99,7 @@ fn another_coding_level_or_dictionary_is_another_entry() {
     let other = |variant| matches!(cache.lookup(&body, variant, None), Lookup::Miss(_));
     assert!(other(variant(ContentCoding::Deflate)));
     let mut denser = variant(ContentCoding::Gzip);
-    denser.level = CompressionLevel::Best.resolve(ContentCoding::Gzip);
+    denser.level = CompressionLevel::Best.native(ContentCoding::Gzip);
     assert!(other(denser));
     let mut with_dictionary = variant(ContentCoding::Gzip);
     with_dictionary.dictionary = Some([7; 32]);
@@ -280,7 +280,7 @@ fn a_body_served_again_as_the_same_bytes_is_found_without_a_hash() {
 #[cfg(both_dictionary_codings)]
 #[test]
 fn dictionary_entries_are_recompressed_against_their_dictionary() {
-    use crate::codec::Dictionary;
+    use crate::dictionary::Dictionary;
     let cache = VariantCache::new(64 << 20);
     let dictionary = Dictionary::new(json(7, 300), None).unwrap();
     let other = Dictionary::new(json(8, 300), None).unwrap();

@@ -8,7 +8,8 @@ use tower_service::Service;
 
 use super::layer::Settings;
 use crate::builders::builder_methods;
-use crate::codec::{ContentCoding, Encoder};
+use crate::codec::Encoder;
+use crate::ContentCoding;
 use crate::compression::CompressionBody;
 use crate::headers::body_size;
 use crate::predicate::{DefaultPredicate, Predicate};

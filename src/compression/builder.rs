@@ -11,7 +11,7 @@ macro_rules! compression_builder_methods {
 
         /// Which coding wins when the client's q-values tie: the codings listed, in that
         /// order, then the others in the default order (zstd, br, gzip, deflate).
-        pub fn prefer(self, order: &[$crate::codec::ContentCoding]) -> Self {
+        pub fn prefer(self, order: &[$crate::ContentCoding]) -> Self {
             self.with(|s| s.offered.prefer(order))
         }
 

@@ -71,7 +71,7 @@ impl<P> CompressionLayer<P> {
     pub fn publish_metrics(&self) {
         self.settings.stats.handles();
         for &coding in crate::ContentCoding::ALL {
-            let level = self.settings.levels.of(coding).resolve(coding).get();
+            let level = self.settings.levels.of(coding).native(coding);
             crate::telemetry::publish_level(coding, level.into());
         }
     }

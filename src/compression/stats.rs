@@ -1,7 +1,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::coding::{CODINGS, ContentCoding};
+use crate::{CODINGS, ContentCoding};
 use crate::telemetry::{DictionaryOutcome, SkipReason};
 
 /// Counters shared by every service a [`CompressionLayer`](super::CompressionLayer) builds.

@@ -5,7 +5,7 @@ use http::header::{CONTENT_ENCODING, HeaderMap, HeaderValue};
 use super::limits::DecompressionLimits;
 use std::sync::OnceLock;
 
-use crate::coding::{CODINGS, CodingSet, ContentCoding};
+use crate::{CODINGS, CodingSet, ContentCoding};
 use crate::pool::CodecPool;
 
 /// The most content codings one message may stack (`Content-Encoding: gzip, gzip, deflate`).

@@ -86,12 +86,16 @@ mod select;
 #[cfg(dictionary)]
 mod serve;
 #[cfg(dictionary)]
+mod served;
+#[cfg(dictionary)]
 mod store;
 
-#[cfg(not(dictionary))]
-pub(crate) use crate::codec::Dictionary;
 #[cfg(dictionary)]
-pub use crate::codec::dictionary::{Dictionary, DictionaryError, peek};
+pub use crate::codec::DictionaryError;
+#[cfg(dictionary)]
+pub use served::Dictionary;
+#[cfg(dictionary)]
+pub use tower_gzip_codecs::peek;
 #[cfg(dictionary)]
 pub use crate::headers::UseAsDictionary;
 #[cfg(all(test, both_dictionary_codings))]
@@ -106,6 +110,31 @@ pub(crate) use select::select_parsed;
 pub use serve::{DictionaryService, UseAsDictionaryLayer, link_header};
 #[cfg(dictionary)]
 pub use store::DictionaryStore;
+
+/// Without `dcz` and `dcb` no dictionary exists: the layers' paths that carry one compile as
+/// they are and never run.
+#[cfg(not(dictionary))]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Dictionary {}
+
+#[cfg(not(dictionary))]
+impl Dictionary {
+    pub(crate) fn codec(&self) -> &crate::codec::Dictionary {
+        match *self {}
+    }
+
+    pub(crate) fn available_dictionary(&self) -> http::HeaderValue {
+        match *self {}
+    }
+
+    pub(crate) fn level(&self, _: crate::ContentCoding) -> Option<i32> {
+        match *self {}
+    }
+
+    pub(crate) fn hash(&self) -> [u8; 32] {
+        match *self {}
+    }
+}
 
 /// The seam: without `dcz` and `dcb` no store can exist, so a layer's dictionary path ends
 /// where it asks for one.

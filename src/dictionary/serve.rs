@@ -192,7 +192,9 @@ impl UseAsDictionaryLayer {
         metadata: UseAsDictionary,
         store: DictionaryStore,
     ) -> Result<Self, super::DictionaryError> {
-        let header = metadata.to_header_value()?;
+        let header = metadata
+            .to_header_value()
+            .map_err(|e| super::DictionaryError::InvalidMetadata(e.0))?;
         Ok(UseAsDictionaryLayer {
             metadata,
             header,

@@ -10,7 +10,7 @@ use super::encoding::MessageEncoding;
 use super::frame::{Message, PREFIX_LEN, Prefix};
 use super::settings::Limits;
 use super::status::{Code, GrpcStatus};
-use crate::codec::flate::deflate_bound;
+use tower_gzip_codecs::deflate_bound;
 use crate::codec::{DecodeErrorKind, Decoder, EncodeError, Encoder, OneShot};
 use crate::{CodecPool, CompressionLevel, ContentCoding};
 

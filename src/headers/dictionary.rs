@@ -377,4 +377,12 @@ mod tests {
             ));
         }
     }
+
+    proptest::proptest! {
+        #[test]
+        fn hostile_dictionary_headers_never_panic(value in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300)) {
+            let _ = parse_available_dictionary(&value);
+            let _ = UseAsDictionary::parse(&value);
+        }
+    }
 }

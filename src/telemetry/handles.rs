@@ -6,7 +6,7 @@ use metrics::{Counter, Histogram, counter, histogram};
 use super::outcome::{DictionaryOutcome, ResponseTally, SkipReason};
 use super::publish::{BYTES_IN, BYTES_OUT, DICTIONARY, RATIO, RESPONSES, SECONDS, SKIPPED};
 use crate::ContentCoding;
-use crate::coding::CODINGS;
+use crate::CODINGS;
 
 /// One handle per series the layer updates. Codings not compiled in get no-op handles.
 pub(crate) struct Handles {

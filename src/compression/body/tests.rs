@@ -6,7 +6,8 @@ use std::convert::Infallible;
 
 use super::*;
 use crate::CodecPool;
-use crate::codec::{CompressionLevel, ContentCoding, Decoder};
+use crate::codec::Decoder;
+use crate::{CompressionLevel, ContentCoding};
 
 /// A body that yields its queued chunks, then `Pending` until more are pushed through
 /// the shared handle.

@@ -59,7 +59,7 @@ pub(super) fn by_validator(settings: &CompressionSettings, target: &Target) -> V
 fn variant(target: &Target) -> Variant {
     Variant {
         coding: target.coding,
-        level: target.level.resolve(target.coding),
+        level: target.level.native(target.coding),
         dictionary: target.dictionary.as_ref().map(|d| d.hash()),
     }
 }
@@ -129,7 +129,7 @@ fn hit(
     (bytes_in, bytes_out): (usize, usize),
     key: &'static str,
 ) {
-    let level = target.level.resolve(target.coding).get();
+    let level = target.level.native(target.coding);
     let mut tally = ResponseTally::new(target.coding, level, false);
     (tally.bytes_in, tally.bytes_out) = (bytes_in as u64, bytes_out as u64);
     report::cached(&settings.stats, &tally, key);

@@ -21,7 +21,8 @@ use super::report::{self, account};
 use super::settings::CompressionSettings;
 use crate::buf::Chunks;
 use crate::cache::Recorder;
-use crate::codec::{ContentCoding, Encoder, OneShot};
+use crate::codec::{Encoder, OneShot};
+use crate::ContentCoding;
 use crate::dictionary::Dictionary;
 use crate::headers::{add_varies, add_vary, set_encoded_headers};
 use crate::telemetry::{DictionaryOutcome, ResponseTally, SkipReason};
@@ -152,7 +153,7 @@ fn streaming<B: Body<Error: Into<BoxError>>>(
 ) -> CompressionBody<B> {
     match encoder(settings, target, size) {
         Ok(encoder) => {
-            let level = target.level.resolve(target.coding).get();
+            let level = target.level.native(target.coding);
             let tally = ResponseTally::new(target.coding, level, report::timed());
             let stats = Some((settings.stats.clone(), tally));
             let timed = governor_account(settings, target);
@@ -304,7 +305,7 @@ fn encoder(
 ) -> Result<Encoder, BoxError> {
     let (coding, pool) = (target.coding, &settings.pool);
     let level = target.level;
-    let encoder = Encoder::for_coding(coding, level, target.dictionary.as_ref(), pool)?
+    let encoder = Encoder::for_coding(coding, level, target.dictionary.as_ref().map(Dictionary::codec), pool)?
         .with_padding(padding(settings, coding));
     Ok(match size {
         Some(size) => encoder.with_size_hint(size),
@@ -335,12 +336,12 @@ fn one_shot(
     let mut out = BytesMut::new();
     #[cfg(test)]
     tests::fail_if_told(coding)?;
-    let mut tally = ResponseTally::new(coding, level.resolve(coding).get(), measure);
+    let mut tally = ResponseTally::new(coding, level.native(coding), measure);
     let one_shot = OneShot::new(coding)
         .level(level)
         .pool(&settings.pool)
         .padding(padding(settings, coding))
-        .against(dictionary);
+        .against(dictionary.map(Dictionary::codec));
     account(&mut tally, governed.as_mut(), || {
         one_shot.encode(input, &mut out)
     })?;

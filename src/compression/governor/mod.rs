@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::CompressionLevel;
-use crate::coding::{CODINGS, ContentCoding};
+use crate::{CODINGS, ContentCoding};
 
 use costs::Costs;
 pub(crate) use costs::{ResponseKind, Timed};
@@ -223,8 +223,8 @@ impl Governor {
             return None;
         }
         let step = global.min(STEPS).min(floor);
-        let configured = i32::from(level.resolve(coding).get());
-        let fastest = i32::from(CompressionLevel::Fastest.resolve(coding).get());
+        let configured = i32::from(level.native(coding));
+        let fastest = i32::from(CompressionLevel::Fastest.native(coding));
         let stepped = stepped(configured, fastest, step);
         if i.levels[coding.index()].swap(stepped, Ordering::Relaxed) != stepped {
             level_changed(coding, stepped);

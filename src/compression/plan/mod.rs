@@ -15,7 +15,7 @@ use super::governor::ResponseKind;
 use super::settings::CompressionSettings;
 use crate::CompressionLevel;
 use crate::cache::{RequestScope, Validator};
-use crate::codec::ContentCoding;
+use crate::ContentCoding;
 use crate::dictionary::Dictionary;
 use crate::headers::body_size;
 use crate::negotiate::{AcceptEncoding, Choice};

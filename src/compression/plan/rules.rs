@@ -6,7 +6,7 @@ use http_body::Body;
 
 use super::{Action, Governed, RequestFacts};
 use crate::CompressionLevel;
-use crate::codec::ContentCoding;
+use crate::ContentCoding;
 use crate::compression::body::MAX_INPUT_PER_POLL;
 use crate::compression::governor::ResponseKind;
 use crate::compression::settings::{CompressionSettings, ToCompress};
@@ -97,9 +97,8 @@ fn prefers_releasable(
             .get(..17)
             .is_some_and(|t| t.eq_ignore_ascii_case(b"text/event-stream"))
     });
-    let turns = settings.pool.turns();
     let streamed = size.is_none_or(|size| size > MAX_INPUT_PER_POLL as u64);
-    let busy = streamed && turns.held() >= turns.limit();
+    let busy = streamed && settings.pool.br_streams_full();
     event_stream || busy
 }
 

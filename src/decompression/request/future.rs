@@ -9,7 +9,7 @@ use http::{Response, StatusCode};
 use pin_project_lite::pin_project;
 
 use super::RequestDecompressionResponseBody;
-use crate::coding::CodingSet;
+use crate::CodingSet;
 use crate::decompression::coding::MAX_CODINGS;
 use crate::decompression::coding::accept_encoding;
 use crate::decompression::limits::{TripReport, Tripped};

@@ -9,7 +9,7 @@ use super::future::Exchange;
 use super::{DecompressionLayer, ResponseFuture};
 use crate::builders::builder_methods;
 use crate::client::dictionaries::ClientDictionaryStore;
-use crate::coding::CodingSet;
+use crate::CodingSet;
 use crate::decompression::coding::{Settings, accept_encoding, decodable};
 use crate::headers::{AVAILABLE_DICTIONARY, DICTIONARY_ID};
 

@@ -4,8 +4,10 @@ use std::time::Instant;
 
 use bytes::BytesMut;
 
-use crate::codec::dictionary::{Dictionary, DictionaryError};
-use crate::codec::{CompressionLevel, ContentCoding, EncodeError, OneShot};
+use crate::codec::DictionaryError;
+use crate::dictionary::Dictionary;
+use crate::codec::{EncodeError, OneShot};
+use crate::{CompressionLevel, ContentCoding};
 use crate::pool::CodecPool;
 
 /// What one coding at one level did on the held-out samples.
@@ -27,18 +29,10 @@ pub(super) fn measure(
 ) -> Result<Measured, DictionaryError> {
     let level_of = CompressionLevel::Precise(level);
     let encode = |input: &[u8], out: &mut BytesMut| -> Result<(), EncodeError> {
-        match (coding, dictionary) {
-            (ContentCoding::Dcz, Some(d)) => {
-                crate::codec::dcz::one_shot(d, level_of, input, 0, pool, out)
-            }
-            #[cfg(feature = "dcb")]
-            (ContentCoding::Dcb, Some(d)) => {
-                crate::codec::dcb::one_shot(d, level_of, input, 0, pool, out)
-            }
-            _ => OneShot::new(coding)
-                .level(level_of)
-                .pool(pool)
-                .encode(input, out),
+        let one_shot = OneShot::new(coding).level(level_of).pool(pool);
+        match dictionary {
+            Some(dictionary) => one_shot.dictionary(dictionary).encode(input, out),
+            None => one_shot.encode(input, out),
         }
     };
     let failed =

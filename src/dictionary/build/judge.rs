@@ -7,7 +7,8 @@ use super::{
     BuiltDictionary, Candidate, CandidateReport, DCZ_LEVELS, DictionaryBuilder, cost, measure,
 };
 use crate::ContentCoding;
-use crate::codec::dictionary::{Dictionary, DictionaryError};
+use crate::codec::DictionaryError;
+use crate::dictionary::Dictionary;
 use crate::pool::CodecPool;
 
 /// Measures candidates on the held-out samples and chooses.

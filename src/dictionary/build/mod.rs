@@ -9,18 +9,17 @@ mod samples;
 mod select;
 #[cfg(test)]
 mod tests;
-mod train;
 
 use bytes::Bytes;
 
 use crate::ContentCoding;
-use crate::codec::dictionary::DictionaryError;
-use crate::codec::dictionary::MAX_DICTIONARY_LEN;
+use crate::codec::DictionaryError;
+use crate::codec::MAX_DICTIONARY_LEN;
 use evaluate::measure;
 use judge::Judge;
 #[cfg(test)]
 use judge::{choose, rank};
-pub(crate) use train::train;
+pub(crate) use tower_gzip_codecs::train;
 
 /// The `dcz` levels tried.
 const DCZ_LEVELS: &[i32] = &[3, 4, 5, 6, 9, 12];

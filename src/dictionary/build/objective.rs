@@ -8,8 +8,9 @@
 
 use bytes::BytesMut;
 
-use crate::codec::dictionary::DictionaryError;
-use crate::codec::{CompressionLevel, ContentCoding, OneShot};
+use crate::codec::DictionaryError;
+use crate::codec::OneShot;
+use crate::{CompressionLevel, ContentCoding};
 use crate::pool::CodecPool;
 
 /// The zstd level a dictionary is assumed to be served at: it is fetched once per client

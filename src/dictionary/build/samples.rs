@@ -2,7 +2,7 @@
 //! into the training set (what candidates are made from) and the held-out set (what they
 //! are judged on).
 
-use crate::codec::dictionary::DictionaryError;
+use crate::codec::DictionaryError;
 
 /// Every `HOLD_EVERY`th run of consecutive distinct samples is held out.
 const HOLD_EVERY: usize = 4;

@@ -8,7 +8,7 @@ use super::names::StoredName;
 use super::shared::{Announcement, Context, RouteShared};
 use super::stats::CurrentDictionary;
 use crate::ContentCoding;
-use crate::codec::dictionary::MAX_DICTIONARY_LEN;
+use crate::codec::MAX_DICTIONARY_LEN;
 use crate::dictionary::{Dictionary, DictionaryService, link_header};
 use crate::headers::UseAsDictionary;
 use crate::sync::recover;
