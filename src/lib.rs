@@ -52,7 +52,7 @@
 //! # The pool
 //!
 //! ```
-//! use tower_gzip::{CodecPool, PoolKind, compression::CompressionLayer};
+//! use tower_gzip::{CodecPool, compression::CompressionLayer, pool::PoolKind};
 //!
 //! let pool = CodecPool::builder().max_idle(16).build();
 //! let layer = CompressionLayer::new().pool(pool.clone());

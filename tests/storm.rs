@@ -33,7 +33,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 use tokio::sync::Semaphore;
 use tower_gzip::compression::{CompressionLayer, CompressionStats};
-use tower_gzip::{CodecPool, CompressionLevel, KindStats};
+use tower_gzip::{CodecPool, CompressionLevel, pool::KindStats};
 
 const TIMEOUT: Duration = Duration::from_secs(20);
 const CHUNK: usize = 16 * 1024;
@@ -213,7 +213,7 @@ async fn settle(server: &Server) -> KindStats {
         let stats = server
             .pool
             .stats()
-            .kind(tower_gzip::PoolKind::DeflateCompressors);
+            .kind(tower_gzip::pool::PoolKind::DeflateCompressors);
         let open = server.loopback.open_connections();
         if (stats.in_use() == 0 && open == 0) || Instant::now() > deadline {
             return stats;

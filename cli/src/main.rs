@@ -2,9 +2,9 @@
 //! sample responses, and compresses and decompresses `dcz` and `dcb` bodies with it.
 //!
 //! ```text
-//! cargo run --release --example dictionary -- build --out DICT [--max-size BYTES] [--responses-per-client N] SAMPLE_FILE...
-//! cargo run --release --example dictionary -- compress --dictionary DICT --coding dcz|dcb [--level N] <BODY >ENCODED
-//! cargo run --release --example dictionary -- decompress --dictionary DICT [--max-bytes N] <ENCODED >BODY
+//! tower-gzip-dictionary build --out DICT [--max-size BYTES] [--responses-per-client N] SAMPLE_FILE...
+//! tower-gzip-dictionary compress --dictionary DICT --coding dcz|dcb [--level N] <BODY >ENCODED
+//! tower-gzip-dictionary decompress --dictionary DICT [--max-bytes N] <ENCODED >BODY
 //! ```
 //!
 //! `build` reads one response body per sample file, runs `DictionaryBuilder` on them

@@ -1,9 +1,8 @@
-//! The deploy pipeline's command line (`examples/dictionary.rs`) as a child process: `build`
+//! The deploy pipeline's command line (`tower-gzip-dictionary`) as a child process: `build`
 //! on corpus samples, `compress` and `decompress` round trips in both codings, and one
 //! clear line on stderr with a non-zero exit for every bad input.
 
 use tower_gzip_support::corpus;
-use tower_gzip_support::example;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -23,13 +22,12 @@ const MAX_SIZE: &str = "32768";
 const DCZ_MAGIC: [u8; 8] = [0x5e, 0x2a, 0x4d, 0x18, 0x20, 0x00, 0x00, 0x00];
 const DCB_MAGIC: [u8; 4] = [0xff, 0x44, 0x43, 0x42];
 
-/// The example, built as this test was.
-fn binary() -> &'static PathBuf {
-    static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY.get_or_init(|| example::build("dictionary", &[]))
+/// The command line, which cargo builds for this test.
+fn binary() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_tower-gzip-dictionary"))
 }
 
-/// What one run of the example did.
+/// What one run of the command line did.
 #[derive(Debug)]
 struct Run {
     success: bool,
@@ -44,12 +42,12 @@ fn run(args: &[&str], stdin: &[u8]) -> Run {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("start the dictionary example");
+        .expect("start tower-gzip-dictionary");
     // A thread feeds stdin while the output is read: a large body would fill both pipes.
     let mut pipe = child.stdin.take().unwrap();
     let input = stdin.to_vec();
     let feeder = std::thread::spawn(move || {
-        // The example may exit before reading (a missing dictionary): a broken pipe is fine.
+        // The command line may exit before reading (a missing dictionary): a broken pipe is fine.
         let _ = pipe.write_all(&input);
     });
     let out = child.wait_with_output().unwrap();
@@ -180,7 +178,7 @@ fn bodies() -> Vec<Vec<u8>> {
     corpus::bodies(4, 77)
 }
 
-/// What the library sends for `body` at `level`: what the example must write.
+/// What the library sends for `body` at `level`: what the command line must write.
 fn expected(
     coding: ContentCoding,
     d: &Dictionary,

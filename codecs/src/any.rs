@@ -365,8 +365,7 @@ impl Decoder {
     }
 
     /// Complete gzip members, zstd frames or zlib/raw/br streams decoded so far.
-    #[cfg(test)]
-    pub(crate) fn members(&self) -> u64 {
+    pub fn members(&self) -> u64 {
         self.read(0, |codec| dispatch!(codec, c => c.members()))
     }
 

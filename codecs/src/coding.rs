@@ -207,7 +207,7 @@ pub struct CodingSet(u8);
 
 impl CodingSet {
     /// No coding.
-    pub(crate) const EMPTY: CodingSet = CodingSet(0);
+    pub const EMPTY: CodingSet = CodingSet(0);
 
     /// The plain codings compiled in.
     pub fn plain() -> Self {

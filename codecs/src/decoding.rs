@@ -26,7 +26,6 @@ pub(crate) trait DecodeCore {
     fn is_stream_end(&self) -> bool;
 
     /// Streams (members, frames) completed so far.
-    #[cfg(test)]
     fn members(&self) -> u64;
 
     /// See [`Decode::announced_size`].
@@ -121,7 +120,6 @@ impl<C: DecodeCore> Decode for Driven<C> {
         self.tally.total_out()
     }
 
-    #[cfg(test)]
     fn members(&self) -> u64 {
         self.core.members()
     }

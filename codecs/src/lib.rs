@@ -325,6 +325,5 @@ pub(crate) trait Decode {
     fn total_out(&self) -> u64;
 
     /// Complete members (gzip), frames (zstd) or streams decoded so far.
-    #[cfg(test)]
     fn members(&self) -> u64;
 }

@@ -252,8 +252,7 @@ impl CodecPoolBuilder {
     /// producer hands over a slice or less at a time always yield. Zero: no such stream
     /// yields. The default's effect on memory and first bytes against tower-http is in
     /// BENCHMARKS.md, "Many streams at once".
-    #[cfg(test)]
-    pub(crate) fn yield_limit(mut self, limit: usize) -> Self {
+    pub fn yield_limit(mut self, limit: usize) -> Self {
         self.yield_limit = limit;
         self
     }
@@ -343,6 +342,12 @@ impl CodecPool {
     }
 
     /// The slots streams with a large body in hand take to yield between slices.
+    /// Streams that hold a yield slot now (see
+    /// [`CodecPoolBuilder::yield_limit`]).
+    pub fn yielding(&self) -> usize {
+        self.yield_slots().held()
+    }
+
     pub(crate) fn yield_slots(&self) -> &YieldSlots {
         &self.inner.yields
     }

@@ -463,13 +463,13 @@ pub fn check_decoder(data: &[u8]) {
     drop(next);
     // Whichever kind of state the coding uses: one created, reused once, none out.
     let stats = pool.stats();
-    let sum = |f: fn(&tower_gzip::KindStats) -> u64| -> u64 {
+    let sum = |f: fn(&tower_gzip::pool::KindStats) -> u64| -> u64 {
         stats.kinds().map(|(_, kind)| f(&kind)).sum()
     };
     assert_eq!(sum(|k| k.created) + sum(|k| k.reused), 2, "{stats:?}");
     // A brotli state that saw an error is discarded, not reset (its decoder cannot be
     // rewound safely); the others are reset and reused.
-    if stats.kind(tower_gzip::PoolKind::BrDecompressors).discarded == 0 {
+    if stats.kind(tower_gzip::pool::PoolKind::BrDecompressors).discarded == 0 {
         assert_eq!(sum(|k| k.reused), 1, "{stats:?}");
     }
     assert_eq!(stats.in_use(), 0, "{stats:?}");

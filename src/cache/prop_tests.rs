@@ -94,9 +94,9 @@ fn serve(cache: &VariantCache, bodies: &[Bytes], dictionaries: &[Dictionary], as
     let variant = Variant {
         coding,
         level: level.native(coding),
-        dictionary: dictionary.map(Dictionary::hash),
+        dictionary: dictionary.map(|d| d.hash()),
     };
-    let one_shot = OneShot::new(coding).level(level).against(dictionary);
+    let one_shot = OneShot::new(coding).level(level).against(dictionary.map(Dictionary::codec));
     let compress = || {
         let mut out = BytesMut::new();
         one_shot.encode(body, &mut out).unwrap();
@@ -112,7 +112,7 @@ fn serve(cache: &VariantCache, bodies: &[Bytes], dictionaries: &[Dictionary], as
         Lookup::Unseen => compress().freeze(),
     };
     let decoded = OneShot::new(coding)
-        .against(dictionary)
+        .against(dictionary.map(Dictionary::codec))
         .decode(&wire, 1 << 20)
         .unwrap();
     assert_eq!(decoded, body, "{ask:?}");

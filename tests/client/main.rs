@@ -295,7 +295,7 @@ async fn response_bombs_are_stopped() {
     assert!(total <= 4 * 1024 * 1024);
     assert_eq!(
         pool.stats()
-            .kind(tower_gzip::PoolKind::DeflateDecompressors)
+            .kind(tower_gzip::pool::PoolKind::DeflateDecompressors)
             .in_use(),
         0
     );

@@ -13,7 +13,7 @@ use http::Response;
 use http::header::CONTENT_ENCODING;
 use http_body::Body;
 use tower_gzip::compression::{CompressionBody, CompressionLayer};
-use tower_gzip::{CodecPool, KindStats, PoolStats};
+use tower_gzip::{CodecPool, pool::{KindStats, PoolStats}};
 
 use crate::common::{ReadyFrames, decode, text};
 use crate::support::{SLICE, get, respond};
@@ -40,9 +40,9 @@ struct Stream {
 
 fn kind(stats: &PoolStats, coding: &str) -> KindStats {
     match coding {
-        "zstd" => stats.kind(tower_gzip::PoolKind::ZstdCompressors),
-        "br" => stats.kind(tower_gzip::PoolKind::BrCompressors),
-        _ => stats.kind(tower_gzip::PoolKind::DeflateCompressors),
+        "zstd" => stats.kind(tower_gzip::pool::PoolKind::ZstdCompressors),
+        "br" => stats.kind(tower_gzip::pool::PoolKind::BrCompressors),
+        _ => stats.kind(tower_gzip::pool::PoolKind::DeflateCompressors),
     }
 }
 
@@ -198,7 +198,7 @@ async fn an_idle_br_stream_gives_its_turn_back() {
     }
     let stats = pool.stats();
     assert_eq!(
-        stats.kind(tower_gzip::PoolKind::BrCompressors).in_use(),
+        stats.kind(tower_gzip::pool::PoolKind::BrCompressors).in_use(),
         0,
         "the state went back"
     );

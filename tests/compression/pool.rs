@@ -23,9 +23,9 @@ fn in_use(pool: &CodecPool) -> u64 {
     assert_eq!(
         stats.in_use(),
         stats
-            .kind(tower_gzip::PoolKind::DeflateCompressors)
+            .kind(tower_gzip::pool::PoolKind::DeflateCompressors)
             .in_use()
-            + stats.kind(tower_gzip::PoolKind::BlockCompressors).in_use(),
+            + stats.kind(tower_gzip::pool::PoolKind::BlockCompressors).in_use(),
         "only gzip and deflate are asked for here: {stats:?}"
     );
     stats.in_use()
@@ -105,8 +105,8 @@ async fn codec_returns_to_pool_when_body_ends() {
     // features), the streamed one a streaming state; each is back on its shelf.
     let stats = pool.stats();
     let (streaming, block) = (
-        stats.kind(tower_gzip::PoolKind::DeflateCompressors),
-        stats.kind(tower_gzip::PoolKind::BlockCompressors),
+        stats.kind(tower_gzip::pool::PoolKind::DeflateCompressors),
+        stats.kind(tower_gzip::pool::PoolKind::BlockCompressors),
     );
     // Without libdeflate both draw from the streaming shelf: one state, reused.
     let states = if cfg!(feature = "libdeflate") { 2 } else { 1 };
@@ -163,13 +163,13 @@ async fn state_is_held_while_streaming_under_the_hold_limit() {
         let stats = pool.stats();
         assert_eq!(stats.in_use(), 0, "{stats:?}");
         assert_eq!(
-            stats.kind(tower_gzip::PoolKind::ZstdCompressors).discarded,
+            stats.kind(tower_gzip::pool::PoolKind::ZstdCompressors).discarded,
             0,
             "{stats:?}"
         );
         assert_eq!(
             stats
-                .kind(tower_gzip::PoolKind::DeflateCompressors)
+                .kind(tower_gzip::pool::PoolKind::DeflateCompressors)
                 .discarded,
             0,
             "{stats:?}"
@@ -201,7 +201,7 @@ async fn codec_returns_to_pool_when_body_is_dropped() {
     assert_eq!(in_use(&pool), 0);
     assert_eq!(
         pool.stats()
-            .kind(tower_gzip::PoolKind::DeflateCompressors)
+            .kind(tower_gzip::pool::PoolKind::DeflateCompressors)
             .discarded,
         0
     );
@@ -252,12 +252,12 @@ async fn inner_error_mid_stream_reaches_consumer_and_pool_recovers() {
     // Streaming states were reused after each error; one-shot bodies reuse theirs too.
     let stats = pool.stats();
     assert!(
-        stats.kind(tower_gzip::PoolKind::DeflateCompressors).reused >= 3,
+        stats.kind(tower_gzip::pool::PoolKind::DeflateCompressors).reused >= 3,
         "{stats:?}"
     );
     assert!(
-        stats.kind(tower_gzip::PoolKind::DeflateCompressors).reused
-            + stats.kind(tower_gzip::PoolKind::BlockCompressors).reused
+        stats.kind(tower_gzip::pool::PoolKind::DeflateCompressors).reused
+            + stats.kind(tower_gzip::pool::PoolKind::BlockCompressors).reused
             >= 4,
         "{stats:?}"
     );

@@ -567,10 +567,10 @@ async fn disconnect_mid_stream(pool: &CodecPool, held_mid_stream: u64) {
             }
             // A zstd context parked at a slice end stays its stream's (the stream takes it
             // back at its next slice): held too, whichever the writer stopped at.
-            let holding = |stats: tower_gzip::PoolStats| {
+            let holding = |stats: tower_gzip::pool::PoolStats| {
                 let parked = if coding == "zstd" {
                     stats
-                        .kind(tower_gzip::PoolKind::ZstdCompressors)
+                        .kind(tower_gzip::pool::PoolKind::ZstdCompressors)
                         .idle_parked as u64
                 } else {
                     0
@@ -594,13 +594,13 @@ async fn disconnect_mid_stream(pool: &CodecPool, held_mid_stream: u64) {
     let stats = pool.stats();
     assert_eq!(
         stats
-            .kind(tower_gzip::PoolKind::DeflateCompressors)
+            .kind(tower_gzip::pool::PoolKind::DeflateCompressors)
             .discarded,
         0,
         "{stats:?}"
     );
     assert_eq!(
-        stats.kind(tower_gzip::PoolKind::ZstdCompressors).discarded,
+        stats.kind(tower_gzip::pool::PoolKind::ZstdCompressors).discarded,
         0,
         "{stats:?}"
     );

@@ -110,7 +110,7 @@ async fn single_member_bomb_stops_at_the_limit() {
     assert!(peak < 4 * MIB, "peak {peak}");
     assert_eq!(
         pool.stats()
-            .kind(tower_gzip::PoolKind::DeflateDecompressors)
+            .kind(tower_gzip::pool::PoolKind::DeflateDecompressors)
             .in_use(),
         0,
         "decoder back in the pool"

@@ -338,7 +338,7 @@ fn burst(rt: &tokio::runtime::Runtime) -> (String, bool) {
         }
         peak
     });
-    let stats = pool.stats().kind(tower_gzip::PoolKind::DeflateCompressors);
+    let stats = pool.stats().kind(tower_gzip::pool::PoolKind::DeflateCompressors);
     let live_after = live().saturating_sub(live_before);
     let ok = stats.idle <= max_idle
         && stats.in_use() == 0

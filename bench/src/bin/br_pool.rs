@@ -215,8 +215,8 @@ fn main() {
     let stats = pool.stats();
     println!(
         "\npool: br_compressors {:?}\n      br_decompressors {:?}",
-        stats.kind(tower_gzip::PoolKind::BrCompressors),
-        stats.kind(tower_gzip::PoolKind::BrDecompressors)
+        stats.kind(tower_gzip::pool::PoolKind::BrCompressors),
+        stats.kind(tower_gzip::pool::PoolKind::BrDecompressors)
     );
 }
 

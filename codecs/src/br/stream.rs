@@ -101,7 +101,6 @@ impl<S: BrState> DecodeCore for BrStream<S> {
         self.done
     }
 
-    #[cfg(test)]
     fn members(&self) -> u64 {
         u64::from(self.done)
     }

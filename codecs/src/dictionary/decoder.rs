@@ -96,7 +96,6 @@ impl<C: DecodeCore> Headed<C> {
         self.body.total_out()
     }
 
-    #[cfg(test)]
     pub(crate) fn members(&self) -> u64 {
         self.body.members()
     }
@@ -170,7 +169,6 @@ macro_rules! dict_decoder {
                 self.0.total_out()
             }
 
-            #[cfg(test)]
             fn members(&self) -> u64 {
                 self.0.members()
             }

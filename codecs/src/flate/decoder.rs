@@ -288,7 +288,6 @@ impl DecodeCore for FlateStream {
         matches!(self.phase, Phase::MemberEnd | Phase::Done)
     }
 
-    #[cfg(test)]
     fn members(&self) -> u64 {
         self.members
     }

@@ -31,7 +31,6 @@ impl YieldSlots {
     }
 
     /// Slots held now.
-    #[cfg(test)]
     pub(crate) fn held(&self) -> usize {
         self.held.load(Ordering::Relaxed)
     }

@@ -495,7 +495,6 @@ impl<X: FrameContext> DecodeCore for Frames<X> {
         self.frames > 0 && self.at_boundary
     }
 
-    #[cfg(test)]
     fn members(&self) -> u64 {
         self.frames
     }

@@ -56,7 +56,7 @@ fn drain(body: &mut Pin<Box<CompressionBody<Trickle>>>) -> Vec<u8> {
 
 fn decode_prefix(format: ContentCoding, wire: &[u8]) -> Vec<u8> {
     let pool = CodecPool::new();
-    let mut decoder = Decoder::new(format, &pool);
+    let mut decoder = Decoder::for_coding(format, None, &pool).unwrap();
     let mut out = BytesMut::new();
     let mut input = wire;
     while !input.is_empty() || decoder.has_pending_output() {
@@ -142,7 +142,7 @@ fn a_pause_in_a_quiet_pool_draws_and_primes_nothing() {
                 );
             }
             if format.as_str() == "zstd" {
-                let mut decoder = Decoder::new(format, &CodecPool::new());
+                let mut decoder = Decoder::for_coding(format, None, &CodecPool::new()).unwrap();
                 decoder
                     .decode(&wire, &mut BytesMut::new(), usize::MAX)
                     .unwrap();
@@ -224,7 +224,7 @@ fn poll_into(
 
 /// Decodes `wire` as one complete stream; the decoded length.
 fn decoded_len(format: ContentCoding, wire: &[u8]) -> usize {
-    let mut decoder = Decoder::new(format, &CodecPool::new());
+    let mut decoder = Decoder::for_coding(format, None, &CodecPool::new()).unwrap();
     let mut plain = BytesMut::new();
     let n = decoder.decode(wire, &mut plain, usize::MAX).unwrap();
     assert_eq!(n, wire.len());
@@ -248,7 +248,7 @@ fn under_the_hold_limit_a_stream_keeps_its_state() {
         if !body.is_end_stream() {
             assert_eq!(
                 pool.stats()
-                    .kind(crate::PoolKind::DeflateCompressors)
+                    .kind(crate::pool::PoolKind::DeflateCompressors)
                     .in_use(),
                 1,
                 "slice {slices}"
@@ -258,7 +258,7 @@ fn under_the_hold_limit_a_stream_keeps_its_state() {
     assert!(slices > 4, "{slices} polls for 256 KiB");
     assert_eq!(
         pool.stats()
-            .kind(crate::PoolKind::DeflateCompressors)
+            .kind(crate::pool::PoolKind::DeflateCompressors)
             .created,
         1
     );
@@ -384,7 +384,7 @@ fn past_the_yield_limit_a_large_body_is_compressed_through() {
         );
     }
     assert_eq!(
-        pool.yield_slots().held(),
+        pool.yielding(),
         1,
         "the first stream holds the slot"
     );
@@ -407,7 +407,7 @@ fn past_the_yield_limit_a_large_body_is_compressed_through() {
     wire.extend_from_slice(&rest);
     assert_eq!(decoded_len(ContentCoding::Gzip, &wire), LEN);
     assert_eq!(
-        pool.yield_slots().held(),
+        pool.yielding(),
         0,
         "the slot is given back at the end"
     );

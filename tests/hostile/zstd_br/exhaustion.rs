@@ -180,17 +180,17 @@ async fn zstd_endless_empty_frames_are_413() {
 
 /// The pool's zstd decoder counters once nothing is checked out.
 #[cfg(feature = "zstd")]
-async fn settled_zstd_decoders(pool: &CodecPool) -> tower_gzip::KindStats {
+async fn settled_zstd_decoders(pool: &CodecPool) -> tower_gzip::pool::KindStats {
     let p = pool.clone();
     assert!(
         eventually(|| p
             .stats()
-            .kind(tower_gzip::PoolKind::ZstdDecompressors)
+            .kind(tower_gzip::pool::PoolKind::ZstdDecompressors)
             .in_use()
             == 0)
         .await
     );
-    pool.stats().kind(tower_gzip::PoolKind::ZstdDecompressors)
+    pool.stats().kind(tower_gzip::pool::PoolKind::ZstdDecompressors)
 }
 
 /// Frames that ask for a window over 8 MiB are refused with 400 before the window is
