@@ -1,5 +1,6 @@
-//! Google's C brotli (`brotlic-sys`, through the crate's own wrapper `src/ffi/brotli_c`, which
-//! the crate root exports hidden for this bench) against the pure-Rust `brotli` crates, on
+//! Google's C brotli (`brotlic-sys`, through the codec crate's own wrapper
+//! `codecs/src/ffi/brotli_c`, compiled into this bench from its source: the crate exports no
+//! FFI) against the pure-Rust `brotli` crates, on
 //! API-like JSON bodies of ~1, 16 and 64 KiB.
 //!
 //! - `br_lib/<size>/q<q>/{rust,c}`: plain br at qualities 4 and 5 (5 is `dcb`'s default):
@@ -42,7 +43,10 @@ use tower_gzip::dictionary::UseAsDictionary;
 use tower_gzip::{CodecPool, CompressionLevel, ContentCoding};
 use tower_gzip_support::samples::train;
 
-use tower_gzip::__bench_brotli_c as brotli_c;
+// The codec crate's wrapper, as it is: its own `unsafe` blocks and their proofs.
+#[allow(unsafe_code, dead_code, unreachable_pub)]
+#[path = "../../codecs/src/ffi/brotli_c/mod.rs"]
+mod brotli_c;
 use tower_gzip_support::samples;
 
 use brotli_c::{Encoder as CEncoder, Operation, Params, PreparedDictionary, Stop};

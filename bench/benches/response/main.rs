@@ -325,7 +325,7 @@ fn response_dict_recorded(_: &mut Criterion) {}
 /// (the layer offers the learned dictionary: pattern match, `Available-Dictionary`, then a
 /// pooled context with the prepared `DDict`) against the same response sent plain `zstd`,
 /// both through our `DecompressionLayer`; and the two decoders alone.
-#[cfg(all(dictionary_client, feature = "dcz"))]
+#[cfg(all(feature = "dictionary-client", feature = "dcz"))]
 fn client_dict(c: &mut Criterion) {
     use bytes::BytesMut;
     use http::{Request, Response};
@@ -433,7 +433,7 @@ fn client_dict(c: &mut Criterion) {
     group.finish();
 }
 
-#[cfg(not(all(dictionary_client, feature = "dcz")))]
+#[cfg(not(all(feature = "dictionary-client", feature = "dcz")))]
 fn client_dict(_: &mut Criterion) {}
 
 #[cfg(not(feature = "zstd"))]
