@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Chart and tables from criterion's results of `cargo bench --bench response`.
+"""Chart and tables from criterion's results of `cargo bench -p tower-gzip-bench --bench response`.
 
     python3 scripts/bench_chart.py                      # docs/response-time.svg + tables
     python3 scripts/bench_chart.py --group streaming --out docs/streaming-time.svg
-    cargo run --release --example allocs > target/allocs.md
+    cargo run --release -p tower-gzip-bench --bin allocs > target/allocs.md
     python3 scripts/bench_chart.py --allocs target/allocs.md   # + "which coding" table
     python3 scripts/bench_chart.py --criterion run1/criterion --criterion run2/criterion
 
@@ -23,7 +23,7 @@ point estimate, in ns), then:
   tower_gzip/raw_floor and tower_gzip/libdeflate_floor for every group found (response,
   response_l1, streaming, response_zstd, response_br, request, request_zstd, request_br,
   contention), then the time targets with PASS/FAIL;
-- with `--allocs` (the output of `examples/measure/allocs.rs`, which ends with the bytes on
+- with `--allocs` (the output of `bench/src/bin/allocs.rs`, which ends with the bytes on
   the wire per size and coding): a table of our time and output bytes per size and coding.
 
 Python 3 standard library only.
@@ -268,7 +268,7 @@ def targets(results):
 
 
 def parse_wire_sizes(path):
-    """{(size_label, coding): our bytes} from the last table of `examples/measure/allocs.rs`'s output
+    """{(size_label, coding): our bytes} from the last table of `bench/src/bin/allocs.rs`'s output
     (`| 1KiB (1024 B) | 323 / 326 | ...`, headed `| size | gzip | deflate | zstd | br |`)."""
     sizes, header = {}, None
     with open(path) as f:
@@ -446,13 +446,13 @@ def main():
         "--group", default=None, help="chart one group family (default: one panel per coding)"
     )
     parser.add_argument("--out", default=None, help="SVG path (default docs/<group>-time.svg)")
-    parser.add_argument("--allocs", default=None, help="output of examples/measure/allocs.rs (wire sizes)")
+    parser.add_argument("--allocs", default=None, help="output of bench/src/bin/allocs.rs (wire sizes)")
     args = parser.parse_args()
 
     roots = args.criterion or [os.path.join(root, "target", "criterion")]
     runs = [load(r) for r in roots]
     if not all(runs):
-        sys.exit(f"no criterion results under one of {roots}: run `cargo bench --bench response`")
+        sys.exit(f"no criterion results under one of {roots}: run `cargo bench -p tower-gzip-bench --bench response`")
     results = merge_runs(runs)
 
     if args.group:

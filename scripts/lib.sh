@@ -90,11 +90,11 @@ build_demo() {
     BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/examples/server"
 }
 
-# build_loadgen: the raw-socket load generator (examples/measure/loadgen.rs); LOADGEN.
+# build_loadgen: the raw-socket load generator (bench/src/bin/loadgen.rs); LOADGEN.
 build_loadgen() {
     log "building the load generator (release)"
-    (cd "$ROOT" && cargo build --release --example loadgen --quiet)
-    LOADGEN="${CARGO_TARGET_DIR:-$ROOT/target}/release/examples/loadgen"
+    (cd "$ROOT" && cargo build --release -p tower-gzip-bench --bin loadgen --quiet)
+    LOADGEN="${CARGO_TARGET_DIR:-$ROOT/target}/release/loadgen"
 }
 
 # start_server ours|tower-http [FLAGS...]: the demo ($BIN) on a free loopback port

@@ -49,7 +49,7 @@
 # compressors, block compressors and decompressors) is kept; tower-http has no pool: n/a.
 # The server is pinned to core 0 and the clients to core 1 when `taskset` exists and there
 # are at least 2 CPUs (but for the unpinned concurrent cases). The raw-socket loads (slow,
-# idle, busy) are `loadgen` subcommands (examples/measure/loadgen.rs). Every client run is
+# idle, busy) are `loadgen` subcommands (bench/src/bin/loadgen.rs). Every client run is
 # bounded (timeout); the script kills only the processes it started (scripts/lib.sh's
 # trap on EXIT).
 set -euo pipefail

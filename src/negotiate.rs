@@ -6,8 +6,8 @@
 //! codings are read by the same grammar; only [`choose`] and the dictionary selection read
 //! the result differently (`*` never offers a dictionary coding, RFC 9842 section 6.1).
 
-use crate::{CODINGS, CodingSet, ContentCoding};
 use crate::headers::trim;
+use crate::{CODINGS, CodingSet, ContentCoding};
 use http::HeaderMap;
 use http::header::ACCEPT_ENCODING;
 

@@ -2,5 +2,5 @@
 //! [`CodecPool`] (also at the crate root), its builder and counters by kind.
 
 pub use tower_gzip_codecs::CodecPool;
-pub use tower_gzip_codecs::pool::{CodecPoolBuilder, KindStats, PoolKind, PoolStats};
 pub(crate) use tower_gzip_codecs::pool::YieldSlot;
+pub use tower_gzip_codecs::pool::{CodecPoolBuilder, KindStats, PoolKind, PoolStats};

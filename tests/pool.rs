@@ -1,7 +1,7 @@
 //! The codec pool through the public codecs: cap, accounting, level separation, panics,
 //! clean reuse, and the allocation count of pooled codecs. The guard itself (discard, drop
 //! while panicking, reset byte for byte against a fresh flate2 state) is unit-tested in
-//! src/pool/tests.rs.
+//! codecs/src/pool/tests.rs.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Barrier;
@@ -124,7 +124,9 @@ fn levels_are_kept_apart() {
     // The idle state is level 1: a level-9 checkout must not get it.
     let mut best = BytesMut::new();
     gzip(&pool, CompressionLevel::Best, &data, &mut best);
-    let c = pool.stats().kind(tower_gzip::pool::PoolKind::DeflateCompressors);
+    let c = pool
+        .stats()
+        .kind(tower_gzip::pool::PoolKind::DeflateCompressors);
     assert_eq!((c.created, c.reused, c.idle), (2, 0, 2));
 
     let mut fresh_best = BytesMut::new();
@@ -144,13 +146,15 @@ fn levels_are_kept_apart() {
     let mut again = BytesMut::new();
     gzip(&pool, CompressionLevel::Precise(1), &data, &mut again);
     assert_eq!(again, fast);
-    let c = pool.stats().kind(tower_gzip::pool::PoolKind::DeflateCompressors);
+    let c = pool
+        .stats()
+        .kind(tower_gzip::pool::PoolKind::DeflateCompressors);
     assert_eq!((c.created, c.reused), (2, 2));
 }
 
 #[test]
 fn codecs_dropped_while_panicking_are_discarded_and_the_pool_survives() {
-    // The guard itself is tested in src/pool/tests.rs; here, through the public codecs.
+    // The guard itself is tested in codecs/src/pool/tests.rs; here, through the public codecs.
     let pool = CodecPool::builder().max_idle(4).build();
     let result = catch_unwind(AssertUnwindSafe(|| {
         let mut encoder =
@@ -164,15 +168,18 @@ fn codecs_dropped_while_panicking_are_discarded_and_the_pool_survives() {
     let s = pool.stats();
     assert_eq!(
         (
-            s.kind(tower_gzip::pool::PoolKind::DeflateCompressors).discarded,
+            s.kind(tower_gzip::pool::PoolKind::DeflateCompressors)
+                .discarded,
             s.kind(tower_gzip::pool::PoolKind::DeflateCompressors).idle
         ),
         (1, 0)
     );
     assert_eq!(
         (
-            s.kind(tower_gzip::pool::PoolKind::DeflateDecompressors).discarded,
-            s.kind(tower_gzip::pool::PoolKind::DeflateDecompressors).idle
+            s.kind(tower_gzip::pool::PoolKind::DeflateDecompressors)
+                .discarded,
+            s.kind(tower_gzip::pool::PoolKind::DeflateDecompressors)
+                .idle
         ),
         (1, 0)
     );
@@ -188,8 +195,15 @@ fn codecs_dropped_while_panicking_are_discarded_and_the_pool_survives() {
     gunzip(&pool, &wire, &mut out);
     assert_eq!(&out[..], b"after the panic");
     let s = pool.stats();
-    assert_eq!(s.kind(tower_gzip::pool::PoolKind::DeflateCompressors).idle, 1);
-    assert_eq!(s.kind(tower_gzip::pool::PoolKind::DeflateDecompressors).idle, 1);
+    assert_eq!(
+        s.kind(tower_gzip::pool::PoolKind::DeflateCompressors).idle,
+        1
+    );
+    assert_eq!(
+        s.kind(tower_gzip::pool::PoolKind::DeflateDecompressors)
+            .idle,
+        1
+    );
     balanced(s.kind(tower_gzip::pool::PoolKind::DeflateCompressors));
     balanced(s.kind(tower_gzip::pool::PoolKind::DeflateDecompressors));
 
@@ -208,7 +222,8 @@ fn codecs_dropped_while_panicking_are_discarded_and_the_pool_survives() {
     drop(Encoder::for_coding(ContentCoding::Deflate, CompressionLevel::Best, None, &pool).unwrap());
     let s = pool.stats();
     assert_eq!(
-        s.kind(tower_gzip::pool::PoolKind::DeflateCompressors).discarded,
+        s.kind(tower_gzip::pool::PoolKind::DeflateCompressors)
+            .discarded,
         2
     );
     assert_eq!(s.in_use(), 0);
@@ -319,8 +334,10 @@ fn pooled_codecs_allocate_only_the_output_buffer() {
     let s = pool.stats();
     assert_eq!(
         (
-            s.kind(tower_gzip::pool::PoolKind::DeflateCompressors).created,
-            s.kind(tower_gzip::pool::PoolKind::DeflateDecompressors).created
+            s.kind(tower_gzip::pool::PoolKind::DeflateCompressors)
+                .created,
+            s.kind(tower_gzip::pool::PoolKind::DeflateDecompressors)
+                .created
         ),
         (1, 1)
     );
@@ -482,18 +499,25 @@ fn every_coding_returns_its_state_and_idle_releases_it() {
             "re-drawn after idle: {z:?}"
         );
         assert_eq!(
-            stats.kind(tower_gzip::pool::PoolKind::ZstdDecompressors).created,
+            stats
+                .kind(tower_gzip::pool::PoolKind::ZstdDecompressors)
+                .created,
             1
         );
     }
     // gzip and deflate share the deflate shelves: one state served both, re-drawn after idle.
     assert_eq!(
-        stats.kind(tower_gzip::pool::PoolKind::DeflateCompressors).created,
+        stats
+            .kind(tower_gzip::pool::PoolKind::DeflateCompressors)
+            .created,
         1,
         "{stats:?}"
     );
     assert!(
-        stats.kind(tower_gzip::pool::PoolKind::DeflateCompressors).reused >= 3,
+        stats
+            .kind(tower_gzip::pool::PoolKind::DeflateCompressors)
+            .reused
+            >= 3,
         "{stats:?}"
     );
 }

@@ -24,7 +24,7 @@
 //! Rust allocator through the arena, so they are counted too), and the median ratio of `c`'s
 //! time to `rust`'s over alternating runs (steadier than two criterion ids on a busy machine).
 //!
-//! `cargo bench --bench brotli_c` (add `-- --quick` for a fast pass).
+//! `cargo bench -p tower-gzip-bench --bench brotli_c` (add `-- --quick` for a fast pass).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;

@@ -7,8 +7,8 @@
 //!   pool, with a fresh state, and flate2's `write::GzEncoder` into a `Vec` (the naive
 //!   baseline).
 //!
-//! `cargo bench --bench codec` (add `-- --quick` for a fast pass). Allocation counts per
-//! operation: `cargo run --release --example codec_allocs`.
+//! `cargo bench -p tower-gzip-bench --bench codec` (add `-- --quick` for a fast pass). Allocation counts per
+//! operation: `cargo run --release -p tower-gzip-bench --bin codec_allocs`.
 
 use std::hint::black_box;
 use std::io::Write;

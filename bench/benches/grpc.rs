@@ -3,7 +3,7 @@
 //! compression (`identity`). The request and the response both carry the payload (`Echo`).
 //!
 //! ```sh
-//! cargo bench --bench grpc -- grpc_unary/
+//! cargo bench -p tower-gzip-bench --bench grpc -- grpc_unary/
 //! ```
 //!
 //! Before the timings, the bytes allocated per call (client and server, through the counting
@@ -19,7 +19,7 @@
 //! instead of the timed runs' text:
 //!
 //! ```sh
-//! cargo bench --bench grpc --no-run  # prints the binary's path
+//! cargo bench -p tower-gzip-bench --bench grpc --no-run  # prints the binary's path
 //! GRPC_CALLS=16KiB/gzip/tower_gzip:50 valgrind --tool=callgrind target/release/deps/grpc-<hash>
 //! GRPC_CALLS=16KiB/gzip/tower_gzip:150 valgrind --tool=callgrind target/release/deps/grpc-<hash>
 //! ```

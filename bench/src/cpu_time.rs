@@ -1,7 +1,6 @@
 //! The calling thread's CPU time, for measuring programs that share the machine: time
 //! spent descheduled does not count (Linux; wall time elsewhere).
 
-
 /// This thread's CPU time in seconds, from an arbitrary start.
 #[cfg(target_os = "linux")]
 pub fn now() -> f64 {

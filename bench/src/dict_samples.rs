@@ -2,7 +2,6 @@
 //! `dict_prepared_size`) train on and compress: the same generator, and so the same bytes,
 //! as the crate's dictionary unit tests (the support crate's `samples`).
 
-
 use tower_gzip::dictionary::Dictionary;
 use tower_gzip::dictionary::UseAsDictionary;
 

@@ -11,7 +11,7 @@
 /// an error.
 ///
 /// ```
-/// use tower_gzip::ContentCoding;
+/// use tower_gzip_codecs::ContentCoding;
 ///
 /// assert_eq!(ContentCoding::from_token(" X-GZIP "), Some(ContentCoding::Gzip));
 /// assert_eq!(ContentCoding::Gzip.as_str(), "gzip");

@@ -58,7 +58,8 @@ impl PoolKind {
 /// feature is off stay at zero.
 ///
 /// ```
-/// use tower_gzip::{CodecPool, PoolKind};
+/// use tower_gzip_codecs::CodecPool;
+/// use tower_gzip_codecs::pool::PoolKind;
 ///
 /// let stats = CodecPool::new().stats();
 /// assert_eq!(stats.kind(PoolKind::DeflateCompressors).in_use(), 0);

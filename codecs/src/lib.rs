@@ -54,7 +54,7 @@
 //!    the family's entry points `encoder`, `decoder` and `one_shot`.
 //! 2. One line in the list below (`families!`): the family, its cargo feature, its
 //!    codings, and the pool kinds its states are counted under.
-//! 3. One row in the coding table (`src/coding.rs`): the variant of [`ContentCoding`], its
+//! 3. One row in the coding table (`codecs/src/coding.rs`): the variant of [`ContentCoding`], its
 //!    token, the coding it builds on and its levels.
 //! 4. One cargo feature in `Cargo.toml` (here, and its forward in the layers crate's).
 //!
@@ -101,13 +101,13 @@ mod zstd;
 
 pub use any::{Decoder, Encoder};
 pub use coding::{CODINGS, CodingSet, ContentCoding};
-#[cfg(dictionary)]
-pub use dictionary::{Dictionary, DictionaryError, MAX_DICTIONARY_LEN, peek};
 #[cfg(feature = "dcz")]
 pub use dictionary::train;
+#[cfg(dictionary)]
+pub use dictionary::{Dictionary, DictionaryError, MAX_DICTIONARY_LEN, peek};
 pub(crate) use encoding::EncodeOptions;
-pub use flate::deflate_bound;
 pub use error::{DecodeError, DecodeErrorKind, EncodeError};
+pub use flate::deflate_bound;
 pub use level::{CompressionLevel, Levels};
 pub use one_shot::OneShot;
 pub use pool::CodecPool;

@@ -74,9 +74,9 @@ families!(encode_once);
 ///
 /// ```
 /// use bytes::BytesMut;
-/// use tower_gzip::ContentCoding;
-/// use tower_gzip::codec::OneShot;
-/// use tower_gzip::{CodecPool, CompressionLevel};
+/// use tower_gzip_codecs::ContentCoding;
+/// use tower_gzip_codecs::OneShot;
+/// use tower_gzip_codecs::{CodecPool, CompressionLevel};
 ///
 /// let pool = CodecPool::new();
 /// let gzip = OneShot::new(ContentCoding::Gzip)

@@ -12,7 +12,7 @@
 //! Each kind of state sits on a shelf: one `Mutex` over a `Vec` per level and the states
 //! parked by paused streams. A checkout or return holds the lock for a `Vec::pop`/`push`,
 //! far less than resetting a compressor or the compression work of a response; the
-//! `contention` group of `benches/response/main.rs` measures two threads sharing one pool. The lock is never held across user code, and a poisoned lock is
+//! `contention` group of `bench/benches/response/main.rs` measures two threads sharing one pool. The lock is never held across user code, and a poisoned lock is
 //! recovered (`crate::sync::lock`: a `Vec` push or pop cannot be left half done).
 
 use std::any::Any;
@@ -27,11 +27,11 @@ mod shelf;
 pub(crate) mod turns;
 pub(crate) mod yields;
 
+pub use crate::kinds::{PoolKind, PoolStats};
 pub(crate) use lease::Hold;
 pub(crate) use level::Level;
 use shelf::{Counters, Found, Shelf};
 pub(crate) use turns::Turns;
-pub use crate::kinds::{PoolKind, PoolStats};
 pub use yields::YieldSlot;
 use yields::YieldSlots;
 
@@ -44,9 +44,10 @@ use yields::YieldSlots;
 ///
 /// ```
 /// use bytes::BytesMut;
-/// use tower_gzip::ContentCoding;
-/// use tower_gzip::codec::Encoder;
-/// use tower_gzip::{CodecPool, CompressionLevel, PoolKind};
+/// use tower_gzip_codecs::ContentCoding;
+/// use tower_gzip_codecs::Encoder;
+/// use tower_gzip_codecs::pool::PoolKind;
+/// use tower_gzip_codecs::{CodecPool, CompressionLevel};
 ///
 /// let pool = CodecPool::builder().max_idle(4).build();
 /// {

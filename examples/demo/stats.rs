@@ -5,7 +5,10 @@ use axum::extract::{ConnectInfo, State};
 use serde_json::{Map, Value, json};
 use tower_gzip::ContentCoding;
 use tower_gzip::compression::{CompressionStats, Governor, SkipReason};
-use tower_gzip::{CodecPool, pool::{KindStats, PoolStats}};
+use tower_gzip::{
+    CodecPool,
+    pool::{KindStats, PoolStats},
+};
 
 use crate::alloc;
 use crate::bodies::load;

@@ -469,7 +469,11 @@ pub fn check_decoder(data: &[u8]) {
     assert_eq!(sum(|k| k.created) + sum(|k| k.reused), 2, "{stats:?}");
     // A brotli state that saw an error is discarded, not reset (its decoder cannot be
     // rewound safely); the others are reset and reused.
-    if stats.kind(tower_gzip::pool::PoolKind::BrDecompressors).discarded == 0 {
+    if stats
+        .kind(tower_gzip::pool::PoolKind::BrDecompressors)
+        .discarded
+        == 0
+    {
         assert_eq!(sum(|k| k.reused), 1, "{stats:?}");
     }
     assert_eq!(stats.in_use(), 0, "{stats:?}");

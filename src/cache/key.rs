@@ -6,7 +6,6 @@ use std::hash::{BuildHasher, Hash, Hasher};
 
 use crate::ContentCoding;
 
-
 /// The process's secret hashing key: 128 bits from the OS through std's `RandomState`
 /// (SipHash keys), spread over BLAKE3's 32-byte key. Unknown to a remote attacker, so no
 /// crafted body can collide with another's key.

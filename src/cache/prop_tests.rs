@@ -9,8 +9,8 @@ use bytes::{Bytes, BytesMut};
 use proptest::prelude::*;
 
 use super::{Lookup, Variant, VariantCache};
-use crate::dictionary::Dictionary;
 use crate::codec::OneShot;
+use crate::dictionary::Dictionary;
 use crate::{CompressionLevel, ContentCoding};
 
 /// Bodies that share what the fingerprint samples: one base, twins differing in one byte
@@ -96,7 +96,9 @@ fn serve(cache: &VariantCache, bodies: &[Bytes], dictionaries: &[Dictionary], as
         level: level.native(coding),
         dictionary: dictionary.map(|d| d.hash()),
     };
-    let one_shot = OneShot::new(coding).level(level).against(dictionary.map(Dictionary::codec));
+    let one_shot = OneShot::new(coding)
+        .level(level)
+        .against(dictionary.map(Dictionary::codec));
     let compress = || {
         let mut out = BytesMut::new();
         one_shot.encode(body, &mut out).unwrap();

@@ -12,8 +12,8 @@ use bytes::{Bytes, BytesMut};
 
 use super::key::Key;
 use super::{Fill, Shared, Stage};
-use crate::dictionary::Dictionary;
 use crate::codec::OneShot;
+use crate::dictionary::Dictionary;
 use crate::sync::lock;
 use crate::{CodecPool, CompressionLevel, ContentCoding};
 

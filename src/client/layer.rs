@@ -5,8 +5,8 @@ use tower_layer::Layer;
 use super::RequestCompression;
 use crate::CodecPool;
 use crate::CompressionLevel;
-use crate::codec::Levels;
 use crate::ContentCoding;
+use crate::codec::Levels;
 use crate::predicate::{DefaultPredicate, Predicate};
 
 /// Requests whose body is known to be smaller than this are sent uncompressed by default:

@@ -7,9 +7,9 @@ use http_body::Body;
 use tower_service::Service;
 
 use super::layer::Settings;
+use crate::ContentCoding;
 use crate::builders::builder_methods;
 use crate::codec::Encoder;
-use crate::ContentCoding;
 use crate::compression::CompressionBody;
 use crate::headers::body_size;
 use crate::predicate::{DefaultPredicate, Predicate};

@@ -1,8 +1,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::{CODINGS, ContentCoding};
 use crate::telemetry::{DictionaryOutcome, SkipReason};
+use crate::{CODINGS, ContentCoding};
 
 /// Counters shared by every service a [`CompressionLayer`](super::CompressionLayer) builds.
 ///

@@ -144,7 +144,9 @@ impl<B> DecompressionBody<B> {
             .decode_order()
             .map(|coding| {
                 let decoder = match (coding.needs_dictionary(), dictionary) {
-                    (false, _) | (true, Some(_)) => Decoder::for_coding(coding, dictionary.map(Dictionary::codec), pool)?,
+                    (false, _) | (true, Some(_)) => {
+                        Decoder::for_coding(coding, dictionary.map(Dictionary::codec), pool)?
+                    }
                     (true, None) => {
                         return Err(DecodeError::new(
                             DecodeErrorKind::DictionaryMismatch,

@@ -5,8 +5,8 @@ use http::header::{CONTENT_ENCODING, HeaderMap, HeaderValue};
 use super::limits::DecompressionLimits;
 use std::sync::OnceLock;
 
-use crate::{CODINGS, CodingSet, ContentCoding};
 use crate::pool::CodecPool;
+use crate::{CODINGS, CodingSet, ContentCoding};
 
 /// The most content codings one message may stack (`Content-Encoding: gzip, gzip, deflate`).
 ///

@@ -38,7 +38,7 @@
 //!
 //! # Checked against other implementations
 //!
-//! `src/codec/dictionary/tests/interop.rs` (each skipped, with a note, where the tool is
+//! `codecs/src/dictionary/tests/interop.rs` (each skipped, with a note, where the tool is
 //! missing): Python's `zstandard` with `DICT_TYPE_RAWCONTENT` decodes `dcz` payloads (one
 //! shot and streamed with flushes) and makes frames the `dcz` decoder reads; Google's C
 //! brotli 1.2 (in Python's `brotli` package), driven as Chromium drives it
@@ -93,10 +93,6 @@ mod store;
 #[cfg(dictionary)]
 pub use crate::codec::DictionaryError;
 #[cfg(dictionary)]
-pub use served::Dictionary;
-#[cfg(dictionary)]
-pub use tower_gzip_codecs::peek;
-#[cfg(dictionary)]
 pub use crate::headers::UseAsDictionary;
 #[cfg(all(test, both_dictionary_codings))]
 pub(crate) use build::train;
@@ -109,7 +105,11 @@ pub(crate) use select::select_parsed;
 #[cfg(dictionary)]
 pub use serve::{DictionaryService, UseAsDictionaryLayer, link_header};
 #[cfg(dictionary)]
+pub use served::Dictionary;
+#[cfg(dictionary)]
 pub use store::DictionaryStore;
+#[cfg(dictionary)]
+pub use tower_gzip_codecs::peek;
 
 /// Without `dcz` and `dcb` no dictionary exists: the layers' paths that carry one compile as
 /// they are and never run.

@@ -10,9 +10,9 @@ use super::encoding::MessageEncoding;
 use super::frame::{Message, PREFIX_LEN, Prefix};
 use super::settings::Limits;
 use super::status::{Code, GrpcStatus};
-use tower_gzip_codecs::deflate_bound;
 use crate::codec::{DecodeErrorKind, Decoder, EncodeError, Encoder, OneShot};
 use crate::{CodecPool, CompressionLevel, ContentCoding};
+use tower_gzip_codecs::deflate_bound;
 
 /// How a side compresses the messages it sends.
 #[derive(Clone, Copy, Debug)]

@@ -5,8 +5,8 @@ use metrics::{Counter, Histogram, counter, histogram};
 
 use super::outcome::{DictionaryOutcome, ResponseTally, SkipReason};
 use super::publish::{BYTES_IN, BYTES_OUT, DICTIONARY, RATIO, RESPONSES, SECONDS, SKIPPED};
-use crate::ContentCoding;
 use crate::CODINGS;
+use crate::ContentCoding;
 
 /// One handle per series the layer updates. Codings not compiled in get no-op handles.
 pub(crate) struct Handles {

@@ -15,7 +15,7 @@
 //! signed; differences of two snapshots of one thread are exact either way.
 //!
 //! C code that calls `malloc` itself (libzstd, libdeflate) is not seen here: `System` is
-//! the only way in. `examples/measure/allocs.rs` adds its own `malloc` interposer for that
+//! the only way in. `bench/src/bin/allocs.rs` adds its own `malloc` interposer for that
 //! share.
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

@@ -1,5 +1,5 @@
 //! API-like JSON for the crate's dictionary unit tests and the measuring programs in
-//! `examples/measure/`, so both see the same bytes.
+//! `bench/src/bin/`, so both see the same bytes.
 
 /// `n` API-like JSON records of varied content, deterministic per `seed`.
 pub fn json_samples(n: usize, seed: u64) -> Vec<Vec<u8>> {

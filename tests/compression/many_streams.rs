@@ -13,7 +13,10 @@ use http::Response;
 use http::header::CONTENT_ENCODING;
 use http_body::Body;
 use tower_gzip::compression::{CompressionBody, CompressionLayer};
-use tower_gzip::{CodecPool, pool::{KindStats, PoolStats}};
+use tower_gzip::{
+    CodecPool,
+    pool::{KindStats, PoolStats},
+};
 
 use crate::common::{ReadyFrames, decode, text};
 use crate::support::{SLICE, get, respond};
@@ -198,7 +201,9 @@ async fn an_idle_br_stream_gives_its_turn_back() {
     }
     let stats = pool.stats();
     assert_eq!(
-        stats.kind(tower_gzip::pool::PoolKind::BrCompressors).in_use(),
+        stats
+            .kind(tower_gzip::pool::PoolKind::BrCompressors)
+            .in_use(),
         0,
         "the state went back"
     );

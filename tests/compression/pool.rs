@@ -25,7 +25,9 @@ fn in_use(pool: &CodecPool) -> u64 {
         stats
             .kind(tower_gzip::pool::PoolKind::DeflateCompressors)
             .in_use()
-            + stats.kind(tower_gzip::pool::PoolKind::BlockCompressors).in_use(),
+            + stats
+                .kind(tower_gzip::pool::PoolKind::BlockCompressors)
+                .in_use(),
         "only gzip and deflate are asked for here: {stats:?}"
     );
     stats.in_use()
@@ -163,7 +165,9 @@ async fn state_is_held_while_streaming_under_the_hold_limit() {
         let stats = pool.stats();
         assert_eq!(stats.in_use(), 0, "{stats:?}");
         assert_eq!(
-            stats.kind(tower_gzip::pool::PoolKind::ZstdCompressors).discarded,
+            stats
+                .kind(tower_gzip::pool::PoolKind::ZstdCompressors)
+                .discarded,
             0,
             "{stats:?}"
         );
@@ -252,12 +256,19 @@ async fn inner_error_mid_stream_reaches_consumer_and_pool_recovers() {
     // Streaming states were reused after each error; one-shot bodies reuse theirs too.
     let stats = pool.stats();
     assert!(
-        stats.kind(tower_gzip::pool::PoolKind::DeflateCompressors).reused >= 3,
+        stats
+            .kind(tower_gzip::pool::PoolKind::DeflateCompressors)
+            .reused
+            >= 3,
         "{stats:?}"
     );
     assert!(
-        stats.kind(tower_gzip::pool::PoolKind::DeflateCompressors).reused
-            + stats.kind(tower_gzip::pool::PoolKind::BlockCompressors).reused
+        stats
+            .kind(tower_gzip::pool::PoolKind::DeflateCompressors)
+            .reused
+            + stats
+                .kind(tower_gzip::pool::PoolKind::BlockCompressors)
+                .reused
             >= 4,
         "{stats:?}"
     );

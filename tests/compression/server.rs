@@ -600,7 +600,9 @@ async fn disconnect_mid_stream(pool: &CodecPool, held_mid_stream: u64) {
         "{stats:?}"
     );
     assert_eq!(
-        stats.kind(tower_gzip::pool::PoolKind::ZstdCompressors).discarded,
+        stats
+            .kind(tower_gzip::pool::PoolKind::ZstdCompressors)
+            .discarded,
         0,
         "{stats:?}"
     );

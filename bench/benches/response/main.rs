@@ -1,7 +1,7 @@
 //! Response compression side by side: tower-gzip, tower-http, the raw codec floor and no
 //! compression, in one binary (cargo unifies flate2's backend, so both middlewares run on
 //! zlib-rs; both zstd sides on the same libzstd, both br sides on the same brotli crate).
-//! Run: `cargo bench --bench response`.
+//! Run: `cargo bench -p tower-gzip-bench --bench response`.
 //!
 //! Groups: `response/<size>` (gzip 6, plus `libdeflate_floor` up to 64 KiB), `response_l1`,
 //! `streaming`, `response_zstd` and `response_br` (each layer's default level: zstd 3, br 4),
@@ -10,7 +10,7 @@
 //! `client_dict` (decoding `dcz` on the client, learned dictionary offered, beside zstd),
 //! `request/<size>` (gzip), `request_zstd/16KiB`, `request_br/16KiB` and `contention`.
 
-// The benches' shared helpers (benches/support/), beside this folder.
+// The benches' shared helpers (bench/benches/support/), beside this folder.
 #[path = "../support/mod.rs"]
 mod support;
 

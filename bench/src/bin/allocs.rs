@@ -1,9 +1,9 @@
-//! Allocations per response (or per request) for every case of `benches/response/main.rs`:
+//! Allocations per response (or per request) for every case of `bench/benches/response/main.rs`:
 //! tower-gzip against tower-http and no compression, counted by a global allocator; then the
 //! bytes each layer sends per coding and size (the "which coding" table of BENCHMARKS.md).
 //!
 //! ```text
-//! cargo run --release --example allocs
+//! cargo run --release -p tower-gzip-bench --bin allocs
 //! ```
 //!
 //! Each case runs 50 warm-up iterations, then the average over 200 iterations is printed as
@@ -338,7 +338,9 @@ fn burst(rt: &tokio::runtime::Runtime) -> (String, bool) {
         }
         peak
     });
-    let stats = pool.stats().kind(tower_gzip::pool::PoolKind::DeflateCompressors);
+    let stats = pool
+        .stats()
+        .kind(tower_gzip::pool::PoolKind::DeflateCompressors);
     let live_after = live().saturating_sub(live_before);
     let ok = stats.idle <= max_idle
         && stats.in_use() == 0

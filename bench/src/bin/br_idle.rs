@@ -5,7 +5,7 @@
 //! bytes sent for the 50 events.
 //!
 //! ```text
-//! cargo run --release --example br_idle [qualities] [lgwins]   # e.g. 0,1,2,4 10,18
+//! cargo run --release -p tower-gzip-bench --bin br_idle [qualities] [lgwins]   # e.g. 0,1,2,4 10,18
 //! ```
 
 use std::cell::RefCell;

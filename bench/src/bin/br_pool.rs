@@ -4,7 +4,7 @@
 //! allocator.
 //!
 //! ```text
-//! cargo run --release --example br_pool [iterations-scale] [sequential]
+//! cargo run --release -p tower-gzip-bench --bin br_pool [iterations-scale] [sequential]
 //! ```
 
 use std::cell::RefCell;

@@ -3,7 +3,7 @@
 //! 1 KiB of JSON.
 //!
 //! ```text
-//! cargo run --release --example codec_allocs
+//! cargo run --release -p tower-gzip-bench --bin codec_allocs
 //! ```
 //!
 //! A counting global allocator wraps the system one. The goal checked here: a pooled

@@ -5,7 +5,7 @@
 //! loading on every response (BENCHMARKS.md, "What dictionaries buy on small API JSON").
 //!
 //! ```text
-//! cargo run --release --example dcb_costs
+//! cargo run --release -p tower-gzip-bench --bin dcb_costs
 //! ```
 
 use brotli::enc::encode::{BrotliEncoderParameter as P, BrotliEncoderStateStruct};
@@ -14,8 +14,8 @@ use tower_gzip::ContentCoding;
 use tower_gzip::codec::OneShot;
 use tower_gzip_support::samples::train;
 
-use tower_gzip_bench::dict_samples;
 use dict_samples::{dictionary, json_samples};
+use tower_gzip_bench::dict_samples;
 
 fn main() {
     let body = json_samples(1, 5).concat();

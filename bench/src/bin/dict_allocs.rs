@@ -3,7 +3,7 @@
 //! responses of the same API), beside plain `zstd` and `br` from the same layer.
 //!
 //! ```text
-//! cargo run --release --example dict_allocs
+//! cargo run --release -p tower-gzip-bench --bin dict_allocs
 //! ```
 //!
 //! Then the bytes on API-like JSON as a public API serves it (pretty-printed records of a
@@ -12,7 +12,7 @@
 //!
 //! Each case runs 50 warm-up responses, then averages 200. Counted: Rust's allocator (the
 //! tests' counting allocator); libzstd's own `malloc` calls are not seen here
-//! (`examples/measure/allocs.rs` counts those), and a pooled, warm zstd context makes none.
+//! (`bench/src/bin/allocs.rs` counts those), and a pooled, warm zstd context makes none.
 //! Prints PASS/FAIL for the target "dcz allocates at most plain zstd's + 2 per 1 KiB response";
 //! the exit status is 0 either way.
 

@@ -9,7 +9,7 @@
 //! Prints a Markdown table (BENCHMARKS.md, "Learned dictionaries: what k-anonymity costs").
 //!
 //! ```text
-//! cargo run --release --example dict_anonymity [-- K:N ...]
+//! cargo run --release -p tower-gzip-bench --bin dict_anonymity [-- K:N ...]
 //! ```
 //!
 //! Default settings: `1:1` (no filter), `3:16`, `3:24`, `3:32`, `5:16`, `10:16`. Exits with

@@ -5,7 +5,7 @@
 //! held-out samples), then bytes and CPU time per response on the unseen responses.
 //!
 //! ```text
-//! cargo run --release --example dict_build [-- RESPONSES [SEED [github|shop]]]
+//! cargo run --release -p tower-gzip-bench --bin dict_build [-- RESPONSES [SEED [github|shop]]]
 //! ```
 //!
 //! Default: 3,200 responses of seed 1 (2,400 to the builder, 800 held out from it), of
@@ -20,8 +20,8 @@ use tower_gzip::dictionary::UseAsDictionary;
 use tower_gzip::dictionary::{BuiltDictionary, Dictionary, DictionaryBuilder};
 use tower_gzip::{CodecPool, CompressionLevel, ContentCoding};
 
-use tower_gzip_support::corpus;
 use tower_gzip_bench::cpu_time;
+use tower_gzip_support::corpus;
 
 type Encode<'a> = &'a dyn Fn(&[u8], &mut BytesMut);
 

@@ -6,7 +6,7 @@
 //! lower of two runs), then the time ratios measured on a mix of responses.
 //!
 //! ```text
-//! cargo run --release --example dict_cost_model
+//! cargo run --release -p tower-gzip-bench --bin dict_cost_model
 //! ```
 //!
 //! The dictionaries are the corpus's training responses, concatenated and cut to size (the
@@ -20,8 +20,8 @@ use tower_gzip::dictionary::Dictionary;
 use tower_gzip::dictionary::UseAsDictionary;
 use tower_gzip::{CodecPool, CompressionLevel, ContentCoding};
 
-use tower_gzip_support::corpus;
 use tower_gzip_bench::cpu_time;
+use tower_gzip_support::corpus;
 
 const ROUNDS: usize = 7;
 /// Response groups by size, in bytes.

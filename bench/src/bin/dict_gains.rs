@@ -4,7 +4,7 @@
 //! small API JSON").
 //!
 //! ```text
-//! cargo run --release --example dict_gains
+//! cargo run --release -p tower-gzip-bench --bin dict_gains
 //! ```
 //!
 //! 300 generated responses of 1-10 records (about 1 KB each), dictionaries trained on 2,000
@@ -18,8 +18,8 @@ use tower_gzip::dictionary::Dictionary;
 use tower_gzip::{CodecPool, CompressionLevel};
 use tower_gzip_support::samples::train;
 
-use tower_gzip_bench::dict_samples;
 use dict_samples::{dictionary, json_samples};
+use tower_gzip_bench::dict_samples;
 
 /// The most a `dcz` body may decode to here.
 const LIMIT: usize = 64 << 20;

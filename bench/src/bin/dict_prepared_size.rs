@@ -3,7 +3,7 @@
 //! digested dictionary per level used): the figures in `Dictionary::prepared_size`'s docs.
 //!
 //! ```text
-//! cargo run --release --example dict_prepared_size
+//! cargo run --release -p tower-gzip-bench --bin dict_prepared_size
 //! ```
 
 use bytes::BytesMut;
@@ -12,8 +12,8 @@ use tower_gzip::codec::OneShot;
 use tower_gzip::{CodecPool, CompressionLevel};
 use tower_gzip_support::samples::train;
 
-use tower_gzip_bench::dict_samples;
 use dict_samples::{dictionary, json_samples};
+use tower_gzip_bench::dict_samples;
 
 fn main() {
     let pool = CodecPool::new();

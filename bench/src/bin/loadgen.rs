@@ -2,15 +2,15 @@
 //! loopback, one subcommand per load, one JSON object on stdout per run.
 //!
 //! ```text
-//! cargo run --release --example loadgen -- aborted --port PORT --pid PID [--encoding br]
+//! cargo run --release -p tower-gzip-bench --bin loadgen -- aborted --port PORT --pid PID [--encoding br]
 //!     [--count 1500] [--size 8388608] [--read 4096] [--parallel 8] [--timeout 300]
-//! cargo run --release --example loadgen -- events http://127.0.0.1:PORT --pid PID
+//! cargo run --release -p tower-gzip-bench --bin loadgen -- events http://127.0.0.1:PORT --pid PID
 //!     [--path '/events?n=2000&interval_ms=1'] [--conns 8] [--encoding gzip]
 //!     [--timeout 120] [--connect-parallel 64]
-//! cargo run --release --example loadgen -- idle http://127.0.0.1:PORT [--pid PID]
+//! cargo run --release -p tower-gzip-bench --bin loadgen -- idle http://127.0.0.1:PORT [--pid PID]
 //!     [--path '/events?n=1000&interval_ms=5000'] [--conns 1000] [--hold 15]
 //!     [--checkpoint 5] [--encoding gzip] [--setup-timeout 30] [--connect-parallel 64]
-//! cargo run --release --example loadgen -- slow http://127.0.0.1:PORT
+//! cargo run --release -p tower-gzip-bench --bin loadgen -- slow http://127.0.0.1:PORT
 //!     [--path /big.txt?size=1000000] [--conns 256] [--rate 16384] [--seconds 10]
 //!     [--rcvbuf 16384] [--encoding gzip] [--setup-timeout 20]
 //! ```

@@ -1,5 +1,5 @@
 //! Prints what gzip saves and costs on small JSON bodies, the measurement behind
-//! the compression layer's default size floor (256 bytes): `cargo run --release --example min_size`.
+//! the compression layer's default size floor (256 bytes): `cargo run --release -p tower-gzip-bench --bin min_size`.
 
 use std::time::Instant;
 

@@ -4,7 +4,7 @@
 //! "Dictionaries on recorded API traffic").
 //!
 //! ```text
-//! cargo run --release --example recorded_split -- DIR
+//! cargo run --release -p tower-gzip-bench --bin recorded_split -- DIR
 //! ```
 //!
 //! Exits with 1 when the corpus (`../shared/corpus/reddit-api.jsonl`, or the file

@@ -4,7 +4,7 @@
 //! time, per coding and per slice-end policy.
 //!
 //! ```text
-//! cargo run --release --example stream_memory -- CODING POLICY [STREAMS] [BODY_BYTES]
+//! cargo run --release -p tower-gzip-bench --bin stream_memory -- CODING POLICY [STREAMS] [BODY_BYTES]
 //! ```
 //!
 //! Policies at a slice end: `keep` (encode only), `flush` (a sync flush), `idle` (the

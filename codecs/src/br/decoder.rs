@@ -11,8 +11,8 @@ use super::alloc::DecAlloc;
 use super::state::{DecompressorState, draw_decompressor};
 use super::{BrState, BrStream};
 use crate::decoding::Driven;
-use crate::{DecodeError, DecodeErrorKind};
 use crate::pool::{CodecPool, Pooled};
+use crate::{DecodeError, DecodeErrorKind};
 
 /// A streaming br decoder over pooled decoder memory: one stream (RFC 7932 has no framing
 /// around it and nothing may follow its last meta-block), output bounded per call.

@@ -10,9 +10,9 @@ use super::turn::Turn;
 use crate::encoding::{Driving, Encode, EncodeOptions};
 use crate::history::History;
 use crate::padding::metadata_blocks;
-use crate::{EncodeError, Level, SliceEnd};
 use crate::pool::turns::Ticket;
 use crate::pool::{CodecPool, Hold};
+use crate::{EncodeError, Level, SliceEnd};
 
 /// Runs `op` over all of `input`, appending the output to `out`, until brotli has taken all
 /// input and (for a flush or finish) written everything it owes.

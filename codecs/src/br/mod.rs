@@ -17,7 +17,7 @@
 //! (see [`SpareHasher`](state::SpareHasher)).
 //!
 //! Pooling saves every allocation, and a share of a small body's time; past a few KiB,
-//! only the allocations (`cargo run --release --example br_pool`; figures in
+//! only the allocations (`cargo run --release -p tower-gzip-bench --bin br_pool`; figures in
 //! BENCHMARKS.md, "Codec state, fresh against pooled").
 
 mod alloc;

@@ -12,9 +12,9 @@ use crate::dictionary::Dictionary;
 use crate::dictionary::frame::DCB_MAGIC;
 use crate::dictionary::{DictCodec, HeadedEncoder as Headed, Op, Start, Stream};
 use crate::encoding::Driving;
-use crate::{CompressionLevel, ContentCoding, EncodeError, Level};
 use crate::ffi::brotli_c::{Encoder, Failure, Operation, Params};
 use crate::pool::{CodecPool, Kind, Pooled, PooledState};
+use crate::{CompressionLevel, ContentCoding, EncodeError, Level};
 
 /// The largest window log a `dcb` stream may use: 24, brotli's 16 MiB (RFC 7932 without the
 /// large-window extension), as RFC 9842 caps it.

@@ -11,10 +11,10 @@ use crate::dictionary::Dictionary;
 use crate::dictionary::error::DictDecodeError;
 use crate::dictionary::frame::{DCZ_MAGIC, HeaderReader};
 use crate::dictionary::{HeadedDecoder as Headed, dict_decoder};
-use crate::zstd::{FrameContext, Frames, Hint};
-use crate::{DecodeError, DecodeErrorKind};
 use crate::ffi::zstd_raw::DecompressContext;
 use crate::pool::{CodecPool, Pooled};
+use crate::zstd::{FrameContext, Frames, Hint};
+use crate::{DecodeError, DecodeErrorKind};
 
 impl FrameContext for Pooled<DecompressContext> {
     const WINDOW_TOO_LARGE: &'static str =

@@ -13,9 +13,9 @@ use super::shelf::draw_compressor;
 use crate::dictionary::frame::DCZ_MAGIC;
 use crate::dictionary::{DictCodec, HeadedEncoder as Headed, Op, Start, Stream};
 use crate::encoding::Driving;
-use crate::{ContentCoding, EncodeError, Level};
 use crate::ffi::zstd_raw::{CompressContext, RawCDict, ZstdError};
 use crate::pool::{CodecPool, Pooled};
+use crate::{ContentCoding, EncodeError, Level};
 
 /// The smallest window a `dcz` client must accept: 8 MiB.
 const MIN_WINDOW: u64 = 8 << 20;

@@ -6,8 +6,8 @@ use std::sync::{Arc, OnceLock};
 use bytes::Bytes;
 
 use crate::dictionary::error::DictDecodeError;
-use crate::{DecodeError, DecodeErrorKind, EncodeError, Level};
 use crate::ffi::zstd_raw::{RawCDict, RawDDict};
+use crate::{DecodeError, DecodeErrorKind, EncodeError, Level};
 
 /// The `CDict`s and the `DDict` of one dictionary. Creation failures (out of memory) are not
 /// cached; encoders and decoders hold an `Arc` of what they use.

@@ -6,8 +6,8 @@ use bytes::BytesMut;
 
 use super::Dictionary;
 use crate::encoding::{Driving, Encode, EncodeOptions};
-use crate::{CompressionLevel, EncodeError};
 use crate::pool::CodecPool;
+use crate::{CompressionLevel, EncodeError};
 
 /// What one call asks of the coding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -11,10 +11,10 @@ mod encoder;
 pub(crate) mod error;
 pub(crate) mod frame;
 mod prepared;
-#[cfg(feature = "dcz")]
-mod train;
 #[cfg(all(test, both_dictionary_codings))]
 pub(crate) mod tests;
+#[cfg(feature = "dcz")]
+mod train;
 
 pub(crate) use decoder::{Headed as HeadedDecoder, dict_decoder};
 pub use dict::Dictionary;
@@ -49,9 +49,7 @@ macro_rules! dictionary_entry_points {
             pool: &$crate::CodecPool,
             out: &mut ::bytes::BytesMut,
         ) -> Result<(), $crate::EncodeError> {
-            $crate::dictionary::encode_padded::<$core>(
-                dictionary, level, input, padding, pool, out,
-            )
+            $crate::dictionary::encode_padded::<$core>(dictionary, level, input, padding, pool, out)
         }
     };
 }

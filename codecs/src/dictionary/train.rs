@@ -8,8 +8,8 @@
 
 use bytes::Bytes;
 
-use super::MAX_DICTIONARY_LEN;
 use super::DictionaryError;
+use super::MAX_DICTIONARY_LEN;
 
 /// The most sample bytes accepted: zstd's trainer works in memory, on 32-bit offsets.
 const MAX_SAMPLES_LEN: usize = 1 << 30;
@@ -22,10 +22,7 @@ const MAX_SAMPLES_LEN: usize = 1 << 30;
 /// few, too small or too uniform), and [`DictionaryError::Empty`] or
 /// [`DictionaryError::TooLarge`] for a `max_size` of zero or over
 /// 128 MiB.
-pub fn train<S: AsRef<[u8]>>(
-    samples: &[S],
-    max_size: usize,
-) -> Result<Bytes, DictionaryError> {
+pub fn train<S: AsRef<[u8]>>(samples: &[S], max_size: usize) -> Result<Bytes, DictionaryError> {
     if max_size == 0 {
         return Err(DictionaryError::Empty);
     }

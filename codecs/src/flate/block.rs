@@ -110,8 +110,8 @@ mod tests {
             .collect();
         for format in [Framing::Gzip, Framing::Zlib] {
             for level in [0, 1, 6, 9] {
-                let level = crate::CompressionLevel::Precise(level)
-                    .resolve(crate::ContentCoding::Gzip);
+                let level =
+                    crate::CompressionLevel::Precise(level).resolve(crate::ContentCoding::Gzip);
                 let mut block = BytesMut::new();
                 pool.take(level, || BlockCompressor::new(level))
                     .encode(format, level, &input, 7, &mut block)
@@ -134,7 +134,12 @@ mod tests {
                 .in_use(),
             0
         );
-        assert!(pool.stats().kind(crate::pool::PoolKind::BlockCompressors).reused > 0);
+        assert!(
+            pool.stats()
+                .kind(crate::pool::PoolKind::BlockCompressors)
+                .reused
+                > 0
+        );
     }
 
     #[test]

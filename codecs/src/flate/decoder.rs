@@ -5,8 +5,8 @@ use super::checksum::Checksum;
 use super::gzip_header::HeaderParser;
 use super::{Framing, decompress_into};
 use crate::decoding::{self, DecodeCore, Driven};
-use crate::{DecodeError, DecodeErrorKind, Level};
 use crate::pool::{CodecPool, Pooled};
+use crate::{DecodeError, DecodeErrorKind, Level};
 
 /// A streaming gzip or zlib/raw-deflate decoder over a pooled raw inflate state.
 ///

@@ -5,8 +5,8 @@ use super::checksum::Checksum;
 use super::{Framing, compress_into, deflate_bound};
 use crate::encoding::{Driving, Encode, EncodeOptions};
 use crate::history::History;
-use crate::{EncodeError, Level, SliceEnd};
 use crate::pool::{CodecPool, Hold, Pooled};
+use crate::{EncodeError, Level, SliceEnd};
 
 /// A complete, empty, final fixed-Huffman block (BFINAL=1, BTYPE=01, end-of-block), valid
 /// at a byte boundary. Ends a stream idle since a sync flush (byte-aligned) without drawing

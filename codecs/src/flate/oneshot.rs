@@ -4,8 +4,8 @@ use bytes::BytesMut;
 
 use super::{FlateEncoder, Framing};
 use crate::encoding::EncodeOptions;
-use crate::{EncodeError, Level};
 use crate::pool::CodecPool;
+use crate::{EncodeError, Level};
 
 /// Compresses all of `input` as one complete gzip or zlib stream, appended to `out`, padded
 /// (`padding`: bytes of gzip header comment, or zlib empty blocks).

@@ -55,7 +55,9 @@ fn streaming_round_trip_with_flushes_and_idle_frames() {
                 encoder.idle(&mut wire).unwrap();
                 assert!(!encoder.holds_state());
                 assert_eq!(
-                    pool.stats().kind(crate::pool::PoolKind::ZstdCompressors).in_use(),
+                    pool.stats()
+                        .kind(crate::pool::PoolKind::ZstdCompressors)
+                        .in_use(),
                     0
                 );
             }
@@ -68,12 +70,20 @@ fn streaming_round_trip_with_flushes_and_idle_frames() {
         assert_eq!(decode(&pool, &wire, step).unwrap(), data, "budget {step}");
     }
     let stats = pool.stats();
-    assert_eq!(stats.kind(crate::pool::PoolKind::ZstdCompressors).in_use(), 0);
+    assert_eq!(
+        stats.kind(crate::pool::PoolKind::ZstdCompressors).in_use(),
+        0
+    );
     assert!(
         stats.kind(crate::pool::PoolKind::ZstdCompressors).reused > 0,
         "{stats:?}"
     );
-    assert_eq!(stats.kind(crate::pool::PoolKind::ZstdDecompressors).in_use(), 0);
+    assert_eq!(
+        stats
+            .kind(crate::pool::PoolKind::ZstdDecompressors)
+            .in_use(),
+        0
+    );
 }
 
 #[test]
@@ -93,7 +103,9 @@ fn one_shot_records_the_content_size_and_decodes_with_libzstd() {
         assert_eq!(decode(&pool, &out, 4096).unwrap(), data);
     }
     assert_eq!(
-        pool.stats().kind(crate::pool::PoolKind::ZstdCompressors).created,
+        pool.stats()
+            .kind(crate::pool::PoolKind::ZstdCompressors)
+            .created,
         1
     );
 }

@@ -13,10 +13,10 @@ use crate::BoxError;
 use crate::buf::{Chunks, poll_bytes};
 use crate::cache::Recorder;
 use crate::codec::Encoder;
-use tower_gzip_codecs::SliceEnd;
 use crate::ended::Ended;
 use crate::pool::{CodecPool, YieldSlot};
 use crate::telemetry::ResponseTally;
+use tower_gzip_codecs::SliceEnd;
 
 /// Input bytes compressed in one poll before the body yields, so a huge frame cannot hold
 /// an executor thread for long. A poll may go on to twice this to finish the input in hand.

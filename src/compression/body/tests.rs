@@ -383,11 +383,7 @@ fn past_the_yield_limit_a_large_body_is_compressed_through() {
             "ended early"
         );
     }
-    assert_eq!(
-        pool.yielding(),
-        1,
-        "the first stream holds the slot"
-    );
+    assert_eq!(pool.yielding(), 1, "the first stream holds the slot");
     assert!(
         first.as_mut().poll_frame(&mut cx).is_pending(),
         "on a slot it yields"
@@ -406,11 +402,7 @@ fn past_the_yield_limit_a_large_body_is_compressed_through() {
     assert!(pendings >= 4, "{pendings} yields for 448 KiB more");
     wire.extend_from_slice(&rest);
     assert_eq!(decoded_len(ContentCoding::Gzip, &wire), LEN);
-    assert_eq!(
-        pool.yielding(),
-        0,
-        "the slot is given back at the end"
-    );
+    assert_eq!(pool.yielding(), 0, "the slot is given back at the end");
 }
 
 /// A stream compressing through stops yielding only while the large body is in hand: once

@@ -19,10 +19,10 @@ use super::governor::Timed;
 use super::plan::{Action, Governed, Plan, Start, Target};
 use super::report::{self, account};
 use super::settings::CompressionSettings;
+use crate::ContentCoding;
 use crate::buf::Chunks;
 use crate::cache::Recorder;
 use crate::codec::{Encoder, OneShot};
-use crate::ContentCoding;
 use crate::dictionary::Dictionary;
 use crate::headers::{add_varies, add_vary, set_encoded_headers};
 use crate::telemetry::{DictionaryOutcome, ResponseTally, SkipReason};
@@ -305,8 +305,13 @@ fn encoder(
 ) -> Result<Encoder, BoxError> {
     let (coding, pool) = (target.coding, &settings.pool);
     let level = target.level;
-    let encoder = Encoder::for_coding(coding, level, target.dictionary.as_ref().map(Dictionary::codec), pool)?
-        .with_padding(padding(settings, coding));
+    let encoder = Encoder::for_coding(
+        coding,
+        level,
+        target.dictionary.as_ref().map(Dictionary::codec),
+        pool,
+    )?
+    .with_padding(padding(settings, coding));
     Ok(match size {
         Some(size) => encoder.with_size_hint(size),
         None => encoder,

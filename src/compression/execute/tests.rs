@@ -12,8 +12,8 @@ use http_body_util::{BodyExt, Full};
 use tower::{Layer, ServiceExt, service_fn};
 
 use crate::BoxError;
-use crate::codec::OneShot;
 use crate::ContentCoding;
+use crate::codec::OneShot;
 use crate::compression::CompressionLayer;
 
 thread_local! {

@@ -8,8 +8,8 @@ use http::HeaderMap;
 use http::header::CONTENT_TYPE;
 
 use super::{Governor, STEPS};
-use crate::{CODINGS, ContentCoding};
 use crate::headers::{ends_with_ci, media_type, starts_with_ci};
+use crate::{CODINGS, ContentCoding};
 
 /// Kinds of response: 5 families of media type by 3 size classes.
 const KINDS: usize = 15;

@@ -7,9 +7,9 @@ use tower_service::Service;
 
 use super::future::Exchange;
 use super::{DecompressionLayer, ResponseFuture};
+use crate::CodingSet;
 use crate::builders::builder_methods;
 use crate::client::dictionaries::ClientDictionaryStore;
-use crate::CodingSet;
 use crate::decompression::coding::{Settings, accept_encoding, decodable};
 use crate::headers::{AVAILABLE_DICTIONARY, DICTIONARY_ID};
 

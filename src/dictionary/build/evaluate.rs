@@ -5,10 +5,10 @@ use std::time::Instant;
 use bytes::BytesMut;
 
 use crate::codec::DictionaryError;
-use crate::dictionary::Dictionary;
 use crate::codec::{EncodeError, OneShot};
-use crate::{CompressionLevel, ContentCoding};
+use crate::dictionary::Dictionary;
 use crate::pool::CodecPool;
+use crate::{CompressionLevel, ContentCoding};
 
 /// What one coding at one level did on the held-out samples.
 #[derive(Clone, Copy, Debug)]

@@ -10,8 +10,8 @@ use bytes::BytesMut;
 
 use crate::codec::DictionaryError;
 use crate::codec::OneShot;
-use crate::{CompressionLevel, ContentCoding};
 use crate::pool::CodecPool;
+use crate::{CompressionLevel, ContentCoding};
 
 /// The zstd level a dictionary is assumed to be served at: it is fetched once per client
 /// and cached, so a deploy compresses it hard (or precompresses it).

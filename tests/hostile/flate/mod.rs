@@ -157,7 +157,9 @@ impl Server {
         let s = self.pool.stats();
         assert!(
             s.kind(tower_gzip::pool::PoolKind::DeflateCompressors).idle <= 8
-                && s.kind(tower_gzip::pool::PoolKind::DeflateDecompressors).idle <= 8,
+                && s.kind(tower_gzip::pool::PoolKind::DeflateDecompressors)
+                    .idle
+                    <= 8,
             "{s:?}"
         );
     }

@@ -190,7 +190,8 @@ async fn settled_zstd_decoders(pool: &CodecPool) -> tower_gzip::pool::KindStats 
             == 0)
         .await
     );
-    pool.stats().kind(tower_gzip::pool::PoolKind::ZstdDecompressors)
+    pool.stats()
+        .kind(tower_gzip::pool::PoolKind::ZstdDecompressors)
 }
 
 /// Frames that ask for a window over 8 MiB are refused with 400 before the window is

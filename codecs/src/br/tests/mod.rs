@@ -4,8 +4,8 @@ use super::alloc::FreeLists;
 use super::encoder::compress;
 use super::state::{draw_compressor, draw_decompressor};
 use super::*;
-use crate::{Decode, DecodeError, DecodeErrorKind, Level};
 use crate::pool::{CodecPool, PooledState};
+use crate::{Decode, DecodeError, DecodeErrorKind, Level};
 use brotli::enc::encode::BrotliEncoderOperation;
 
 mod padding;
@@ -554,7 +554,12 @@ fn states_are_reused_and_returned() {
     // Levels do not share states.
     let mut out = BytesMut::new();
     encode_all(level(5), &input, 0, &pool, &mut out).unwrap();
-    assert_eq!(pool.stats().kind(crate::pool::PoolKind::BrCompressors).created, 2);
+    assert_eq!(
+        pool.stats()
+            .kind(crate::pool::PoolKind::BrCompressors)
+            .created,
+        2
+    );
 }
 
 #[test]

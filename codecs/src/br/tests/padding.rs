@@ -7,8 +7,8 @@ use bytes::BytesMut;
 
 use super::super::{BrEncoder, encode_all};
 use super::{json, level, reference_decode};
-use crate::{CompressionLevel, ContentCoding, Decoder, Encoder};
 use crate::pool::CodecPool;
+use crate::{CompressionLevel, ContentCoding, Decoder, Encoder};
 
 /// Paddings around the metadata block's header sizes (1, 2 and 3 bytes) and the largest.
 const PADDINGS: [usize; 8] = [1, 2, 3, 258, 259, 260, 4_096, 65_535];

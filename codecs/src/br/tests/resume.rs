@@ -8,8 +8,8 @@ use super::super::BrEncoder;
 use super::super::state::draw_compressor;
 use crate::CompressionLevel;
 use crate::pause_steps::step;
-use crate::{ContentCoding, Level};
 use crate::pool::CodecPool;
+use crate::{ContentCoding, Level};
 
 fn level(n: u8) -> Level {
     CompressionLevel::Precise(i32::from(n)).resolve(ContentCoding::Br)

@@ -70,7 +70,9 @@ fn encoder_memory_is_pooled_by_quality_and_an_abandoned_stream_frees_its_encoder
     // Another quality has its own memory.
     encode(&dict, CompressionLevel::Best, &bodies[0], &pool);
     assert_eq!(
-        pool.stats().kind(crate::pool::PoolKind::DcbCompressors).created,
+        pool.stats()
+            .kind(crate::pool::PoolKind::DcbCompressors)
+            .created,
         2
     );
     // Dropped mid-stream: the C encoder is destroyed on return, and the memory serves the
@@ -96,7 +98,9 @@ fn pooled_encoders_serve_any_dictionary_from_any_thread() {
         assert_eq!(&decode_dcb(dict, &wire, LIMIT).unwrap()[..], body);
     });
     assert_eq!(
-        pool.stats().kind(crate::pool::PoolKind::DcbCompressors).in_use(),
+        pool.stats()
+            .kind(crate::pool::PoolKind::DcbCompressors)
+            .in_use(),
         0
     );
 }
@@ -106,8 +110,7 @@ fn each_flush_makes_the_body_so_far_decodable() {
     let (dict, bodies) = trained();
     let body = bodies[..8].concat();
     let mut encoder =
-        crate::dcb::encoder(&dict, CompressionLevel::Precise(7), CodecPool::global())
-            .unwrap();
+        crate::dcb::encoder(&dict, CompressionLevel::Precise(7), CodecPool::global()).unwrap();
     let mut decoder = DcbDecoder::new(&dict);
     let (mut wire, mut plain, mut fed) = (BytesMut::new(), BytesMut::new(), 0);
     let mut sent = 0;

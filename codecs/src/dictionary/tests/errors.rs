@@ -119,8 +119,7 @@ fn typed_errors_for_wrong_dictionary_and_broken_bodies() {
     );
     assert_eq!(decoder.finish().unwrap_err(), wrong);
     let mut encoder =
-        crate::dcb::encoder(&dict, CompressionLevel::Default, crate::CodecPool::global())
-            .unwrap();
+        crate::dcb::encoder(&dict, CompressionLevel::Default, crate::CodecPool::global()).unwrap();
     encoder.finish(&mut BytesMut::new()).unwrap();
     assert!(encoder.encode(b"x", &mut BytesMut::new()).is_err());
     encoder.finish(&mut BytesMut::new()).unwrap();

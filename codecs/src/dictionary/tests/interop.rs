@@ -1,6 +1,6 @@
 //! Interop with other implementations: skipped when they are missing, failed instead under
 //! `REQUIRE_INTEROP=1` (the rule of `tests/common/tools.rs`, which unit tests cannot reach).
-//! What dictionaries buy is measured by `examples/measure/dict_gains.rs`.
+//! What dictionaries buy is measured by `bench/src/bin/dict_gains.rs`.
 
 use bytes::BytesMut;
 
@@ -63,8 +63,7 @@ fn interop_python_zstandard_decodes_dcz_payloads() {
     for (name, streaming) in [("oneshot", false), ("stream", true)] {
         let mut wire = BytesMut::new();
         if streaming {
-            let mut encoder =
-                crate::dcz::encoder(&dict, CompressionLevel::Default, &pool).unwrap();
+            let mut encoder = crate::dcz::encoder(&dict, CompressionLevel::Default, &pool).unwrap();
             // Flushes and idles: the body becomes several frames, all with the dictionary.
             for (i, chunk) in body.chunks(1000).enumerate() {
                 encoder.encode(chunk, &mut wire).unwrap();

@@ -13,9 +13,9 @@ use crate::dcz::Core as DczCore;
 use crate::dcz::{DczDecoder, DczEncoder, dcz_window_limit};
 use crate::dictionary::encode_all;
 use crate::dictionary::error::DictDecodeError;
+use crate::dictionary::train;
 use crate::dictionary::*;
 use crate::encoding::{Driving, Encode};
-use crate::dictionary::train;
 
 mod dcb;
 mod errors;

@@ -4,8 +4,8 @@
 use bytes::BytesMut;
 
 use super::*;
-use crate::{Encoder, OneShot};
 use crate::{CodecPool, CompressionLevel};
+use crate::{Encoder, OneShot};
 
 /// `body` as `coding` against `dict` with `padding`: streamed in 1,000-byte chunks with a
 /// flush after each, and in one shot.

@@ -88,8 +88,7 @@ fn empty_bodies_and_empty_streams() {
             w
         },
         {
-            let mut e =
-                crate::dcz::encoder(&dict, CompressionLevel::Default, &pool).unwrap();
+            let mut e = crate::dcz::encoder(&dict, CompressionLevel::Default, &pool).unwrap();
             let mut w = BytesMut::new();
             e.finish(&mut w).unwrap();
             w
@@ -112,12 +111,9 @@ fn empty_bodies_and_empty_streams() {
             w
         },
         {
-            let mut e = crate::dcb::encoder(
-                &dict,
-                CompressionLevel::Default,
-                crate::CodecPool::global(),
-            )
-            .unwrap();
+            let mut e =
+                crate::dcb::encoder(&dict, CompressionLevel::Default, crate::CodecPool::global())
+                    .unwrap();
             let mut w = BytesMut::new();
             e.finish(&mut w).unwrap();
             w

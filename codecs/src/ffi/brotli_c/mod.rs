@@ -12,7 +12,7 @@
 //! allocation failure aborts; creating an instance or preparing a dictionary reports it.
 //!
 //! This folder uses nothing else of the crate, so the benchmarks include it as it is
-//! (`benches/brotli_c.rs`).
+//! (`bench/benches/brotli_c.rs`).
 
 use std::ptr::NonNull;
 
@@ -25,7 +25,7 @@ use bytes::Bytes;
 
 mod blocks;
 // `dcb` decodes with `brotli-decompressor`, faster on this crate's bodies (see
-// `benches/brotli_c.rs`); Google's decoder checks the encoder's output in tests, as the
+// `bench/benches/brotli_c.rs`); Google's decoder checks the encoder's output in tests, as the
 // decoder Chromium runs, and is what the benchmark measures it against.
 #[cfg_attr(not(test), allow(dead_code))]
 mod decoder;
