@@ -94,8 +94,6 @@ mod store;
 pub use crate::codec::DictionaryError;
 #[cfg(dictionary)]
 pub use crate::headers::UseAsDictionary;
-#[cfg(all(test, both_dictionary_codings))]
-pub(crate) use build::train;
 #[cfg(feature = "dcz")]
 pub use build::{BuiltDictionary, CandidateReport, DictionaryBuilder, DictionaryKind};
 pub(crate) use gate::gate;

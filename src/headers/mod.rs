@@ -16,8 +16,6 @@ mod sf;
 pub use dictionary::UseAsDictionary;
 #[cfg(dictionary)]
 pub(crate) use dictionary::available_dictionary_value;
-#[cfg(all(test, both_dictionary_codings))]
-pub(crate) use dictionary::parse_available_dictionary;
 #[cfg(dictionary)]
 pub(crate) use dictionary::{InvalidMetadata, available_dictionary};
 

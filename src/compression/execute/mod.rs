@@ -16,7 +16,7 @@ use http_body::Body;
 
 use super::body::CompressionBody;
 use super::governor::Timed;
-use super::plan::{Action, Governed, Plan, Start, Target};
+use super::plan::{Action, Fallback, Governed, Plan, Start, Target};
 use super::report::{self, account};
 use super::settings::CompressionSettings;
 use crate::ContentCoding;
@@ -248,46 +248,81 @@ fn whole<B>(
     trailers: Option<HeaderMap>,
     fill: Option<Recorder>,
 ) -> Ahead<B> {
-    let dictionary = target.dictionary.as_ref();
-    let (mut coding, measure) = (target.coding, report::timed());
+    let measure = report::timed();
     let mut governed = governor_account(settings, target);
-    let level = target.level;
-    let mut error = match one_shot(
-        settings,
-        coding,
-        level,
-        dictionary,
-        &input,
-        measure,
-        &mut governed,
-    ) {
-        Ok(data) => {
-            if let Some(fill) = fill {
+    let outcome = fall_back(target.coding, &target.fallback, |coding| {
+        if coding == target.coding {
+            let dictionary = target.dictionary.as_ref();
+            one_shot(
+                settings,
+                coding,
+                target.level,
+                dictionary,
+                &input,
+                measure,
+                &mut governed,
+            )
+        } else {
+            let level = settings.levels.of(coding);
+            one_shot(settings, coding, level, None, &input, measure, &mut None)
+        }
+    });
+    match outcome {
+        Whole::Encoded(coding, data) => {
+            if let (Some(fill), true) = (fill, coding == target.coding) {
                 fill.whole(&data);
             }
-            return encoded(coding, data, trailers);
+            encoded(coding, data, trailers)
         }
-        Err(error) => error,
-    };
-    if let Some(fallback) = target.fallback.coding {
-        report::encoder_failed(coding, &error, fallback.as_str());
-        let level = settings.levels.of(fallback);
-        match one_shot(settings, fallback, level, None, &input, measure, &mut None) {
-            Ok(data) => return encoded(fallback, data, trailers),
-            Err(again) => (coding, error) = (fallback, again),
-        }
-    }
-    let identity = target.fallback.identity;
-    report::encoder_failed(coding, &error, if identity { "identity" } else { "none" });
-    match identity {
-        true => Ahead::Unencoded {
+        Whole::Identity => Ahead::Unencoded {
             body: CompressionBody::ready(input, trailers, None),
             reason: SkipReason::Error,
         },
-        false => Ahead::Encoded {
+        Whole::Failed(error) => Ahead::Encoded {
             coding: target.coding,
             body: CompressionBody::ready(Bytes::new(), None, Some(error)),
         },
+    }
+}
+
+/// What becomes of a body known in full.
+#[derive(Debug)]
+enum Whole {
+    /// Encoded in this coding.
+    Encoded(ContentCoding, Bytes),
+    /// Every acceptable coding failed; the client accepts identity.
+    Identity,
+    /// Every acceptable coding failed, and identity is not acceptable either.
+    Failed(BoxError),
+}
+
+/// `encode` in `coding`, else in the fallback's coding, else identity if the client takes
+/// it: RFC 9110 section 12.5.3 leaves the server any coding the client accepts.
+fn fall_back(
+    coding: ContentCoding,
+    fallback: &Fallback,
+    mut encode: impl FnMut(ContentCoding) -> Result<Bytes, BoxError>,
+) -> Whole {
+    let mut failed = (
+        coding,
+        match encode(coding) {
+            Ok(data) => return Whole::Encoded(coding, data),
+            Err(error) => error,
+        },
+    );
+    if let Some(next) = fallback.coding {
+        report::encoder_failed(failed.0, &failed.1, next.as_str());
+        match encode(next) {
+            Ok(data) => return Whole::Encoded(next, data),
+            Err(error) => failed = (next, error),
+        }
+    }
+    let (coding, error) = failed;
+    let identity = fallback.identity;
+    report::encoder_failed(coding, &error, if identity { "identity" } else { "none" });
+    match identity {
+        true => Whole::Identity,
+        false => Whole::Failed(error),
     }
 }
 
@@ -339,8 +374,6 @@ fn one_shot(
     governed: &mut Option<Timed>,
 ) -> Result<Bytes, BoxError> {
     let mut out = BytesMut::new();
-    #[cfg(test)]
-    tests::fail_if_told(coding)?;
     let mut tally = ResponseTally::new(coding, level.native(coding), measure);
     let one_shot = OneShot::new(coding)
         .level(level)

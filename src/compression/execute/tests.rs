@@ -1,8 +1,7 @@
 //! A body known in full whose encoder fails before the headers are fixed: it falls back to
 //! another coding the client accepts, then identity, and errs only when nothing else is
-//! acceptable.
+//! acceptable (`fall_back`, with encoders made to fail); and the path end to end.
 
-use std::cell::RefCell;
 use std::convert::Infallible;
 
 use bytes::Bytes;
@@ -11,26 +10,25 @@ use http::{Request, Response};
 use http_body_util::{BodyExt, Full};
 use tower::{Layer, ServiceExt, service_fn};
 
+use super::{Fallback, Whole, fall_back};
 use crate::BoxError;
 use crate::ContentCoding;
 use crate::codec::OneShot;
 use crate::compression::CompressionLayer;
 
-thread_local! {
-    /// The codings whose one-shot encoder fails on this thread.
-    static FAILING: RefCell<Vec<ContentCoding>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Fails when a test told `coding` to.
-pub(super) fn fail_if_told(coding: ContentCoding) -> Result<(), BoxError> {
-    match FAILING.with(|failing| failing.borrow().contains(&coding)) {
-        true => Err(format!("{} encoder made to fail", coding.as_str()).into()),
-        false => Ok(()),
+/// An encoder that fails for the codings in `failing` and otherwise "encodes" to the
+/// coding's token; and the codings it was asked for, in order.
+fn encoder(
+    failing: &[ContentCoding],
+    asked: &mut Vec<ContentCoding>,
+) -> impl FnMut(ContentCoding) -> Result<Bytes, BoxError> {
+    move |coding| {
+        asked.push(coding);
+        match failing.contains(&coding) {
+            true => Err(format!("{} encoder made to fail", coding.as_str()).into()),
+            false => Ok(Bytes::from_static(coding.as_str().as_bytes())),
+        }
     }
-}
-
-fn failing(codings: &[ContentCoding]) {
-    FAILING.with(|failing| *failing.borrow_mut() = codings.to_vec());
 }
 
 fn text() -> Bytes {
@@ -81,23 +79,76 @@ fn accepting(accept: &str) -> Request<()> {
         .unwrap()
 }
 
-#[tokio::test]
-async fn a_failing_plain_encoder_sends_identity() {
-    failing(&[ContentCoding::Gzip]);
-    let (coding, body) = respond(CompressionLayer::new(), accepting("gzip")).await;
-    failing(&[]);
-    assert_eq!(coding, None);
-    assert_eq!(body.unwrap(), text());
+#[test]
+fn a_failing_plain_encoder_sends_identity() {
+    let mut asked = Vec::new();
+    let fallback = Fallback {
+        coding: None,
+        identity: true,
+    };
+    let outcome = fall_back(
+        ContentCoding::Gzip,
+        &fallback,
+        encoder(&[ContentCoding::Gzip], &mut asked),
+    );
+    assert!(matches!(outcome, Whole::Identity), "{outcome:?}");
+    assert_eq!(asked, [ContentCoding::Gzip]);
 }
 
-#[tokio::test]
-async fn the_body_errs_when_nothing_else_is_acceptable() {
-    failing(&[ContentCoding::Gzip]);
-    let request = accepting("gzip, identity;q=0");
-    let (_, body) = respond(CompressionLayer::new(), request).await;
-    failing(&[]);
-    let error = body.unwrap_err();
+#[test]
+fn the_body_errs_when_nothing_else_is_acceptable() {
+    let mut asked = Vec::new();
+    let fallback = Fallback {
+        coding: None,
+        identity: false,
+    };
+    let outcome = fall_back(
+        ContentCoding::Gzip,
+        &fallback,
+        encoder(&[ContentCoding::Gzip], &mut asked),
+    );
+    let Whole::Failed(error) = outcome else {
+        panic!("{outcome:?}")
+    };
     assert!(error.to_string().contains("made to fail"), "{error}");
+}
+
+#[test]
+fn a_failing_dictionary_encoder_sends_the_negotiated_coding() {
+    for coding in [ContentCoding::Dcz, ContentCoding::Dcb] {
+        let fallback = Fallback {
+            coding: Some(ContentCoding::Gzip),
+            identity: true,
+        };
+        let mut asked = Vec::new();
+        let outcome = fall_back(coding, &fallback, encoder(&[coding], &mut asked));
+        assert!(
+            matches!(&outcome, Whole::Encoded(ContentCoding::Gzip, data) if &data[..] == b"gzip"),
+            "{outcome:?}"
+        );
+        assert_eq!(asked, [coding, ContentCoding::Gzip]);
+
+        let mut asked = Vec::new();
+        let both = [coding, ContentCoding::Gzip];
+        let outcome = fall_back(coding, &fallback, encoder(&both, &mut asked));
+        assert!(matches!(outcome, Whole::Identity), "{outcome:?}");
+        assert_eq!(asked, both);
+    }
+}
+
+#[test]
+fn a_working_encoder_is_asked_once() {
+    let mut asked = Vec::new();
+    let fallback = Fallback {
+        coding: Some(ContentCoding::Gzip),
+        identity: true,
+    };
+    let outcome = fall_back(ContentCoding::Dcz, &fallback, encoder(&[], &mut asked));
+    assert!(
+        matches!(outcome, Whole::Encoded(ContentCoding::Dcz, _)),
+        "{outcome:?}"
+    );
+    assert_eq!(asked, [ContentCoding::Dcz]);
 }
 
 #[tokio::test]
@@ -105,42 +156,4 @@ async fn a_working_encoder_is_not_affected() {
     let (coding, body) = respond(CompressionLayer::new(), accepting("gzip")).await;
     assert_eq!(coding, Some(ContentCoding::Gzip));
     assert_eq!(body.unwrap(), text());
-}
-
-#[cfg(feature = "dcz")]
-mod dictionary {
-    use super::*;
-    use crate::dictionary::{Dictionary, DictionaryStore};
-    use crate::headers::{AVAILABLE_DICTIONARY, UseAsDictionary};
-
-    fn layer_and_request(coding: ContentCoding) -> (CompressionLayer, Request<()>) {
-        let dictionary = Dictionary::new(text(), UseAsDictionary::new("/*")).unwrap();
-        let store = DictionaryStore::new(1 << 20);
-        assert!(store.insert(dictionary.clone()));
-        let accept = format!("gzip, {}", coding.as_str());
-        let request = Request::builder()
-            .header(ACCEPT_ENCODING, accept)
-            .header(AVAILABLE_DICTIONARY, dictionary.available_dictionary())
-            .header("sec-fetch-site", "same-origin")
-            .header("sec-fetch-mode", "cors")
-            .body(())
-            .unwrap();
-        (CompressionLayer::new().dictionaries(store), request)
-    }
-
-    #[tokio::test]
-    async fn a_failing_dictionary_encoder_sends_the_negotiated_coding() {
-        for &coding in ContentCoding::DICTIONARY {
-            let (layer, request) = layer_and_request(coding);
-            let (chosen, _) = respond(layer.clone(), request).await;
-            assert_eq!(chosen, Some(coding), "the dictionary is used when it works");
-
-            let (_, request) = layer_and_request(coding);
-            failing(&[coding]);
-            let (chosen, body) = respond(layer, request).await;
-            failing(&[]);
-            assert_eq!(chosen, Some(ContentCoding::Gzip), "{coding:?}");
-            assert_eq!(body.unwrap(), text());
-        }
-    }
 }
