@@ -30,8 +30,8 @@ macro_rules! builder_methods {
     (decompression_switches) => {
         $crate::builders::builder_methods!(codings "decoded");
 
-        fn set_coding(mut self, format: $crate::ContentCoding, enable: bool) -> Self {
-            self.settings.accept.set(format, enable);
+        fn set_coding(mut self, coding: $crate::ContentCoding, enable: bool) -> Self {
+            self.settings.accept.set(coding, enable);
             self
         }
     };
@@ -83,8 +83,8 @@ macro_rules! builder_methods {
             self
         }
 
-        fn set_coding(self, format: $crate::ContentCoding, enable: bool) -> Self {
-            self.with(|s| s.offered.set(format, enable))
+        fn set_coding(self, coding: $crate::ContentCoding, enable: bool) -> Self {
+            self.with(|s| s.offered.set(coding, enable))
         }
 
         /// The compression level of every coding (default

@@ -38,8 +38,8 @@ impl Default for Offered {
             enabled: CodingSet::plain(),
             rank: [u8::MAX; CODINGS],
         };
-        for (rank, format) in ContentCoding::PLAIN.iter().enumerate() {
-            offered.rank[format.index()] = rank as u8;
+        for (rank, coding) in ContentCoding::PLAIN.iter().enumerate() {
+            offered.rank[coding.index()] = rank as u8;
         }
         offered
     }
@@ -48,37 +48,37 @@ impl Default for Offered {
 impl Offered {
     /// Only these codings, in the default order of preference.
     #[cfg(test)]
-    pub(crate) fn only(formats: &[ContentCoding]) -> Self {
+    pub(crate) fn only(codings: &[ContentCoding]) -> Self {
         let mut offered = Offered::default();
-        for format in ContentCoding::PLAIN {
-            offered.set(*format, formats.contains(format));
+        for coding in ContentCoding::PLAIN {
+            offered.set(*coding, codings.contains(coding));
         }
         offered
     }
 
-    pub(crate) fn set(&mut self, format: ContentCoding, on: bool) {
-        self.enabled.set(format, on);
+    pub(crate) fn set(&mut self, coding: ContentCoding, on: bool) {
+        self.enabled.set(coding, on);
     }
 
     /// Puts `order` first when q-values tie; codings not named keep their default order
     /// after them.
     pub(crate) fn prefer(&mut self, order: &[ContentCoding]) {
         let defaults = ContentCoding::PLAIN.iter().filter(|f| !order.contains(f));
-        for (rank, format) in order.iter().chain(defaults).enumerate() {
-            self.rank[format.index()] = rank as u8;
+        for (rank, coding) in order.iter().chain(defaults).enumerate() {
+            self.rank[coding.index()] = rank as u8;
         }
     }
 
     /// The enabled codings, most preferred first.
     pub(crate) fn in_order(&self) -> impl Iterator<Item = ContentCoding> + '_ {
-        let mut formats: [ContentCoding; CODINGS] = [ContentCoding::Gzip; CODINGS];
+        let mut codings: [ContentCoding; CODINGS] = [ContentCoding::Gzip; CODINGS];
         let mut len = 0;
-        for format in self.enabled.iter() {
-            formats[len] = format;
+        for coding in self.enabled.iter() {
+            codings[len] = coding;
             len += 1;
         }
-        formats[..len].sort_by_key(|f| self.rank[f.index()]);
-        formats.into_iter().take(len)
+        codings[..len].sort_by_key(|f| self.rank[f.index()]);
+        codings.into_iter().take(len)
     }
 }
 

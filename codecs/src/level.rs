@@ -42,9 +42,9 @@ impl CompressionLevel {
         self.resolve(coding).get()
     }
 
-    /// This level for `format`, clamped to the coding's range.
-    pub(crate) fn resolve(self, format: ContentCoding) -> Level {
-        let levels = format.levels();
+    /// This level for `coding`, clamped to the coding's range.
+    pub(crate) fn resolve(self, coding: ContentCoding) -> Level {
+        let levels = coding.levels();
         let level = match self {
             CompressionLevel::Fastest => levels.fastest,
             CompressionLevel::Default => levels.default,
@@ -89,10 +89,10 @@ mod tests {
 
     #[test]
     fn levels_are_clamped_per_coding() {
-        for format in ContentCoding::PLAIN {
+        for coding in ContentCoding::PLAIN {
             for n in [-5, 0, 1, 6, 9, 11, 22, 99] {
-                let level = CompressionLevel::Precise(n).resolve(*format);
-                assert!(level.index() < Level::COUNT, "{format:?} {n}");
+                let level = CompressionLevel::Precise(n).resolve(*coding);
+                assert!(level.index() < Level::COUNT, "{coding:?} {n}");
             }
         }
         let gzip = |level: CompressionLevel| level.resolve(ContentCoding::Gzip).get();

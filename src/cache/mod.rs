@@ -59,14 +59,8 @@
 //! main queue, where each hit buys a second chance.
 
 mod doorkeeper;
-#[cfg(test)]
-mod etag_tests;
 mod key;
-#[cfg(test)]
-mod layer_tests;
 mod pins;
-#[cfg(test)]
-mod prop_tests;
 mod recompress;
 mod record;
 mod store;
@@ -180,8 +174,6 @@ struct Counts {
     too_large: AtomicU64,
     admitted: AtomicU64,
     evicted: AtomicU64,
-    /// Full hashes of identity bodies taken (the tests check the pins spare them).
-    #[cfg(test)]
     hashed: AtomicU64,
 }
 
@@ -205,6 +197,9 @@ pub struct CacheStats {
     pub admitted: u64,
     /// Entries evicted to stay within the budget.
     pub evicted: u64,
+    /// Identity bodies hashed to find their key: each a pass over the whole body (a body
+    /// pinned from a previous response is found without one).
+    pub hashed: u64,
     /// Entries held now.
     pub entries: u64,
     /// Bytes held now, as the budget counts them (sizes plus overhead per entry).
@@ -247,6 +242,7 @@ impl VariantCache {
             refused: read(&counts.unseen) + read(&counts.too_large),
             admitted: read(&counts.admitted),
             evicted: read(&counts.evicted),
+            hashed: read(&counts.hashed),
             entries,
             bytes,
             recompressed: worker.map_or(0, |w| read(&w.done)),
@@ -314,7 +310,6 @@ impl VariantCache {
         let key = || match pinned {
             Some(digest) => Key::from_digest(digest, variant),
             None => {
-                #[cfg(test)]
                 inner.shared.counts.hashed.fetch_add(1, Ordering::Relaxed);
                 Key::new(&inner.secret, body, variant)
             }

@@ -58,13 +58,13 @@ where
         let coding = self.choose(&req);
         let (mut parts, body) = req.into_parts();
         let body = match coding {
-            Some(format) => {
+            Some(coding) => {
                 parts
                     .headers
-                    .insert(CONTENT_ENCODING, HeaderValue::from_static(format.as_str()));
+                    .insert(CONTENT_ENCODING, HeaderValue::from_static(coding.as_str()));
                 parts.headers.remove(CONTENT_LENGTH);
                 let settings = &self.settings;
-                let encoder = Encoder::new(format, settings.levels.of(format), &settings.pool);
+                let encoder = Encoder::new(coding, settings.levels.of(coding), &settings.pool);
                 CompressionBody::encode(body, encoder, &settings.pool)
             }
             None => CompressionBody::identity(body),

@@ -56,7 +56,7 @@ impl Verdict {
 
 /// Where a body is.
 #[derive(Debug)]
-enum Phase {
+enum BodyPhase {
     /// Reading the inner body.
     Streaming,
     /// The inner body is done; these trailers go out last.
@@ -84,7 +84,7 @@ struct State {
     reader: MessageReader,
     settings: Arc<Settings>,
     verdict: Option<Arc<Verdict>>,
-    phase: Phase,
+    phase: BodyPhase,
 }
 
 impl<B> GrpcBody<B> {
@@ -104,7 +104,7 @@ impl<B> GrpcBody<B> {
             reader,
             settings,
             verdict,
-            phase: Phase::Streaming,
+            phase: BodyPhase::Streaming,
         };
         GrpcBody {
             inner: Some(inner),
@@ -120,7 +120,7 @@ impl<B> GrpcBody<B> {
             reader: MessageReader::new(0),
             settings,
             verdict: None,
-            phase: Phase::Done,
+            phase: BodyPhase::Done,
         };
         GrpcBody { inner: None, state }
     }
@@ -155,7 +155,7 @@ impl State {
 
     /// The body meets `status`: it ends, with an error or trailers.
     fn fail(&mut self, status: GrpcStatus) -> Option<Result<Frame<Bytes>, BoxError>> {
-        self.phase = Phase::Done;
+        self.phase = BodyPhase::Done;
         match self.failure {
             Failure::Error => {
                 if let Some(verdict) = &self.verdict {
@@ -177,11 +177,11 @@ impl State {
         self.phase = match (trailers, verdict) {
             (Some(mut trailers), Some(status)) => {
                 status.write(&mut trailers);
-                Phase::Ending(trailers)
+                BodyPhase::Ending(trailers)
             }
-            (None, Some(status)) => Phase::Ending(status.trailers()),
-            (Some(trailers), None) => Phase::Ending(trailers),
-            (None, None) => Phase::Done,
+            (None, Some(status)) => BodyPhase::Ending(status.trailers()),
+            (Some(trailers), None) => BodyPhase::Ending(trailers),
+            (None, None) => BodyPhase::Done,
         };
         None
     }
@@ -201,10 +201,12 @@ where
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         let mut this = self.project();
         loop {
-            match std::mem::replace(&mut this.state.phase, Phase::Done) {
-                Phase::Done => return Poll::Ready(None),
-                Phase::Ending(trailers) => return Poll::Ready(Some(Ok(Frame::trailers(trailers)))),
-                Phase::Streaming => this.state.phase = Phase::Streaming,
+            match std::mem::replace(&mut this.state.phase, BodyPhase::Done) {
+                BodyPhase::Done => return Poll::Ready(None),
+                BodyPhase::Ending(trailers) => {
+                    return Poll::Ready(Some(Ok(Frame::trailers(trailers))));
+                }
+                BodyPhase::Streaming => this.state.phase = BodyPhase::Streaming,
             }
             match this.state.next_message() {
                 Ok(Some(message)) => return Poll::Ready(Some(Ok(Frame::data(message)))),
@@ -212,13 +214,13 @@ where
                 Err(status) => return Poll::Ready(this.state.fail(status)),
             }
             let Some(inner) = this.inner.as_mut().as_pin_mut() else {
-                this.state.phase = Phase::Done;
+                this.state.phase = BodyPhase::Done;
                 continue;
             };
             let frame = match ready!(inner.poll_frame(cx)) {
                 Some(Ok(frame)) => frame,
                 Some(Err(error)) => {
-                    this.state.phase = Phase::Done;
+                    this.state.phase = BodyPhase::Done;
                     return Poll::Ready(Some(Err(error.into())));
                 }
                 None => match this.state.end(None) {
@@ -244,9 +246,9 @@ where
 
     fn is_end_stream(&self) -> bool {
         match self.state.phase {
-            Phase::Done => true,
-            Phase::Ending(_) => false,
-            Phase::Streaming => {
+            BodyPhase::Done => true,
+            BodyPhase::Ending(_) => false,
+            BodyPhase::Streaming => {
                 let passing = matches!(self.state.transform, Transform::Pass);
                 let inner_ended = self.inner.as_ref().is_none_or(B::is_end_stream);
                 passing && self.state.verdict.is_none() && inner_ended

@@ -231,14 +231,14 @@ pin_project! {
     #[derive(Debug)]
     pub struct ResponseFuture<F> {
         #[pin]
-        phase: Phase<F>,
+        phase: CallPhase<F>,
     }
 }
 
 pin_project! {
-    #[project = PhaseProj]
+    #[project = CallPhaseProj]
     #[derive(Debug)]
-    enum Phase<F> {
+    enum CallPhase<F> {
         /// The service is answering.
         Waiting { #[pin] future: F, call: Option<Call> },
         /// Refused before the service was called: a trailers-only response.
@@ -250,14 +250,14 @@ impl<F> ResponseFuture<F> {
     fn waiting(future: F, call: Call) -> Self {
         let call = Some(call);
         ResponseFuture {
-            phase: Phase::Waiting { future, call },
+            phase: CallPhase::Waiting { future, call },
         }
     }
 
     fn refused(response: Response<()>, settings: Arc<Settings>) -> Self {
         let response = Some((response, settings));
         ResponseFuture {
-            phase: Phase::Refused { response },
+            phase: CallPhase::Refused { response },
         }
     }
 }
@@ -270,14 +270,14 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.project().phase.project() {
-            PhaseProj::Waiting { future, call } => {
+            CallPhaseProj::Waiting { future, call } => {
                 let response = ready!(future.poll(cx))?;
                 match call.take() {
                     Some(call) => Poll::Ready(Ok(call.respond(response))),
                     None => Poll::Pending,
                 }
             }
-            PhaseProj::Refused { response } => match response.take() {
+            CallPhaseProj::Refused { response } => match response.take() {
                 Some((response, settings)) => {
                     Poll::Ready(Ok(response.map(|()| GrpcBody::empty(settings))))
                 }

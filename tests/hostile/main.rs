@@ -7,6 +7,7 @@
 use tower_gzip_support as common;
 
 mod flate;
+mod properties;
 #[cfg(any(feature = "zstd", feature = "br"))]
 mod zstd_br;
 

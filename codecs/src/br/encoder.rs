@@ -123,7 +123,7 @@ pub(crate) struct BrCore {
     level: Level,
     /// Declared before `stream`, so dropped first: the state is back on the shelf before
     /// the turn goes to the next stream in line.
-    phase: Phase,
+    phase: EncoderCustody,
     /// The input's tail, kept by streams that give their state back.
     history: History,
     /// A streaming body's place among the pool's br streams; `None` for other bodies.
@@ -134,7 +134,7 @@ pub(crate) struct BrCore {
 
 /// Where a br stream is with its encoder.
 #[derive(Debug)]
-enum Phase {
+enum EncoderCustody {
     /// No encoder drawn yet: the body's size, when known, sizes the first.
     Fresh { size_hint: Option<u64> },
     /// An encoder holds the stream, with its window; over short pauses too.
@@ -197,7 +197,7 @@ impl BrEncoder {
         Driving::with_core(BrCore {
             pool: pool.clone(),
             level,
-            phase: Phase::Fresh { size_hint: None },
+            phase: EncoderCustody::Fresh { size_hint: None },
             history: History::default(),
             stream: None,
             padding: 0,
@@ -208,7 +208,7 @@ impl BrEncoder {
     #[cfg(test)]
     pub(super) fn live_bytes(&mut self) -> usize {
         match &mut self.core_mut().phase {
-            Phase::Holding { state, .. } => state.held().map_or(0, |s| s.core.m8.0.live()),
+            EncoderCustody::Holding { state, .. } => state.held().map_or(0, |s| s.core.m8.0.live()),
             _ => 0,
         }
     }
@@ -224,11 +224,11 @@ impl BrCore {
     /// The state: the one held, or one drawn (fresh, or primed to go on with the stream).
     fn state(&mut self) -> &mut CompressorState {
         match &mut self.phase {
-            Phase::Fresh { size_hint } => {
+            EncoderCustody::Fresh { size_hint } => {
                 let size_hint = *size_hint;
                 self.phase = self.first_draw(size_hint);
             }
-            Phase::GivenBack {
+            EncoderCustody::GivenBack {
                 pauses,
                 lgwin,
                 carry,
@@ -236,17 +236,17 @@ impl BrCore {
                 let (pauses, lgwin, carry) = (std::mem::take(pauses), *lgwin, *carry);
                 self.phase = self.resume(pauses, lgwin, &carry);
             }
-            Phase::Holding { .. } | Phase::Done => {}
+            EncoderCustody::Holding { .. } | EncoderCustody::Done => {}
         }
         match &mut self.phase {
             // `resume` times a pause the state was kept over.
-            Phase::Holding { state, .. } => state.resume().held().expect("drawn above"),
+            EncoderCustody::Holding { state, .. } => state.resume().held().expect("drawn above"),
             _ => unreachable!("the driver compresses nothing after the finish or a failure"),
         }
     }
 
     /// The stream's first encoder, sized to the body when its size is known.
-    fn first_draw(&self, size_hint: Option<u64>) -> Phase {
+    fn first_draw(&self, size_hint: Option<u64>) -> EncoderCustody {
         let mut state = draw_compressor(&self.pool, self.level);
         if let Some(len) = size_hint {
             state.hint(len);
@@ -263,11 +263,16 @@ impl BrCore {
         }
         let mut held = Hold::default();
         held.hold(state);
-        Phase::Holding { state: held, lgwin }
+        EncoderCustody::Holding { state: held, lgwin }
     }
 
     /// A fresh encoder primed to go on with a stream that gave its state back.
-    fn resume(&self, mut pauses: Hold<CompressorState>, lgwin: u32, carry: &Carry) -> Phase {
+    fn resume(
+        &self,
+        mut pauses: Hold<CompressorState>,
+        lgwin: u32,
+        carry: &Carry,
+    ) -> EncoderCustody {
         // Times the pause that ends here (nothing is parked to take back).
         pauses.resume();
         let mut state = draw_compressor(&self.pool, self.level);
@@ -275,7 +280,7 @@ impl BrCore {
         self.pool
             .note_primed::<CompressorState>(self.history.tail.len());
         pauses.hold(state);
-        Phase::Holding {
+        EncoderCustody::Holding {
             state: pauses,
             lgwin,
         }
@@ -284,7 +289,7 @@ impl BrCore {
     /// After the flush of a pause: keeps the state over a short one, else gives it back
     /// with what the next encoder needs to go on.
     fn pause(&mut self) {
-        let Phase::Holding { state, lgwin } = &mut self.phase else {
+        let EncoderCustody::Holding { state, lgwin } = &mut self.phase else {
             return;
         };
         if state.pauses_are_short() {
@@ -298,7 +303,7 @@ impl BrCore {
         let carry = state.held().expect("holding").carry();
         let (mut pauses, lgwin) = (std::mem::take(state), *lgwin);
         pauses.release_paused();
-        self.phase = Phase::GivenBack {
+        self.phase = EncoderCustody::GivenBack {
             pauses,
             lgwin,
             carry,
@@ -323,7 +328,7 @@ impl Encode for BrCore {
             self.stream.get_or_insert_with(Streaming::default);
             self.history.tracking = self.gives_back();
         }
-        if let Phase::Fresh { size_hint } = &mut self.phase {
+        if let EncoderCustody::Fresh { size_hint } = &mut self.phase {
             *size_hint = options.size_hint;
         }
         self.padding = options.padding;
@@ -335,7 +340,7 @@ impl Encode for BrCore {
         let Some(stream) = &mut self.stream else {
             return Poll::Ready(());
         };
-        if stream.turn.is_some() || matches!(self.phase, Phase::Done) {
+        if stream.turn.is_some() || matches!(self.phase, EncoderCustody::Done) {
             return Poll::Ready(());
         }
         let turn = ready!(Turn::poll_br(&self.pool, &mut stream.ticket, cx));
@@ -356,14 +361,14 @@ impl Encode for BrCore {
     fn flush(&mut self, out: &mut BytesMut) -> Result<(), EncodeError> {
         // Nothing was encoded since the state was given back (flushed), or ever: nothing to
         // flush, and no state to draw for it.
-        if !matches!(self.phase, Phase::Holding { .. }) {
+        if !matches!(self.phase, EncoderCustody::Holding { .. }) {
             return Ok(());
         }
         compress(self.state(), Op::BROTLI_OPERATION_FLUSH, &[], out)
     }
 
     fn finish(&mut self, out: &mut BytesMut, _total_in: u64) -> Result<(), EncodeError> {
-        if let Phase::GivenBack { .. } = self.phase {
+        if let EncoderCustody::GivenBack { .. } = self.phase {
             // Given back after a flush (byte-aligned): the end is one last, empty meta-block
             // (ISLAST, ISLASTEMPTY), with no state drawn to say it.
             metadata_blocks(self.padding, out);
@@ -373,7 +378,7 @@ impl Encode for BrCore {
             finish_padded(self.state(), &[], padding, out)?;
         }
         // Back to the pool now, not when the encoder is dropped; then the turn.
-        self.phase = Phase::Done;
+        self.phase = EncoderCustody::Done;
         self.give_turn_back();
         Ok(())
     }
@@ -394,14 +399,16 @@ impl Encode for BrCore {
     }
 
     fn fail(&mut self) {
-        if let Phase::Holding { mut state, .. } = std::mem::replace(&mut self.phase, Phase::Done) {
+        if let EncoderCustody::Holding { mut state, .. } =
+            std::mem::replace(&mut self.phase, EncoderCustody::Done)
+        {
             state.discard();
         }
         self.give_turn_back();
     }
 
     fn holds_state(&self) -> bool {
-        matches!(self.phase, Phase::Holding { .. })
+        matches!(self.phase, EncoderCustody::Holding { .. })
     }
 
     fn at_slice_end(&self) -> SliceEnd {

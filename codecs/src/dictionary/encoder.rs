@@ -135,7 +135,7 @@ pub(crate) fn encode_padded<C: DictCodec>(
 }
 
 /// Where an encoder is in its stream; the phases that compress hold the codec state.
-enum Phase<S> {
+enum EncoderPhase<S> {
     /// Nothing written yet: the header is still owed.
     Start(S),
     /// The header is out; the stream (or frame) is open.
@@ -150,7 +150,7 @@ enum Phase<S> {
 /// A dictionary coding's [`Encode`]: the header, then the coding's stream through `C`.
 pub(crate) struct Headed<C: DictCodec> {
     codec: C,
-    phase: Phase<C::State>,
+    phase: EncoderPhase<C::State>,
     hash: [u8; 32],
     /// Bytes of length padding owed at the end.
     padding: usize,
@@ -159,10 +159,10 @@ pub(crate) struct Headed<C: DictCodec> {
 impl<C: DictCodec> std::fmt::Debug for Headed<C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let phase = match self.phase {
-            Phase::Start(_) => "start",
-            Phase::Open(_) => "open",
-            Phase::Idle { .. } => "idle",
-            Phase::Done => "done",
+            EncoderPhase::Start(_) => "start",
+            EncoderPhase::Open(_) => "open",
+            EncoderPhase::Idle { .. } => "idle",
+            EncoderPhase::Done => "done",
         };
         f.debug_struct("Headed")
             .field("phase", &phase)
@@ -174,7 +174,7 @@ impl<C: DictCodec> Headed<C> {
     pub(crate) fn new(codec: C, state: C::State, hash: [u8; 32]) -> Self {
         Headed {
             codec,
-            phase: Phase::Start(state),
+            phase: EncoderPhase::Start(state),
             hash,
             padding: 0,
         }
@@ -212,7 +212,7 @@ impl<C: DictCodec> Headed<C> {
     /// Runs `op` over `input`: the header first if it is still owed (not for a call that
     /// writes nothing), a state drawn again after an idle.
     fn run(&mut self, op: Op, input: &[u8], out: &mut BytesMut) -> Result<(), EncodeError> {
-        if let Phase::Idle { header } = self.phase {
+        if let EncoderPhase::Idle { header } = self.phase {
             // Nothing is owed between parts, except the header and one part at the end of a
             // stream that never wrote any.
             let owed = match op {
@@ -225,22 +225,24 @@ impl<C: DictCodec> Headed<C> {
             }
             let state = self.codec.redraw()?;
             self.phase = if header {
-                Phase::Open(state)
+                EncoderPhase::Open(state)
             } else {
-                Phase::Start(state)
+                EncoderPhase::Start(state)
             };
         }
-        if let Phase::Start(_) = self.phase {
+        if let EncoderPhase::Start(_) = self.phase {
             if input.is_empty() && op == Op::Process {
                 return Ok(());
             }
             super::frame::write_header(C::MAGIC, &self.hash, out);
-            if let Phase::Start(state) = std::mem::replace(&mut self.phase, Phase::Done) {
-                self.phase = Phase::Open(state);
+            if let EncoderPhase::Start(state) =
+                std::mem::replace(&mut self.phase, EncoderPhase::Done)
+            {
+                self.phase = EncoderPhase::Open(state);
             }
         }
         match &mut self.phase {
-            Phase::Open(state) => state.run(op, input, out),
+            EncoderPhase::Open(state) => state.run(op, input, out),
             _ => unreachable!("the header is out and a state drawn above"),
         }
     }
@@ -262,7 +264,7 @@ impl<C: DictCodec> Encode for Headed<C> {
     fn finish(&mut self, out: &mut BytesMut, _total_in: u64) -> Result<(), EncodeError> {
         self.end(&[], out)?;
         // Back to the pool now, not when the encoder is dropped.
-        self.phase = Phase::Done;
+        self.phase = EncoderPhase::Done;
         Ok(())
     }
 
@@ -272,31 +274,34 @@ impl<C: DictCodec> Encode for Headed<C> {
             return self.run(Op::Flush, &[], out);
         }
         match self.phase {
-            Phase::Start(_) => self.phase = Phase::Idle { header: false },
-            Phase::Open(_) => {
+            EncoderPhase::Start(_) => self.phase = EncoderPhase::Idle { header: false },
+            EncoderPhase::Open(_) => {
                 self.run(Op::Finish, &[], out)?;
                 // Back to the pool now; the next input draws a state for a new part.
-                self.phase = Phase::Idle { header: true };
+                self.phase = EncoderPhase::Idle { header: true };
             }
-            Phase::Idle { .. } | Phase::Done => {}
+            EncoderPhase::Idle { .. } | EncoderPhase::Done => {}
         }
         Ok(())
     }
 
     fn fail(&mut self) {
-        if let Phase::Start(state) | Phase::Open(state) =
-            std::mem::replace(&mut self.phase, Phase::Done)
+        if let EncoderPhase::Start(state) | EncoderPhase::Open(state) =
+            std::mem::replace(&mut self.phase, EncoderPhase::Done)
         {
             state.discard();
         }
     }
 
     fn holds_state(&self) -> bool {
-        matches!(self.phase, Phase::Start(_) | Phase::Open(_))
+        matches!(self.phase, EncoderPhase::Start(_) | EncoderPhase::Open(_))
     }
 
     /// Once the header is out (as the `Done` phase has it: a finished stream wrote it).
     fn has_payload(&self, _total_out: u64) -> bool {
-        !matches!(self.phase, Phase::Start(_) | Phase::Idle { header: false })
+        !matches!(
+            self.phase,
+            EncoderPhase::Start(_) | EncoderPhase::Idle { header: false }
+        )
     }
 }

@@ -69,7 +69,7 @@ mod zstd {
     use zstd_safe::zstd_sys::ZSTD_ErrorCode;
     use zstd_safe::{CCtx, DCtx, InBuffer, OutBuffer};
 
-    use super::super::{Spare, error_code};
+    use crate::ffi::{Spare, error_code};
 
     #[test]
     fn spare_grows_out_by_what_zstd_wrote_within_the_room() {

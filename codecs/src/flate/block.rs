@@ -45,12 +45,12 @@ impl crate::pool::PooledState for BlockCompressor {
 }
 
 impl BlockCompressor {
-    /// Compresses all of `input` as one `format` stream at `level` (the level this
+    /// Compresses all of `input` as one `framing` stream at `level` (the level this
     /// compressor was made for), with `padding` bytes of gzip header comment or zlib empty
     /// blocks.
     pub(crate) fn encode(
         &mut self,
-        format: Framing,
+        framing: Framing,
         level: Level,
         input: &[u8],
         padding: usize,
@@ -70,12 +70,12 @@ impl BlockCompressor {
         let written = compressor
             .deflate_compress(input, &mut scratch[..bound])
             .map_err(|e| EncodeError::new(format!("libdeflate: {e:?}")))?;
-        out.reserve(header_len(format, padding) + written + 8);
-        write_header(format, level, padding, out);
+        out.reserve(header_len(framing, padding) + written + 8);
+        write_header(framing, level, padding, out);
         out.extend_from_slice(&scratch[..written]);
-        let mut check = Checksum::new(format);
+        let mut check = Checksum::new(framing);
         check.update(input);
-        write_trailer(format, check.value(), input.len() as u64, out);
+        write_trailer(framing, check.value(), input.len() as u64, out);
         Ok(())
     }
 }
@@ -89,9 +89,9 @@ mod tests {
     use crate::flate::oneshot::encode_all;
     use crate::pool::CodecPool;
 
-    fn decode(format: Framing, wire: &[u8]) -> Vec<u8> {
+    fn decode(framing: Framing, wire: &[u8]) -> Vec<u8> {
         let pool = CodecPool::new();
-        let mut decoder = FlateDecoder::new(format, &pool);
+        let mut decoder = FlateDecoder::new(framing, &pool);
         let mut out = BytesMut::new();
         let mut input = wire;
         while !input.is_empty() || decoder.has_pending_output() {
@@ -108,22 +108,22 @@ mod tests {
         let input: Vec<u8> = (0..50_000u32)
             .flat_map(|i| (i % 97).to_le_bytes())
             .collect();
-        for format in [Framing::Gzip, Framing::Zlib] {
+        for framing in [Framing::Gzip, Framing::Zlib] {
             for level in [0, 1, 6, 9] {
                 let level =
                     crate::CompressionLevel::Precise(level).resolve(crate::ContentCoding::Gzip);
                 let mut block = BytesMut::new();
                 pool.take(level, || BlockCompressor::new(level))
-                    .encode(format, level, &input, 7, &mut block)
+                    .encode(framing, level, &input, 7, &mut block)
                     .unwrap();
                 let mut streamed = BytesMut::new();
-                let mut encoder = FlateEncoder::new(format, level, &pool);
+                let mut encoder = FlateEncoder::new(framing, level, &pool);
                 encoder.options_mut().unwrap().padding = 7;
                 encoder.encode(&input, &mut streamed).unwrap();
                 encoder.finish(&mut streamed).unwrap();
-                assert_eq!(decode(format, &block), input);
-                let header = super::super::encoder::header_len(format, 7);
-                assert_eq!(header, if format == Framing::Gzip { 17 } else { 2 + 12 });
+                assert_eq!(decode(framing, &block), input);
+                let header = crate::flate::encoder::header_len(framing, 7);
+                assert_eq!(header, if framing == Framing::Gzip { 17 } else { 2 + 12 });
                 assert_eq!(block[..header], streamed[..header], "same header");
                 assert_eq!(block[block.len() - 4..], streamed[streamed.len() - 4..]);
             }
@@ -144,10 +144,10 @@ mod tests {
 
     #[test]
     fn empty_input_is_a_valid_stream() {
-        for format in [Framing::Gzip, Framing::Zlib] {
+        for framing in [Framing::Gzip, Framing::Zlib] {
             let mut out = BytesMut::new();
             encode_all(
-                format,
+                framing,
                 crate::CompressionLevel::Default.resolve(crate::ContentCoding::Gzip),
                 b"",
                 CodecPool::global(),
@@ -155,7 +155,7 @@ mod tests {
                 &mut out,
             )
             .unwrap();
-            assert!(decode(format, &out).is_empty());
+            assert!(decode(framing, &out).is_empty());
         }
     }
 }

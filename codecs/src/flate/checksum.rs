@@ -9,8 +9,8 @@ pub(crate) enum Checksum {
 }
 
 impl Checksum {
-    pub(crate) fn new(format: Framing) -> Self {
-        match format {
+    pub(crate) fn new(framing: Framing) -> Self {
+        match framing {
             Framing::Gzip => Checksum::Crc32(crc32fast::Hasher::new()),
             Framing::Zlib => Checksum::Adler32(1),
         }

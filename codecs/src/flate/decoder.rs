@@ -22,7 +22,7 @@ pub(crate) type FlateDecoder = Driven<FlateStream>;
 pub(crate) struct FlateStream {
     inflate: Pooled<Decompress>,
     framing: Framing,
-    phase: Phase,
+    phase: MemberPhase,
     /// The check value and length of the current member.
     check: Checksum,
     member_out: u64,
@@ -33,7 +33,7 @@ pub(crate) struct FlateStream {
 
 /// Where the stream is; each phase holds the bytes it collects.
 #[derive(Debug)]
-enum Phase {
+enum MemberPhase {
     GzipHeader(HeaderParser),
     /// `deflate`: the first byte, held until the second tells zlib from raw deflate.
     Sniff(Option<u8>),
@@ -69,7 +69,7 @@ fn is_zlib_header(cmf: u8, flg: u8) -> bool {
 }
 
 /// What one phase's step did.
-enum PhaseStep {
+enum MemberStep {
     /// Took this many input bytes; go on.
     Took(usize),
     /// Needs more input, or output room.
@@ -94,10 +94,10 @@ impl FlateDecoder {
 }
 
 impl FlateStream {
-    fn first_phase(framing: Framing) -> Phase {
+    fn first_phase(framing: Framing) -> MemberPhase {
         match framing {
-            Framing::Gzip => Phase::GzipHeader(HeaderParser::new()),
-            Framing::Zlib => Phase::Sniff(None),
+            Framing::Gzip => MemberPhase::GzipHeader(HeaderParser::new()),
+            Framing::Zlib => MemberPhase::Sniff(None),
         }
     }
 
@@ -107,39 +107,39 @@ impl FlateStream {
         input: &[u8],
         out: &mut BytesMut,
         budget: &mut usize,
-    ) -> Result<PhaseStep, DecodeError> {
+    ) -> Result<MemberStep, DecodeError> {
         match &mut self.phase {
-            Phase::Body if *budget == 0 => Ok(PhaseStep::Budget),
-            Phase::Body => {
+            MemberPhase::Body if *budget == 0 => Ok(MemberStep::Budget),
+            MemberPhase::Body => {
                 let (consumed, produced) = self.inflate_step(input, out, budget)?;
-                let ended = !matches!(self.phase, Phase::Body);
+                let ended = !matches!(self.phase, MemberPhase::Body);
                 Ok(if consumed == 0 && produced == 0 && !ended {
-                    PhaseStep::Wait
+                    MemberStep::Wait
                 } else {
-                    PhaseStep::Took(consumed)
+                    MemberStep::Took(consumed)
                 })
             }
-            _ if input.is_empty() => Ok(PhaseStep::Wait),
-            Phase::GzipHeader(header) => {
+            _ if input.is_empty() => Ok(MemberStep::Wait),
+            MemberPhase::GzipHeader(header) => {
                 let (n, done) = header.parse(input, self.members == 0)?;
                 if done {
                     self.start_member();
                 }
-                Ok(PhaseStep::Took(n))
+                Ok(MemberStep::Took(n))
             }
-            Phase::MemberEnd => {
+            MemberPhase::MemberEnd => {
                 self.phase = Self::first_phase(Framing::Gzip);
-                Ok(PhaseStep::Took(0))
+                Ok(MemberStep::Took(0))
             }
-            Phase::Sniff(None) => {
-                self.phase = Phase::Sniff(Some(input[0]));
-                Ok(PhaseStep::Took(1))
+            MemberPhase::Sniff(None) => {
+                self.phase = MemberPhase::Sniff(Some(input[0]));
+                Ok(MemberStep::Took(1))
             }
-            Phase::Sniff(Some(first)) => {
+            MemberPhase::Sniff(Some(first)) => {
                 let first = *first;
                 self.sniff(first, input[0], out, budget)
             }
-            Phase::Trailer { bytes, filled } => {
+            MemberPhase::Trailer { bytes, filled } => {
                 let want = match self.framing {
                     Framing::Gzip => 8,
                     Framing::Zlib => 4,
@@ -151,9 +151,9 @@ impl FlateStream {
                     let bytes = *bytes;
                     self.check_trailer(bytes)?;
                 }
-                Ok(PhaseStep::Took(n))
+                Ok(MemberStep::Took(n))
             }
-            Phase::Done => Err(DecodeError::new(
+            MemberPhase::Done => Err(DecodeError::new(
                 DecodeErrorKind::TrailingData,
                 "bytes after the end of the deflate stream",
             )),
@@ -167,7 +167,7 @@ impl FlateStream {
         second: u8,
         out: &mut BytesMut,
         budget: &mut usize,
-    ) -> Result<PhaseStep, DecodeError> {
+    ) -> Result<MemberStep, DecodeError> {
         if is_zlib_header(first, second) {
             if second & 0x20 != 0 {
                 return Err(DecodeError::new(
@@ -176,18 +176,18 @@ impl FlateStream {
                 ));
             }
             self.start_member();
-            return Ok(PhaseStep::Took(1));
+            return Ok(MemberStep::Took(1));
         }
         // Raw deflate: the held byte is deflate data. One byte cannot end a stream or
         // produce output, so inflate takes it whole.
         self.raw = true;
         self.start_member();
         self.inflate_step(&[first], out, &mut (*budget).max(1))?;
-        Ok(PhaseStep::Took(0))
+        Ok(MemberStep::Took(0))
     }
 
     fn start_member(&mut self) {
-        self.phase = Phase::Body;
+        self.phase = MemberPhase::Body;
         self.check = Checksum::new(self.framing);
         self.member_out = 0;
     }
@@ -224,9 +224,9 @@ impl FlateStream {
                     self.inflate.reset(false);
                     self.phase = if self.raw {
                         self.members += 1;
-                        Phase::Done
+                        MemberPhase::Done
                     } else {
-                        Phase::Trailer {
+                        MemberPhase::Trailer {
                             bytes: [0; 8],
                             filled: 0,
                         }
@@ -252,13 +252,13 @@ impl FlateStream {
                 if u32::from_le_bytes([t[4], t[5], t[6], t[7]]) != self.member_out as u32 {
                     return checksum_error("ISIZE mismatch");
                 }
-                self.phase = Phase::MemberEnd;
+                self.phase = MemberPhase::MemberEnd;
             }
             Framing::Zlib => {
                 if u32::from_be_bytes([t[0], t[1], t[2], t[3]]) != self.check.value() {
                     return checksum_error("Adler-32 mismatch");
                 }
-                self.phase = Phase::Done;
+                self.phase = MemberPhase::Done;
             }
         }
         self.members += 1;
@@ -273,9 +273,9 @@ impl DecodeCore for FlateStream {
         let mut pos = 0;
         loop {
             match self.phase_step(&input[pos..], out, budget) {
-                Ok(PhaseStep::Took(n)) => pos += n,
-                Ok(PhaseStep::Wait) => return (pos, Ok(false)),
-                Ok(PhaseStep::Budget) => return (pos, Ok(true)),
+                Ok(MemberStep::Took(n)) => pos += n,
+                Ok(MemberStep::Wait) => return (pos, Ok(false)),
+                Ok(MemberStep::Budget) => return (pos, Ok(true)),
                 Err(error) => return (pos, Err(error)),
             }
         }
@@ -285,7 +285,7 @@ impl DecodeCore for FlateStream {
     fn fail(&mut self) {}
 
     fn is_stream_end(&self) -> bool {
-        matches!(self.phase, Phase::MemberEnd | Phase::Done)
+        matches!(self.phase, MemberPhase::MemberEnd | MemberPhase::Done)
     }
 
     fn members(&self) -> u64 {

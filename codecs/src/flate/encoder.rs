@@ -424,8 +424,8 @@ mod tests {
         ) {
             let pool = CodecPool::builder().max_idle(2).build();
             let framing = if zlib { Framing::Zlib } else { Framing::Gzip };
-            let format = if zlib { ContentCoding::Deflate } else { ContentCoding::Gzip };
-            let level = CompressionLevel::Precise(level).resolve(format);
+            let coding = if zlib { ContentCoding::Deflate } else { ContentCoding::Gzip };
+            let level = CompressionLevel::Precise(level).resolve(coding);
             let mut encoder = FlateEncoder::new(framing, level, &pool);
             let mut wire = BytesMut::new();
             let mut plain = Vec::new();
@@ -439,7 +439,7 @@ mod tests {
             }
             encoder.finish(&mut wire).unwrap();
             let p = CodecPool::new();
-            let mut d = Decoder::new(format, &p);
+            let mut d = Decoder::new(coding, &p);
             let mut out = BytesMut::new();
             let n = d.decode(&wire, &mut out, usize::MAX).unwrap();
             proptest::prop_assert_eq!(n, wire.len());

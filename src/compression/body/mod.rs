@@ -94,7 +94,7 @@ impl<B> CompressionBody<B> {
         CompressionBody {
             shape: Shape::Streaming {
                 state: Streaming {
-                    phase: Phase::Running(Running {
+                    phase: StreamPhase::Running(Running {
                         inner,
                         encoder: encoder.for_stream(),
                         unflushed: false,
@@ -175,8 +175,8 @@ where
                 error,
             } => data.is_none() && trailers.is_none() && error.is_none(),
             Shape::Streaming { state } => match &state.phase {
-                Phase::Ended(ended) => ended.is_end_stream(),
-                Phase::Running(_) => false,
+                StreamPhase::Ended(ended) => ended.is_end_stream(),
+                StreamPhase::Running(_) => false,
             },
         }
     }
@@ -203,7 +203,7 @@ where
 
 /// Streaming compression of an inner body.
 pub(crate) struct Streaming<B> {
-    phase: Phase<B>,
+    phase: StreamPhase<B>,
     queued: Chunks,
     current: Bytes,
     out: BytesMut,
@@ -243,7 +243,7 @@ enum Pace {
 // Inline, not boxed: a box would cost an allocation per response for a phase that only
 // the end of the stream leaves.
 #[allow(clippy::large_enum_variant)]
-enum Phase<B> {
+enum StreamPhase<B> {
     /// Reading and compressing.
     Running(Running<B>),
     /// The stream is complete (or failed): the encoder is back in the pool and the inner
@@ -275,7 +275,7 @@ where
     B::Error: Into<BoxError>,
 {
     fn poll_frame(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        if let Phase::Ended(ended) = &mut self.phase {
+        if let StreamPhase::Ended(ended) = &mut self.phase {
             return ended.poll_frame();
         }
         // The frame of a full slice went out in the last call: the consumer (hyper) would
@@ -315,8 +315,8 @@ where
 
     fn running(&mut self) -> &mut Running<B> {
         match &mut self.phase {
-            Phase::Running(running) => running,
-            Phase::Ended(_) => unreachable!("only a running stream encodes"),
+            StreamPhase::Running(running) => running,
+            StreamPhase::Ended(_) => unreachable!("only a running stream encodes"),
         }
     }
 
@@ -330,7 +330,7 @@ where
     /// producer's buffers, only what it has to say.
     fn encode_input(&mut self, budget: &mut usize) -> Result<(), BoxError> {
         let before = *budget;
-        let Phase::Running(running) = &mut self.phase else {
+        let StreamPhase::Running(running) = &mut self.phase else {
             unreachable!("only a running stream encodes")
         };
         let (encoder, queued, current) =
@@ -380,7 +380,7 @@ where
     /// pace with its input. `None`: go on with the next slice now (see [`Pace`]).
     fn end_slice(&mut self, cx: &mut Context<'_>) -> Option<FramePoll> {
         let yields = self.yields_after_slice();
-        let Phase::Running(running) = &mut self.phase else {
+        let StreamPhase::Running(running) = &mut self.phase else {
             unreachable!("only a running stream encodes")
         };
         let encoder = &mut running.encoder;
@@ -442,7 +442,7 @@ where
     /// The producer has nothing more for now: make what we have decodable, and let the
     /// encoder park its codec state or give it back while we wait (see `Encoder::idle`).
     fn pause(&mut self) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        let Phase::Running(running) = &mut self.phase else {
+        let StreamPhase::Running(running) = &mut self.phase else {
             unreachable!("only a running stream encodes")
         };
         // Waiting on the producer: the slot goes to a stream that can use it.
@@ -500,9 +500,9 @@ where
         // Ending the phase drops the inner body and returns the encoder's state to the pool.
         // An entry stands for the whole body: one with trailers is not filed.
         let record = self.record.take().filter(|_| trailers.is_none());
-        let Phase::Running(Running { mut encoder, .. }) = std::mem::replace(
+        let StreamPhase::Running(Running { mut encoder, .. }) = std::mem::replace(
             &mut self.phase,
-            Phase::Ended(Ended::with_trailers(trailers)),
+            StreamPhase::Ended(Ended::with_trailers(trailers)),
         ) else {
             return Poll::Ready(None);
         };
@@ -523,7 +523,7 @@ where
 
     fn fail(&mut self, error: BoxError) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         // The pool resets the interrupted state before anyone else gets it.
-        self.phase = Phase::Ended(Ended::default());
+        self.phase = StreamPhase::Ended(Ended::default());
         self.pace = Pace::Free;
         Poll::Ready(Some(Err(error)))
     }

@@ -54,9 +54,9 @@ fn drain(body: &mut Pin<Box<CompressionBody<Trickle>>>) -> Vec<u8> {
     out
 }
 
-fn decode_prefix(format: ContentCoding, wire: &[u8]) -> Vec<u8> {
+fn decode_prefix(coding: ContentCoding, wire: &[u8]) -> Vec<u8> {
     let pool = CodecPool::new();
-    let mut decoder = Decoder::for_coding(format, None, &pool).unwrap();
+    let mut decoder = Decoder::for_coding(coding, None, &pool).unwrap();
     let mut out = BytesMut::new();
     let mut input = wire;
     while !input.is_empty() || decoder.has_pending_output() {
@@ -77,13 +77,13 @@ fn decode_prefix(format: ContentCoding, wire: &[u8]) -> Vec<u8> {
 #[test]
 fn a_pause_in_a_quiet_pool_draws_and_primes_nothing() {
     const EVENTS: u64 = 200;
-    for format in ContentCoding::PLAIN.iter().copied() {
+    for coding in ContentCoding::PLAIN.iter().copied() {
         for taken in [false, true] {
             // A draw takes a parked state only when parked states fill the shelf.
             let pool = CodecPool::builder()
                 .max_idle(if taken { 1 } else { 8 })
                 .build();
-            let encoder = Encoder::new(format, CompressionLevel::Default, &pool);
+            let encoder = Encoder::new(coding, CompressionLevel::Default, &pool);
             let producer = Trickle::default();
             let mut body = Box::pin(CompressionBody::encode(producer.clone(), encoder, &pool));
             let (mut wire, mut plain) = (Vec::new(), Vec::new());
@@ -92,20 +92,20 @@ fn a_pause_in_a_quiet_pool_draws_and_primes_nothing() {
                 producer.push(Bytes::from(event.clone()));
                 plain.extend_from_slice(event.as_bytes());
                 wire.extend(drain(&mut body));
-                assert_eq!(decode_prefix(format, &wire), plain, "{format:?}");
+                assert_eq!(decode_prefix(coding, &wire), plain, "{coding:?}");
                 let in_use = pool.stats().in_use();
-                let kept = is_br(format) && i > 0;
-                assert_eq!(in_use, u64::from(kept), "{format:?} paused");
+                let kept = is_br(coding) && i > 0;
+                assert_eq!(in_use, u64::from(kept), "{coding:?} paused");
                 if taken {
                     // Another stream draws (and so takes the parked state) and ends.
-                    let mut other = Encoder::new(format, CompressionLevel::Default, &pool);
+                    let mut other = Encoder::new(coding, CompressionLevel::Default, &pool);
                     other.encode(b"x", &mut BytesMut::new()).unwrap();
                 }
             }
             producer.end();
             wire.extend(drain(&mut body));
             drop(body);
-            assert_eq!(decode_prefix(format, &wire), plain, "{format:?}");
+            assert_eq!(decode_prefix(coding, &wire), plain, "{coding:?}");
             let stats = pool.stats();
             let kind = stats
                 .kinds()
@@ -113,49 +113,49 @@ fn a_pause_in_a_quiet_pool_draws_and_primes_nothing() {
                 .find(|kind| kind.created > 0)
                 .expect("one kind of compressor was drawn");
             let draws = kind.created + kind.reused - kind.reclaimed;
-            if is_br(format) {
+            if is_br(coding) {
                 // Drawn at the first event and after the first pause; the other stream draws
                 // its own at each event.
                 let others = if taken { EVENTS } else { 0 };
-                assert_eq!(draws, 2 + others, "{format:?}: {kind:?}");
+                assert_eq!(draws, 2 + others, "{coding:?}: {kind:?}");
                 assert!(kind.primed_bytes <= plain.len() as u64 / EVENTS);
                 assert_eq!(
                     (kind.parked, kind.reclaimed),
                     (0, 0),
-                    "{format:?}: {kind:?}"
+                    "{coding:?}: {kind:?}"
                 );
             } else if taken {
                 // The stream's draw per event, and the other stream's.
-                assert_eq!(draws, 2 * EVENTS, "{format:?}: {kind:?}");
+                assert_eq!(draws, 2 * EVENTS, "{coding:?}: {kind:?}");
             } else {
                 let first = plain.len() as u64 / EVENTS; // about one event of history
-                assert_eq!(draws, 2, "{format:?}: {kind:?}");
-                assert!(kind.primed_bytes <= first, "{format:?}: {kind:?}");
-                assert_eq!(kind.parked, EVENTS - 1, "{format:?}: {kind:?}");
-                assert_eq!(kind.reclaimed, EVENTS - 2, "{format:?}: {kind:?}");
+                assert_eq!(draws, 2, "{coding:?}: {kind:?}");
+                assert!(kind.primed_bytes <= first, "{coding:?}: {kind:?}");
+                assert_eq!(kind.parked, EVENTS - 1, "{coding:?}: {kind:?}");
+                assert_eq!(kind.reclaimed, EVENTS - 2, "{coding:?}: {kind:?}");
             }
-            if matches!(format, ContentCoding::Gzip | ContentCoding::Deflate) && taken {
+            if matches!(coding, ContentCoding::Gzip | ContentCoding::Deflate) && taken {
                 // Every event but the first primes a fresh state with the history so far.
                 assert!(
                     kind.primed_bytes > (EVENTS - 1) * 30,
-                    "{format:?}: {kind:?}"
+                    "{coding:?}: {kind:?}"
                 );
             }
-            if format.as_str() == "zstd" {
-                let mut decoder = Decoder::for_coding(format, None, &CodecPool::new()).unwrap();
+            if coding.as_str() == "zstd" {
+                let mut decoder = Decoder::for_coding(coding, None, &CodecPool::new()).unwrap();
                 decoder
                     .decode(&wire, &mut BytesMut::new(), usize::MAX)
                     .unwrap();
                 let frames = if taken { EVENTS } else { 2 };
                 assert_eq!(decoder.members(), frames, "zstd frames");
             }
-            assert_eq!(stats.in_use(), 0, "{format:?} ended: {stats:?}");
+            assert_eq!(stats.in_use(), 0, "{coding:?} ended: {stats:?}");
         }
     }
 }
 
-fn is_br(format: ContentCoding) -> bool {
-    format.as_str() == "br"
+fn is_br(coding: ContentCoding) -> bool {
+    coding.as_str() == "br"
 }
 
 /// A producer with everything ready: `chunks` frames of `size` bytes of text.
@@ -192,11 +192,11 @@ impl Body for Ready {
 
 /// A body streaming `chunks` ready 16 KiB chunks through a pooled encoder.
 fn ready_body(
-    format: ContentCoding,
+    coding: ContentCoding,
     pool: &CodecPool,
     chunks: usize,
 ) -> Pin<Box<CompressionBody<Ready>>> {
-    let encoder = Encoder::new(format, CompressionLevel::Default, pool);
+    let encoder = Encoder::new(coding, CompressionLevel::Default, pool);
     let producer = Ready {
         left: chunks,
         size: 16 * 1024,
@@ -223,8 +223,8 @@ fn poll_into(
 }
 
 /// Decodes `wire` as one complete stream; the decoded length.
-fn decoded_len(format: ContentCoding, wire: &[u8]) -> usize {
-    let mut decoder = Decoder::for_coding(format, None, &CodecPool::new()).unwrap();
+fn decoded_len(coding: ContentCoding, wire: &[u8]) -> usize {
+    let mut decoder = Decoder::for_coding(coding, None, &CodecPool::new()).unwrap();
     let mut plain = BytesMut::new();
     let n = decoder.decode(wire, &mut plain, usize::MAX).unwrap();
     assert_eq!(n, wire.len());

@@ -3,12 +3,12 @@
 use bytes::Bytes;
 use http::HeaderMap;
 
-use super::super::plan::Target;
-use super::super::report;
-use super::super::settings::CompressionSettings;
 use crate::buf::Chunks;
 use crate::cache::{Lookup, Recorder, Variant};
 use crate::compression::body::MAX_INPUT_PER_POLL;
+use crate::compression::plan::Target;
+use crate::compression::report;
+use crate::compression::settings::CompressionSettings;
 use crate::telemetry::ResponseTally;
 
 /// What to do with a complete body.

@@ -105,10 +105,6 @@
 //! ```
 
 mod anonymity;
-#[cfg(test)]
-mod anonymity_tests;
-#[cfg(test)]
-mod attack_tests;
 mod body;
 #[cfg(test)]
 mod churn;
@@ -125,8 +121,6 @@ mod samples;
 mod service;
 mod shared;
 mod stats;
-#[cfg(test)]
-mod stats_tests;
 mod storage;
 #[cfg(test)]
 mod tests;

@@ -22,7 +22,7 @@ const MIN_CHECKED: usize = 8;
 
 /// What the route is doing.
 #[derive(Debug)]
-enum Phase {
+enum RoutePhase {
     /// Building from the samples numbered `since` or later, once there are enough.
     Gathering { since: u64 },
     /// A current dictionary (`held`'s last), checked every `check_every` fresh samples
@@ -39,7 +39,7 @@ enum Phase {
 pub(crate) struct RouteLearning {
     pub(crate) index: usize,
     samples: Samples,
-    phase: Phase,
+    phase: RoutePhase,
     pub(crate) published: Published,
 }
 
@@ -49,7 +49,7 @@ impl RouteLearning {
         RouteLearning {
             index,
             samples: Samples::new(c.max_samples, c.max_sample_bytes),
-            phase: Phase::Gathering { since: 0 },
+            phase: RoutePhase::Gathering { since: 0 },
             published: Published::default(),
         }
     }
@@ -59,7 +59,7 @@ impl RouteLearning {
         let min = cx.route(self.index).config.min_samples;
         let needed = cx.settings.anonymity.clients();
         match &mut self.phase {
-            Phase::Gathering { since } => {
+            RoutePhase::Gathering { since } => {
                 // Counting clients walks the samples: only once there are enough of them.
                 if self.samples.count_since(*since) >= min
                     && self.samples.clients_since(*since) >= needed
@@ -68,7 +68,7 @@ impl RouteLearning {
                     self.build(since, cx);
                 }
             }
-            Phase::Serving { unchecked, .. } => {
+            RoutePhase::Serving { unchecked, .. } => {
                 *unchecked += 1;
                 if *unchecked >= cx.settings.check_every {
                     self.check(cx);
@@ -96,7 +96,7 @@ impl RouteLearning {
                     s.failed_builds += 1;
                     s.last_failure = Some(error);
                 });
-                self.phase = Phase::Gathering { since: next };
+                self.phase = RoutePhase::Gathering { since: next };
                 return;
             }
         };
@@ -118,20 +118,20 @@ impl RouteLearning {
         );
         route.counters.update(|s| s.builds += 1);
         if self.publish(name, built.bytes, savings, cx) {
-            self.phase = Phase::Serving {
+            self.phase = RoutePhase::Serving {
                 fresh_from: next,
                 baseline: Some(savings),
                 unchecked: 0,
             };
         } else {
-            self.phase = Phase::Gathering { since: next };
+            self.phase = RoutePhase::Gathering { since: next };
         }
     }
 
     /// Measures the current dictionary on the newest fresh samples; starts gathering for
     /// the next one when its savings fell by more than the margin.
     fn check(&mut self, cx: &Context<'_>) {
-        let Phase::Serving {
+        let RoutePhase::Serving {
             fresh_from,
             baseline,
             unchecked,
@@ -168,7 +168,7 @@ impl RouteLearning {
                     savings,
                     "learned dictionary: savings fell, building the next"
                 );
-                self.phase = Phase::Gathering {
+                self.phase = RoutePhase::Gathering {
                     since: self.samples.next(),
                 };
             }
@@ -179,7 +179,7 @@ impl RouteLearning {
     /// A dictionary of this route is now current (built here or loaded): check it from the
     /// next sample on.
     pub(crate) fn serve_from_now(&mut self, baseline: Option<f64>) {
-        self.phase = Phase::Serving {
+        self.phase = RoutePhase::Serving {
             fresh_from: self.samples.next(),
             baseline,
             unchecked: 0,
@@ -213,13 +213,13 @@ impl RouteLearning {
 
     pub(crate) fn report(&self, cx: &Context<'_>) {
         let phase = match self.phase {
-            Phase::Gathering { .. } => LearnPhase::Gathering,
-            Phase::Serving { .. } => LearnPhase::Serving,
+            RoutePhase::Gathering { .. } => LearnPhase::Gathering,
+            RoutePhase::Serving { .. } => LearnPhase::Serving,
         };
         // Gathering, the samples for the next build; serving, all held.
         let since = match self.phase {
-            Phase::Gathering { since } => since,
-            Phase::Serving { .. } => 0,
+            RoutePhase::Gathering { since } => since,
+            RoutePhase::Serving { .. } => 0,
         };
         let route = cx.route(self.index);
         let gathering = Gathering {

@@ -54,7 +54,7 @@ fn json(len: usize, seed: u64) -> Vec<u8> {
 }
 
 fn level(n: u8) -> Level {
-    super::super::CompressionLevel::Precise(i32::from(n)).resolve(super::super::ContentCoding::Br)
+    crate::CompressionLevel::Precise(i32::from(n)).resolve(crate::ContentCoding::Br)
 }
 
 /// Streams `input` through a `BrEncoder` in random chunks, flushing at random.

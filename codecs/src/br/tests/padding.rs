@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 
-use super::super::{BrEncoder, encode_all};
 use super::{json, level, reference_decode};
+use crate::br::{BrEncoder, encode_all};
 use crate::pool::CodecPool;
 use crate::{CompressionLevel, ContentCoding, Decoder, Encoder};
 

@@ -4,9 +4,9 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 
-use super::super::BrEncoder;
-use super::super::state::draw_compressor;
 use crate::CompressionLevel;
+use crate::br::BrEncoder;
+use crate::br::state::draw_compressor;
 use crate::pause_steps::step;
 use crate::pool::CodecPool;
 use crate::{ContentCoding, Level};

@@ -23,10 +23,7 @@ fn dcz_round_trips_one_shot_and_streaming() {
             encode_all::<DczCore>(&dict, level, body, &pool, &mut wire).unwrap();
             assert_eq!(&wire[..8], &DCZ_MAGIC);
             assert_eq!(&wire[8..40], &dict.hash());
-            assert_eq!(
-                super::super::peek(&wire),
-                Some((ContentCoding::Dcz, dict.hash()))
-            );
+            assert_eq!(crate::peek(&wire), Some((ContentCoding::Dcz, dict.hash())));
             assert_eq!(
                 &decode_dcz(&dict, &wire, &pool, LIMIT).unwrap()[..],
                 &body[..]
@@ -58,10 +55,7 @@ fn dcb_round_trips_one_shot_and_streaming() {
                 .unwrap();
             assert_eq!(&wire[..4], &DCB_MAGIC);
             assert_eq!(&wire[4..36], &dict.hash());
-            assert_eq!(
-                super::super::peek(&wire),
-                Some((ContentCoding::Dcb, dict.hash()))
-            );
+            assert_eq!(crate::peek(&wire), Some((ContentCoding::Dcb, dict.hash())));
             assert_eq!(&decode_dcb(&dict, &wire, LIMIT).unwrap()[..], &body[..]);
 
             let mut encoder =

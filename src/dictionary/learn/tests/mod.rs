@@ -14,9 +14,13 @@ use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use tower::{Layer, Service, ServiceExt, service_fn};
 
-use super::body::LearnBody;
-use super::storage::DictionaryStorage;
-use super::*;
+use crate::dictionary::learn::body::LearnBody;
+use crate::dictionary::learn::storage::DictionaryStorage;
+use crate::dictionary::learn::*;
+
+mod anonymity;
+mod attacks;
+mod stats;
 use crate::headers::{AVAILABLE_DICTIONARY, USE_AS_DICTIONARY};
 
 /// Deterministic API JSON: `n` records from `start`, in one of two shapes.
@@ -414,7 +418,7 @@ async fn fleet<S: DictionaryStorage>(open: impl Fn() -> S) {
     // A blob whose bytes do not match the hash in its name is never used.
     let names = storage.list("").unwrap();
     let key = names[0].split('/').next().unwrap().to_owned();
-    let forged = super::names::StoredName {
+    let forged = crate::dictionary::learn::names::StoredName {
         version: 9,
         dcz_level: 3,
         dcb_quality: 0,
@@ -436,7 +440,7 @@ async fn instances_sharing_a_storage_use_each_others_dictionaries() {
 async fn instances_sharing_a_directory_use_each_others_dictionaries() {
     let dir = std::env::temp_dir().join(format!("tower-gzip-learn-fleet-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    fleet(|| super::storage::DirStorage::new(&dir).unwrap()).await;
+    fleet(|| crate::dictionary::learn::storage::DirStorage::new(&dir).unwrap()).await;
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -449,7 +453,7 @@ async fn instances_sharing_an_object_store_use_each_others_dictionaries() {
     std::fs::create_dir_all(&dir).unwrap();
     fleet(|| {
         let store = Arc::new(LocalFileSystem::new_with_prefix(&dir).unwrap());
-        super::storage::ObjectStorage::new(store, "dictionaries").unwrap()
+        crate::dictionary::learn::storage::ObjectStorage::new(store, "dictionaries").unwrap()
     })
     .await;
     let _ = std::fs::remove_dir_all(&dir);

@@ -7,9 +7,9 @@ mod one_shot;
 
 use bytes::BytesMut;
 use proptest::prelude::*;
-use tower_gzip::ContentCoding;
-use tower_gzip::codec::{DecodeError, DecodeErrorKind, Decoder, Encoder};
-use tower_gzip::{CodecPool, CompressionLevel};
+use tower_gzip_codecs::ContentCoding;
+use tower_gzip_codecs::{CodecPool, CompressionLevel};
+use tower_gzip_codecs::{DecodeError, DecodeErrorKind, Decoder, Encoder};
 
 use common::{raw_deflate, text, zlib};
 
@@ -375,7 +375,7 @@ fn a_coding_not_compiled_in_is_refused() {
     assert_eq!(error.kind(), DecodeErrorKind::Unsupported);
     let mut out = BytesMut::new();
     assert!(
-        tower_gzip::codec::OneShot::new(ContentCoding::Zstd)
+        tower_gzip_codecs::OneShot::new(ContentCoding::Zstd)
             .encode(b"hello", &mut out)
             .is_err()
     );

@@ -4,8 +4,8 @@
 use bytes::Bytes;
 use proptest::prelude::*;
 
-use super::Anonymity;
 use crate::dictionary::build::candidate_bytes;
+use crate::dictionary::learn::Anonymity;
 
 /// A 24-character token drawn from `state` (splitmix64): as random as a session id.
 fn token(state: &mut u64) -> String {

@@ -2,16 +2,16 @@
 //! every coding, with or without a dictionary.
 
 use bytes::BytesMut;
-use tower_gzip::ContentCoding;
-use tower_gzip::codec::{DecodeErrorKind, OneShot};
-use tower_gzip::{CodecPool, CompressionLevel};
+use tower_gzip_codecs::ContentCoding;
+use tower_gzip_codecs::{CodecPool, CompressionLevel};
+use tower_gzip_codecs::{DecodeErrorKind, OneShot};
 
 use super::common::text;
 
 #[cfg(feature = "dcz")]
-fn offline_dictionary() -> tower_gzip::dictionary::Dictionary {
-    // No `Use-As-Dictionary` metadata: a dictionary used without HTTP.
-    tower_gzip::dictionary::Dictionary::new(text(8 << 10), None).unwrap()
+fn offline_dictionary() -> tower_gzip_codecs::Dictionary {
+    // A dictionary used without HTTP: bytes only.
+    tower_gzip_codecs::Dictionary::new(text(8 << 10)).unwrap()
 }
 
 fn one_shot(coding: ContentCoding, pool: &CodecPool) -> OneShot<'_> {
@@ -97,7 +97,7 @@ fn a_dictionary_coding_without_its_dictionary_fails_both_ways() {
 fn a_body_made_with_another_dictionary_is_a_mismatch() {
     let pool = CodecPool::new();
     let ours = offline_dictionary();
-    let theirs = tower_gzip::dictionary::Dictionary::new(text(4 << 10), None).unwrap();
+    let theirs = tower_gzip_codecs::Dictionary::new(text(4 << 10)).unwrap();
     for coding in ContentCoding::ALL.iter().filter(|c| c.needs_dictionary()) {
         let mut wire = BytesMut::new();
         one_shot(*coding, &pool)

@@ -6,7 +6,7 @@
 //! strategies below pick the leading control bytes so every mode is reached, and random
 //! payloads for the rest.
 
-#[path = "../fuzz/src/props.rs"]
+#[path = "../../fuzz/src/props.rs"]
 #[allow(dead_code)]
 mod props;
 

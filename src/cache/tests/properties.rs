@@ -8,7 +8,7 @@ use std::sync::Arc;
 use bytes::{Bytes, BytesMut};
 use proptest::prelude::*;
 
-use super::{Lookup, Variant, VariantCache};
+use crate::cache::{Lookup, Variant, VariantCache};
 use crate::codec::OneShot;
 use crate::dictionary::Dictionary;
 use crate::{CompressionLevel, ContentCoding};

@@ -3,9 +3,9 @@
 
 use bytes::BytesMut;
 use flate2::{Compress, Compression, FlushCompress};
-use tower_gzip::CodecPool;
-use tower_gzip::ContentCoding;
-use tower_gzip::codec::{DecodeErrorKind, Decoder};
+use tower_gzip_codecs::CodecPool;
+use tower_gzip_codecs::ContentCoding;
+use tower_gzip_codecs::{DecodeErrorKind, Decoder};
 
 use crate::common::{GzipHeader, gzip_member, raw_deflate, text, zlib};
 use crate::{decode, decode_err, decode_with, encode, feed};

@@ -12,10 +12,10 @@ use std::convert::Infallible;
 use tower::{Layer, Service, ServiceExt, service_fn};
 use tower_gzip_support::bodies::{BodySender, ChannelBody, Probe, StutterBody, Tap};
 
-use super::VariantCache;
-use crate::codec::OneShot;
-use crate::compression::CompressionLayer;
-use crate::{BoxError, ContentCoding};
+use tower_gzip::cache::VariantCache;
+use tower_gzip::codec::OneShot;
+use tower_gzip::compression::CompressionLayer;
+use tower_gzip::{BoxError, ContentCoding};
 
 /// JSON of about `bytes` bytes, distinct per `seed`, in frames of 16 KiB.
 fn frames(seed: u64, bytes: usize) -> (Bytes, Vec<Bytes>) {
@@ -159,11 +159,11 @@ async fn a_weak_etag_is_never_used() {
 /// One request to the channel-fed service; the test feeds the body through its sender.
 async fn channel_request<S>(
     service: &S,
-) -> Response<crate::compression::CompressionBody<Tap<ChannelBody>>>
+) -> Response<tower_gzip::compression::CompressionBody<Tap<ChannelBody>>>
 where
     S: Service<
             Request<()>,
-            Response = Response<crate::compression::CompressionBody<Tap<ChannelBody>>>,
+            Response = Response<tower_gzip::compression::CompressionBody<Tap<ChannelBody>>>,
             Error = Infallible,
         > + Clone,
 {
@@ -233,7 +233,7 @@ async fn a_stream_that_fails_or_is_dropped_half_way_is_never_filed() {
 #[cfg(feature = "br")]
 #[tokio::test]
 async fn a_validator_entry_is_recompressed_from_its_own_bytes() {
-    use super::tests::wait_for;
+    use super::wait_for;
     let (cache, layer) = layer(true);
     let (body, chunks) = frames(40, 120_000);
     let probe = Arc::new(Probe::default());

@@ -8,11 +8,11 @@ use http_body_util::{BodyExt, Full};
 use std::convert::Infallible;
 use tower::{Layer, Service, ServiceExt, service_fn};
 
-use super::VariantCache;
-use super::tests::wait_for;
-use crate::ContentCoding;
-use crate::codec::OneShot;
-use crate::compression::CompressionLayer;
+use super::wait_for;
+use tower_gzip::ContentCoding;
+use tower_gzip::cache::VariantCache;
+use tower_gzip::codec::OneShot;
+use tower_gzip::compression::CompressionLayer;
 
 /// API-like JSON of about `bytes` bytes, distinct per `seed`.
 fn json(seed: u64, bytes: usize) -> Bytes {
@@ -40,7 +40,7 @@ fn service(
     cache_control: Option<&'static str>,
 ) -> impl Service<
     Request<()>,
-    Response = Response<crate::compression::CompressionBody<Full<Bytes>>>,
+    Response = Response<tower_gzip::compression::CompressionBody<Full<Bytes>>>,
     Error = Infallible,
     Future: Send,
 > + Clone
@@ -61,7 +61,7 @@ async fn get<S>(service: &S, method: Method, coding: ContentCoding) -> (Option<S
 where
     S: Service<
             Request<()>,
-            Response = Response<crate::compression::CompressionBody<Full<Bytes>>>,
+            Response = Response<tower_gzip::compression::CompressionBody<Full<Bytes>>>,
             Error = Infallible,
         > + Clone,
 {
@@ -118,7 +118,7 @@ async fn a_repeated_body_is_served_from_the_cache_in_every_coding() {
 /// requests get the filed bytes with their exact length.
 #[tokio::test]
 async fn a_large_body_is_filed_by_the_worker_then_served() {
-    let cache = VariantCache::new(64 << 20);
+    let cache = VariantCache::builder().budget(64 << 20).build();
     let layer = CompressionLayer::new().cache(cache.clone());
     let body = json(50, 300_000);
     let service = service(&layer, body.clone(), StatusCode::OK, None);
@@ -194,7 +194,7 @@ async fn gzip_with_breach_jitter_is_never_cached() {
 /// own identity bytes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_fills_never_serve_another_body() {
-    let cache = VariantCache::new(8 << 20);
+    let cache = VariantCache::builder().budget(8 << 20).build();
     let layer = CompressionLayer::new().cache(cache.clone());
     let mut tasks = Vec::new();
     for task in 0..8u64 {

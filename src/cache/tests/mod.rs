@@ -3,8 +3,10 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 use proptest::prelude::*;
 
-use super::store::{self, ENTRY_OVERHEAD, Store};
-use super::*;
+use crate::cache::store::{self, ENTRY_OVERHEAD, Store};
+use crate::cache::*;
+
+mod properties;
 use crate::codec::OneShot;
 use crate::{CompressionLevel, ContentCoding};
 
@@ -253,12 +255,12 @@ fn a_body_served_again_as_the_same_bytes_is_found_without_a_hash() {
     let cache = VariantCache::builder().recompress(None).build();
     let coding = ContentCoding::Gzip;
     let body = json(11, 300);
-    let hashed = || cache.inner.shared.counts.hashed.load(Ordering::Relaxed);
+    let hashed = || cache.stats().hashed;
     // Seen, filed, hit, hit again from the same address: pinned.
     for _ in 0..4 {
         serve(&cache, &body, coding);
     }
-    let pinned = body.len() as u64 + super::pins::PIN_OVERHEAD;
+    let pinned = body.len() as u64 + crate::cache::pins::PIN_OVERHEAD;
     assert_eq!(cache.stats().pinned, pinned);
     let before = hashed();
     let (wire, hit) = serve(&cache, &body, coding);
@@ -359,7 +361,7 @@ fn recompression_pauses_under_pressure() {
 /// Bodies whose fingerprints share a bucket, alternating, are still seen the second time.
 #[test]
 fn bodies_sharing_a_bucket_do_not_push_each_other_out() {
-    let doorkeeper = super::doorkeeper::Doorkeeper::new(4); // one bucket
+    let doorkeeper = crate::cache::doorkeeper::Doorkeeper::new(4); // one bucket
     let (a, b) = (json(7, 50), json(8, 50));
     assert!(!doorkeeper.check(&a).seen);
     assert!(!doorkeeper.check(&b).seen);

@@ -7,9 +7,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Barrier;
 
 use bytes::BytesMut;
-use tower_gzip::ContentCoding;
-use tower_gzip::codec::{DecodeErrorKind, Decoder, Encoder};
-use tower_gzip::{CodecPool, CompressionLevel, pool::KindStats};
+use tower_gzip_codecs::ContentCoding;
+use tower_gzip_codecs::{CodecPool, CompressionLevel, pool::KindStats};
+use tower_gzip_codecs::{DecodeErrorKind, Decoder, Encoder};
 
 use tower_gzip_support::alloc;
 tower_gzip_support::count_allocations!();
@@ -75,8 +75,8 @@ fn cap_holds_under_a_thousand_concurrent_checkouts() {
         barrier.wait();
         let stats = pool.stats();
         for kind in [
-            stats.kind(tower_gzip::pool::PoolKind::DeflateCompressors),
-            stats.kind(tower_gzip::pool::PoolKind::DeflateDecompressors),
+            stats.kind(tower_gzip_codecs::pool::PoolKind::DeflateCompressors),
+            stats.kind(tower_gzip_codecs::pool::PoolKind::DeflateDecompressors),
         ] {
             assert_eq!(kind.in_use(), 1000, "{kind:?}");
             assert_eq!(kind.created, 1000);
@@ -86,8 +86,8 @@ fn cap_holds_under_a_thousand_concurrent_checkouts() {
     });
     let stats = pool.stats();
     for kind in [
-        stats.kind(tower_gzip::pool::PoolKind::DeflateCompressors),
-        stats.kind(tower_gzip::pool::PoolKind::DeflateDecompressors),
+        stats.kind(tower_gzip_codecs::pool::PoolKind::DeflateCompressors),
+        stats.kind(tower_gzip_codecs::pool::PoolKind::DeflateDecompressors),
     ] {
         assert_eq!(kind.idle, 16, "{kind:?}");
         assert_eq!(kind.returned, 16);
@@ -103,7 +103,7 @@ fn cap_holds_under_a_thousand_concurrent_checkouts() {
     drop(held);
     let d = pool
         .stats()
-        .kind(tower_gzip::pool::PoolKind::DeflateDecompressors);
+        .kind(tower_gzip_codecs::pool::PoolKind::DeflateDecompressors);
     assert_eq!((d.created, d.reused, d.idle), (1000 + 5, 15, 16));
     balanced(d);
 }
@@ -116,7 +116,7 @@ fn levels_are_kept_apart() {
     gzip(&pool, CompressionLevel::Fastest, &data, &mut fast);
     assert_eq!(
         pool.stats()
-            .kind(tower_gzip::pool::PoolKind::DeflateCompressors)
+            .kind(tower_gzip_codecs::pool::PoolKind::DeflateCompressors)
             .idle,
         1
     );
@@ -126,7 +126,7 @@ fn levels_are_kept_apart() {
     gzip(&pool, CompressionLevel::Best, &data, &mut best);
     let c = pool
         .stats()
-        .kind(tower_gzip::pool::PoolKind::DeflateCompressors);
+        .kind(tower_gzip_codecs::pool::PoolKind::DeflateCompressors);
     assert_eq!((c.created, c.reused, c.idle), (2, 0, 2));
 
     let mut fresh_best = BytesMut::new();
@@ -148,7 +148,7 @@ fn levels_are_kept_apart() {
     assert_eq!(again, fast);
     let c = pool
         .stats()
-        .kind(tower_gzip::pool::PoolKind::DeflateCompressors);
+        .kind(tower_gzip_codecs::pool::PoolKind::DeflateCompressors);
     assert_eq!((c.created, c.reused), (2, 2));
 }
 
@@ -168,17 +168,18 @@ fn codecs_dropped_while_panicking_are_discarded_and_the_pool_survives() {
     let s = pool.stats();
     assert_eq!(
         (
-            s.kind(tower_gzip::pool::PoolKind::DeflateCompressors)
+            s.kind(tower_gzip_codecs::pool::PoolKind::DeflateCompressors)
                 .discarded,
-            s.kind(tower_gzip::pool::PoolKind::DeflateCompressors).idle
+            s.kind(tower_gzip_codecs::pool::PoolKind::DeflateCompressors)
+                .idle
         ),
         (1, 0)
     );
     assert_eq!(
         (
-            s.kind(tower_gzip::pool::PoolKind::DeflateDecompressors)
+            s.kind(tower_gzip_codecs::pool::PoolKind::DeflateDecompressors)
                 .discarded,
-            s.kind(tower_gzip::pool::PoolKind::DeflateDecompressors)
+            s.kind(tower_gzip_codecs::pool::PoolKind::DeflateDecompressors)
                 .idle
         ),
         (1, 0)
@@ -196,16 +197,17 @@ fn codecs_dropped_while_panicking_are_discarded_and_the_pool_survives() {
     assert_eq!(&out[..], b"after the panic");
     let s = pool.stats();
     assert_eq!(
-        s.kind(tower_gzip::pool::PoolKind::DeflateCompressors).idle,
-        1
-    );
-    assert_eq!(
-        s.kind(tower_gzip::pool::PoolKind::DeflateDecompressors)
+        s.kind(tower_gzip_codecs::pool::PoolKind::DeflateCompressors)
             .idle,
         1
     );
-    balanced(s.kind(tower_gzip::pool::PoolKind::DeflateCompressors));
-    balanced(s.kind(tower_gzip::pool::PoolKind::DeflateDecompressors));
+    assert_eq!(
+        s.kind(tower_gzip_codecs::pool::PoolKind::DeflateDecompressors)
+            .idle,
+        1
+    );
+    balanced(s.kind(tower_gzip_codecs::pool::PoolKind::DeflateCompressors));
+    balanced(s.kind(tower_gzip_codecs::pool::PoolKind::DeflateDecompressors));
 
     // A thread that dies holding an encoder leaves the pool usable too.
     let other = pool.clone();
@@ -222,7 +224,7 @@ fn codecs_dropped_while_panicking_are_discarded_and_the_pool_survives() {
     drop(Encoder::for_coding(ContentCoding::Deflate, CompressionLevel::Best, None, &pool).unwrap());
     let s = pool.stats();
     assert_eq!(
-        s.kind(tower_gzip::pool::PoolKind::DeflateCompressors)
+        s.kind(tower_gzip_codecs::pool::PoolKind::DeflateCompressors)
             .discarded,
         2
     );
@@ -240,8 +242,8 @@ fn max_idle_zero_disables_pooling() {
     }
     let s = pool.stats();
     for kind in [
-        s.kind(tower_gzip::pool::PoolKind::DeflateCompressors),
-        s.kind(tower_gzip::pool::PoolKind::DeflateDecompressors),
+        s.kind(tower_gzip_codecs::pool::PoolKind::DeflateCompressors),
+        s.kind(tower_gzip_codecs::pool::PoolKind::DeflateDecompressors),
     ] {
         assert_eq!(
             (kind.created, kind.reused, kind.returned),
@@ -259,7 +261,7 @@ fn clones_share_one_pool_and_global_is_shared() {
     drop(Decoder::for_coding(ContentCoding::Gzip, None, &clone).unwrap());
     assert_eq!(
         pool.stats()
-            .kind(tower_gzip::pool::PoolKind::DeflateDecompressors)
+            .kind(tower_gzip_codecs::pool::PoolKind::DeflateDecompressors)
             .idle,
         1
     );
@@ -334,9 +336,9 @@ fn pooled_codecs_allocate_only_the_output_buffer() {
     let s = pool.stats();
     assert_eq!(
         (
-            s.kind(tower_gzip::pool::PoolKind::DeflateCompressors)
+            s.kind(tower_gzip_codecs::pool::PoolKind::DeflateCompressors)
                 .created,
-            s.kind(tower_gzip::pool::PoolKind::DeflateDecompressors)
+            s.kind(tower_gzip_codecs::pool::PoolKind::DeflateDecompressors)
                 .created
         ),
         (1, 1)
@@ -398,7 +400,7 @@ fn decoder_state_after_an_error_or_abandoned_stream_is_clean() {
     // One state served all nine decoders: reused, never left dirty.
     let stats = pool
         .stats()
-        .kind(tower_gzip::pool::PoolKind::DeflateDecompressors);
+        .kind(tower_gzip_codecs::pool::PoolKind::DeflateDecompressors);
     assert_eq!(
         (stats.created, stats.reused, stats.returned),
         (1, 8, 9),
@@ -433,7 +435,7 @@ fn encoder_state_after_an_abandoned_stream_is_clean() {
     assert_eq!(wire, expected);
     assert_eq!(
         pool.stats()
-            .kind(tower_gzip::pool::PoolKind::DeflateCompressors)
+            .kind(tower_gzip_codecs::pool::PoolKind::DeflateCompressors)
             .reused,
         1
     );
@@ -493,14 +495,14 @@ fn every_coding_returns_its_state_and_idle_releases_it() {
     }
     #[cfg(feature = "zstd")]
     {
-        let z = stats.kind(tower_gzip::pool::PoolKind::ZstdCompressors);
+        let z = stats.kind(tower_gzip_codecs::pool::PoolKind::ZstdCompressors);
         assert!(
             z.created >= 1 && z.reused >= 1,
             "re-drawn after idle: {z:?}"
         );
         assert_eq!(
             stats
-                .kind(tower_gzip::pool::PoolKind::ZstdDecompressors)
+                .kind(tower_gzip_codecs::pool::PoolKind::ZstdDecompressors)
                 .created,
             1
         );
@@ -508,14 +510,14 @@ fn every_coding_returns_its_state_and_idle_releases_it() {
     // gzip and deflate share the deflate shelves: one state served both, re-drawn after idle.
     assert_eq!(
         stats
-            .kind(tower_gzip::pool::PoolKind::DeflateCompressors)
+            .kind(tower_gzip_codecs::pool::PoolKind::DeflateCompressors)
             .created,
         1,
         "{stats:?}"
     );
     assert!(
         stats
-            .kind(tower_gzip::pool::PoolKind::DeflateCompressors)
+            .kind(tower_gzip_codecs::pool::PoolKind::DeflateCompressors)
             .reused
             >= 3,
         "{stats:?}"

@@ -8,8 +8,8 @@ use http::{Request, Response};
 use http_body_util::{BodyExt, Full};
 use tower::{Layer, ServiceExt, service_fn};
 
-use super::tests::wait_for;
-use super::*;
+use super::wait_for;
+use crate::dictionary::learn::*;
 
 /// A route that answers one fixed body: nothing to learn from, as the README once showed.
 #[tokio::test]
@@ -28,7 +28,7 @@ async fn a_build_that_cannot_succeed_says_why_in_the_stats() {
     for i in 0..40 {
         let res = svc
             .clone()
-            .oneshot(super::tests::from(i % 4, "/api/items"))
+            .oneshot(super::from(i % 4, "/api/items"))
             .await
             .unwrap();
         res.into_body().collect().await.unwrap();

@@ -9,8 +9,8 @@ use http::{Request, Response};
 use http_body_util::Full;
 use tower::{Layer, service_fn};
 
-use super::tests::{CLIENTS, from, get, items, request, route, wait_for};
-use super::*;
+use super::{CLIENTS, from, get, items, request, route, wait_for};
+use crate::dictionary::learn::*;
 
 /// Whether `needle` is anywhere in the route's current dictionary.
 fn dictionary_holds(learner: &Learner, needle: &[u8]) -> bool {
@@ -163,7 +163,7 @@ async fn responses_alike_across_clients_publish_within_two_thousand() {
         .route(LearnedRoute::new("/api/items*"))
         .build()
         .unwrap();
-    let mut svc = learner.layer().layer(service_fn(super::tests::handler));
+    let mut svc = learner.layer().layer(service_fn(super::handler));
     for start in 0..2000u64 {
         get(&mut svc, request(&format!("/api/items?start={start}"))).await;
         if start % 100 == 99 && learner.stats()[0].current.is_some() {
@@ -182,7 +182,7 @@ async fn responses_alike_across_clients_publish_within_two_thousand() {
 #[tokio::test]
 async fn without_client_identities_nothing_is_published_and_the_stats_say_why() {
     let learner = Learner::builder().route(route()).build().unwrap();
-    let mut svc = learner.layer().layer(service_fn(super::tests::handler));
+    let mut svc = learner.layer().layer(service_fn(super::handler));
     for start in 0..80 {
         let uri = format!("/api/items?start={start}");
         get(&mut svc, Request::get(uri).body(Full::default()).unwrap()).await;
