@@ -13,12 +13,18 @@
 //! | [`compression`] | `CompressionLayer`: compresses responses by `Accept-Encoding` (server); levels, the load governor, predicates | always |
 //! | [`decompression`] | `RequestDecompressionLayer` (server: request bodies, with limits against bombs) and `DecompressionLayer` (client: responses) | always |
 //! | [`client`] | `RequestCompressionLayer`: compresses request bodies (client); the client's dictionary store | always; the store with `dictionary-client` |
-//! | [`cache`] | `VariantCache`: compressed representations served again, by content or by strong `ETag` | always |
+//! | [`cache`] | `VariantCache`: compressed representations served again, by content or by strong `ETag`, as a shared cache (RFC 9111) | always |
 //! | `dictionary` | RFC 9842: the store, serving and announcing dictionaries, building them before deploying, learning them from traffic | `dcz` or `dcb` (defaults) |
 //! | `grpc` | `GrpcCompressionLayer`, `GrpcClientCompressionLayer`: gRPC messages for tonic | `grpc` (default) |
 //! | [`telemetry`] | a `tracing` event per response; metrics through the `metrics` facade | events always; metrics with `metrics` (default) |
 //! | [`codec`] | the streaming `Encoder`, `Decoder` and `OneShot` under the layers, usable alone | always |
+//! | [`pool`] | [`CodecPool`], its builder and its statistics by kind of state | always |
 //! | [`guide`] | design notes, benchmarks, the telemetry reference | always |
+//!
+//! The codecs, their pool and all of the FFI are the `tower-gzip-codecs` crate, which this
+//! one re-exports ([`codec`], [`pool`], [`ContentCoding`], [`CompressionLevel`]); this crate
+//! has no `unsafe` code. The deploy pipeline's dictionary command line is
+//! `tower-gzip-dictionary` (`cargo install --path cli` from the repository).
 //!
 //! # Cargo features
 //!

@@ -259,7 +259,7 @@ impl Encoder {
     /// The producer has nothing for now: like [`flush`](Encoder::flush), and where the
     /// coding allows it the codec state waits in the pool until the next
     /// [`encode`](Encoder::encode). After a short pause (under the pool's
-    /// [`park_bound`](crate::CodecPoolBuilder::park_bound); the first pause, whose length is
+    /// [`park_bound`](crate::pool::CodecPoolBuilder::park_bound); the first pause, whose length is
     /// not known, is not short) gzip, deflate and zstd park the state, and the next `encode`
     /// takes it back as it was. Otherwise the state goes back to the pool: after a long
     /// pause, with no room to park (the pool's `max_idle` reached by parked states), or when
@@ -375,7 +375,7 @@ impl Decoder {
         self.read(false, |codec| dispatch!(codec, c => c.is_stream_end()))
     }
 
-    /// The decoded size `input` announces, if any (see [`Decode::announced_size`]).
+    /// The decoded size `input` announces, if any (a zstd frame header with its content size; a hint only, hostile input can announce anything).
     pub fn announced_size(&self, input: &[u8]) -> Option<u64> {
         self.read(None, |codec| dispatch!(codec, c => c.announced_size(input)))
     }

@@ -89,7 +89,7 @@ impl PoolStats {
     }
 
     /// br streams holding an encoder now (at most
-    /// [`CodecPoolBuilder::br_stream_limit`](crate::CodecPoolBuilder::br_stream_limit)), and
+    /// [`CodecPoolBuilder::br_stream_limit`](crate::pool::CodecPoolBuilder::br_stream_limit)), and
     /// those waiting for their turn to draw one: `(active, waiting)`.
     pub fn br_streams(&self) -> (usize, usize) {
         (self.br_streams_active, self.br_streams_waiting)

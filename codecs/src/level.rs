@@ -13,7 +13,7 @@ use crate::pool::Level;
 ///
 /// `dcb` differs from br on purpose: brotli ignores a dictionary below quality 5, so `dcb`'s
 /// `Default` and `Fastest` are 5 and `Precise(n)` is never under 5. A layer's
-/// [`level`](crate::compression::CompressionLayer::level) sets `dcz` and `dcb` apart from
+/// `level` (tower-gzip's `CompressionLayer::level`) sets `dcz` and `dcb` apart from
 /// zstd and br.
 ///
 /// br `Best` (quality 11) is brotli's densest setting and far too slow for responses built

@@ -135,7 +135,7 @@ macro_rules! families {
                 ZstdDecompressors = "zstd_decompressors",
             };
             #[cfg(feature = "br")] Br(br): plain [Br] kinds {
-                /// Brotli encoder memory (see [`codec`](crate::codec)'s br notes).
+                /// Brotli encoder memory (see the crate's br notes).
                 BrCompressors = "br_compressors",
                 /// Brotli decoder memory.
                 BrDecompressors = "br_decompressors",
@@ -284,7 +284,7 @@ pub enum SliceEnd {
     /// encoder would otherwise hold up to 8 MiB of input in one meta-block).
     #[cfg_attr(not(feature = "br"), allow(dead_code))]
     Flush,
-    /// [`idle`](Encode::idle): the pool is crowded past its hold limit, and giving the state
+    /// `idle`: the pool is crowded past its hold limit, and giving the state
     /// back costs little (gzip and deflate resume primed with their history; zstd starts a
     /// new frame).
     Release,

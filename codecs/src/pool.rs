@@ -1,5 +1,5 @@
 //! A shared, bounded pool of codec states. It names no codec: each codec declares the
-//! [`Kind`]s of state it pools (their slots and names are listed in `codec::kinds`), and the
+//! kinds of state it pools (their slots and names are listed in `codec::kinds`), and the
 //! pool keeps a shelf per kind, made at the kind's first use.
 //!
 //! A deflate compressor is hundreds of kilobytes of state and a zstd context more (sizes in

@@ -57,7 +57,7 @@
 //!   nothing more ready (it returns `Pending`), everything sent so far is made decodable with
 //!   a sync flush, and the codec state waits in the pool until data comes (see
 //!   [`Encoder::idle`](crate::codec::Encoder::idle)). After a short pause (under the pool's
-//!   [park bound](crate::CodecPoolBuilder::park_bound), 1 s by default) gzip, deflate and
+//!   [park bound](crate::pool::CodecPoolBuilder::park_bound), 1 s by default) gzip, deflate and
 //!   zstd streams take back the state they parked, as they left it; after their first pause,
 //!   a long one, or when another stream took the parked state, gzip and deflate draw a state
 //!   primed with the last 32 KiB, and zstd ends the frame and starts another. br keeps its
@@ -68,11 +68,11 @@
 //!   between them (br at quality 0-1 excepted). One poll compresses at most 64 KiB of input,
 //!   so a huge frame cannot hold an executor thread for long and many large responses
 //!   progress together. While more gzip/deflate (or zstd) streams hold a state than the
-//!   pool's [hold limit](crate::CodecPoolBuilder::hold_limit) (2 per CPU by default), a
+//!   pool's [hold limit](crate::pool::CodecPoolBuilder::hold_limit) (2 per CPU by default), a
 //!   stream also parks its state at the end of each slice, so hundreds of slow readers cost a
 //!   32 KiB history each (zstd: nothing; once its context is taken, its next slice starts a
 //!   new frame), not a state each. br streams flush at every slice end and take turns: at
-//!   most [`br_stream_limit`](crate::CodecPoolBuilder::br_stream_limit) hold an encoder at
+//!   most [`br_stream_limit`](crate::pool::CodecPoolBuilder::br_stream_limit) hold an encoder at
 //!   once; event streams, and streamed bodies (of unknown size, or known and over 64 KiB)
 //!   while the turns are all taken, get another coding the client accepts instead of br.
 //!   The headers of a streamed body go out before its end is compressed: an encoder failure

@@ -145,7 +145,7 @@ macro_rules! lru_store {
 /// Cloning is cheap: clones share one store, so a deploy can [`insert`](Self::insert) a new
 /// dictionary while requests [`get`](Self::get) from it. The bound counts the dictionaries'
 /// bytes; the zstd tables each prepares on first use come on top, many times a dictionary's
-/// size (see [`Dictionary::prepared_size`]).
+/// size (see [`codec::Dictionary::prepared_size`](crate::codec::Dictionary::prepared_size)).
 ///
 /// ```
 /// use tower_gzip::dictionary::UseAsDictionary;

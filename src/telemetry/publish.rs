@@ -25,7 +25,7 @@ pub(crate) const RATIO: &str = "tower_gzip_compression_ratio";
 /// a dictionary in `Available-Dictionary` (see
 /// [`DictionaryStats`](crate::compression::DictionaryStats)).
 pub(crate) const DICTIONARY: &str = "tower_gzip_dictionary_requests_total";
-/// Gauge, label `kind` (a [`PoolStats::kinds`](crate::PoolStats::kinds) name): pooled
+/// Gauge, label `kind` (a [`PoolStats::kinds`](crate::pool::PoolStats::kinds) name): pooled
 /// states checked out now.
 pub(crate) const POOL_IN_USE: &str = "tower_gzip_pool_in_use";
 /// Gauge, label `kind`: states idle in the pool now, parked ones included.

@@ -106,7 +106,7 @@ fn take_output(core: &mut EncoderCore, out: &mut BytesMut) -> usize {
 ///
 /// A streaming body's encoder (`EncodeOptions::streaming`) waits for a turn before it draws a
 /// state (see
-/// [`CodecPoolBuilder::br_stream_limit`](crate::CodecPoolBuilder::br_stream_limit)), flushes
+/// [`CodecPoolBuilder::br_stream_limit`](crate::pool::CodecPoolBuilder::br_stream_limit)), flushes
 /// at every slice end so its output keeps pace with its input, and gives its turn back
 /// while its producer is idle. At quality 2 and up a pause longer than the pool's park bound
 /// (and the first, whose length is unknown) gives the state back too: the stream goes on

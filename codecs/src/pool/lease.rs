@@ -118,7 +118,7 @@ enum Slot<T: PooledState> {
 }
 
 /// The longest pause worth parking for, unless the pool sets another
-/// ([`CodecPoolBuilder::park_bound`](crate::CodecPoolBuilder::park_bound)). Parking saves a
+/// ([`CodecPoolBuilder::park_bound`](crate::pool::CodecPoolBuilder::park_bound)). Parking saves a
 /// gzip event its priming and a zstd event its frame; a stream whose events come a second
 /// or more apart saves a negligible share of a core by it, while the state it keeps cannot
 /// be shared: parked, many slow SSE streams hold several zstd contexts where a few would
