@@ -10,7 +10,7 @@ pub(crate) fn encode(bytes: &[u8]) -> String {
 }
 
 /// A SHA-256 written as 64 hex digits (either case).
-#[cfg(feature = "dcz")]
+#[cfg(feature = "learn")]
 pub(crate) fn parse_sha256(hex: &str) -> Option<[u8; 32]> {
     if hex.len() != 64 || !hex.is_ascii() {
         return None;
@@ -22,7 +22,7 @@ pub(crate) fn parse_sha256(hex: &str) -> Option<[u8; 32]> {
     Some(out)
 }
 
-#[cfg(all(test, feature = "dcz"))]
+#[cfg(all(test, feature = "learn"))]
 mod tests {
     use super::*;
 

@@ -34,6 +34,7 @@
 //! | `zstd` | yes | yes (libzstd) | +2 | zstd, web-safe windows (RFC 9659) |
 //! | `br` | yes | no | +4 | brotli through the pure-Rust `brotli` crate |
 //! | `dcz`, `dcb` | yes | `dcb`: Google's brotli | +17, +20 | dictionary compression (RFC 9842), the `dictionary` module |
+//! | `learn` | yes | no | +0 | dictionaries learned from live traffic (`dictionary::learn`; with `dcz`) |
 //! | `metrics` | yes | no | +3 | counters, gauges, histograms through the `metrics` facade |
 //! | `grpc` | yes | no | +0 | the `grpc` module: message compression for tonic servers and channels |
 //! | `dictionary-client` | no | no | +39 (with `dcz`) | the client's dictionary store and its URL patterns (`url`, ICU) |

@@ -85,6 +85,7 @@ mod error;
 #[allow(unsafe_code)]
 mod ffi;
 mod flate;
+#[cfg(dictionary)]
 mod hex;
 mod history;
 mod kinds;

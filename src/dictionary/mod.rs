@@ -79,7 +79,7 @@
 #[cfg(feature = "dcz")]
 mod build;
 mod gate;
-#[cfg(feature = "dcz")]
+#[cfg(feature = "learn")]
 pub mod learn;
 pub(crate) mod scope;
 mod select;

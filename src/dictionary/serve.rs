@@ -87,7 +87,7 @@ impl DictionaryService {
     }
 
     /// How long browsers may keep it (`Cache-Control: public, max-age=...`).
-    #[cfg(feature = "dcz")] // the learner's
+    #[cfg(feature = "learn")]
     pub(crate) fn max_age(mut self, max_age: Duration) -> Self {
         self.cache_control = max_age_value(max_age);
         self

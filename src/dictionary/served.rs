@@ -10,7 +10,6 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http::HeaderValue;
 
-use crate::ContentCoding;
 use crate::codec::{self, DictionaryError};
 use crate::headers::{InvalidMetadata, UseAsDictionary, available_dictionary_value};
 
@@ -133,8 +132,8 @@ impl Dictionary {
 
     /// This dictionary, compressing at `level` for `coding` where the layer's level is the
     /// default (see [`codec::Dictionary::with_level`]).
-    #[cfg(feature = "dcz")] // the learner's
-    pub(crate) fn with_level(mut self, coding: ContentCoding, level: i32) -> Self {
+    #[cfg(feature = "learn")]
+    pub(crate) fn with_level(mut self, coding: crate::ContentCoding, level: i32) -> Self {
         self.codec = self.codec.with_level(coding, level);
         self
     }

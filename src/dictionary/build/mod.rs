@@ -299,7 +299,7 @@ impl<'a> DictionaryBuilder<'a> {
 
 /// Every candidate a build over `samples` would judge (trained and raw), for tests of what
 /// a dictionary can hold.
-#[cfg(test)]
+#[cfg(all(test, feature = "learn"))]
 pub(crate) fn candidate_bytes(samples: &[&[u8]], bound: usize) -> Vec<(DictionaryKind, Bytes)> {
     let Ok(split) = samples::split(samples) else {
         return Vec::new();
