@@ -78,17 +78,9 @@
 
 #[cfg(feature = "dcz")]
 mod build;
-mod gate;
 #[cfg(feature = "learn")]
 pub mod learn;
-pub(crate) mod scope;
-mod select;
-#[cfg(dictionary)]
 mod serve;
-#[cfg(dictionary)]
-mod served;
-#[cfg(dictionary)]
-mod store;
 
 #[cfg(dictionary)]
 pub use crate::codec::DictionaryError;
@@ -96,16 +88,14 @@ pub use crate::codec::DictionaryError;
 pub use crate::headers::UseAsDictionary;
 #[cfg(feature = "dcz")]
 pub use build::{BuiltDictionary, CandidateReport, DictionaryBuilder, DictionaryKind};
-pub(crate) use gate::gate;
+pub(crate) use serve::scope;
 #[cfg(fuzzing)]
-pub(crate) use select::select;
-pub(crate) use select::select_parsed;
+pub(crate) use serve::select;
 #[cfg(dictionary)]
-pub use serve::{DictionaryService, UseAsDictionaryLayer, link_header};
-#[cfg(dictionary)]
-pub use served::Dictionary;
-#[cfg(dictionary)]
-pub use store::DictionaryStore;
+pub use serve::{
+    Dictionary, DictionaryService, DictionaryStore, UseAsDictionaryLayer, link_header,
+};
+pub(crate) use serve::{gate, select_parsed};
 #[cfg(dictionary)]
 pub use tower_gzip_codecs::peek;
 

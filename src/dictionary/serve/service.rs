@@ -191,10 +191,10 @@ impl UseAsDictionaryLayer {
     pub fn new(
         metadata: UseAsDictionary,
         store: DictionaryStore,
-    ) -> Result<Self, super::DictionaryError> {
+    ) -> Result<Self, crate::codec::DictionaryError> {
         let header = metadata
             .to_header_value()
-            .map_err(|e| super::DictionaryError::InvalidMetadata(e.0))?;
+            .map_err(|e| crate::codec::DictionaryError::InvalidMetadata(e.0))?;
         Ok(UseAsDictionaryLayer {
             metadata,
             header,
