@@ -47,7 +47,7 @@ pub use encode::{
     FCOMMENT, FEXTRA, FHCRC, FNAME, GzipHeader, gzip, gzip_member, raw_deflate, zlib,
 };
 pub use samples::json_samples;
-pub use wait::{block_on, eventually};
+pub use wait::{block_on, eventually, settle};
 
 /// The error type of the test bodies.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;

@@ -16,6 +16,19 @@ pub async fn eventually(mut cond: impl FnMut() -> bool) -> bool {
     cond()
 }
 
+/// What `read` returns once `done` holds for it, polling every 10 ms from this thread (for
+/// work another thread finishes: a background worker), or its last value after 30 s.
+pub fn settle<T>(mut read: impl FnMut() -> T, done: impl Fn(&T) -> bool) -> T {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let value = read();
+        if done(&value) || std::time::Instant::now() > deadline {
+            return value;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// Polls `future` to completion with a no-op waker. Everything it waits on is in memory and
 /// self-waking, so a long run of Pending means a hang.
 pub fn block_on<F: Future>(future: F) -> F::Output {

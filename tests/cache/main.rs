@@ -2,8 +2,6 @@
 //! serving (by content and by strong `ETag`), what background recompression buys on
 //! recorded traffic, and that nothing it holds reaches a client it was not for.
 
-use std::time::{Duration, Instant};
-
 use tower_gzip::cache::{CacheStats, VariantCache};
 
 mod etag;
@@ -13,15 +11,7 @@ mod never_larger;
 mod recompressed;
 mod shared;
 
-/// The cache's stats once `done` holds (the background worker files and recompresses on
-/// its own thread), or after 30 seconds.
+/// The cache's stats once `done` holds (the worker runs on its own thread).
 pub(crate) fn wait_for(cache: &VariantCache, done: impl Fn(&CacheStats) -> bool) -> CacheStats {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let stats = cache.stats();
-        if done(&stats) || Instant::now() > deadline {
-            return stats;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    tower_gzip_support::settle(|| cache.stats(), done)
 }

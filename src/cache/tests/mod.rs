@@ -1,5 +1,3 @@
-use std::time::{Duration, Instant};
-
 use bytes::{Bytes, BytesMut};
 use proptest::prelude::*;
 
@@ -58,18 +56,6 @@ fn decode(coding: ContentCoding, wire: &[u8]) -> Vec<u8> {
         .decode(wire, 64 << 20)
         .unwrap()
         .to_vec()
-}
-
-/// Waits (a bounded time) until the cache's stats pass `done`.
-pub(super) fn wait_for(cache: &VariantCache, done: impl Fn(&CacheStats) -> bool) -> CacheStats {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let stats = cache.stats();
-        if done(&stats) || Instant::now() > deadline {
-            return stats;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 #[test]
@@ -367,4 +353,9 @@ fn bodies_sharing_a_bucket_do_not_push_each_other_out() {
     assert!(!doorkeeper.check(&b).seen);
     assert!(doorkeeper.check(&a).seen);
     assert!(doorkeeper.check(&b).seen);
+}
+
+/// The cache's stats once `done` holds (the worker runs on its own thread).
+fn wait_for(cache: &VariantCache, done: impl Fn(&CacheStats) -> bool) -> CacheStats {
+    tower_gzip_support::settle(|| cache.stats(), done)
 }

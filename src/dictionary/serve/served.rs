@@ -62,17 +62,9 @@ impl Dictionary {
         bytes: impl Into<Bytes>,
         metadata: impl Into<Option<UseAsDictionary>>,
     ) -> Result<Dictionary, DictionaryError> {
-        let metadata = metadata.into();
         // The metadata first: a bad `match` must not cost a digest of the bytes.
-        let use_as_dictionary = match &metadata {
-            Some(metadata) => Some(metadata.to_header_value().map_err(invalid)?),
-            None => None,
-        };
-        Ok(Dictionary::served(
-            codec::Dictionary::new(bytes)?,
-            metadata,
-            use_as_dictionary,
-        ))
+        let headers = Headers::of(metadata.into())?;
+        Ok(Dictionary::served(codec::Dictionary::new(bytes)?, headers))
     }
 
     /// Reads a dictionary saved with [`save`](codec::Dictionary::save) (or any file of its
@@ -81,32 +73,13 @@ impl Dictionary {
         path: impl AsRef<Path>,
         metadata: impl Into<Option<UseAsDictionary>>,
     ) -> Result<Dictionary, DictionaryError> {
-        let metadata = metadata.into();
-        let use_as_dictionary = match &metadata {
-            Some(metadata) => Some(metadata.to_header_value().map_err(invalid)?),
-            None => None,
-        };
-        Ok(Dictionary::served(
-            codec::Dictionary::load(path)?,
-            metadata,
-            use_as_dictionary,
-        ))
+        let headers = Headers::of(metadata.into())?;
+        Ok(Dictionary::served(codec::Dictionary::load(path)?, headers))
     }
 
-    fn served(
-        codec: codec::Dictionary,
-        metadata: Option<UseAsDictionary>,
-        use_as_dictionary: Option<HeaderValue>,
-    ) -> Dictionary {
-        let available_dictionary = available_dictionary_value(&codec.hash());
-        Dictionary {
-            codec,
-            headers: Arc::new(Headers {
-                metadata,
-                use_as_dictionary,
-                available_dictionary,
-            }),
-        }
+    fn served(codec: codec::Dictionary, headers: impl FnOnce([u8; 32]) -> Headers) -> Self {
+        let headers = Arc::new(headers(codec.hash()));
+        Dictionary { codec, headers }
     }
 
     /// The metadata it is served with, if any.
@@ -136,6 +109,24 @@ impl Dictionary {
     pub(crate) fn with_level(mut self, coding: crate::ContentCoding, level: i32) -> Self {
         self.codec = self.codec.with_level(coding, level);
         self
+    }
+}
+
+impl Headers {
+    /// The headers of a dictionary served with `metadata`, once its hash is known; refuses
+    /// metadata that cannot be a header.
+    fn of(
+        metadata: Option<UseAsDictionary>,
+    ) -> Result<impl FnOnce([u8; 32]) -> Headers, DictionaryError> {
+        let use_as_dictionary = match &metadata {
+            Some(metadata) => Some(metadata.to_header_value().map_err(invalid)?),
+            None => None,
+        };
+        Ok(move |hash: [u8; 32]| Headers {
+            metadata,
+            use_as_dictionary,
+            available_dictionary: available_dictionary_value(&hash),
+        })
     }
 }
 
