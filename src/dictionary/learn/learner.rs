@@ -16,11 +16,9 @@ use super::config::LearnerBuilder;
 use super::layer::LearnLayer;
 use super::shared::{RouteShared, Shared};
 use super::stats::LearnedRouteStats;
-use super::{LearnError, Refusal, worker};
+use super::worker::{self, Taken};
+use super::{LearnError, Refusal};
 use crate::dictionary::DictionaryStore;
-
-/// A finished sample: its route, its client's keyed hash, its body.
-pub(crate) type Taken = (usize, u64, Bytes);
 
 /// Samples queued for the learner's thread at most; past it samples are dropped
 /// ([`Refusal::Busy`]) rather than held while it builds.

@@ -8,9 +8,11 @@ use std::time::Instant;
 
 use super::LearnError;
 use super::config::LearnerBuilder;
-use super::learner::Taken;
 use super::route::RouteLearning;
 use super::shared::{Context, Shared, ThreadSettings};
+
+/// A finished sample: its route, its client's keyed hash, its body.
+pub(crate) type Taken = (usize, u64, bytes::Bytes);
 
 pub(crate) fn spawn(
     shared: Arc<Shared>,
