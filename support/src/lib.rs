@@ -10,28 +10,38 @@
 //! tower-gzip's, which turn them on.
 
 pub mod alloc;
+#[cfg(feature = "http")]
 pub mod bench;
+#[cfg(feature = "http")]
 pub mod bodies;
+#[cfg(feature = "http")]
 pub mod bomb;
+#[cfg(feature = "http")]
 pub mod collected;
 pub mod corpus;
 pub mod data;
 pub mod decode;
+#[cfg(feature = "http")]
 pub mod demo;
 pub mod encode;
 pub mod example;
 #[cfg(feature = "grpc")]
 pub mod grpc;
+#[cfg(feature = "http")]
 pub mod http1;
 pub mod procfs;
 pub mod prometheus;
 pub mod samples;
+#[cfg(feature = "http")]
 pub mod server;
+#[cfg(feature = "http")]
 pub mod service;
 pub mod tools;
 pub mod wait;
 
+#[cfg(feature = "http")]
 pub use bodies::{BodySender, ChannelBody, Probe, ReadyFrames, StutterBody, Tap, channel_body};
+#[cfg(feature = "http")]
 pub use collected::{Collected, collect};
 pub use data::{noise, text};
 #[cfg(feature = "br")]
@@ -47,7 +57,9 @@ pub use encode::{
     FCOMMENT, FEXTRA, FHCRC, FNAME, GzipHeader, gzip, gzip_member, raw_deflate, zlib,
 };
 pub use samples::json_samples;
-pub use wait::{block_on, eventually, settle};
+#[cfg(feature = "http")]
+pub use wait::eventually;
+pub use wait::{block_on, settle};
 
 /// The error type of the test bodies.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;

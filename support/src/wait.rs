@@ -6,6 +6,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 /// Polls `cond` every 10 ms for up to 5 s; true if it held.
+#[cfg(feature = "http")]
 pub async fn eventually(mut cond: impl FnMut() -> bool) -> bool {
     for _ in 0..500 {
         if cond() {
