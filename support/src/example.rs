@@ -15,6 +15,7 @@ fn features(extra: &[&str]) -> String {
         ("br", cfg!(feature = "br")),
         ("dcz", cfg!(feature = "dcz")),
         ("dcb", cfg!(feature = "dcb")),
+        ("learn", cfg!(feature = "learn")),
         ("dictionary-client", cfg!(feature = "dictionary-client")),
     ];
     let on = features.iter().filter(|(_, on)| *on).map(|(name, _)| *name);
@@ -36,6 +37,8 @@ pub fn build(name: &str, extra: &[&str]) -> PathBuf {
     let mut cmd = Command::new(env!("CARGO"));
     cmd.current_dir(crate::REPO).args([
         "build",
+        "-p",
+        "tower-gzip",
         "--example",
         name,
         "--message-format=json",
