@@ -34,8 +34,8 @@
 //!   items' shape, so a new one is learned). `--dictionary-dir DIR` shares the learned
 //!   dictionaries with every instance started with the same directory, listed every
 //!   `--dictionary-poll SECS` (default 10). `--no-learn` turns learning off.
-//! - `--dictionary FILE`: the API dictionary, a file built at deploy time (`cargo run
-//!   --example dictionary -- build`), served at `/dictionary`, instead of learning one.
+//! - `--dictionary FILE`: the API dictionary, a file built at deploy time (`tower-gzip-dictionary
+//!   build`, from `cargo install --path cli`), served at `/dictionary`, instead of learning one.
 //!
 //! The first line on stdout is `listening on http://IP:PORT`; logs go to stderr
 //! (`RUST_LOG`, default `info`; `RUST_LOG=info,tower_gzip::compression=debug` adds an event

@@ -22,7 +22,7 @@ use crate::pool::CodecPool;
 /// size is only learned by reading the body).
 ///
 /// gzip makes the smallest bodies larger and saves about half at this size (`cargo run
-/// --release --example min_size` prints the table; BENCHMARKS.md, "The size floor"). It sits
+/// --release -p tower-gzip-bench --bin min_size` prints the table; BENCHMARKS.md, "The size floor"). It sits
 /// between tower-http's 32 B, which spends a compressor pass to grow tiny bodies, and Go
 /// gzhttp's 1,024 B, which leaves much of a typical small API response uncompressed.
 pub(crate) const DEFAULT_MIN_SIZE: u64 = 256;

@@ -3,7 +3,7 @@
 //! most).
 //!
 //! `brotli-decompressor` rather than Google's C decoder: with the dictionary lent to each call
-//! (not copied per body) it is as fast or faster on this crate's bodies (`cargo bench --bench
+//! (not copied per body) it is as fast or faster on this crate's bodies (`cargo bench -p tower-gzip-bench --bench
 //! brotli_c -- dcb_lib_decode`, where `rust` is this decoder).
 
 use brotli_decompressor::{BrotliState, StandardAlloc as DecAlloc};

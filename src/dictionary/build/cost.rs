@@ -3,7 +3,7 @@
 //! Each row is one coding at one level, with a dictionary of up to `dict_kib` KiB (0 for
 //! the plain codings): the CPU time to compress one response, in microseconds, at each of
 //! the response sizes in [`SIZES`], measured once on the project's machine (`cargo run
-//! --release --example dict_cost_model` measures them again and prints this table). A
+//! --release -p tower-gzip-bench --bin dict_cost_model` measures them again and prints this table). A
 //! response's time is interpolated between the two sizes around its own; a cost is the sum
 //! over the held-out responses divided by the same sum for the plain coding. The machine's
 //! speed cancels out, and the same samples always give the same costs: the build's choice
