@@ -97,7 +97,10 @@ fn main() -> ExitCode {
 
 fn report(failure: Failure) -> ExitCode {
     // One line whatever the underlying error printed: pipelines grep and log it as one.
-    eprintln!("dictionary: {}", failure.message.replace('\n', " "));
+    eprintln!(
+        "tower-gzip-dictionary: {}",
+        failure.message.replace('\n', " ")
+    );
     ExitCode::from(failure.code)
 }
 
@@ -378,7 +381,7 @@ fn saved_level(dictionary: &Path, coding: ContentCoding) -> Result<CompressionLe
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let default = if coding == ContentCoding::Dcz { 3 } else { 5 };
             eprintln!(
-                "dictionary: no {}: {} at its default level {default}",
+                "tower-gzip-dictionary: no {}: {} at its default level {default}",
                 path.display(),
                 coding.as_str()
             );
