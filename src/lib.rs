@@ -100,6 +100,9 @@ mod pool;
 mod predicate;
 mod sync;
 pub mod telemetry;
+// RFC 7692 permessage-deflate and per-message gzip for WebSocket.
+#[cfg(feature = "websocket")]
+pub mod websocket;
 
 pub use codec::kinds::{PoolKind, PoolStats};
 pub use codec::level::CompressionLevel;

@@ -100,6 +100,9 @@ macro_rules! families {
                 /// libdeflate whole-buffer compressors, for gzip and deflate bodies known in
                 /// full.
                 BlockCompressors = "block_compressors",
+                /// Raw deflate compressors with a window below 32 KiB (WebSocket
+                /// permessage-deflate, RFC 7692), tagged by window.
+                SmallWindowCompressors = "small_window_compressors",
             };
             #[cfg(feature = "zstd")] Zstd(zstd): plain [Zstd] kinds {
                 /// zstd compression contexts (streaming and one-shot).

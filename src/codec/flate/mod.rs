@@ -8,6 +8,9 @@ mod decoder;
 mod encoder;
 mod gzip_header;
 mod oneshot;
+// Raw deflate by message (WebSocket permessage-deflate, RFC 7692).
+#[cfg(feature = "websocket")]
+pub(crate) mod raw;
 
 use bytes::BytesMut;
 
