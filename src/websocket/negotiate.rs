@@ -67,7 +67,7 @@ fn answer_one(offer: &Element, config: &DeflateConfig) -> Option<Agreement> {
     };
     let want_out = config.context_takeover && !params.server_no_context_takeover;
     let want_in = config.context_takeover && !params.client_no_context_takeover;
-    let bytes = usize::from(want_out) << out_bits | usize::from(want_in) << in_bits;
+    let bytes = (usize::from(want_out) << out_bits) + (usize::from(want_in) << in_bits);
     let reservation = (bytes > 0).then(|| config.budget.reserve(bytes)).flatten();
     let granted = bytes == 0 || reservation.is_some();
     if !granted {

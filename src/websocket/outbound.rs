@@ -334,8 +334,14 @@ mod tests {
     #[test]
     fn small_and_incompressible_messages_and_controls_pass_as_they_are() {
         let mut outbound = armed(true);
-        let noise: Vec<u8> = (0..500u32)
-            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let noise: Vec<u8> = (0..500)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                (seed >> 32) as u8
+            })
             .collect();
         let mut bytes = frame(OpCode::Binary, true, None, b"tiny");
         bytes.extend(frame(OpCode::Control(9), true, None, b"ping"));
