@@ -1,0 +1,69 @@
+//! The demo's WebSocket routes, with permessage-deflate (RFC 7692) on, both also serving
+//! OpenIM-style `?compression=gzip` clients:
+//!
+//! - `/ws/echo`: echoes every message, text and binary, as received (Autobahn's cases run
+//!   against it: BENCHMARKS.md, "WebSocket").
+//! - `/ws/feed?interval_ms=M`: a live feed of the demo's JSON (`/api/items` pages), one
+//!   text message every M ms (default 500) until the client closes.
+
+use std::time::Duration;
+
+use axum::extract::Query;
+use axum::response::Response;
+use tower_gzip::websocket::{Message, WebSocket, WebSocketUpgrade};
+
+/// Autobahn's cases send messages up to 16 MiB; the limit bounds what one may inflate to.
+const MAX_MESSAGE: usize = 64 << 20;
+
+/// `GET /ws/echo`.
+pub async fn echo(ws: WebSocketUpgrade) -> Response {
+    ws.max_message_size(MAX_MESSAGE)
+        .on_upgrade(|mut socket: WebSocket| async move {
+            while let Some(Ok(message)) = socket.recv().await {
+                match message {
+                    Message::Text(_) | Message::Binary(_) => {
+                        if socket.send(message).await.is_err() {
+                            break;
+                        }
+                    }
+                    Message::Close(_) => break,
+                    // tungstenite answers pings itself.
+                    Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => {}
+                }
+            }
+        })
+}
+
+/// `GET /ws/feed?interval_ms=M`.
+pub async fn feed(
+    ws: WebSocketUpgrade,
+    Query(q): Query<std::collections::HashMap<String, String>>,
+) -> Response {
+    let interval = q
+        .get("interval_ms")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(500u64)
+        .clamp(10, 60_000);
+    ws.on_upgrade(move |mut socket: WebSocket| async move {
+        let mut ticker = tokio::time::interval(Duration::from_millis(interval));
+        let mut page = 0u64;
+        loop {
+            tokio::select! {
+                _ = ticker.tick() => {
+                    let json = crate::routes::items_json(page * 10, 10);
+                    page += 1;
+                    let text = String::from_utf8(json).unwrap_or_default();
+                    // A gzip client gets its feed as binary gzip members, as OpenIM sends.
+                    let message = if socket.gzip() { Message::binary(text) } else { Message::text(text) };
+                    if socket.send(message).await.is_err() {
+                        break;
+                    }
+                }
+                incoming = socket.recv() => match incoming {
+                    Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
+                    Some(Ok(_)) => {}
+                },
+            }
+        }
+    })
+}

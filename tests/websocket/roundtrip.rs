@@ -1,0 +1,146 @@
+//! The crate's client against the crate's server (and each against plain tungstenite).
+
+use futures_util::{SinkExt, StreamExt};
+use tower_gzip::websocket::{DeflateConfig, Message, connect_async, stats};
+
+use crate::{corpus_messages, serve};
+
+type Client =
+    tokio_tungstenite::WebSocketStream<tower_gzip::websocket::DeflateIo<tokio::net::TcpStream>>;
+
+async fn echo_all(client: &mut Client, messages: &[Message]) {
+    for message in messages {
+        client.send(message.clone()).await.unwrap();
+        let got = client.next().await.unwrap().unwrap();
+        assert_eq!(&got, message);
+    }
+}
+
+fn messages() -> Vec<Message> {
+    let mut list: Vec<Message> = corpus_messages(50).into_iter().map(Message::text).collect();
+    list.push(Message::text("tiny"));
+    list.push(Message::binary(vec![7u8; 3 << 20]));
+    list.push(Message::binary(
+        (0..200_000u32)
+            .flat_map(|i| i.to_le_bytes())
+            .collect::<Vec<u8>>(),
+    ));
+    list.push(Message::text(""));
+    list
+}
+
+#[tokio::test]
+async fn default_server_and_client_agree_no_takeover_and_echo_everything() {
+    let addr = serve().await;
+    let before = stats();
+    let (mut client, response) =
+        connect_async(format!("ws://{addr}/echo"), &DeflateConfig::new(), None)
+            .await
+            .unwrap();
+    let answer = response.headers()["sec-websocket-extensions"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        answer,
+        "permessage-deflate; server_no_context_takeover; client_no_context_takeover"
+    );
+    let (out, inb) = client.get_ref().agreed().unwrap();
+    assert!(!out.takeover && !inb.takeover);
+    echo_all(&mut client, &messages()).await;
+    let after = stats();
+    assert!(after.deflate[1].messages >= before.deflate[1].messages + 50);
+    assert!(
+        after.deflate[0].wire_bytes - before.deflate[0].wire_bytes
+            < after.deflate[0].plain_bytes - before.deflate[0].plain_bytes
+    );
+    client.close(None).await.unwrap();
+}
+
+#[tokio::test]
+async fn takeover_and_small_windows_round_trip() {
+    let addr = serve().await;
+    for (path, bits) in [
+        ("/takeover", 15),
+        ("/w10", 10),
+        ("/takeover", 9),
+        ("/takeover", 12),
+    ] {
+        let config = DeflateConfig::new()
+            .context_takeover(true)
+            .max_window_bits(bits);
+        let (mut client, _) = connect_async(format!("ws://{addr}{path}"), &config, None)
+            .await
+            .unwrap();
+        let (out, inb) = client.get_ref().agreed().unwrap();
+        assert!(out.takeover && inb.takeover, "{path} {bits}");
+        assert_eq!(
+            out.window_bits,
+            bits.min(if path == "/w10" { 10 } else { 15 })
+        );
+        let mut list = messages();
+        list.extend(messages()); // again: the history now holds them
+        echo_all(&mut client, &list).await;
+        assert!(stats().parked_window_bytes > 0);
+        client.close(None).await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn plain_tungstenite_peers_get_plain_websocket() {
+    let addr = serve().await;
+    let (mut plain, response) = tokio_tungstenite::client_async(
+        format!("ws://{addr}/echo"),
+        tokio::net::TcpStream::connect(addr).await.unwrap(),
+    )
+    .await
+    .unwrap();
+    assert!(response.headers().get("sec-websocket-extensions").is_none());
+    for message in messages() {
+        plain.send(message.clone()).await.unwrap();
+        assert_eq!(plain.next().await.unwrap().unwrap(), message);
+    }
+
+    // The crate's tokio-tungstenite server entry point, and the crate's client against a
+    // server that answers no extension.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let (stream, _) = listener.accept().await.unwrap();
+        let mut ws = tokio_tungstenite::accept_async(stream).await.unwrap();
+        while let Some(Ok(m)) = ws.next().await {
+            if m.is_close() || ws.send(m).await.is_err() {
+                break;
+            }
+        }
+    });
+    let (mut client, _) = connect_async(format!("ws://{addr}/"), &DeflateConfig::new(), None)
+        .await
+        .unwrap();
+    assert!(client.get_ref().agreed().is_none());
+    echo_all(&mut client, &messages()[..5]).await;
+}
+
+#[tokio::test]
+async fn the_tokio_tungstenite_server_entry_point_compresses() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let (stream, _) = listener.accept().await.unwrap();
+        let config = DeflateConfig::new();
+        let mut ws = tower_gzip::websocket::accept_async(stream, &config, None)
+            .await
+            .unwrap();
+        assert!(ws.get_ref().agreed().is_some());
+        while let Some(Ok(m)) = ws.next().await {
+            if m.is_close() || ws.send(m).await.is_err() {
+                break;
+            }
+        }
+    });
+    let (mut client, _) = connect_async(format!("ws://{addr}/"), &DeflateConfig::new(), None)
+        .await
+        .unwrap();
+    assert!(client.get_ref().agreed().is_some());
+    echo_all(&mut client, &messages()).await;
+}
