@@ -20,15 +20,10 @@ pub async fn echo(ws: WebSocketUpgrade) -> Response {
     ws.max_message_size(MAX_MESSAGE)
         .on_upgrade(|mut socket: WebSocket| async move {
             while let Some(Ok(message)) = socket.recv().await {
-                match message {
-                    Message::Text(_) | Message::Binary(_) => {
-                        if socket.send(message).await.is_err() {
-                            break;
-                        }
-                    }
-                    Message::Close(_) => break,
-                    // tungstenite answers pings itself.
-                    Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => {}
+                // Data is echoed; tungstenite answers pings itself.
+                let data = matches!(message, Message::Text(_) | Message::Binary(_));
+                if message.is_close() || (data && socket.send(message).await.is_err()) {
+                    break;
                 }
             }
         })

@@ -115,10 +115,10 @@ pub(crate) fn check(parts: Head<'_>) -> Result<Checked, WebSocketRejection> {
         if *parts.method != Method::GET {
             return Err(WebSocketRejection::MethodNotGet);
         }
-        if !lists(&parts.headers, &header::CONNECTION, "upgrade") {
+        if !lists(parts.headers, &header::CONNECTION, "upgrade") {
             return Err(WebSocketRejection::InvalidConnectionHeader);
         }
-        if !lists(&parts.headers, &header::UPGRADE, "websocket") {
+        if !lists(parts.headers, &header::UPGRADE, "websocket") {
             return Err(WebSocketRejection::InvalidUpgradeHeader);
         }
         let key = parts.headers.get(header::SEC_WEBSOCKET_KEY);
@@ -171,19 +171,17 @@ pub(crate) fn answer<B: Default>(
     extensions: Option<&str>,
 ) -> Response<B> {
     let mut response = Response::new(B::default());
-    match key {
-        Some(key) => {
-            *response.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
-            let headers = response.headers_mut();
-            headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
-            headers.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
-            let accept = derive_accept_key(key.as_bytes());
-            headers.insert(
-                header::SEC_WEBSOCKET_ACCEPT,
-                HeaderValue::from_str(&accept).expect("base64"),
-            );
-        }
-        None => {} // HTTP/2: 200 OK, nothing more (RFC 8441 section 5)
+    // HTTP/2 (no key): 200 OK, nothing more (RFC 8441 section 5).
+    if let Some(key) = key {
+        *response.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
+        let headers = response.headers_mut();
+        headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
+        headers.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+        let accept = derive_accept_key(key.as_bytes());
+        headers.insert(
+            header::SEC_WEBSOCKET_ACCEPT,
+            HeaderValue::from_str(&accept).expect("base64"),
+        );
     }
     let headers = response.headers_mut();
     if let Some(protocol) = protocol {
@@ -242,7 +240,8 @@ mod tests {
 
     #[test]
     fn each_rule_has_its_rejection() {
-        let cases: [(fn(http::request::Builder) -> http::request::Builder, _); 3] = [
+        type Build = fn(http::request::Builder) -> http::request::Builder;
+        let cases: [(Build, _); 3] = [
             (|b| good(b).method("POST"), WebSocketRejection::MethodNotGet),
             (
                 |b| good(b).header("sec-websocket-version", "12"),
@@ -261,7 +260,7 @@ mod tests {
                     .headers
                     .get_all("sec-websocket-version")
                     .iter()
-                    .last()
+                    .next_back()
                     .unwrap()
                     .clone();
                 p.headers.insert("sec-websocket-version", v);

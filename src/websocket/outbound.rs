@@ -216,14 +216,15 @@ impl Outbound {
             // Incompressible: sent as it was, outside the history.
             self.message = Message::Idle;
             stats::note_message(Coding::Identity, Way::Out, payload.len(), payload.len());
-            return Ok(write_frame(
+            write_frame(
                 &mut self.wire,
                 Header {
                     rsv1: false,
                     ..header
                 },
                 payload,
-            ));
+            );
+            return Ok(());
         }
         msg.wire += body.len();
         msg.plain_bytes += payload.len();

@@ -19,6 +19,8 @@ use super::negotiate;
 
 /// Accepts a connection as tokio-tungstenite's `accept_async_with_config` does, answering
 /// permessage-deflate offers by `deflate`.
+// tungstenite's `Callback` returns its `ErrorResponse` (an `http::Response`) unboxed.
+#[allow(clippy::result_large_err)]
 pub async fn accept_async<S>(
     stream: S,
     deflate: &DeflateConfig,
@@ -38,6 +40,7 @@ where
 
 /// [`accept_async`] with tungstenite's header callback (subprotocols, authentication),
 /// which runs before the extension answer is added.
+#[allow(clippy::result_large_err)]
 pub async fn accept_hdr_async<S, C>(
     stream: S,
     deflate: &DeflateConfig,
