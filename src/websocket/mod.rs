@@ -49,6 +49,9 @@
 
 mod config;
 mod frame;
+// Not API: what `fuzz/` reaches below the public surface.
+#[cfg(fuzzing)]
+pub(crate) mod fuzzing;
 mod gzip;
 mod handshake;
 mod history;

@@ -22,9 +22,10 @@ tower_gzip_support::count_allocations!();
 /// Echoes every data message until the peer closes.
 async fn echo(mut socket: WebSocket) {
     while let Some(Ok(message)) = socket.recv().await {
-        // Data is echoed; tungstenite answers pings itself.
+        // Data is echoed; tungstenite answers pings and the Close itself (sent by the
+        // next read, which then ends the stream).
         let data = matches!(message, Message::Text(_) | Message::Binary(_));
-        if message.is_close() || (data && socket.send(message).await.is_err()) {
+        if data && socket.send(message).await.is_err() {
             break;
         }
     }

@@ -1,0 +1,59 @@
+//! Not API: the read side's frame parser and inflater for `fuzz/` (built only with
+//! `--cfg fuzzing`, re-exported by `crate::fuzzing`).
+
+use super::frame::Header;
+use super::history::History;
+use super::inbound::{Inbound, InboundCodec, Step};
+use crate::CodecPool;
+
+/// Feeds `data` to an armed read side in pieces of `piece` bytes (server role when
+/// `server`, a parked window when `takeover`), and checks what it hands tungstenite: whole
+/// frames, RSV1 clear, no message past `limit`. Returns the close code it failed with.
+pub fn inbound_frames(
+    data: &[u8],
+    piece: usize,
+    server: bool,
+    takeover: bool,
+    limit: usize,
+) -> Option<u16> {
+    let mut inbound = Inbound::new(server);
+    inbound.arm(InboundCodec {
+        pool: CodecPool::global().clone(),
+        limit,
+        history: takeover.then(|| History::new(15)),
+    });
+    let mut handed = Vec::new();
+    let mut message = 0u64;
+    for chunk in data.chunks(piece.max(1)) {
+        inbound.raw.extend_from_slice(chunk);
+        loop {
+            match inbound.step() {
+                Ok(Step::Progress) => {}
+                Ok(Step::NeedMore) => break,
+                Err(fault) => return Some(fault.code()),
+            }
+            handed.extend_from_slice(&inbound.out.split());
+            // Only the adapter's own frames (compressed messages re-emitted) are checked:
+            // what it passes through, tungstenite checks.
+            while let Some((header, at)) = Header::parse(&handed) {
+                let end = at + header.len as usize;
+                if handed.len() < end {
+                    break;
+                }
+                assert!(!header.rsv1, "tungstenite must never see RSV1");
+                if !header.is_control() {
+                    message += header.len;
+                    assert!(
+                        message <= limit as u64 || !header.fin,
+                        "a message past the limit"
+                    );
+                    if header.fin {
+                        message = 0;
+                    }
+                }
+                handed.drain(..end);
+            }
+        }
+    }
+    None
+}
