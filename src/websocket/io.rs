@@ -353,6 +353,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for DeflateIo<S> {
             }
         }
         this.outbound.push(buf).map_err(io::Error::other)?;
+        // Out now, as far as the socket takes it: tungstenite treats a write as sent (a
+        // server writes its Close reply and drops the stream without a flush).
+        if let Poll::Ready(Err(e)) = this.poll_drain(cx) {
+            return Poll::Ready(Err(e));
+        }
         Poll::Ready(Ok(buf.len()))
     }
 

@@ -144,3 +144,27 @@ async fn the_tokio_tungstenite_server_entry_point_compresses() {
     assert!(client.get_ref().agreed().is_some());
     echo_all(&mut client, &messages()).await;
 }
+
+#[tokio::test]
+async fn the_close_handshake_completes_with_and_without_deflate() {
+    let addr = serve().await;
+    for offer in [false, true] {
+        let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let url = format!("ws://{addr}/echo");
+        let (mut client, _) = if offer {
+            let (c, r) =
+                tower_gzip::websocket::client_async(url, stream, &DeflateConfig::new(), None)
+                    .await
+                    .unwrap();
+            (futures_util::future::Either::Left(c), r)
+        } else {
+            let (c, r) = tokio_tungstenite::client_async(url, stream).await.unwrap();
+            (futures_util::future::Either::Right(c), r)
+        };
+        client.send(Message::text("bye")).await.unwrap();
+        assert_eq!(client.next().await.unwrap().unwrap(), Message::text("bye"));
+        client.send(Message::Close(None)).await.unwrap();
+        let reply = client.next().await.unwrap().unwrap();
+        assert!(reply.is_close(), "{reply:?}");
+    }
+}
