@@ -183,25 +183,43 @@ impl Outbound {
         Ok(want)
     }
 
+    /// Draws a compressor, primed with the history when there is one.
+    fn start_message(&mut self) -> Result<(), String> {
+        let codec = self.codec.as_ref().expect("armed");
+        let window = codec.history.as_ref().map_or(&[][..], History::window);
+        let deflate = RawDeflate::draw(&codec.pool, codec.level, codec.window_bits, window)
+            .map_err(|e| e.to_string())?;
+        self.message = Message::Compressed(Box::new(Deflating {
+            deflate,
+            plain: Vec::new(),
+            plain_bytes: 0,
+            wire: 0,
+        }));
+        Ok(())
+    }
+
+    /// The message's last frame is out: its bytes enter the history, its state goes back.
+    fn end_message(&mut self) {
+        let Message::Compressed(msg) = std::mem::replace(&mut self.message, Message::Idle) else {
+            unreachable!("ending a compressed message");
+        };
+        if let Some(history) = &mut self.codec.as_mut().expect("armed").history {
+            history.push(&msg.plain);
+        }
+        stats::note_message(Coding::Deflate, Way::Out, msg.plain_bytes, msg.wire);
+    }
+
     /// Compresses a whole frame's payload and appends the frame to `wire`.
     fn finish_frame(&mut self, header: Header, mut payload: BytesMut) -> Result<(), String> {
         self.phase = Phase::Header(Vec::new());
         if let Some(key) = header.mask {
             apply_mask(&mut payload, key, 0);
         }
-        let codec = self.codec.as_mut().expect("armed");
         let first = !matches!(header.opcode, OpCode::Continuation);
         if first {
-            let window = codec.history.as_ref().map_or(&[][..], History::window);
-            let deflate = RawDeflate::draw(&codec.pool, codec.level, codec.window_bits, window)
-                .map_err(|e| e.to_string())?;
-            self.message = Message::Compressed(Box::new(Deflating {
-                deflate,
-                plain: Vec::new(),
-                plain_bytes: 0,
-                wire: 0,
-            }));
+            self.start_message()?;
         }
+        let codec = self.codec.as_mut().expect("armed");
         let Message::Compressed(msg) = &mut self.message else {
             unreachable!("compressing outside a compressed message");
         };
@@ -241,14 +259,7 @@ impl Outbound {
             body,
         );
         if header.fin {
-            let Message::Compressed(msg) = std::mem::replace(&mut self.message, Message::Idle)
-            else {
-                unreachable!("just matched");
-            };
-            if let Some(history) = &mut codec.history {
-                history.push(&msg.plain);
-            }
-            stats::note_message(Coding::Deflate, Way::Out, msg.plain_bytes, msg.wire);
+            self.end_message();
         }
         Ok(())
     }
