@@ -112,6 +112,21 @@ impl<S> DeflateIo<S> {
         )
     }
 
+    /// Client role after a handshake done elsewhere (an HTTP/2 extended CONNECT, an HTTP
+    /// client's own upgrade): checks the response's `Sec-WebSocket-Extensions` against
+    /// [`offer`](super::offer)`(config)` (RFC 7692 section 7.1) and arms.
+    pub fn client_after(
+        inner: S,
+        response: &HeaderMap,
+        config: &DeflateConfig,
+    ) -> Result<Self, negotiate::BadAnswer> {
+        let mut io = Self::new(inner, false, Handshake::Done);
+        if let Some(agreement) = negotiate::accept(response, config)? {
+            io.arm(agreement, config);
+        }
+        Ok(io)
+    }
+
     /// A server-role adapter that passes everything through until [`arm`](Self::arm)
     /// (for handshakes that run over it, like tokio-tungstenite's `accept_hdr_async`).
     pub(crate) fn passthrough_server(inner: S) -> Self {

@@ -42,20 +42,48 @@ fn route(config: DeflateConfig, limit: usize) -> axum::routing::MethodRouter {
     })
 }
 
-/// The test server: `/echo` (defaults: no takeover), `/takeover` (takeover, own budget),
+/// The test routes: `/echo` (defaults: no takeover), `/takeover` (takeover, own budget),
 /// `/w10` (takeover, windows of at most 10 bits), `/small` (messages up to 1 MiB).
-async fn serve() -> SocketAddr {
+fn app() -> Router {
     let takeover = DeflateConfig::new()
         .context_takeover(true)
         .budget(WindowBudget::new(64 << 20));
-    let app = Router::new()
+    Router::new()
         .route("/echo", route(DeflateConfig::new(), 64 << 20))
         .route("/takeover", route(takeover.clone(), 64 << 20))
         .route("/w10", route(takeover.max_window_bits(10), 64 << 20))
-        .route("/small", route(DeflateConfig::new(), 1 << 20));
+        .route("/small", route(DeflateConfig::new(), 1 << 20))
+}
+
+/// The test server (axum::serve: HTTP/1.1).
+async fn serve() -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    tokio::spawn(async move { axum::serve(listener, app()).await.unwrap() });
+    addr
+}
+
+/// The test routes over HTTP/1.1 and HTTP/2 with extended CONNECT (RFC 8441) enabled.
+async fn serve_h2() -> SocketAddr {
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    use hyper_util::server::conn::auto::Builder;
+    use hyper_util::service::TowerToHyperService;
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let (stream, _) = listener.accept().await.unwrap();
+            let service = TowerToHyperService::new(app());
+            tokio::spawn(async move {
+                let mut builder = Builder::new(TokioExecutor::new());
+                builder.http2().enable_connect_protocol();
+                let _ = builder
+                    .serve_connection_with_upgrades(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
     addr
 }
 

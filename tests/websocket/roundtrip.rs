@@ -168,3 +168,54 @@ async fn the_close_handshake_completes_with_and_without_deflate() {
         assert!(reply.is_close(), "{reply:?}");
     }
 }
+
+/// RFC 8441: a WebSocket over an HTTP/2 stream (extended CONNECT); the extractor answers 200 with the extension, and the stream carries
+/// compressed messages both ways.
+#[tokio::test]
+async fn http2_extended_connect_carries_compressed_messages() {
+    use http_body_util::Empty;
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    use tokio_tungstenite::tungstenite::protocol::Role;
+
+    let addr = crate::serve_h2().await;
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (mut send, conn) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tcp))
+            .await
+            .unwrap();
+    tokio::spawn(conn);
+    let config = DeflateConfig::new();
+    let mut request = http::Request::builder()
+        .method(http::Method::CONNECT)
+        .uri(format!("http://{addr}/echo"))
+        .header("sec-websocket-version", "13")
+        .header(
+            "sec-websocket-extensions",
+            tower_gzip::websocket::offer(&config),
+        )
+        .body(Empty::<bytes::Bytes>::new())
+        .unwrap();
+    request
+        .extensions_mut()
+        .insert(hyper::ext::Protocol::from_static("websocket"));
+    let mut response = send.send_request(request).await.unwrap();
+    assert_eq!(response.status(), 200);
+    let headers = response.headers().clone();
+    assert!(
+        headers["sec-websocket-extensions"]
+            .to_str()
+            .unwrap()
+            .starts_with("permessage-deflate")
+    );
+    let upgraded = hyper::upgrade::on(&mut response).await.unwrap();
+    let io =
+        tower_gzip::websocket::DeflateIo::client_after(TokioIo::new(upgraded), &headers, &config)
+            .unwrap();
+    assert!(io.agreed().is_some());
+    let mut client =
+        tokio_tungstenite::WebSocketStream::from_raw_socket(io, Role::Client, None).await;
+    for message in messages() {
+        client.send(message.clone()).await.unwrap();
+        assert_eq!(client.next().await.unwrap().unwrap(), message);
+    }
+}
