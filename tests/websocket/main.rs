@@ -43,7 +43,8 @@ fn route(config: DeflateConfig, limit: usize) -> axum::routing::MethodRouter {
 }
 
 /// The test routes: `/echo` (defaults: no takeover), `/takeover` (takeover, own budget),
-/// `/w10` (takeover, windows of at most 10 bits), `/small` (messages up to 1 MiB).
+/// `/w10` (takeover, windows of at most 10 bits), `/small` (messages up to 1 MiB),
+/// `/pooled` (defaults, its own pool).
 fn app() -> Router {
     let takeover = DeflateConfig::new()
         .context_takeover(true)
@@ -53,6 +54,16 @@ fn app() -> Router {
         .route("/takeover", route(takeover.clone(), 64 << 20))
         .route("/w10", route(takeover.max_window_bits(10), 64 << 20))
         .route("/small", route(DeflateConfig::new(), 1 << 20))
+        .route(
+            "/pooled",
+            route(DeflateConfig::new().pool(pool().clone()), 64 << 20),
+        )
+}
+
+/// The pool of `/pooled`, which only that route uses.
+fn pool() -> &'static tower_gzip::CodecPool {
+    static POOL: std::sync::OnceLock<tower_gzip::CodecPool> = std::sync::OnceLock::new();
+    POOL.get_or_init(tower_gzip::CodecPool::new)
 }
 
 /// The test server (axum::serve: HTTP/1.1).

@@ -219,3 +219,28 @@ async fn http2_extended_connect_carries_compressed_messages() {
         assert_eq!(client.next().await.unwrap().unwrap(), message);
     }
 }
+
+/// Without takeover every message draws its states from the pool and returns them: an
+/// open, idle connection holds none.
+#[tokio::test]
+async fn an_idle_connection_holds_no_codec_state() {
+    use tower_gzip::PoolKind;
+
+    let addr = serve().await;
+    let config = DeflateConfig::new();
+    let (mut client, _) = connect_async(format!("ws://{addr}/pooled"), &config, None)
+        .await
+        .unwrap();
+    echo_all(&mut client, &messages()).await;
+    let stats = crate::pool().stats();
+    for kind in [PoolKind::DeflateCompressors, PoolKind::DeflateDecompressors] {
+        assert!(stats.kind(kind).created >= 1, "{kind} was used");
+        assert_eq!(
+            stats.kind(kind).in_use(),
+            0,
+            "{kind} held by an idle connection"
+        );
+    }
+    assert!(stats.kind(PoolKind::DeflateCompressors).reused >= 50);
+    client.close(None).await.unwrap();
+}
