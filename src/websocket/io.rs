@@ -52,9 +52,9 @@ enum Failure {
 /// into RSV1-clear frames for tungstenite, compresses tungstenite's data frames, and fails
 /// the connection itself (1002, 1007, 1009) on what only it can see.
 ///
-/// The entry points build it ([`accept_hdr`](super::accept_async), [`connect`](super::client_async),
-/// the axum extractor); build one by hand with [`DeflateIo::server`] or
-/// [`DeflateIo::client`].
+/// The entry points build it ([`accept_async`](super::accept_async),
+/// [`client_async`](super::client_async), the axum extractor); build one by hand with
+/// [`DeflateIo::server`], [`DeflateIo::client`] or [`DeflateIo::client_after`].
 pub struct DeflateIo<S> {
     inner: S,
     inbound: Inbound,

@@ -17,7 +17,9 @@
 //! message that does not shrink is sent as it was.
 //!
 //! Entry points that negotiate and wrap: the axum extractor [`WebSocketUpgrade`] (swap it
-//! in for axum's), [`upgrade`] for plain hyper, [`accept_async`] / [`accept_hdr_async`]
+//! in for axum's; HTTP/1.1 upgrades, and HTTP/2 extended CONNECT (RFC 8441) where the
+//! server enables it, as `axum::serve` does with axum's `http2` feature), [`upgrade`] for
+//! plain hyper, [`accept_async`] / [`accept_hdr_async`]
 //! for tokio-tungstenite servers and [`client_async`] / [`connect_async`] for its
 //! clients. The extractor is part of this feature rather than a feature of its own: it
 //! needs only `axum-core`, whose dependencies the crate already has (`http`, `tower`'s

@@ -143,7 +143,9 @@ impl<F: OnFailedUpgrade> WebSocketUpgrade<F> {
         self
     }
 
-    /// tungstenite's `accept_unmasked_frames`.
+    /// tungstenite's `accept_unmasked_frames`. Once permessage-deflate is agreed the
+    /// adapter below tungstenite parses every frame and keeps RFC 6455's rule itself: an
+    /// unmasked frame from the client is a 1002.
     pub fn accept_unmasked_frames(mut self, accept: bool) -> Self {
         self.config = self.config.accept_unmasked_frames(accept);
         self
