@@ -9,8 +9,8 @@
 #
 # Each offer gets a fresh demo (built with --features websocket). Reported per offer: the
 # server's VmRSS before the load, during the idle hold (CHECKPOINT s in) and at its end,
-# its peak (VmHWM), and the growth per connection. The open-file limit is raised to
-# 4 x CONNS (each connection is two fds here, the client's and the server's).
+# its peak (VmHWM), and the growth per connection. The open-file limit (per process: the
+# load generator and the demo each hold one fd per connection) is raised to 2 x CONNS.
 # Env: CONNS (10000), HOLD (10), CHECKPOINT (5), OFFERS ("none deflate gzip"),
 # CONNECT_PARALLEL (64), TIME_LIMIT (600: the whole script).
 set -euo pipefail
@@ -29,7 +29,8 @@ knob CHECKPOINT 0 600
 knob CONNECT_PARALLEL 1 4096
 knob TIME_LIMIT 10 3600
 
-ulimit -n $((CONNS * 4 + 1024)) 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+ulimit -n $((CONNS * 2 + 1024)) 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+(($(ulimit -n) > CONNS + 256)) || die "the open-file limit $(ulimit -n) is too low for $CONNS connections"
 log "open-file limit $(ulimit -n)"
 build_demo --features websocket
 build_loadgen
@@ -47,11 +48,11 @@ for offer in $OFFERS; do
     "$LOADGEN" ws-idle "$BASE" --pid "$SERVER_PID" --conns "$CONNS" --hold "$HOLD" \
         --checkpoint "$CHECKPOINT" --offer "$offer" --connect-parallel "$CONNECT_PARALLEL" >"$out" || true
     stop_server
-    echoed=$(json_field "$out" echoed)
-    before=$(json_field "$out" rss_before_kib)
-    idle=$(json_field "$out" rss_checkpoint_kib)
-    end=$(json_field "$out" rss_end_kib)
-    hwm=$(json_field "$out" hwm_end_kib)
+    echoed=$(json_field echoed "$out")
+    before=$(json_field rss_before_kib "$out")
+    idle=$(json_field rss_checkpoint_kib "$out")
+    end=$(json_field rss_end_kib "$out")
+    hwm=$(json_field hwm_end_kib "$out")
     per=$(awk -v a="$idle" -v b="$before" -v n="$echoed" 'BEGIN { if (n > 0) printf "%.2f", (a - b) / n; else print "n/a" }')
     printf '%-8s %8s %8s %12s %12s %12s %12s %14s\n' "$offer" "$CONNS" "$echoed" "$before" "$idle" "$end" "$hwm" "$per"
     [[ "$echoed" =~ ^[0-9]+$ && "$echoed" -gt 0 ]] || die "no connection echoed with offer $offer: $(cat "$out")"
