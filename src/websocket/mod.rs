@@ -1,6 +1,8 @@
 //! WebSocket message compression: RFC 7692 permessage-deflate under an unmodified
 //! tokio-tungstenite, and the seed's per-message gzip (OpenIM-style), both on the crate's
-//! pooled, bounded codecs. Cargo feature `websocket` (not a default).
+//! pooled, bounded codecs. Cargo feature `websocket`, not a default: it brings 45 crates
+//! (tungstenite and its handshake, hyper's HTTP/2 for extended CONNECT, tokio's runtime)
+//! that an HTTP-only server does not need.
 //!
 //! # How
 //!
