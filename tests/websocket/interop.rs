@@ -116,13 +116,17 @@ async fn against_server(port: u16, takeover: bool, bits: u8) {
     client.close(None).await.unwrap();
 }
 
-const CASES: [(bool, u8); 6] = [
+/// (takeover, window bits): both ways, every window from 9 to 15 once or more.
+const CASES: [(bool, u8); 9] = [
     (false, 15),
     (true, 15),
     (true, 9),
     (false, 9),
-    (true, 12),
+    (true, 10),
     (false, 11),
+    (true, 12),
+    (false, 13),
+    (true, 14),
 ];
 
 #[tokio::test]

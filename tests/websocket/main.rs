@@ -44,7 +44,7 @@ fn route(config: DeflateConfig, limit: usize) -> axum::routing::MethodRouter {
 
 /// The test routes: `/echo` (defaults: no takeover), `/takeover` (takeover, own budget),
 /// `/w10` (takeover, windows of at most 10 bits), `/small` (messages up to 1 MiB),
-/// `/pooled` (defaults, its own pool).
+/// `/pooled` (defaults, its own pool), `/budget` (takeover, a budget for one connection).
 fn app() -> Router {
     let takeover = DeflateConfig::new()
         .context_takeover(true)
@@ -58,6 +58,17 @@ fn app() -> Router {
             "/pooled",
             route(DeflateConfig::new().pool(pool().clone()), 64 << 20),
         )
+        .route("/budget", route(budgeted().clone(), 64 << 20))
+}
+
+/// The config of `/budget`: takeover with room for one connection's two 32 KiB windows.
+fn budgeted() -> &'static DeflateConfig {
+    static CONFIG: std::sync::OnceLock<DeflateConfig> = std::sync::OnceLock::new();
+    CONFIG.get_or_init(|| {
+        DeflateConfig::new()
+            .context_takeover(true)
+            .budget(WindowBudget::new(2 << 15))
+    })
 }
 
 /// The pool of `/pooled`, which only that route uses.

@@ -244,3 +244,44 @@ async fn an_idle_connection_holds_no_codec_state() {
     assert!(stats.kind(PoolKind::DeflateCompressors).reused >= 50);
     client.close(None).await.unwrap();
 }
+
+/// Takeover is granted while the window budget has room; the next connection is answered
+/// without it (and counted), and the room comes back when the first closes.
+#[tokio::test]
+async fn a_spent_budget_answers_without_takeover() {
+    let addr = serve().await;
+    let config = DeflateConfig::new().context_takeover(true);
+    let url = format!("ws://{addr}/budget");
+    let before = stats().refusals;
+    let (mut first, _) = connect_async(&url, &config, None).await.unwrap();
+    let (out, inb) = first.get_ref().agreed().unwrap();
+    assert!(out.takeover && inb.takeover);
+    let (mut second, response) = connect_async(&url, &config, None).await.unwrap();
+    let answer = response.headers()["sec-websocket-extensions"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        answer.contains("server_no_context_takeover")
+            && answer.contains("client_no_context_takeover")
+    );
+    assert!(!second.get_ref().agreed().unwrap().1.takeover);
+    assert!(stats().refusals > before);
+    echo_all(&mut second, &messages()[..3]).await;
+    echo_all(&mut first, &messages()[..3]).await;
+    first.close(None).await.unwrap();
+    // The server drops the first connection (and its reservation) after the close.
+    while first.next().await.is_some() {}
+    let mut granted = false;
+    for _ in 0..100 {
+        let (mut third, _) = connect_async(&url, &config, None).await.unwrap();
+        granted = third.get_ref().agreed().unwrap().1.takeover;
+        third.close(None).await.unwrap();
+        while third.next().await.is_some() {}
+        if granted {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    assert!(granted, "the budget came back");
+}
