@@ -285,3 +285,46 @@ async fn a_spent_budget_answers_without_takeover() {
     }
     assert!(granted, "the budget came back");
 }
+
+/// Plain hyper: `upgrade` answers the request and hands over the socket.
+#[tokio::test]
+async fn plain_hyper_upgrade_negotiates_and_wraps() {
+    use http_body_util::Empty;
+    use hyper::service::service_fn;
+    use hyper_util::rt::TokioIo;
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let (stream, _) = listener.accept().await.unwrap();
+        let service = service_fn(
+            |mut request: http::Request<hyper::body::Incoming>| async move {
+                let (response, socket) = tower_gzip::websocket::upgrade::<_, Empty<bytes::Bytes>>(
+                    &mut request,
+                    DeflateConfig::new(),
+                    None,
+                )
+                .unwrap();
+                tokio::spawn(async move {
+                    let mut socket = socket.await.unwrap();
+                    while let Some(Ok(message)) = socket.recv().await {
+                        if message.is_text() || message.is_binary() {
+                            socket.send(message).await.unwrap();
+                        }
+                    }
+                });
+                Ok::<_, std::convert::Infallible>(response)
+            },
+        );
+        hyper::server::conn::http1::Builder::new()
+            .serve_connection(TokioIo::new(stream), service)
+            .with_upgrades()
+            .await
+            .unwrap();
+    });
+    let (mut client, _) = connect_async(format!("ws://{addr}/"), &DeflateConfig::new(), None)
+        .await
+        .unwrap();
+    assert!(client.get_ref().agreed().is_some());
+    echo_all(&mut client, &messages()).await;
+}
