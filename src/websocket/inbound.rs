@@ -324,7 +324,10 @@ impl Inbound {
                     .map_err(|_| Fault::InvalidData("invalid deflate data"))?;
                 msg.pending.advance(step.consumed);
                 msg.ended = step.ended;
-                done = msg.pending.is_empty() && step.produced < room || step.ended;
+                // A call that moved nothing (zlib never does with input and room, but the
+                // loop must not rely on it) ends the drain too.
+                let stalled = step.consumed == 0 && step.produced == 0;
+                done = msg.pending.is_empty() && step.produced < room || step.ended || stalled;
             }
             if msg.ended {
                 msg.pending.clear(); // after a BFINAL block nothing more is deflate
