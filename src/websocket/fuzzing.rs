@@ -24,6 +24,7 @@ pub fn inbound_frames(
     });
     let mut handed = Vec::new();
     let mut message = 0u64;
+    let mut checking = true;
     for chunk in data.chunks(piece.max(1)) {
         inbound.raw.extend_from_slice(chunk);
         loop {
@@ -32,11 +33,23 @@ pub fn inbound_frames(
                 Ok(Step::NeedMore) => break,
                 Err(fault) => return Some(fault.code()),
             }
-            handed.extend_from_slice(&inbound.out.split());
+            let out = inbound.out.split();
+            if checking {
+                handed.extend_from_slice(&out);
+            }
             // Only the adapter's own frames (compressed messages re-emitted) are checked:
             // what it passes through, tungstenite checks.
             while let Some((header, at)) = Header::parse(&handed) {
-                let end = at + header.len as usize;
+                // A passed-through length past memory (tungstenite refuses it) ends the
+                // checking: what follows is that frame's payload.
+                let Some(end) = usize::try_from(header.len)
+                    .ok()
+                    .and_then(|n| n.checked_add(at))
+                else {
+                    handed.clear();
+                    checking = false;
+                    break;
+                };
                 if handed.len() < end {
                     break;
                 }

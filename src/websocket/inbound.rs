@@ -222,7 +222,9 @@ impl Inbound {
                 }
                 Ok(false)
             }
-            _ => Ok(false), // reserved opcodes: tungstenite fails them
+            // Reserved opcodes: tungstenite fails them; RSV1 on one is ours to refuse.
+            _ if header.rsv1 => Err(Fault::Protocol("RSV1 set on a reserved opcode")),
+            _ => Ok(false),
         }
     }
 
