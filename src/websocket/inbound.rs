@@ -189,7 +189,7 @@ impl Inbound {
     /// rules on RSV1 and starting or ending messages.
     fn classify(&mut self, header: &Header) -> Result<bool, Fault> {
         match header.opcode {
-            _ if header.is_control() => {
+            OpCode::Control(_) => {
                 if header.rsv1 {
                     return Err(Fault::Protocol("RSV1 set on a control frame"));
                 }
@@ -222,9 +222,9 @@ impl Inbound {
                 }
                 Ok(false)
             }
-            // Reserved opcodes: tungstenite fails them; RSV1 on one is ours to refuse.
-            _ if header.rsv1 => Err(Fault::Protocol("RSV1 set on a reserved opcode")),
-            _ => Ok(false),
+            // Reserved data opcodes (RFC 6455 section 5.2: the connection fails); the
+            // adapter parses every frame once armed, so it says so itself.
+            OpCode::ReservedData(_) => Err(Fault::Protocol("reserved opcode")),
         }
     }
 
