@@ -462,6 +462,9 @@ mod tests {
         let mut bytes = frame(false, false, OpCode::Binary, b"a");
         bytes.extend(frame(true, true, OpCode::Continuation, b"b"));
         assert!(matches!(run(&mut inbound, &bytes), Err(Fault::Protocol(_))));
+        let mut inbound = armed(1 << 20);
+        let reserved = frame(true, false, OpCode::ReservedData(5), b"x");
+        assert!(matches!(run(&mut inbound, &reserved), Err(Fault::Protocol(_))));
     }
 
     #[test]
