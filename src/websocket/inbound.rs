@@ -464,7 +464,10 @@ mod tests {
         assert!(matches!(run(&mut inbound, &bytes), Err(Fault::Protocol(_))));
         let mut inbound = armed(1 << 20);
         let reserved = frame(true, false, OpCode::ReservedData(5), b"x");
-        assert!(matches!(run(&mut inbound, &reserved), Err(Fault::Protocol(_))));
+        assert!(matches!(
+            run(&mut inbound, &reserved),
+            Err(Fault::Protocol(_))
+        ));
     }
 
     #[test]

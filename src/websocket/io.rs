@@ -229,8 +229,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> DeflateIo<S> {
             }
             wire.advance(n);
         }
-        if wire.capacity() > HIGH_WATER {
-            *wire = BytesMut::new(); // an idle connection keeps no large buffer
+        // Empty: freed, so an idle connection keeps no buffer of a past message.
+        if wire.capacity() > 0 {
+            *wire = BytesMut::new();
         }
         Poll::Ready(Ok(()))
     }
@@ -322,6 +323,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> AsyncRead for DeflateIo<S> {
                 let n = out.len().min(buf.remaining());
                 buf.put_slice(&out[..n]);
                 out.advance(n);
+                if out.is_empty() {
+                    *out = BytesMut::new(); // as above, for what tungstenite was handed
+                }
                 return Poll::Ready(Ok(()));
             }
             if let Some(err) = this.failure_error() {
