@@ -91,6 +91,10 @@ mod png;
 mod routes;
 #[path = "demo/stats.rs"]
 mod stats;
+// WebSocket routes (permessage-deflate and OpenIM-style gzip), with the `websocket` feature.
+#[cfg(feature = "websocket")]
+#[path = "demo/websocket.rs"]
+mod websocket;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -549,6 +553,10 @@ fn routes(
     }
     #[cfg(feature = "metrics")]
     let router = router.route("/metrics", get(metrics::metrics));
+    #[cfg(feature = "websocket")]
+    let router = router
+        .route("/ws/echo", axum::routing::any(websocket::echo))
+        .route("/ws/feed", axum::routing::any(websocket::feed));
     Ok(router)
 }
 

@@ -4,6 +4,10 @@
 #[cfg(dictionary)]
 pub use dictionary_headers::*;
 
+/// The WebSocket read side's frame parser and inflater.
+#[cfg(feature = "websocket")]
+pub use crate::websocket::fuzzing::inbound_frames;
+
 #[cfg(dictionary)]
 mod dictionary_headers {
     use http::{HeaderMap, HeaderValue};

@@ -16,6 +16,7 @@
 //! | [`cache`] | `VariantCache`: compressed representations served again, by content or by strong `ETag`, as a shared cache (RFC 9111) | always |
 //! | `dictionary` | RFC 9842: the store, serving and announcing dictionaries, building them before deploying, learning them from traffic | `dcz` or `dcb` (defaults) |
 //! | `grpc` | `GrpcCompressionLayer`, `GrpcClientCompressionLayer`: gRPC messages for tonic | `grpc` (default) |
+//! | `websocket` | WebSocket message compression: the axum extractor, `DeflateIo` under tokio-tungstenite, per-message gzip | `websocket` |
 //! | [`telemetry`] | a `tracing` event per response; metrics through the `metrics` facade | events always; metrics with `metrics` (default) |
 //! | [`codec`] | the streaming `Encoder`, `Decoder` and `OneShot` under the layers, usable alone | always |
 //! | [`pool`] | [`CodecPool`], its builder and its statistics by kind of state | always |
@@ -39,6 +40,7 @@
 //! | `grpc` | yes | no | +0 | the `grpc` module: message compression for tonic servers and channels |
 //! | `dictionary-client` | no | no | +39 (with `dcz`) | the client's dictionary store and its URL patterns (`url`, ICU) |
 //! | `object-store` | no | no | +57 (with `dcz`) | learned dictionaries shared through `object_store` backends |
+//! | `websocket` | no | no | +45 | the `websocket` module: RFC 7692 permessage-deflate and OpenIM-style gzip for axum, hyper and tokio-tungstenite |
 //!
 //! "crates" is what a feature adds to the 22 of `default-features = false`; the defaults
 //! make 49 (`cargo tree -e normal --prefix none | sed 's/ (\*)//' | sort -u | wc -l`). The C
@@ -100,6 +102,9 @@ pub mod pool;
 mod predicate;
 mod sync;
 pub mod telemetry;
+// RFC 7692 permessage-deflate and per-message gzip for WebSocket.
+#[cfg(feature = "websocket")]
+pub mod websocket;
 
 // The codec floor's names, where the crate's own code and its users find them.
 use tower_gzip_codecs::{CODINGS, CodingSet};

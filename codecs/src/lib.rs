@@ -109,6 +109,7 @@ pub use dictionary::{Dictionary, DictionaryError, MAX_DICTIONARY_LEN, peek};
 pub(crate) use encoding::EncodeOptions;
 pub use error::{DecodeError, DecodeErrorKind, EncodeError};
 pub use flate::deflate_bound;
+pub use flate::raw;
 pub use level::{CompressionLevel, Levels};
 pub use one_shot::OneShot;
 pub use pool::CodecPool;
@@ -128,6 +129,9 @@ macro_rules! families {
                 /// libdeflate whole-buffer compressors, for gzip and deflate bodies known in
                 /// full.
                 BlockCompressors = "block_compressors",
+                /// Raw deflate compressors with a window below 32 KiB (WebSocket
+                /// permessage-deflate, RFC 7692), tagged by window.
+                SmallWindowCompressors = "small_window_compressors",
             };
             #[cfg(feature = "zstd")] Zstd(zstd): plain [Zstd] kinds {
                 /// zstd compression contexts (streaming and one-shot).

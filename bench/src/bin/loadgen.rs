@@ -13,6 +13,9 @@
 //! cargo run --release -p tower-gzip-bench --bin loadgen -- slow http://127.0.0.1:PORT
 //!     [--path /big.txt?size=1000000] [--conns 256] [--rate 16384] [--seconds 10]
 //!     [--rcvbuf 16384] [--encoding gzip] [--setup-timeout 20]
+//! cargo run --release -p tower-gzip-bench --bin loadgen -- ws-idle http://127.0.0.1:PORT [--pid PID]
+//!     [--conns 10000] [--hold 10] [--checkpoint 5] [--offer deflate|none|gzip]
+//!     [--setup-timeout 60] [--connect-parallel 64]
 //! ```
 //!
 //! Each subcommand's module says what it does and prints. Raw sockets, so a load can hold
@@ -31,6 +34,7 @@ mod loadgen {
     pub mod events;
     pub mod idle;
     pub mod slow;
+    pub mod ws_idle;
 }
 
 use loadgen::args::Args;
@@ -69,6 +73,7 @@ fn run(command: &str, args: &Args) -> Result<(serde_json::Value, bool), String> 
             "events" => loadgen::events::run(args).await,
             "idle" => loadgen::idle::run(args).await,
             "slow" => loadgen::slow::run(args).await,
+            "ws-idle" => loadgen::ws_idle::run(args).await,
             _ => Err(format!("unknown subcommand {command:?}")),
         }
     })

@@ -8,6 +8,8 @@ mod decoder;
 mod encoder;
 mod gzip_header;
 mod oneshot;
+// Raw deflate by message (WebSocket permessage-deflate, RFC 7692).
+pub mod raw;
 
 use bytes::BytesMut;
 

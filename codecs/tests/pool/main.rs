@@ -485,7 +485,7 @@ fn every_coding_returns_its_state_and_idle_releases_it() {
     // Every kind's counters balance, and kinds() names each once.
     let stats = pool.stats();
     let names: Vec<String> = stats.kinds().map(|(kind, _)| kind.to_string()).collect();
-    assert_eq!(names.len(), 10);
+    assert_eq!(names.len(), 11);
     for (name, kind) in stats.kinds() {
         assert_eq!(
             kind.created + kind.reused,

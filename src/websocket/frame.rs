@@ -1,0 +1,191 @@
+//! RFC 6455 section 5.2 frame headers: parsed from bytes that arrive in any pieces, and
+//! written. The adapter reads every header twice over (once here, once in tungstenite), but
+//! only headers: payloads it does not compress pass through untouched.
+
+/// Opcodes (RFC 6455 section 5.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OpCode {
+    /// 0x0: a continuation frame.
+    Continuation,
+    /// 0x1: the first frame of a text message.
+    Text,
+    /// 0x2: the first frame of a binary message.
+    Binary,
+    /// 0x8-0xF: close, ping, pong and reserved control opcodes (tungstenite rejects the
+    /// reserved ones; the adapter forwards them untouched so that it does).
+    Control(u8),
+    /// 0x3-0x7: reserved data opcodes, forwarded for tungstenite to reject.
+    ReservedData(u8),
+}
+
+impl OpCode {
+    fn from_bits(bits: u8) -> Self {
+        match bits {
+            0 => OpCode::Continuation,
+            1 => OpCode::Text,
+            2 => OpCode::Binary,
+            8..=15 => OpCode::Control(bits),
+            other => OpCode::ReservedData(other),
+        }
+    }
+
+    pub(crate) fn bits(self) -> u8 {
+        match self {
+            OpCode::Continuation => 0,
+            OpCode::Text => 1,
+            OpCode::Binary => 2,
+            OpCode::Control(bits) | OpCode::ReservedData(bits) => bits,
+        }
+    }
+
+    /// The close opcode.
+    pub(crate) const CLOSE: OpCode = OpCode::Control(8);
+}
+
+/// A parsed frame header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Header {
+    pub(crate) fin: bool,
+    pub(crate) rsv1: bool,
+    /// RSV2 and RSV3 as they came (not ours: tungstenite rejects them).
+    pub(crate) rsv23: u8,
+    pub(crate) opcode: OpCode,
+    pub(crate) mask: Option<[u8; 4]>,
+    pub(crate) len: u64,
+}
+
+impl Header {
+    /// Parses a header from the start of `buf`: `Ok(None)` when more bytes are needed,
+    /// else the header and its length in bytes.
+    pub(crate) fn parse(buf: &[u8]) -> Option<(Header, usize)> {
+        let (&b0, rest) = buf.split_first()?;
+        let &b1 = rest.first()?;
+        let (len, mut at) = match b1 & 0x7f {
+            126 => (
+                u64::from(u16::from_be_bytes(buf.get(2..4)?.try_into().ok()?)),
+                4,
+            ),
+            127 => (u64::from_be_bytes(buf.get(2..10)?.try_into().ok()?), 10),
+            n => (u64::from(n), 2),
+        };
+        let mask = if b1 & 0x80 != 0 {
+            let key: [u8; 4] = buf.get(at..at + 4)?.try_into().ok()?;
+            at += 4;
+            Some(key)
+        } else {
+            None
+        };
+        let header = Header {
+            fin: b0 & 0x80 != 0,
+            rsv1: b0 & 0x40 != 0,
+            rsv23: b0 & 0x30,
+            opcode: OpCode::from_bits(b0 & 0x0f),
+            mask,
+            len,
+        };
+        Some((header, at))
+    }
+
+    /// Appends the header to `out` (the shortest length encoding, as RFC 6455 requires).
+    pub(crate) fn write(&self, out: &mut Vec<u8>) {
+        let b0 =
+            u8::from(self.fin) << 7 | u8::from(self.rsv1) << 6 | self.rsv23 | self.opcode.bits();
+        out.push(b0);
+        let mask_bit = if self.mask.is_some() { 0x80 } else { 0 };
+        match self.len {
+            n @ 0..=125 => out.push(mask_bit | n as u8),
+            n @ 126..=0xffff => {
+                out.push(mask_bit | 126);
+                out.extend_from_slice(&(n as u16).to_be_bytes());
+            }
+            n => {
+                out.push(mask_bit | 127);
+                out.extend_from_slice(&n.to_be_bytes());
+            }
+        }
+        if let Some(key) = self.mask {
+            out.extend_from_slice(&key);
+        }
+    }
+
+    /// Whether this is a control frame (close, ping, pong, reserved 0xB-0xF).
+    pub(crate) fn is_control(&self) -> bool {
+        matches!(self.opcode, OpCode::Control(_))
+    }
+}
+
+/// XORs `data` with `key`, starting at byte `offset` of the payload (so a payload can be
+/// unmasked in pieces).
+pub(crate) fn apply_mask(data: &mut [u8], key: [u8; 4], offset: u64) {
+    let start = (offset % 4) as usize;
+    for (i, byte) in data.iter_mut().enumerate() {
+        *byte ^= key[(start + i) % 4];
+    }
+}
+
+/// A whole Close frame with `code` and `reason` (RFC 6455 section 5.5.1), masked with
+/// `mask` when the writer is a client.
+pub(crate) fn close_frame(code: u16, reason: &str, mask: Option<[u8; 4]>) -> Vec<u8> {
+    let mut payload = code.to_be_bytes().to_vec();
+    // Control payloads are at most 125 bytes.
+    payload.extend_from_slice(&reason.as_bytes()[..reason.len().min(123)]);
+    let header = Header {
+        fin: true,
+        rsv1: false,
+        rsv23: 0,
+        opcode: OpCode::CLOSE,
+        mask,
+        len: payload.len() as u64,
+    };
+    let mut out = Vec::with_capacity(payload.len() + 8);
+    header.write(&mut out);
+    if let Some(key) = mask {
+        apply_mask(&mut payload, key, 0);
+    }
+    out.extend_from_slice(&payload);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_round_trip_at_every_length_encoding() {
+        for len in [0u64, 125, 126, 65_535, 65_536, 1 << 40] {
+            for mask in [None, Some([1, 2, 3, 4])] {
+                let header = Header {
+                    fin: len % 2 == 0,
+                    rsv1: true,
+                    rsv23: 0,
+                    opcode: OpCode::Binary,
+                    mask,
+                    len,
+                };
+                let mut out = Vec::new();
+                header.write(&mut out);
+                assert_eq!(Header::parse(&out), Some((header, out.len())));
+                assert_eq!(Header::parse(&out[..out.len() - 1]), None);
+            }
+        }
+    }
+
+    #[test]
+    fn masking_in_pieces_equals_masking_whole() {
+        let key = [9, 8, 7, 6];
+        let mut whole: Vec<u8> = (0..50).collect();
+        let mut pieces = whole.clone();
+        apply_mask(&mut whole, key, 0);
+        apply_mask(&mut pieces[..7], key, 0);
+        apply_mask(&mut pieces[7..], key, 7);
+        assert_eq!(whole, pieces);
+    }
+
+    #[test]
+    fn a_close_frame_carries_its_code() {
+        let frame = close_frame(1009, "too big", None);
+        let (header, at) = Header::parse(&frame).unwrap();
+        assert_eq!(header.opcode, OpCode::CLOSE);
+        assert_eq!(&frame[at..at + 2], &1009u16.to_be_bytes());
+    }
+}

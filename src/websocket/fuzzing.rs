@@ -1,0 +1,76 @@
+//! Not API: the read side's frame parser and inflater for `fuzz/` (built only with
+//! `--cfg fuzzing`, re-exported by `crate::fuzzing`).
+
+use super::frame::Header;
+use super::history::History;
+use super::inbound::{Inbound, InboundCodec, Step};
+use crate::CodecPool;
+
+/// Feeds `data` to an armed read side in pieces of `piece` bytes (server role when
+/// `server`, a parked window when `takeover`), and checks what it hands tungstenite: whole
+/// frames, RSV1 clear, no message past `limit`. Returns the close code it failed with.
+pub fn inbound_frames(
+    data: &[u8],
+    piece: usize,
+    server: bool,
+    takeover: bool,
+    limit: usize,
+) -> Option<u16> {
+    let mut inbound = Inbound::new(server);
+    inbound.arm(InboundCodec {
+        pool: CodecPool::global().clone(),
+        limit,
+        history: takeover.then(|| History::new(15)),
+    });
+    let mut handed = Vec::new();
+    let mut message = 0u64;
+    let mut checking = true;
+    let mut fed = 0u64;
+    for chunk in data.chunks(piece.max(1)) {
+        fed += chunk.len() as u64;
+        inbound.raw.extend_from_slice(chunk);
+        loop {
+            match inbound.step() {
+                Ok(Step::Progress) => {}
+                Ok(Step::NeedMore) => break,
+                Err(fault) => return Some(fault.code()),
+            }
+            let out = inbound.out.split();
+            if checking {
+                handed.extend_from_slice(&out);
+            }
+            // Only the adapter's own frames (compressed messages re-emitted) are checked:
+            // what it passes through, tungstenite checks.
+            while let Some((header, at)) = Header::parse(&handed) {
+                // A passed-through length past memory (tungstenite refuses it) ends the
+                // checking: what follows is that frame's payload.
+                let Some(end) = usize::try_from(header.len)
+                    .ok()
+                    .and_then(|n| n.checked_add(at))
+                else {
+                    handed.clear();
+                    checking = false;
+                    break;
+                };
+                if handed.len() < end {
+                    break;
+                }
+                assert!(!header.rsv1, "tungstenite must never see RSV1");
+                if !header.is_control() {
+                    message += header.len;
+                    // Past the limit only what came in as it is (uncompressed messages
+                    // are tungstenite's to bound): never more than was fed.
+                    assert!(
+                        message <= limit as u64 || message <= fed,
+                        "a message inflated past the limit"
+                    );
+                    if header.fin {
+                        message = 0;
+                    }
+                }
+                handed.drain(..end);
+            }
+        }
+    }
+    None
+}

@@ -1,0 +1,397 @@
+//! The write side: tungstenite's RSV1-clear frames in, the wire's frames out.
+//!
+//! Headers are parsed across writes. Control frames and messages left uncompressed pass
+//! through; a data frame to compress is collected (tungstenite writes a message as one frame
+//! unless the user sends fragments), unmasked, deflated with a sync flush whose trailing
+//! `00 00 ff ff` goes (RFC 7692 section 7.2.1), re-masked with the key tungstenite chose,
+//! and sent with RSV1 on the message's first frame only. A message that does not shrink is
+//! sent as it was: RSV1 clear, and it does not enter the history.
+
+use bytes::BytesMut;
+
+use super::frame::{Header, OpCode, apply_mask};
+use super::history::History;
+use super::stats::{self, Coding, Way};
+use crate::CodecPool;
+use tower_gzip_codecs::raw::{RawDeflate, strip_sync_marker};
+
+/// What the write side needs to compress.
+#[derive(Debug)]
+pub(crate) struct OutboundCodec {
+    pub(crate) pool: CodecPool,
+    pub(crate) level: u8,
+    pub(crate) threshold: usize,
+    pub(crate) window_bits: u8,
+    pub(crate) history: Option<History>,
+}
+
+/// Where the parser is within tungstenite's frames.
+#[derive(Debug)]
+enum Phase {
+    /// Collecting a frame header's bytes.
+    Header(Vec<u8>),
+    /// Passing `left` payload bytes through.
+    Copy { left: u64 },
+    /// Collecting a frame's payload to compress it.
+    Collect { header: Header, payload: BytesMut },
+}
+
+/// A fragmented message being compressed, frame by frame, with one state.
+#[derive(Debug)]
+enum Message {
+    Idle,
+    Compressed(Box<Deflating>),
+}
+
+#[derive(Debug)]
+struct Deflating {
+    deflate: RawDeflate,
+    /// The message's bytes, kept for the history (takeover only).
+    plain: Vec<u8>,
+    plain_bytes: usize,
+    wire: usize,
+}
+
+/// The write side's state.
+#[derive(Debug)]
+pub(crate) struct Outbound {
+    codec: Option<OutboundCodec>,
+    phase: Phase,
+    message: Message,
+    /// Bytes ready for the socket.
+    pub(crate) wire: BytesMut,
+}
+
+impl Outbound {
+    pub(crate) fn new() -> Self {
+        Outbound {
+            codec: None,
+            phase: Phase::Header(Vec::new()),
+            message: Message::Idle,
+            wire: BytesMut::new(),
+        }
+    }
+
+    /// Starts compressing (after the handshake).
+    pub(crate) fn arm(&mut self, codec: OutboundCodec) {
+        self.codec = Some(codec);
+    }
+
+    /// Whether a frame of our own (a Close) can be inserted now: no frame is half written.
+    pub(crate) fn at_frame_boundary(&self) -> bool {
+        matches!(&self.phase, Phase::Header(head) if head.is_empty())
+    }
+
+    /// Takes all of `buf` (tungstenite's bytes), appending what is ready to `wire`.
+    pub(crate) fn push(&mut self, mut buf: &[u8]) -> Result<(), String> {
+        if self.codec.is_none() {
+            self.wire.extend_from_slice(buf);
+            return Ok(());
+        }
+        while !buf.is_empty() {
+            let taken = match std::mem::replace(&mut self.phase, Phase::Header(Vec::new())) {
+                Phase::Header(head) => self.take_header(head, buf)?,
+                Phase::Copy { left } => self.copy(left, buf),
+                Phase::Collect { header, payload } => self.collect(header, payload, buf)?,
+            };
+            buf = &buf[taken..];
+        }
+        Ok(())
+    }
+
+    fn take_header(&mut self, mut head: Vec<u8>, buf: &[u8]) -> Result<usize, String> {
+        // Byte by byte until it parses: a header is at most 14 bytes.
+        let mut taken = 0;
+        let (header, _) = loop {
+            if let Some(parsed) = Header::parse(&head) {
+                break parsed;
+            }
+            let Some(&byte) = buf.get(taken) else {
+                self.phase = Phase::Header(head);
+                return Ok(taken);
+            };
+            head.push(byte);
+            taken += 1;
+        };
+        if self.compresses(&header) {
+            let payload = BytesMut::with_capacity(header.len.min(1 << 20) as usize);
+            self.phase = Phase::Collect { header, payload };
+            if header.len == 0 {
+                self.finish_frame(header, BytesMut::new())?;
+            }
+        } else {
+            self.wire.extend_from_slice(&head);
+            self.phase = Phase::Copy { left: header.len };
+            if header.len == 0 {
+                self.phase = Phase::Header(Vec::new());
+            }
+        }
+        Ok(taken)
+    }
+
+    /// Whether the frame is compressed: data frames at or above the threshold start a
+    /// compressed message; continuations follow their message.
+    fn compresses(&mut self, header: &Header) -> bool {
+        let threshold = self.codec.as_ref().map_or(usize::MAX, |c| c.threshold);
+        match header.opcode {
+            _ if header.is_control() || header.rsv1 || header.rsv23 != 0 => false,
+            OpCode::Text | OpCode::Binary => {
+                let small = header.fin && header.len < threshold as u64;
+                if small {
+                    stats::note_message(
+                        Coding::Identity,
+                        Way::Out,
+                        header.len as usize,
+                        header.len as usize,
+                    );
+                } else if !header.fin {
+                    // Decided at the first frame; the message is compressed whole.
+                    self.message = Message::Idle;
+                    return true;
+                }
+                !small
+            }
+            OpCode::Continuation => matches!(self.message, Message::Compressed(_)),
+            _ => false,
+        }
+    }
+
+    fn copy(&mut self, left: u64, buf: &[u8]) -> usize {
+        let n = left.min(buf.len() as u64) as usize;
+        self.wire.extend_from_slice(&buf[..n]);
+        if left > n as u64 {
+            self.phase = Phase::Copy {
+                left: left - n as u64,
+            };
+        }
+        n
+    }
+
+    fn collect(
+        &mut self,
+        header: Header,
+        mut payload: BytesMut,
+        buf: &[u8],
+    ) -> Result<usize, String> {
+        let want = (header.len - payload.len() as u64).min(buf.len() as u64) as usize;
+        payload.extend_from_slice(&buf[..want]);
+        if payload.len() as u64 == header.len {
+            self.finish_frame(header, payload)?;
+        } else {
+            self.phase = Phase::Collect { header, payload };
+        }
+        Ok(want)
+    }
+
+    /// Draws a compressor, primed with the history when there is one.
+    fn start_message(&mut self) -> Result<(), String> {
+        let codec = self.codec.as_ref().expect("armed");
+        let window = codec.history.as_ref().map_or(&[][..], History::window);
+        let deflate = RawDeflate::draw(&codec.pool, codec.level, codec.window_bits, window)
+            .map_err(|e| e.to_string())?;
+        self.message = Message::Compressed(Box::new(Deflating {
+            deflate,
+            plain: Vec::new(),
+            plain_bytes: 0,
+            wire: 0,
+        }));
+        Ok(())
+    }
+
+    /// The message's last frame is out: its bytes enter the history, its state goes back.
+    fn end_message(&mut self) {
+        let Message::Compressed(msg) = std::mem::replace(&mut self.message, Message::Idle) else {
+            unreachable!("ending a compressed message");
+        };
+        if let Some(history) = &mut self.codec.as_mut().expect("armed").history {
+            history.push(&msg.plain);
+        }
+        stats::note_message(Coding::Deflate, Way::Out, msg.plain_bytes, msg.wire);
+    }
+
+    /// Compresses a whole frame's payload and appends the frame to `wire`.
+    fn finish_frame(&mut self, header: Header, mut payload: BytesMut) -> Result<(), String> {
+        self.phase = Phase::Header(Vec::new());
+        if let Some(key) = header.mask {
+            apply_mask(&mut payload, key, 0);
+        }
+        let first = !matches!(header.opcode, OpCode::Continuation);
+        if first {
+            self.start_message()?;
+        }
+        let codec = self.codec.as_mut().expect("armed");
+        let Message::Compressed(msg) = &mut self.message else {
+            unreachable!("compressing outside a compressed message");
+        };
+        let mut body = BytesMut::with_capacity(payload.len() / 2 + 16);
+        msg.deflate
+            .sync_flush(&payload, &mut body)
+            .map_err(|e| e.to_string())?;
+        if header.fin {
+            strip_sync_marker(&mut body, 0);
+        }
+        if first && header.fin && body.len() >= payload.len() {
+            // Incompressible: sent as it was, outside the history.
+            self.message = Message::Idle;
+            stats::note_message(Coding::Identity, Way::Out, payload.len(), payload.len());
+            write_frame(
+                &mut self.wire,
+                Header {
+                    rsv1: false,
+                    ..header
+                },
+                payload,
+            );
+            return Ok(());
+        }
+        msg.wire += body.len();
+        msg.plain_bytes += payload.len();
+        if codec.history.is_some() {
+            msg.plain.extend_from_slice(&payload);
+        }
+        write_frame(
+            &mut self.wire,
+            Header {
+                rsv1: first,
+                len: body.len() as u64,
+                ..header
+            },
+            body,
+        );
+        if header.fin {
+            self.end_message();
+        }
+        Ok(())
+    }
+}
+
+/// Appends `header` and `payload` (masked with the header's key, if any) to `wire`.
+fn write_frame(wire: &mut BytesMut, header: Header, mut payload: BytesMut) {
+    let mut head = Vec::with_capacity(14);
+    Header {
+        len: payload.len() as u64,
+        ..header
+    }
+    .write(&mut head);
+    wire.extend_from_slice(&head);
+    if let Some(key) = header.mask {
+        apply_mask(&mut payload, key, 0);
+    }
+    wire.extend_from_slice(&payload);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tower_gzip_codecs::raw::{RawInflate, SYNC_MARKER};
+
+    fn armed(history: bool) -> Outbound {
+        let mut outbound = Outbound::new();
+        outbound.arm(OutboundCodec {
+            pool: CodecPool::new(),
+            level: 6,
+            threshold: 16,
+            window_bits: 15,
+            history: history.then(|| History::new(15)),
+        });
+        outbound
+    }
+
+    fn frame(opcode: OpCode, fin: bool, mask: Option<[u8; 4]>, payload: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        Header {
+            fin,
+            rsv1: false,
+            rsv23: 0,
+            opcode,
+            mask,
+            len: payload.len() as u64,
+        }
+        .write(&mut out);
+        let mut payload = payload.to_vec();
+        if let Some(key) = mask {
+            apply_mask(&mut payload, key, 0);
+        }
+        out.extend(payload);
+        out
+    }
+
+    fn inflate(wire: &[u8]) -> Vec<u8> {
+        let pool = CodecPool::new();
+        let mut inflate = RawInflate::draw(&pool, &[]).unwrap();
+        let mut input = wire.to_vec();
+        input.extend_from_slice(&SYNC_MARKER);
+        let mut out = BytesMut::new();
+        inflate.inflate(&input, &mut out, 1 << 20).unwrap();
+        out.to_vec()
+    }
+
+    #[test]
+    fn a_masked_message_is_compressed_and_remasked_with_rsv1() {
+        let text = b"compress me, compress me, compress me, compress me".repeat(10);
+        let key = [1, 2, 3, 4];
+        let mut outbound = armed(false);
+        for chunk in frame(OpCode::Text, true, Some(key), &text).chunks(7) {
+            outbound.push(chunk).unwrap();
+        }
+        let (header, at) = Header::parse(&outbound.wire).unwrap();
+        assert!(header.rsv1 && header.fin);
+        assert_eq!(header.mask, Some(key));
+        let mut body = outbound.wire[at..].to_vec();
+        apply_mask(&mut body, key, 0);
+        assert!(body.len() < text.len() / 4);
+        assert_eq!(inflate(&body), text);
+    }
+
+    #[test]
+    fn small_and_incompressible_messages_and_controls_pass_as_they_are() {
+        let mut outbound = armed(true);
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let noise: Vec<u8> = (0..500)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                (seed >> 32) as u8
+            })
+            .collect();
+        let mut bytes = frame(OpCode::Binary, true, None, b"tiny");
+        bytes.extend(frame(OpCode::Control(9), true, None, b"ping"));
+        bytes.extend(frame(OpCode::Binary, true, None, &noise));
+        outbound.push(&bytes).unwrap();
+        assert_eq!(&outbound.wire[..], &bytes[..]);
+        assert!(
+            outbound
+                .codec
+                .as_ref()
+                .unwrap()
+                .history
+                .as_ref()
+                .unwrap()
+                .window()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn fragments_share_one_stream_and_rsv1_is_on_the_first_only() {
+        let part = b"fragmented fragmented fragmented fragmented ".repeat(4);
+        let mut outbound = armed(false);
+        let mut bytes = frame(OpCode::Text, false, None, &part);
+        bytes.extend(frame(OpCode::Control(9), true, None, b""));
+        bytes.extend(frame(OpCode::Continuation, true, None, &part));
+        outbound.push(&bytes).unwrap();
+        let mut rest = &outbound.wire[..];
+        let mut body = Vec::new();
+        let mut rsv1 = Vec::new();
+        while let Some((h, at)) = Header::parse(rest) {
+            rsv1.push(h.rsv1);
+            if !h.is_control() {
+                body.extend_from_slice(&rest[at..at + h.len as usize]);
+            }
+            rest = &rest[at + h.len as usize..];
+        }
+        assert_eq!(rsv1, [true, false, false]);
+        assert_eq!(inflate(&body), [&part[..], &part[..]].concat());
+    }
+}
