@@ -1,7 +1,7 @@
 //! permessage-deflate (RFC 7692) with axum and tokio-tungstenite: the crate's
 //! `WebSocketUpgrade` in place of axum's, and a client that offers compression.
 //!
-//! `cargo run --example websocket --features websocket`
+//! `cargo run --example websocket`
 
 use axum::{Router, response::Response, routing::any};
 use futures_util::{SinkExt, StreamExt};

@@ -19,7 +19,7 @@ PARALLEL="${PARALLEL:-2}"
 knob PARALLEL 1 16
 command -v kosoku >/dev/null || die "kosoku is required (python3 -m pip install kosoku)"
 
-build_demo --features websocket
+build_demo
 start_server ours
 include=()
 for c in $CASES; do include+=(-i "$c"); done

@@ -7,7 +7,7 @@
 #   scripts/loadtest_websocket.sh                 # ~2 min
 #   CONNS=2000 HOLD=5 scripts/loadtest_websocket.sh
 #
-# Each offer gets a fresh demo (built with --features websocket). Reported per offer: the
+# Each offer gets a fresh demo . Reported per offer: the
 # server's VmRSS before the load, during the idle hold (CHECKPOINT s in) and at its end,
 # its peak (VmHWM), and the growth per connection. The open-file limit (per process: the
 # load generator and the demo each hold one fd per connection) is raised to 2 x CONNS.
@@ -32,7 +32,7 @@ knob TIME_LIMIT 10 3600
 ulimit -n $((CONNS * 2 + 1024)) 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 (($(ulimit -n) > CONNS + 256)) || die "the open-file limit $(ulimit -n) is too low for $CONNS connections"
 log "open-file limit $(ulimit -n)"
-build_demo --features websocket
+build_demo
 build_loadgen
 
 # Bounded in time: the whole script stops after TIME_LIMIT seconds.

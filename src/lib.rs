@@ -40,10 +40,12 @@
 //! | `grpc` | yes | no | +0 | the `grpc` module: message compression for tonic servers and channels |
 //! | `dictionary-client` | no | no | +39 (with `dcz`) | the client's dictionary store and its URL patterns (`url`, ICU) |
 //! | `object-store` | no | no | +57 (with `dcz`) | learned dictionaries shared through `object_store` backends |
-//! | `websocket` | no | no | +45 | the `websocket` module: RFC 7692 permessage-deflate and OpenIM-style gzip for axum, hyper and tokio-tungstenite |
+//! | `http2` | no | no | +8 | WebSocket over HTTP/2 (RFC 8441 extended CONNECT), as axum's `http2` |
+//! | `websocket` | yes | no | +37 | the `websocket` module: RFC 7692 permessage-deflate and OpenIM-style gzip for axum, hyper and tokio-tungstenite |
 //!
-//! "crates" is what a feature adds to the 22 of `default-features = false`; the defaults
-//! make 49 (`cargo tree -e normal --prefix none | sed 's/ (\*)//' | sort -u | wc -l`). The C
+//! "crates" is what a feature adds to the 23 of `default-features = false` (the codec crate
+//! among them); the defaults make 77, 50 of them without `websocket` (`cargo tree -p
+//! tower-gzip -e normal --prefix none | sed 's/ (\*)//' | sort -u | wc -l`). The C
 //! codecs need a C compiler (`build-essential`); without them gzip and deflate are pure
 //! Rust.
 //!

@@ -6,7 +6,8 @@
 //! - `/ws/feed?interval_ms=M`: a live feed of the demo's JSON (`/api/items` pages), one
 //!   text message every M ms (default 500) until the client closes.
 //!
-//! `WS_DEFLATE_THRESHOLD=N`: messages under N bytes go uncompressed (default 128).
+//! `WS_DEFLATE_THRESHOLD=N`: messages under N bytes go uncompressed (default 128); 0 sends
+//! every message compressed, even those deflate makes larger.
 
 use std::time::Duration;
 

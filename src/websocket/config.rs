@@ -144,7 +144,9 @@ impl DeflateConfig {
     }
 
     /// Messages shorter than this are sent uncompressed (RFC 7692 section 6: a sender may
-    /// leave any message uncompressed). Default 128 bytes.
+    /// leave any message uncompressed), and so are messages deflate does not shrink.
+    /// Default 128 bytes. Zero compresses every data message, even one deflate makes
+    /// larger: for peers that expect every message of a compressed session compressed.
     pub fn threshold(mut self, bytes: usize) -> Self {
         self.threshold = bytes;
         self

@@ -82,6 +82,7 @@ pub(crate) struct Head<'a> {
     pub(crate) version: Version,
     pub(crate) uri: &'a http::Uri,
     pub(crate) headers: &'a HeaderMap,
+    #[cfg_attr(not(feature = "http2"), allow(dead_code))] // `:protocol`, read with h2
     pub(crate) extensions: &'a http::Extensions,
 }
 
@@ -109,6 +110,27 @@ impl<'a, B> From<&'a http::Request<B>> for Head<'a> {
     }
 }
 
+/// An HTTP/2 request's extended CONNECT (RFC 8441 section 4): `:protocol` is `websocket`.
+#[cfg(feature = "http2")]
+fn extended_connect(parts: &Head<'_>) -> Result<(), WebSocketRejection> {
+    if *parts.method != Method::CONNECT {
+        return Err(WebSocketRejection::MethodNotConnect);
+    }
+    let protocol = parts.extensions.get::<hyper::ext::Protocol>();
+    if protocol.is_none_or(|p| !p.as_str().eq_ignore_ascii_case("websocket")) {
+        return Err(WebSocketRejection::InvalidProtocolPseudoheader);
+    }
+    Ok(())
+}
+
+/// Without the `http2` feature `:protocol` cannot be read (hyper keeps it behind its own
+/// `http2` feature), so a WebSocket over HTTP/2 is refused as axum refuses it without its
+/// `http2` feature.
+#[cfg(not(feature = "http2"))]
+fn extended_connect(_: &Head<'_>) -> Result<(), WebSocketRejection> {
+    Err(WebSocketRejection::InvalidProtocolPseudoheader)
+}
+
 /// Checks an upgrade request (axum's rules, RFC 6455 section 4.2.1, RFC 8441 section 5).
 pub(crate) fn check(parts: Head<'_>) -> Result<Checked, WebSocketRejection> {
     let key = if parts.version <= Version::HTTP_11 {
@@ -127,13 +149,7 @@ pub(crate) fn check(parts: Head<'_>) -> Result<Checked, WebSocketRejection> {
                 .clone(),
         )
     } else {
-        if *parts.method != Method::CONNECT {
-            return Err(WebSocketRejection::MethodNotConnect);
-        }
-        let protocol = parts.extensions.get::<hyper::ext::Protocol>();
-        if protocol.is_none_or(|p| !p.as_str().eq_ignore_ascii_case("websocket")) {
-            return Err(WebSocketRejection::InvalidProtocolPseudoheader);
-        }
+        extended_connect(&parts)?;
         None
     };
     if parts

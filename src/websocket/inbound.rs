@@ -58,7 +58,7 @@ pub(crate) struct InboundCodec {
 
 /// Where the parser is within the frame stream.
 #[derive(Debug)]
-enum Phase {
+enum ReadPhase {
     /// Waiting for a whole frame header.
     Header,
     /// Passing `left` payload bytes through.
@@ -120,7 +120,7 @@ pub(crate) struct Inbound {
     pub(crate) raw: BytesMut,
     /// Bytes ready for tungstenite.
     pub(crate) out: BytesMut,
-    phase: Phase,
+    phase: ReadPhase,
     message: Message,
 }
 
@@ -131,7 +131,7 @@ impl Inbound {
             codec: None,
             raw: BytesMut::new(),
             out: BytesMut::new(),
-            phase: Phase::Header,
+            phase: ReadPhase::Header,
             message: Message::Idle,
         }
     }
@@ -153,11 +153,11 @@ impl Inbound {
                 Step::Progress
             });
         }
-        match std::mem::replace(&mut self.phase, Phase::Header) {
-            Phase::Header => self.read_header(),
-            Phase::Copy { left } => Ok(self.copy(left)),
-            Phase::Inflate(frame) => self.inflate_frame(frame),
-            Phase::Ending => self.end_message(),
+        match std::mem::replace(&mut self.phase, ReadPhase::Header) {
+            ReadPhase::Header => self.read_header(),
+            ReadPhase::Copy { left } => Ok(self.copy(left)),
+            ReadPhase::Inflate(frame) => self.inflate_frame(frame),
+            ReadPhase::Ending => self.end_message(),
         }
     }
 
@@ -171,7 +171,7 @@ impl Inbound {
         let compressed = self.classify(&header)?;
         if compressed {
             self.raw.advance(len);
-            self.phase = Phase::Inflate(Frame {
+            self.phase = ReadPhase::Inflate(Frame {
                 left: header.len,
                 mask: header.mask,
                 offset: 0,
@@ -180,7 +180,7 @@ impl Inbound {
         } else {
             self.out.extend_from_slice(&self.raw[..len]);
             self.raw.advance(len);
-            self.phase = Phase::Copy { left: header.len };
+            self.phase = ReadPhase::Copy { left: header.len };
         }
         Ok(Step::Progress)
     }
@@ -249,7 +249,7 @@ impl Inbound {
         self.out.extend_from_slice(&self.raw[..n]);
         self.raw.advance(n);
         if left - n as u64 > 0 {
-            self.phase = Phase::Copy {
+            self.phase = ReadPhase::Copy {
                 left: left - n as u64,
             };
             return if n == 0 {
@@ -280,11 +280,11 @@ impl Inbound {
         match frame {
             Frame {
                 left: 0, fin: true, ..
-            } => self.phase = Phase::Ending,
+            } => self.phase = ReadPhase::Ending,
             Frame { left: 0, .. } => {}
             frame => {
                 let needs_bytes = n == 0 && produced == 0;
-                self.phase = Phase::Inflate(frame);
+                self.phase = ReadPhase::Inflate(frame);
                 if needs_bytes {
                     return Ok(Step::NeedMore);
                 }

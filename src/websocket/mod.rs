@@ -1,8 +1,8 @@
 //! WebSocket message compression: RFC 7692 permessage-deflate under an unmodified
 //! tokio-tungstenite, and the seed's per-message gzip (OpenIM-style), both on the crate's
-//! pooled, bounded codecs. Cargo feature `websocket`, not a default: it brings 45 crates
-//! (tungstenite and its handshake, hyper's HTTP/2 for extended CONNECT, tokio's runtime)
-//! that an HTTP-only server does not need.
+//! pooled, bounded codecs. Cargo feature `websocket`, a default (`default-features =
+//! false` leaves it out: it brings tungstenite and its handshake, most of the rest an axum
+//! or hyper server has already); WebSocket over HTTP/2 takes the `http2` feature too.
 //!
 //! # How
 //!
@@ -19,8 +19,9 @@
 //! message that does not shrink is sent as it was.
 //!
 //! Entry points that negotiate and wrap: the axum extractor [`WebSocketUpgrade`] (swap it
-//! in for axum's; HTTP/1.1 upgrades, and HTTP/2 extended CONNECT (RFC 8441) where the
-//! server enables it, as `axum::serve` does with axum's `http2` feature), [`upgrade`] for
+//! in for axum's; HTTP/1.1 upgrades, and with the `http2` feature HTTP/2 extended CONNECT
+//! (RFC 8441) where the server enables it, as `axum::serve` does with axum's `http2`
+//! feature), [`upgrade`] for
 //! plain hyper, [`accept_async`] / [`accept_hdr_async`]
 //! for tokio-tungstenite servers and [`client_async`] / [`connect_async`] for its
 //! clients. The extractor is part of this feature rather than a feature of its own: it

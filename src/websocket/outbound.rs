@@ -27,7 +27,7 @@ pub(crate) struct OutboundCodec {
 
 /// Where the parser is within tungstenite's frames.
 #[derive(Debug)]
-enum Phase {
+enum WritePhase {
     /// Collecting a frame header's bytes.
     Header(Vec<u8>),
     /// Passing `left` payload bytes through.
@@ -56,7 +56,7 @@ struct Deflating {
 #[derive(Debug)]
 pub(crate) struct Outbound {
     codec: Option<OutboundCodec>,
-    phase: Phase,
+    phase: WritePhase,
     message: Message,
     /// Bytes ready for the socket.
     pub(crate) wire: BytesMut,
@@ -66,7 +66,7 @@ impl Outbound {
     pub(crate) fn new() -> Self {
         Outbound {
             codec: None,
-            phase: Phase::Header(Vec::new()),
+            phase: WritePhase::Header(Vec::new()),
             message: Message::Idle,
             wire: BytesMut::new(),
         }
@@ -79,7 +79,7 @@ impl Outbound {
 
     /// Whether a frame of our own (a Close) can be inserted now: no frame is half written.
     pub(crate) fn at_frame_boundary(&self) -> bool {
-        matches!(&self.phase, Phase::Header(head) if head.is_empty())
+        matches!(&self.phase, WritePhase::Header(head) if head.is_empty())
     }
 
     /// Takes all of `buf` (tungstenite's bytes), appending what is ready to `wire`.
@@ -89,10 +89,10 @@ impl Outbound {
             return Ok(());
         }
         while !buf.is_empty() {
-            let taken = match std::mem::replace(&mut self.phase, Phase::Header(Vec::new())) {
-                Phase::Header(head) => self.take_header(head, buf)?,
-                Phase::Copy { left } => self.copy(left, buf),
-                Phase::Collect { header, payload } => self.collect(header, payload, buf)?,
+            let taken = match std::mem::replace(&mut self.phase, WritePhase::Header(Vec::new())) {
+                WritePhase::Header(head) => self.take_header(head, buf)?,
+                WritePhase::Copy { left } => self.copy(left, buf),
+                WritePhase::Collect { header, payload } => self.collect(header, payload, buf)?,
             };
             buf = &buf[taken..];
         }
@@ -107,7 +107,7 @@ impl Outbound {
                 break parsed;
             }
             let Some(&byte) = buf.get(taken) else {
-                self.phase = Phase::Header(head);
+                self.phase = WritePhase::Header(head);
                 return Ok(taken);
             };
             head.push(byte);
@@ -115,15 +115,15 @@ impl Outbound {
         };
         if self.compresses(&header) {
             let payload = BytesMut::with_capacity(header.len.min(1 << 20) as usize);
-            self.phase = Phase::Collect { header, payload };
+            self.phase = WritePhase::Collect { header, payload };
             if header.len == 0 {
                 self.finish_frame(header, BytesMut::new())?;
             }
         } else {
             self.wire.extend_from_slice(&head);
-            self.phase = Phase::Copy { left: header.len };
+            self.phase = WritePhase::Copy { left: header.len };
             if header.len == 0 {
-                self.phase = Phase::Header(Vec::new());
+                self.phase = WritePhase::Header(Vec::new());
             }
         }
         Ok(taken)
@@ -160,7 +160,7 @@ impl Outbound {
         let n = left.min(buf.len() as u64) as usize;
         self.wire.extend_from_slice(&buf[..n]);
         if left > n as u64 {
-            self.phase = Phase::Copy {
+            self.phase = WritePhase::Copy {
                 left: left - n as u64,
             };
         }
@@ -178,7 +178,7 @@ impl Outbound {
         if payload.len() as u64 == header.len {
             self.finish_frame(header, payload)?;
         } else {
-            self.phase = Phase::Collect { header, payload };
+            self.phase = WritePhase::Collect { header, payload };
         }
         Ok(want)
     }
@@ -211,7 +211,7 @@ impl Outbound {
 
     /// Compresses a whole frame's payload and appends the frame to `wire`.
     fn finish_frame(&mut self, header: Header, mut payload: BytesMut) -> Result<(), String> {
-        self.phase = Phase::Header(Vec::new());
+        self.phase = WritePhase::Header(Vec::new());
         if let Some(key) = header.mask {
             apply_mask(&mut payload, key, 0);
         }
@@ -230,7 +230,7 @@ impl Outbound {
         if header.fin {
             strip_sync_marker(&mut body, 0);
         }
-        if first && header.fin && body.len() >= payload.len() {
+        if first && header.fin && body.len() >= payload.len() && codec.threshold > 0 {
             // Incompressible: sent as it was, outside the history.
             self.message = Message::Idle;
             stats::note_message(Coding::Identity, Way::Out, payload.len(), payload.len());
@@ -286,11 +286,15 @@ mod tests {
     use tower_gzip_codecs::raw::{RawInflate, SYNC_MARKER};
 
     fn armed(history: bool) -> Outbound {
+        armed_at(history, 16)
+    }
+
+    fn armed_at(history: bool, threshold: usize) -> Outbound {
         let mut outbound = Outbound::new();
         outbound.arm(OutboundCodec {
             pool: CodecPool::new(),
             level: 6,
-            threshold: 16,
+            threshold,
             window_bits: 15,
             history: history.then(|| History::new(15)),
         });
@@ -371,6 +375,18 @@ mod tests {
                 .window()
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn a_threshold_of_zero_compresses_every_data_message_even_when_it_grows() {
+        let mut outbound = armed_at(false, 0);
+        let bytes = frame(OpCode::Binary, true, None, b"tiny");
+        outbound.push(&bytes).unwrap();
+        let (header, at) = Header::parse(&outbound.wire).unwrap();
+        assert!(header.rsv1 && header.fin);
+        let body = &outbound.wire[at..];
+        assert!(body.len() >= 4, "deflate grows four bytes: {body:?}");
+        assert_eq!(inflate(body), b"tiny");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The server entry points over hyper's upgrade: the axum extractor
 //! [`WebSocketUpgrade`] and, for plain hyper, [`upgrade`]. Both do what axum's own
-//! extractor does (HTTP/1.1 upgrade, HTTP/2 extended CONNECT, subprotocols,
+//! extractor does (HTTP/1.1 upgrade, HTTP/2 extended CONNECT with `http2`, subprotocols,
 //! `on_failed_upgrade`, tungstenite's config, typed rejections) and answer
 //! `Sec-WebSocket-Extensions` themselves.
 

@@ -86,6 +86,7 @@ async fn serve() -> SocketAddr {
 }
 
 /// The test routes over HTTP/1.1 and HTTP/2 with extended CONNECT (RFC 8441) enabled.
+#[cfg(feature = "http2")]
 async fn serve_h2() -> SocketAddr {
     use hyper_util::rt::{TokioExecutor, TokioIo};
     use hyper_util::server::conn::auto::Builder;

@@ -171,6 +171,7 @@ async fn the_close_handshake_completes_with_and_without_deflate() {
 
 /// RFC 8441: a WebSocket over an HTTP/2 stream (extended CONNECT); the extractor answers 200 with the extension, and the stream carries
 /// compressed messages both ways.
+#[cfg(feature = "http2")]
 #[tokio::test]
 async fn http2_extended_connect_carries_compressed_messages() {
     use http_body_util::Empty;
