@@ -12,6 +12,8 @@ use tower_gzip_support::demo;
 mod chromium;
 #[cfg(all(feature = "dcz", feature = "dcb"))]
 mod chromium_padding;
+#[cfg(all(feature = "dcz", feature = "dcb", feature = "websocket"))]
+mod chromium_websocket;
 mod codecs;
 #[cfg(all(feature = "dcz", feature = "dcb"))]
 mod dictionaries;
