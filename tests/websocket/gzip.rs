@@ -1,26 +1,12 @@
 //! The seed's protocol: a client dials with `compression=gzip` and sends and expects each
 //! binary message as a whole gzip member, over plain WebSocket (no RFC 7692).
 
-use std::io::{Read, Write};
-
 use futures_util::{SinkExt, StreamExt};
 use tokio_tungstenite::tungstenite::Message;
 
+use tower_gzip_support::{gunzip, gzip};
+
 use crate::{corpus_messages, serve};
-
-fn gzip(data: &[u8]) -> Vec<u8> {
-    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    encoder.write_all(data).unwrap();
-    encoder.finish().unwrap()
-}
-
-fn gunzip(data: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    flate2::read::GzDecoder::new(data)
-        .read_to_end(&mut out)
-        .unwrap();
-    out
-}
 
 #[tokio::test]
 async fn an_openim_style_client_sends_and_gets_gzip_members() {
