@@ -129,12 +129,13 @@ const CASES: [(bool, u8); 9] = [
     (true, 14),
 ];
 
-#[tokio::test]
-async fn python_websockets_client_against_the_server() {
-    if !tools::available(&[], &["websockets"]) {
-        return;
-    }
+/// Runs `script` (a peer's client) against the server for every case: what each printed.
+async fn clients_against_the_server(
+    program: &'static str,
+    script: &'static str,
+) -> Vec<(bool, String)> {
     let addr = serve().await;
+    let mut outs = Vec::new();
     for (takeover, bits) in CASES {
         let path = if takeover { "takeover" } else { "echo" };
         let args = [
@@ -142,9 +143,20 @@ async fn python_websockets_client_against_the_server() {
             u8::from(takeover).to_string(),
             bits.to_string(),
         ];
-        let out = tokio::task::spawn_blocking(move || run_client("python3", "py_client.py", &args))
+        let out = tokio::task::spawn_blocking(move || run_client(program, script, &args))
             .await
             .unwrap();
+        outs.push((takeover, out));
+    }
+    outs
+}
+
+#[tokio::test]
+async fn python_websockets_client_against_the_server() {
+    if !tools::available(&[], &["websockets"]) {
+        return;
+    }
+    for (takeover, out) in clients_against_the_server("python3", "py_client.py").await {
         assert!(out.contains("permessage-deflate"), "{out}");
         assert_eq!(
             out.contains("server_no_context_takeover"),
@@ -171,17 +183,7 @@ async fn node_ws_client_against_the_server() {
     if !node_ws() {
         return;
     }
-    let addr = serve().await;
-    for (takeover, bits) in CASES {
-        let path = if takeover { "takeover" } else { "echo" };
-        let args = [
-            format!("ws://{addr}/{path}"),
-            u8::from(takeover).to_string(),
-            bits.to_string(),
-        ];
-        let out = tokio::task::spawn_blocking(move || run_client("node", "node_client.js", &args))
-            .await
-            .unwrap();
+    for (_, out) in clients_against_the_server("node", "node_client.js").await {
         assert!(out.contains("permessage-deflate"), "{out}");
     }
 }

@@ -108,11 +108,7 @@ async fn plain_tungstenite_peers_get_plain_websocket() {
     tokio::spawn(async move {
         let (stream, _) = listener.accept().await.unwrap();
         let mut ws = tokio_tungstenite::accept_async(stream).await.unwrap();
-        while let Some(Ok(m)) = ws.next().await {
-            if m.is_close() || ws.send(m).await.is_err() {
-                break;
-            }
-        }
+        echo_until_close(&mut ws).await;
     });
     let (mut client, _) = connect_async(format!("ws://{addr}/"), &DeflateConfig::new(), None)
         .await
@@ -132,11 +128,7 @@ async fn the_tokio_tungstenite_server_entry_point_compresses() {
             .await
             .unwrap();
         assert!(ws.get_ref().agreed().is_some());
-        while let Some(Ok(m)) = ws.next().await {
-            if m.is_close() || ws.send(m).await.is_err() {
-                break;
-            }
-        }
+        echo_until_close(&mut ws).await;
     });
     let (mut client, _) = connect_async(format!("ws://{addr}/"), &DeflateConfig::new(), None)
         .await
@@ -328,4 +320,16 @@ async fn plain_hyper_upgrade_negotiates_and_wraps() {
         .unwrap();
     assert!(client.get_ref().agreed().is_some());
     echo_all(&mut client, &messages()).await;
+}
+
+/// Echoes every message of `ws` back until the peer closes or a send fails.
+async fn echo_until_close<S, E>(ws: &mut S)
+where
+    S: futures_util::Stream<Item = Result<Message, E>> + futures_util::Sink<Message> + Unpin,
+{
+    while let Some(Ok(m)) = ws.next().await {
+        if m.is_close() || ws.send(m).await.is_err() {
+            break;
+        }
+    }
 }
