@@ -81,4 +81,4 @@ pub use tungstenite::{accept_async, accept_hdr_async, client_async, connect_asyn
 pub use upgrade::{DefaultOnFailedUpgrade, OnFailedUpgrade, WebSocketUpgrade, upgrade};
 
 /// tungstenite's types the entry points use, re-exported so that the versions match.
-pub use tokio_tungstenite::tungstenite::{Message, protocol::WebSocketConfig};
+pub use tokio_tungstenite::tungstenite::{Error, Message, protocol::WebSocketConfig};

@@ -110,12 +110,11 @@ async fn serve_h2() -> SocketAddr {
     addr
 }
 
-/// JSON messages from the recorded corpus, like the demo's feed.
+/// API JSON messages (the support crate's generated corpus: it needs no file beside the
+/// repository), like the demo's feed.
 fn corpus_messages(n: usize) -> Vec<String> {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/corpus/reddit-api.jsonl"
-    ))
-    .unwrap_or_else(|_| "{\"kind\": \"t3\", \"data\": {\"title\": \"fallback\"}}\n".repeat(n));
-    text.lines().take(n).map(str::to_owned).collect()
+    tower_gzip_support::corpus::bodies(n, 7)
+        .into_iter()
+        .map(|body| String::from_utf8(body).expect("the corpus is UTF-8"))
+        .collect()
 }
