@@ -4,8 +4,11 @@
 //!
 //! - `uncompressed`: plain tokio-tungstenite, no extension.
 //! - `no_takeover`: the default (a pooled state drawn per message, reset and returned).
-//! - `takeover_wN`: context takeover with windows of 2^N bytes (N = 12..15: 4-32 KiB),
-//!   parked between messages and primed into a pooled state per message: the priming cost.
+//! - `takeover_wN`: context takeover with windows of 2^N bytes (N = 12..15: 4-32 KiB), the
+//!   default way: a busy connection keeps its compressor (`KeptCompressors`), the server
+//!   primes a pooled inflater with the parked window per message.
+//! - `takeover_wN_primed`: the same with no kept compressors: both sides prime a pooled
+//!   state from the parked window per message, the cost of holding windows only.
 //! - `fresh_state`: no takeover with a pool that keeps nothing (`max_idle(0)`): a new
 //!   deflate and inflate state per message, the baseline the pool saves.
 //! - `yawc_*`: yawc, the other Rust WebSocket library with permessage-deflate, level 6,
@@ -30,7 +33,7 @@ use tokio::io::{AsyncRead, AsyncWrite, DuplexStream, ReadBuf};
 use tokio_tungstenite::WebSocketStream;
 use tower_gzip::CodecPool;
 use tower_gzip::websocket::{
-    DeflateConfig, DeflateIo, Message, WindowBudget, accept_async, client_async,
+    DeflateConfig, DeflateIo, KeptCompressors, Message, WindowBudget, accept_async, client_async,
 };
 
 /// The recorded corpus's JSON bodies, one message each.
@@ -167,7 +170,9 @@ fn variants() -> Vec<(String, Setup)> {
             .context_takeover(true)
             .max_window_bits(bits)
             .budget(budget.clone());
+        let primed = config.clone().kept_compressors(KeptCompressors::new(0));
         list.push((format!("takeover_w{bits}"), Setup::Ours(config)));
+        list.push((format!("takeover_w{bits}_primed"), Setup::Ours(primed)));
     }
     let fresh = DeflateConfig::new().pool(CodecPool::builder().max_idle(0).build());
     list.push(("fresh_state".to_owned(), Setup::Ours(fresh)));

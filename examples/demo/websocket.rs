@@ -7,7 +7,8 @@
 //!   text message every M ms (default 500) until the client closes.
 //!
 //! `WS_DEFLATE_THRESHOLD=N`: messages under N bytes go uncompressed (default 128); 0 sends
-//! every message compressed, even those deflate makes larger.
+//! every message compressed, even those deflate makes larger. `WS_TAKEOVER=1` allows
+//! context takeover (within the global window budget).
 
 use std::time::Duration;
 
@@ -19,12 +20,16 @@ use tower_gzip::websocket::{DeflateConfig, Message, WebSocket, WebSocketUpgrade}
 const MAX_MESSAGE: usize = 64 << 20;
 
 /// The deflate settings: the defaults, with the threshold from `WS_DEFLATE_THRESHOLD`
-/// (bytes; default 128), so a conformance run can have every message compressed.
+/// (bytes; default 128), so a conformance run can have every message compressed, and
+/// takeover allowed by `WS_TAKEOVER=1`, so a load run can measure it.
 fn deflate() -> DeflateConfig {
     let threshold = std::env::var("WS_DEFLATE_THRESHOLD")
         .ok()
         .and_then(|v| v.parse().ok());
-    DeflateConfig::new().threshold(threshold.unwrap_or(128))
+    let takeover = std::env::var("WS_TAKEOVER").is_ok_and(|v| v == "1");
+    DeflateConfig::new()
+        .threshold(threshold.unwrap_or(128))
+        .context_takeover(takeover)
 }
 
 /// `GET /ws/echo`.

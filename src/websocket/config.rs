@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use super::kept::KeptCompressors;
 use crate::CodecPool;
 
 /// A cap on the bytes that connections with context takeover keep between messages (their
@@ -112,6 +113,7 @@ pub struct DeflateConfig {
     pub(crate) message_limit: usize,
     pub(crate) pool: CodecPool,
     pub(crate) budget: WindowBudget,
+    pub(crate) kept: KeptCompressors,
 }
 
 impl Default for DeflateConfig {
@@ -125,6 +127,7 @@ impl Default for DeflateConfig {
             message_limit: 64 << 20,
             pool: CodecPool::global().clone(),
             budget: WindowBudget::global().clone(),
+            kept: KeptCompressors::global().clone(),
         }
     }
 }
@@ -182,9 +185,20 @@ impl DeflateConfig {
         self
     }
 
-    /// The budget of parked windows (default: [`WindowBudget::global`]).
+    /// The budget of parked windows and kept compressors (default: [`WindowBudget::global`]).
     pub fn budget(mut self, budget: WindowBudget) -> Self {
         self.budget = budget;
+        self
+    }
+
+    /// With context takeover, the places where the connections that send most keep their
+    /// compressor between messages instead of priming a pooled one from the parked window
+    /// each time (default: [`KeptCompressors::global`], 64 places). Each kept compressor is
+    /// charged to the [`budget`](Self::budget) at its state's size; a place held by a
+    /// connection idle for a second goes to the next that asks. `KeptCompressors::new(0)`
+    /// keeps none: every connection holds only its windows between messages.
+    pub fn kept_compressors(mut self, places: KeptCompressors) -> Self {
+        self.kept = places;
         self
     }
 }

@@ -13,6 +13,7 @@ use super::config::{DeflateConfig, Reservation};
 use super::frame::close_frame;
 use super::history::History;
 use super::inbound::{Fault, Inbound, InboundCodec, Step};
+use super::kept::Keeper;
 use super::negotiate::{self, Agreement, Direction};
 use super::outbound::{Outbound, OutboundCodec};
 use super::stats;
@@ -148,6 +149,8 @@ impl<S> DeflateIo<S> {
             threshold: config.threshold,
             window_bits: out.window_bits,
             history: out.takeover.then(|| History::new(out.window_bits)),
+            keeper: (out.takeover && config.kept.cap() > 0)
+                .then(|| Keeper::new(config.kept.clone(), config.budget.clone(), out.window_bits)),
         });
         self.agreed = Some((out, inb));
         self._reservations = agreement.reservations;

@@ -9,8 +9,10 @@
 
 use bytes::BytesMut;
 
+use super::config::Reservation;
 use super::frame::{Header, OpCode, apply_mask};
 use super::history::History;
+use super::kept::Keeper;
 use super::stats::{self, Coding, Way};
 use crate::CodecPool;
 use tower_gzip_codecs::raw::{RawDeflate, strip_sync_marker};
@@ -23,6 +25,8 @@ pub(crate) struct OutboundCodec {
     pub(crate) threshold: usize,
     pub(crate) window_bits: u8,
     pub(crate) history: Option<History>,
+    /// With takeover, whether the compressor may stay with the connection between messages.
+    pub(crate) keeper: Option<Keeper>,
 }
 
 /// Where the parser is within tungstenite's frames.
@@ -46,6 +50,8 @@ enum Message {
 #[derive(Debug)]
 struct Deflating {
     deflate: RawDeflate,
+    /// The budget's charge for a kept compressor (none for one drawn from the pool).
+    charge: Option<Reservation>,
     /// The message's bytes, kept for the history (takeover only).
     plain: Vec<u8>,
     plain_bytes: usize,
@@ -183,14 +189,21 @@ impl Outbound {
         Ok(want)
     }
 
-    /// Draws a compressor, primed with the history when there is one.
+    /// The connection's kept compressor, or one drawn and primed with the history.
     fn start_message(&mut self) -> Result<(), String> {
-        let codec = self.codec.as_ref().expect("armed");
-        let window = codec.history.as_ref().map_or(&[][..], History::window);
-        let deflate = RawDeflate::draw(&codec.pool, codec.level, codec.window_bits, window)
-            .map_err(|e| e.to_string())?;
+        let codec = self.codec.as_mut().expect("armed");
+        let (deflate, charge) = match codec.keeper.as_mut().and_then(Keeper::take) {
+            Some(kept) => (kept.deflate, Some(kept.charge)),
+            None => {
+                let window = codec.history.as_ref().map_or(&[][..], History::window);
+                let deflate = RawDeflate::draw(&codec.pool, codec.level, codec.window_bits, window)
+                    .map_err(|e| e.to_string())?;
+                (deflate, None)
+            }
+        };
         self.message = Message::Compressed(Box::new(Deflating {
             deflate,
+            charge,
             plain: Vec::new(),
             plain_bytes: 0,
             wire: 0,
@@ -198,15 +211,21 @@ impl Outbound {
         Ok(())
     }
 
-    /// The message's last frame is out: its bytes enter the history, its state goes back.
+    /// The message's last frame is out: its bytes enter the history, its state goes back
+    /// (or stays with the connection).
     fn end_message(&mut self) {
         let Message::Compressed(msg) = std::mem::replace(&mut self.message, Message::Idle) else {
             unreachable!("ending a compressed message");
         };
-        if let Some(history) = &mut self.codec.as_mut().expect("armed").history {
+        let msg = *msg;
+        stats::note_message(Coding::Deflate, Way::Out, msg.plain_bytes, msg.wire);
+        let codec = self.codec.as_mut().expect("armed");
+        if let Some(history) = &mut codec.history {
             history.push(&msg.plain);
         }
-        stats::note_message(Coding::Deflate, Way::Out, msg.plain_bytes, msg.wire);
+        if let Some(keeper) = &mut codec.keeper {
+            keeper.keep(msg.deflate, msg.charge);
+        }
     }
 
     /// Compresses a whole frame's payload and appends the frame to `wire`.
@@ -231,8 +250,12 @@ impl Outbound {
             strip_sync_marker(&mut body, 0);
         }
         if first && header.fin && body.len() >= payload.len() && codec.threshold > 0 {
-            // Incompressible: sent as it was, outside the history.
+            // Incompressible: sent as it was, outside the history, so the state that took
+            // it in goes back to the pool.
             self.message = Message::Idle;
+            if let Some(keeper) = &mut codec.keeper {
+                keeper.drop_place();
+            }
             stats::note_message(Coding::Identity, Way::Out, payload.len(), payload.len());
             write_frame(
                 &mut self.wire,
@@ -297,6 +320,7 @@ mod tests {
             threshold,
             window_bits: 15,
             history: history.then(|| History::new(15)),
+            keeper: None,
         });
         outbound
     }
@@ -409,5 +433,74 @@ mod tests {
         }
         assert_eq!(rsv1, [true, false, false]);
         assert_eq!(inflate(&body), [&part[..], &part[..]].concat());
+    }
+
+    #[test]
+    fn a_kept_compressor_holds_the_history_the_peer_holds() {
+        use crate::websocket::kept::compressor_bytes;
+        use crate::websocket::{KeptCompressors, WindowBudget};
+
+        let places = KeptCompressors::new(1);
+        let budget = WindowBudget::new(1 << 30);
+        let mut outbound = armed(true);
+        outbound.codec.as_mut().unwrap().keeper =
+            Some(Keeper::new(places.clone(), budget.clone(), 15));
+        // The peer: one inflater for the whole connection (it takes over its context).
+        let pool = CodecPool::new();
+        let mut peer = RawInflate::draw(&pool, &[]).unwrap();
+        let json =
+            |i: u32| format!(r#"{{"id":{i},"kind":"t3","title":"a post about websockets"}}"#);
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let noise: Vec<u8> = (0..300)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                (seed >> 32) as u8
+            })
+            .collect();
+        let messages: Vec<Vec<u8>> = vec![
+            json(1).repeat(4).into_bytes(),
+            json(2).repeat(4).into_bytes(),
+            noise,
+            json(3).repeat(4).into_bytes(),
+            json(4).repeat(4).into_bytes(),
+            json(5).repeat(4).into_bytes(),
+        ];
+        let mut sizes = Vec::new();
+        for (i, message) in messages.iter().enumerate() {
+            if i == 4 {
+                outbound
+                    .codec
+                    .as_ref()
+                    .unwrap()
+                    .keeper
+                    .as_ref()
+                    .unwrap()
+                    .lose_place();
+            }
+            outbound.wire.clear();
+            outbound
+                .push(&frame(OpCode::Text, true, None, message))
+                .unwrap();
+            let (header, at) = Header::parse(&outbound.wire).unwrap();
+            let body = &outbound.wire[at..];
+            sizes.push(body.len());
+            if !header.rsv1 {
+                assert_eq!(body, &message[..], "message {i} went as it was");
+                continue;
+            }
+            let mut input = body.to_vec();
+            input.extend_from_slice(&SYNC_MARKER);
+            let mut out = BytesMut::new();
+            peer.inflate(&input, &mut out, 1 << 20).unwrap();
+            assert_eq!(&out[..], &message[..], "message {i}");
+            assert_eq!(places.held(), 1, "kept after message {i}");
+            assert!(crate::websocket::stats().kept_compressors >= 1);
+            assert_eq!(budget.held(), compressor_bytes(15));
+        }
+        // Each message after the first refers to the one before.
+        assert!(sizes[1] < sizes[0] / 2, "{sizes:?}");
+        assert!(sizes[5] < sizes[0] / 2, "{sizes:?}");
     }
 }

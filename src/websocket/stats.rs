@@ -11,6 +11,7 @@
 //! | `tower_gzip_websocket_refusals_total` | counter | none: takeover refused for want of budget |
 //! | `tower_gzip_websocket_failures_total` | counter | `code` (`1002`, `1007`, `1009`) |
 //! | `tower_gzip_websocket_parked_window_bytes` | gauge | none |
+//! | `tower_gzip_websocket_kept_compressors` | gauge | none: compressors connections keep between messages |
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 
@@ -81,6 +82,7 @@ struct Counters {
     refusals: AtomicU64,
     failures: [AtomicU64; 3],
     parked: AtomicI64,
+    kept: AtomicI64,
 }
 
 static COUNTERS: Counters = Counters {
@@ -90,6 +92,7 @@ static COUNTERS: Counters = Counters {
     refusals: AtomicU64::new(0),
     failures: [const { AtomicU64::new(0) }; 3],
     parked: AtomicI64::new(0),
+    kept: AtomicI64::new(0),
 };
 
 impl Slot {
@@ -124,6 +127,9 @@ pub struct WebSocketStats {
     /// Bytes held now by parked windows (the last `2^w` bytes of history per direction of
     /// connections with context takeover).
     pub parked_window_bytes: u64,
+    /// Compressors kept now by busy connections with context takeover
+    /// ([`KeptCompressors`](super::KeptCompressors)).
+    pub kept_compressors: u64,
 }
 
 /// The process-wide counters now.
@@ -145,6 +151,7 @@ pub fn stats() -> WebSocketStats {
         refusals: COUNTERS.refusals.load(Relaxed),
         failures: [0, 1, 2].map(|i| COUNTERS.failures[i].load(Relaxed)),
         parked_window_bytes: COUNTERS.parked.load(Relaxed).max(0) as u64,
+        kept_compressors: COUNTERS.kept.load(Relaxed).max(0) as u64,
     }
 }
 
@@ -206,6 +213,14 @@ pub(crate) fn note_parked(delta: i64) {
     let now = COUNTERS.parked.fetch_add(delta, Relaxed) + delta;
     #[cfg(feature = "metrics")]
     metrics::gauge!("tower_gzip_websocket_parked_window_bytes").set(now as f64);
+    let _ = now;
+}
+
+/// Moves the kept-compressor count by `delta`.
+pub(crate) fn note_kept(delta: i64) {
+    let now = COUNTERS.kept.fetch_add(delta, Relaxed) + delta;
+    #[cfg(feature = "metrics")]
+    metrics::gauge!("tower_gzip_websocket_kept_compressors").set(now as f64);
     let _ = now;
 }
 

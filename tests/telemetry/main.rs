@@ -7,6 +7,8 @@ mod capture;
 mod events;
 #[cfg(feature = "metrics")]
 mod metrics;
+#[cfg(all(feature = "metrics", feature = "websocket"))]
+mod websocket;
 use tower_gzip_support::prometheus;
 mod prometheus_parser;
 pub use tower_gzip_support::service::{get, respond};
