@@ -173,8 +173,13 @@ pub async fn stats(
             (Value::Null, json!(order.collect::<Vec<_>>()))
         }
     };
+    #[cfg(feature = "websocket")]
+    let websocket = crate::websocket::stats();
+    #[cfg(not(feature = "websocket"))]
+    let websocket = Value::Null;
     Json(json!({
         "allocator": { "allocations": allocations, "bytes": bytes },
+        "websocket": websocket,
         "governor": state.governor.as_ref().map(governor),
         "cache": state.cache.as_ref().map(|(cache, budget)| crate::cache::stats(cache, *budget, exact)),
         "mode": match state.mode { Mode::TowerGzip => "tower-gzip", Mode::TowerHttp => "tower-http" },

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use axum::extract::Query;
 use axum::response::Response;
+use serde_json::{Value, json};
 use tower_gzip::websocket::{DeflateConfig, Message, WebSocket, WebSocketUpgrade};
 
 /// Autobahn's cases send messages up to 16 MiB; the limit bounds what one may inflate to.
@@ -79,5 +80,23 @@ pub async fn feed(
                 },
             }
         }
+    })
+}
+
+/// The WebSocket counters for `/stats`: bytes saved per coding, connections, refusals.
+pub fn stats() -> Value {
+    let s = tower_gzip::websocket::stats();
+    let counts = |c: [tower_gzip::websocket::MessageCounts; 2]| {
+        json!({
+            "messages_in": c[0].messages, "messages_out": c[1].messages,
+            "plain": c[0].plain_bytes + c[1].plain_bytes, "wire": c[0].wire_bytes + c[1].wire_bytes,
+        })
+    };
+    json!({
+        "deflate": counts(s.deflate), "gzip": counts(s.gzip), "identity": counts(s.identity),
+        "with_takeover": s.connections_with_takeover,
+        "without_takeover": s.connections_without_takeover,
+        "refusals": s.refusals, "failures": s.failures,
+        "parked_window_bytes": s.parked_window_bytes, "kept_compressors": s.kept_compressors,
     })
 }

@@ -374,15 +374,7 @@ mod tests {
     #[test]
     fn small_and_incompressible_messages_and_controls_pass_as_they_are() {
         let mut outbound = armed(true);
-        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-        let noise: Vec<u8> = (0..500)
-            .map(|_| {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                (seed >> 32) as u8
-            })
-            .collect();
+        let noise = tower_gzip_support::data::noise(500, 1);
         let mut bytes = frame(OpCode::Binary, true, None, b"tiny");
         bytes.extend(frame(OpCode::Control(9), true, None, b"ping"));
         bytes.extend(frame(OpCode::Binary, true, None, &noise));
@@ -450,15 +442,7 @@ mod tests {
         let mut peer = RawInflate::draw(&pool, &[]).unwrap();
         let json =
             |i: u32| format!(r#"{{"id":{i},"kind":"t3","title":"a post about websockets"}}"#);
-        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let noise: Vec<u8> = (0..300)
-            .map(|_| {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                (seed >> 32) as u8
-            })
-            .collect();
+        let noise = tower_gzip_support::data::noise(300, 2);
         let messages: Vec<Vec<u8>> = vec![
             json(1).repeat(4).into_bytes(),
             json(2).repeat(4).into_bytes(),

@@ -51,8 +51,6 @@ hyper-util = {{ version = "0.1", features = ["client-legacy", "http1", "tokio"] 
 http = "1"
 http-body-util = "0.1"
 bytes = "1"
-tonic = "0.14"
-tonic-health = "0.14"
 "#,
         root = env!("CARGO_MANIFEST_DIR"),
     );
