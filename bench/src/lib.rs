@@ -4,3 +4,4 @@
 
 pub mod cpu_time;
 pub mod dict_samples;
+pub mod websocket;

@@ -2,6 +2,8 @@
 //! written. The adapter reads every header twice over (once here, once in tungstenite), but
 //! only headers: payloads it does not compress pass through untouched.
 
+use bytes::BufMut;
+
 /// Opcodes (RFC 6455 section 5.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum OpCode {
@@ -87,24 +89,24 @@ impl Header {
     }
 
     /// Appends the header to `out` (the shortest length encoding, as RFC 6455 requires).
-    pub(crate) fn write(&self, out: &mut Vec<u8>) {
+    pub(crate) fn write(&self, out: &mut impl BufMut) {
         let b0 =
             u8::from(self.fin) << 7 | u8::from(self.rsv1) << 6 | self.rsv23 | self.opcode.bits();
-        out.push(b0);
+        out.put_u8(b0);
         let mask_bit = if self.mask.is_some() { 0x80 } else { 0 };
         match self.len {
-            n @ 0..=125 => out.push(mask_bit | n as u8),
+            n @ 0..=125 => out.put_u8(mask_bit | n as u8),
             n @ 126..=0xffff => {
-                out.push(mask_bit | 126);
-                out.extend_from_slice(&(n as u16).to_be_bytes());
+                out.put_u8(mask_bit | 126);
+                out.put_u16(n as u16);
             }
             n => {
-                out.push(mask_bit | 127);
-                out.extend_from_slice(&n.to_be_bytes());
+                out.put_u8(mask_bit | 127);
+                out.put_u64(n);
             }
         }
         if let Some(key) = self.mask {
-            out.extend_from_slice(&key);
+            out.put_slice(&key);
         }
     }
 
@@ -144,6 +146,35 @@ pub(crate) fn close_frame(code: u16, reason: &str, mask: Option<[u8; 4]>) -> Vec
     }
     out.extend_from_slice(&payload);
     out
+}
+
+/// A frame header's bytes as they arrive, up to the 14 a header can have: no allocation
+/// per frame.
+#[derive(Debug, Default)]
+pub(crate) struct PartialHeader {
+    bytes: [u8; 14],
+    len: u8,
+}
+
+impl PartialHeader {
+    /// The bytes so far.
+    pub(crate) fn as_slice(&self) -> &[u8] {
+        &self.bytes[..usize::from(self.len)]
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Adds a byte; `false` when 14 are there already (then the bytes are no header).
+    pub(crate) fn push(&mut self, byte: u8) -> bool {
+        let Some(slot) = self.bytes.get_mut(usize::from(self.len)) else {
+            return false;
+        };
+        *slot = byte;
+        self.len += 1;
+        true
+    }
 }
 
 #[cfg(test)]

@@ -79,6 +79,8 @@ struct Frame {
 }
 
 /// Where the message stream is.
+// Not boxed: one per connection, where a box cost an allocation per message.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 enum Message {
     /// Between messages.
@@ -86,7 +88,7 @@ enum Message {
     /// An uncompressed fragmented message: its continuations pass through.
     Plain,
     /// A compressed message being inflated.
-    Compressed(Box<Inflating>),
+    Compressed(Inflating),
 }
 
 #[derive(Debug)]
@@ -96,6 +98,8 @@ struct Inflating {
     next_opcode: OpCode,
     /// Unmasked compressed bytes not yet taken by the inflater.
     pending: BytesMut,
+    /// The inflater's output before it is framed, one buffer for the whole message.
+    scratch: BytesMut,
     plain: usize,
     wire: usize,
     /// The deflate data ended (a BFINAL block): what follows is ignored.
@@ -233,14 +237,15 @@ impl Inbound {
         let window = codec.history.as_ref().map_or(&[][..], History::window);
         let inflate = RawInflate::draw(&codec.pool, window)
             .map_err(|_| Fault::InvalidData("inflate dictionary refused"))?;
-        self.message = Message::Compressed(Box::new(Inflating {
+        self.message = Message::Compressed(Inflating {
             inflate,
             next_opcode: opcode,
             pending: BytesMut::new(),
+            scratch: BytesMut::new(),
             plain: 0,
             wire: 0,
             ended: false,
-        }));
+        });
         Ok(())
     }
 
@@ -276,7 +281,10 @@ impl Inbound {
         msg.wire += n;
         frame.left -= n as u64;
         frame.offset += n as u64;
-        let produced = self.drain_inflater(false)?;
+        // A message's last bytes are inflated once, with the sync marker, so that a message
+        // that fits in one chunk reaches tungstenite as one frame.
+        let last = frame.left == 0 && frame.fin;
+        let produced = if last { 0 } else { self.drain_inflater(false)? };
         match frame {
             Frame {
                 left: 0, fin: true, ..
@@ -316,13 +324,14 @@ impl Inbound {
         let codec = self.codec.as_mut().expect("armed");
         let mut total = 0;
         loop {
-            let mut plain = BytesMut::new();
+            let plain = &mut msg.scratch;
+            plain.clear();
             let room = CHUNK.min(codec.limit - msg.plain + 1);
             let mut done = msg.ended;
             if !msg.ended {
                 let step = msg
                     .inflate
-                    .inflate(&msg.pending, &mut plain, room)
+                    .inflate(&msg.pending, plain, room)
                     .map_err(|_| Fault::InvalidData("invalid deflate data"))?;
                 msg.pending.advance(step.consumed);
                 msg.ended = step.ended;
@@ -340,11 +349,11 @@ impl Inbound {
                 return Err(Fault::TooBig);
             }
             if let Some(history) = &mut codec.history {
-                history.push(&plain);
+                history.push(plain);
             }
             let fin = last && done;
             if !plain.is_empty() || fin {
-                emit(&mut self.out, self.server, msg.next_opcode, fin, &plain);
+                emit(&mut self.out, self.server, msg.next_opcode, fin, plain);
                 msg.next_opcode = OpCode::Continuation;
             }
             if done {
@@ -365,9 +374,8 @@ fn emit(out: &mut BytesMut, server: bool, opcode: OpCode, fin: bool, payload: &[
         mask: server.then_some([0; 4]),
         len: payload.len() as u64,
     };
-    let mut head = Vec::with_capacity(14);
-    header.write(&mut head);
-    out.extend_from_slice(&head);
+    out.reserve(14 + payload.len());
+    header.write(out);
     out.extend_from_slice(payload);
 }
 

@@ -10,11 +10,12 @@
 use bytes::BytesMut;
 
 use super::config::Reservation;
-use super::frame::{Header, OpCode, apply_mask};
+use super::frame::{Header, OpCode, PartialHeader, apply_mask};
 use super::history::History;
 use super::kept::Keeper;
 use super::stats::{self, Coding, Way};
 use crate::CodecPool;
+use tower_gzip_codecs::deflate_bound;
 use tower_gzip_codecs::raw::{RawDeflate, strip_sync_marker};
 
 /// What the write side needs to compress.
@@ -33,7 +34,7 @@ pub(crate) struct OutboundCodec {
 #[derive(Debug)]
 enum WritePhase {
     /// Collecting a frame header's bytes.
-    Header(Vec<u8>),
+    Header(PartialHeader),
     /// Passing `left` payload bytes through.
     Copy { left: u64 },
     /// Collecting a frame's payload to compress it.
@@ -41,10 +42,12 @@ enum WritePhase {
 }
 
 /// A fragmented message being compressed, frame by frame, with one state.
+// Not boxed: one per connection, where a box cost an allocation per message.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 enum Message {
     Idle,
-    Compressed(Box<Deflating>),
+    Compressed(Deflating),
 }
 
 #[derive(Debug)]
@@ -72,7 +75,7 @@ impl Outbound {
     pub(crate) fn new() -> Self {
         Outbound {
             codec: None,
-            phase: WritePhase::Header(Vec::new()),
+            phase: WritePhase::Header(PartialHeader::default()),
             message: Message::Idle,
             wire: BytesMut::new(),
         }
@@ -95,7 +98,10 @@ impl Outbound {
             return Ok(());
         }
         while !buf.is_empty() {
-            let taken = match std::mem::replace(&mut self.phase, WritePhase::Header(Vec::new())) {
+            let taken = match std::mem::replace(
+                &mut self.phase,
+                WritePhase::Header(PartialHeader::default()),
+            ) {
                 WritePhase::Header(head) => self.take_header(head, buf)?,
                 WritePhase::Copy { left } => self.copy(left, buf),
                 WritePhase::Collect { header, payload } => self.collect(header, payload, buf)?,
@@ -105,18 +111,20 @@ impl Outbound {
         Ok(())
     }
 
-    fn take_header(&mut self, mut head: Vec<u8>, buf: &[u8]) -> Result<usize, String> {
+    fn take_header(&mut self, mut head: PartialHeader, buf: &[u8]) -> Result<usize, String> {
         // Byte by byte until it parses: a header is at most 14 bytes.
         let mut taken = 0;
         let (header, _) = loop {
-            if let Some(parsed) = Header::parse(&head) {
+            if let Some(parsed) = Header::parse(head.as_slice()) {
                 break parsed;
             }
             let Some(&byte) = buf.get(taken) else {
                 self.phase = WritePhase::Header(head);
                 return Ok(taken);
             };
-            head.push(byte);
+            if !head.push(byte) {
+                return Err("a frame header past 14 bytes".into());
+            }
             taken += 1;
         };
         if self.compresses(&header) {
@@ -126,10 +134,10 @@ impl Outbound {
                 self.finish_frame(header, BytesMut::new())?;
             }
         } else {
-            self.wire.extend_from_slice(&head);
+            self.wire.extend_from_slice(head.as_slice());
             self.phase = WritePhase::Copy { left: header.len };
             if header.len == 0 {
-                self.phase = WritePhase::Header(Vec::new());
+                self.phase = WritePhase::Header(PartialHeader::default());
             }
         }
         Ok(taken)
@@ -201,13 +209,13 @@ impl Outbound {
                 (deflate, None)
             }
         };
-        self.message = Message::Compressed(Box::new(Deflating {
+        self.message = Message::Compressed(Deflating {
             deflate,
             charge,
             plain: Vec::new(),
             plain_bytes: 0,
             wire: 0,
-        }));
+        });
         Ok(())
     }
 
@@ -217,7 +225,6 @@ impl Outbound {
         let Message::Compressed(msg) = std::mem::replace(&mut self.message, Message::Idle) else {
             unreachable!("ending a compressed message");
         };
-        let msg = *msg;
         stats::note_message(Coding::Deflate, Way::Out, msg.plain_bytes, msg.wire);
         let codec = self.codec.as_mut().expect("armed");
         if let Some(history) = &mut codec.history {
@@ -230,7 +237,7 @@ impl Outbound {
 
     /// Compresses a whole frame's payload and appends the frame to `wire`.
     fn finish_frame(&mut self, header: Header, mut payload: BytesMut) -> Result<(), String> {
-        self.phase = WritePhase::Header(Vec::new());
+        self.phase = WritePhase::Header(PartialHeader::default());
         if let Some(key) = header.mask {
             apply_mask(&mut payload, key, 0);
         }
@@ -242,7 +249,8 @@ impl Outbound {
         let Message::Compressed(msg) = &mut self.message else {
             unreachable!("compressing outside a compressed message");
         };
-        let mut body = BytesMut::with_capacity(payload.len() / 2 + 16);
+        // Room for the worst case, so that the flush never grows it.
+        let mut body = BytesMut::with_capacity(deflate_bound(payload.len()).max(64));
         msg.deflate
             .sync_flush(&payload, &mut body)
             .map_err(|e| e.to_string())?;
@@ -290,13 +298,12 @@ impl Outbound {
 
 /// Appends `header` and `payload` (masked with the header's key, if any) to `wire`.
 fn write_frame(wire: &mut BytesMut, header: Header, mut payload: BytesMut) {
-    let mut head = Vec::with_capacity(14);
+    wire.reserve(14 + payload.len());
     Header {
         len: payload.len() as u64,
         ..header
     }
-    .write(&mut head);
-    wire.extend_from_slice(&head);
+    .write(wire);
     if let Some(key) = header.mask {
         apply_mask(&mut payload, key, 0);
     }

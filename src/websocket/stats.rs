@@ -163,12 +163,30 @@ pub(crate) fn note_message(coding: Coding, way: Way, plain: usize, wire: usize) 
     slot.wire.fetch_add(wire as u64, Relaxed);
     tracing::trace!(target: TARGET, coding = coding.name(), direction = way.name(), plain, wire, "message");
     #[cfg(feature = "metrics")]
-    {
-        let labels = [("coding", coding.name()), ("direction", way.name())];
-        metrics::counter!("tower_gzip_websocket_messages_total", &labels).increment(1);
-        metrics::counter!("tower_gzip_websocket_plain_bytes_total", &labels)
-            .increment(plain as u64);
-        metrics::counter!("tower_gzip_websocket_wire_bytes_total", &labels).increment(wire as u64);
+    publish_message(coding, way, plain as u64, wire as u64);
+}
+
+/// The message counters, each with literal labels: a key of literals is built without
+/// allocating, where labels from variables would allocate on every message.
+#[cfg(feature = "metrics")]
+fn publish_message(coding: Coding, way: Way, plain: u64, wire: u64) {
+    macro_rules! counters {
+        ($coding:literal, $way:literal) => {{
+            metrics::counter!("tower_gzip_websocket_messages_total", "coding" => $coding, "direction" => $way)
+                .increment(1);
+            metrics::counter!("tower_gzip_websocket_plain_bytes_total", "coding" => $coding, "direction" => $way)
+                .increment(plain);
+            metrics::counter!("tower_gzip_websocket_wire_bytes_total", "coding" => $coding, "direction" => $way)
+                .increment(wire);
+        }};
+    }
+    match (coding, way) {
+        (Coding::Deflate, Way::In) => counters!("deflate", "in"),
+        (Coding::Deflate, Way::Out) => counters!("deflate", "out"),
+        (Coding::Gzip, Way::In) => counters!("gzip", "in"),
+        (Coding::Gzip, Way::Out) => counters!("gzip", "out"),
+        (Coding::Identity, Way::In) => counters!("identity", "in"),
+        (Coding::Identity, Way::Out) => counters!("identity", "out"),
     }
 }
 
