@@ -1,4 +1,5 @@
-//! Test bodies: fed by a channel, stuttering, all ready, and a tap that counts what passes.
+//! Test bodies: fed by a channel, stuttering, all ready, made as polled, and a tap that
+//! counts what passes.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -160,6 +161,45 @@ impl Body for ReadyFrames {
         _cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         Poll::Ready(self.frames.pop_front())
+    }
+}
+
+/// A producer with everything ready: `frames` frames of `size` bytes of JSON-like rows with
+/// varied numbers (compressible, but not to nothing), each made when polled, so what a body
+/// over it keeps of a chunk is counted where it is kept. Size unknown.
+pub struct Rows {
+    left: usize,
+    size: usize,
+}
+
+impl Rows {
+    pub fn new(frames: usize, size: usize) -> Self {
+        Rows { left: frames, size }
+    }
+}
+
+impl Body for Rows {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        if self.left == 0 {
+            return Poll::Ready(None);
+        }
+        self.left -= 1;
+        let mut seed = self.left as u64 + 1;
+        let mut chunk = Vec::with_capacity(self.size + 64);
+        while chunk.len() < self.size {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            chunk.extend_from_slice(
+                format!("{{\"id\":{},\"score\":{}}},", seed >> 40, seed % 9973).as_bytes(),
+            );
+        }
+        chunk.truncate(self.size);
+        Poll::Ready(Some(Ok(Frame::data(Bytes::from(chunk)))))
     }
 }
 

@@ -11,7 +11,7 @@ use std::task::{Context, Poll};
 use bytes::{Bytes, BytesMut};
 use http::header::ACCEPT_ENCODING;
 use http::{HeaderMap, Request, Response, StatusCode, Version};
-use http_body::{Body, Frame};
+use http_body::Body;
 use tower::{Layer, ServiceExt, service_fn};
 use tower_gzip::CodecPool;
 use tower_gzip::ContentCoding;
@@ -22,6 +22,7 @@ use tower_gzip_support::alloc;
 tower_gzip_support::count_allocations!();
 use tower_gzip_support as common;
 
+use common::bodies::Rows;
 use common::{BodySender, ChannelBody, channel_body};
 
 /// The response to a request accepting only `format`, through `Compression` with `pool`
@@ -128,39 +129,6 @@ fn idle_streams_hold_no_codec_state() {
     }
 }
 
-/// A producer with everything ready: `left` frames of `size` bytes of JSON-like rows, each
-/// made when polled (so what the body keeps of a chunk is counted).
-struct Ready {
-    left: usize,
-    size: usize,
-}
-
-impl Body for Ready {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        _: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        if self.left == 0 {
-            return Poll::Ready(None);
-        }
-        self.left -= 1;
-        // Varied numbers: compressible, but not to nothing.
-        let mut seed = self.left as u64 + 1;
-        let mut chunk = Vec::with_capacity(self.size + 64);
-        while chunk.len() < self.size {
-            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-            chunk.extend_from_slice(
-                format!("{{\"id\":{},\"score\":{}}},", seed >> 40, seed % 9973).as_bytes(),
-            );
-        }
-        chunk.truncate(self.size);
-        Poll::Ready(Some(Ok(Frame::data(Bytes::from(chunk)))))
-    }
-}
-
 /// In a crowded pool (more streams than its hold limit; here the limit is 0), a slow
 /// reader takes one frame and stalls: what the body pins meanwhile is bounded by the
 /// history it keeps (32 KiB) and its output block, not a codec state (~190 KB for
@@ -173,12 +141,9 @@ fn a_stalled_reader_pins_no_codec_state_in_a_crowded_pool() {
         // No idle shelf: a state given back is freed, so live bytes show what is held.
         let pool = CodecPool::builder().max_idle(0).hold_limit(0).build();
         // A first response sets up what the process keeps for good (lazily built tables).
-        drop(compressed(format, &pool, Ready { left: 0, size: 0 }));
+        drop(compressed(format, &pool, Rows::new(0, 0)));
         let before = alloc::this_thread().live;
-        let producer = Ready {
-            left: CHUNKS,
-            size: CHUNK,
-        };
+        let producer = Rows::new(CHUNKS, CHUNK);
         let mut body = compressed(format, &pool, producer);
         let mut cx = Context::from_waker(std::task::Waker::noop());
         let frame = loop {
@@ -209,7 +174,7 @@ fn a_stalled_reader_pins_no_codec_state_in_a_crowded_pool() {
 }
 
 /// Polls to the end, through the body's yields; the bytes emitted.
-fn drain_all(body: &mut Pin<Box<CompressionBody<Ready>>>, cx: &mut Context<'_>) -> Vec<u8> {
+fn drain_all(body: &mut Pin<Box<CompressionBody<Rows>>>, cx: &mut Context<'_>) -> Vec<u8> {
     let mut wire = Vec::new();
     loop {
         match body.as_mut().poll_frame(cx) {

@@ -8,6 +8,7 @@ use super::*;
 use crate::CodecPool;
 use crate::codec::Decoder;
 use crate::{CompressionLevel, ContentCoding};
+use tower_gzip_support::bodies::Rows;
 
 /// A body that yields its queued chunks, then `Pending` until more are pushed through
 /// the shared handle.
@@ -158,55 +159,20 @@ fn is_br(coding: ContentCoding) -> bool {
     coding.as_str() == "br"
 }
 
-/// A producer with everything ready: `chunks` frames of `size` bytes of text.
-struct Ready {
-    left: usize,
-    size: usize,
-}
-
-impl Body for Ready {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        _: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        if self.left == 0 {
-            return Poll::Ready(None);
-        }
-        self.left -= 1;
-        // JSON-like rows with varied numbers: compressible, but not to nothing.
-        let mut seed = self.left as u64 + 1;
-        let mut chunk = Vec::with_capacity(self.size + 64);
-        while chunk.len() < self.size {
-            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-            chunk.extend_from_slice(
-                format!("{{\"id\":{},\"score\":{}}},", seed >> 40, seed % 9973).as_bytes(),
-            );
-        }
-        chunk.truncate(self.size);
-        Poll::Ready(Some(Ok(Frame::data(Bytes::from(chunk)))))
-    }
-}
-
 /// A body streaming `chunks` ready 16 KiB chunks through a pooled encoder.
 fn ready_body(
     coding: ContentCoding,
     pool: &CodecPool,
     chunks: usize,
-) -> Pin<Box<CompressionBody<Ready>>> {
+) -> Pin<Box<CompressionBody<Rows>>> {
     let encoder = Encoder::new(coding, CompressionLevel::Default, pool);
-    let producer = Ready {
-        left: chunks,
-        size: 16 * 1024,
-    };
+    let producer = Rows::new(chunks, 16 * 1024);
     Box::pin(CompressionBody::encode(producer, encoder, pool))
 }
 
 /// Polls once, appending any data to `wire`; false at the end of the body.
 fn poll_into(
-    body: &mut Pin<Box<CompressionBody<Ready>>>,
+    body: &mut Pin<Box<CompressionBody<Rows>>>,
     cx: &mut Context<'_>,
     wire: &mut Vec<u8>,
 ) -> bool {
