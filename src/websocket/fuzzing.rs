@@ -1,7 +1,7 @@
 //! Not API: the read side's frame parser and inflater for `fuzz/` (built only with
 //! `--cfg fuzzing`, re-exported by `crate::fuzzing`).
 
-use super::frame::Header;
+use super::frame::{Header, OpCode};
 use super::history::History;
 use super::inbound::{Inbound, InboundCodec, Step};
 use crate::CodecPool;
@@ -57,6 +57,11 @@ pub fn inbound_frames(
                 }
                 assert!(!header.rsv1, "tungstenite must never see RSV1");
                 if !header.is_control() {
+                    // A text or binary frame starts a message (after an unfinished one,
+                    // tungstenite fails the connection: that one is not counted on).
+                    if matches!(header.opcode, OpCode::Text | OpCode::Binary) {
+                        message = 0;
+                    }
                     message += header.len;
                     // Past the limit only what came in as it is (uncompressed messages
                     // are tungstenite's to bound): never more than was fed.
