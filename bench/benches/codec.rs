@@ -14,13 +14,11 @@ use std::hint::black_box;
 use std::io::Write;
 use std::time::Duration;
 
-use bytes::BytesMut;
 mod support;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use tower_gzip::ContentCoding;
-use tower_gzip::codec::{Decoder, Encoder};
 use tower_gzip::{CodecPool, CompressionLevel};
+use tower_gzip_bench::gzip::{gunzip, gzip};
 
 use support::random_message;
 
@@ -47,45 +45,28 @@ fn json_payload(len: usize) -> Vec<u8> {
     s.into_bytes()
 }
 
-fn compress(pool: &CodecPool, level: CompressionLevel, data: &[u8]) -> BytesMut {
-    let mut out = BytesMut::new();
-    let mut encoder = Encoder::for_coding(ContentCoding::Gzip, level, None, pool).unwrap();
-    encoder.encode(data, &mut out).expect("encode");
-    encoder.finish(&mut out).expect("finish");
-    out
-}
-
-fn decompress(pool: &CodecPool, wire: &[u8]) -> BytesMut {
-    let mut out = BytesMut::new();
-    let mut decoder = Decoder::for_coding(ContentCoding::Gzip, None, pool).unwrap();
-    let consumed = decoder.decode(wire, &mut out, usize::MAX).expect("decode");
-    debug_assert_eq!(consumed, wire.len());
-    decoder.finish().expect("complete stream");
-    out
-}
-
 fn seed(c: &mut Criterion) {
     let message = random_message(50);
     let fresh = CodecPool::builder().max_idle(0).build();
     let pooled = CodecPool::new();
     let level = CompressionLevel::Default;
-    let wire = compress(&pooled, level, &message);
-    assert_eq!(&decompress(&pooled, &wire)[..], &message[..]);
+    let wire = gzip(&pooled, level, &message);
+    assert_eq!(&gunzip(&pooled, &wire)[..], &message[..]);
 
     let mut group = c.benchmark_group("seed");
     group.measurement_time(Duration::from_secs(3));
     group.throughput(Throughput::Bytes(message.len() as u64));
     group.bench_function("compress_fresh", |b| {
-        b.iter(|| compress(&fresh, level, black_box(&message)))
+        b.iter(|| gzip(&fresh, level, black_box(&message)))
     });
     group.bench_function("compress_pooled", |b| {
-        b.iter(|| compress(&pooled, level, black_box(&message)))
+        b.iter(|| gzip(&pooled, level, black_box(&message)))
     });
     group.bench_function("decompress_fresh", |b| {
-        b.iter(|| decompress(&fresh, black_box(&wire)))
+        b.iter(|| gunzip(&fresh, black_box(&wire)))
     });
     group.bench_function("decompress_pooled", |b| {
-        b.iter(|| decompress(&pooled, black_box(&wire)))
+        b.iter(|| gunzip(&pooled, black_box(&wire)))
     });
     group.finish();
 }
@@ -107,10 +88,10 @@ fn codec(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(len as u64));
         group.sample_size(if len >= 256 << 10 { 20 } else { 50 });
         group.bench_with_input(BenchmarkId::new("pooled", label), &data, |b, data| {
-            b.iter(|| compress(&pooled, level, data))
+            b.iter(|| gzip(&pooled, level, data))
         });
         group.bench_with_input(BenchmarkId::new("fresh", label), &data, |b, data| {
-            b.iter(|| compress(&fresh, level, data))
+            b.iter(|| gzip(&fresh, level, data))
         });
         group.bench_with_input(
             BenchmarkId::new("flate2_gz_encoder", label),

@@ -4,4 +4,5 @@
 
 pub mod cpu_time;
 pub mod dict_samples;
+pub mod gzip;
 pub mod websocket;

@@ -15,12 +15,10 @@ use tower_gzip_support::bench as support;
 use std::hint::black_box;
 use std::time::Instant;
 
-use bytes::BytesMut;
-use tower_gzip::ContentCoding;
-use tower_gzip::codec::{Decoder, Encoder};
 use tower_gzip::{CodecPool, CompressionLevel};
 
 use support::random_message;
+use tower_gzip_bench::gzip::{gunzip, gzip};
 
 use tower_gzip_support::alloc;
 tower_gzip_support::count_allocations!();
@@ -39,23 +37,6 @@ fn json_payload(len: usize) -> Vec<u8> {
     }
     s.truncate(len);
     s.into_bytes()
-}
-
-fn compress(pool: &CodecPool, data: &[u8]) -> BytesMut {
-    let mut out = BytesMut::new();
-    let mut encoder =
-        Encoder::for_coding(ContentCoding::Gzip, CompressionLevel::Default, None, pool).unwrap();
-    encoder.encode(data, &mut out).expect("encode");
-    encoder.finish(&mut out).expect("finish");
-    out
-}
-
-fn decompress(pool: &CodecPool, wire: &[u8]) -> BytesMut {
-    let mut out = BytesMut::new();
-    let mut decoder = Decoder::for_coding(ContentCoding::Gzip, None, pool).unwrap();
-    decoder.decode(wire, &mut out, usize::MAX).expect("decode");
-    decoder.finish().expect("complete stream");
-    out
 }
 
 /// Per-operation cost: median ns over the rounds, and the bytes and allocations per op.
@@ -133,22 +114,34 @@ type Costs = [(&'static str, &'static str, Cost); 4];
 /// Compressing and decompressing `data`, each with fresh states and pooled ones.
 fn payload_costs(fresh: &CodecPool, pooled: &CodecPool, data: &[u8], iters: u32) -> Costs {
     const ROUNDS: usize = 11;
-    let wire = compress(pooled, data).freeze();
-    assert_eq!(&decompress(pooled, &wire)[..], data);
+    let wire = gzip(pooled, CompressionLevel::Default, data).freeze();
+    assert_eq!(&gunzip(pooled, &wire)[..], data);
     let [compress_fresh, compress_pooled] = measure_pair(
         iters,
         ROUNDS,
         [
-            &mut || drop(black_box(compress(fresh, black_box(data)))),
-            &mut || drop(black_box(compress(pooled, black_box(data)))),
+            &mut || {
+                drop(black_box(gzip(
+                    fresh,
+                    CompressionLevel::Default,
+                    black_box(data),
+                )))
+            },
+            &mut || {
+                drop(black_box(gzip(
+                    pooled,
+                    CompressionLevel::Default,
+                    black_box(data),
+                )))
+            },
         ],
     );
     let [decompress_fresh, decompress_pooled] = measure_pair(
         iters,
         ROUNDS,
         [
-            &mut || drop(black_box(decompress(fresh, black_box(&wire)))),
-            &mut || drop(black_box(decompress(pooled, black_box(&wire)))),
+            &mut || drop(black_box(gunzip(fresh, black_box(&wire)))),
+            &mut || drop(black_box(gunzip(pooled, black_box(&wire)))),
         ],
     );
     [
