@@ -1,5 +1,5 @@
-//! A `tracing` subscriber for one test thread that keeps the compression layer's events with
-//! their fields as values.
+//! A `tracing` subscriber for one test thread that keeps one target's events (the
+//! compression layer's, or the WebSocket module's) with their fields as values.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -82,11 +82,11 @@ impl Captured {
     }
 }
 
-struct Capture(Captured);
+struct Capture(Captured, &'static str);
 
 impl<S: Subscriber> Layer<S> for Capture {
     fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
-        if event.metadata().target() != "tower_gzip::compression" {
+        if event.metadata().target() != self.1 {
             return;
         }
         let mut fields = Fields(BTreeMap::new());
@@ -123,10 +123,15 @@ impl Visit for Fields {
     }
 }
 
-/// Captures the layer's events on this thread (a current-thread runtime's tasks included)
-/// until the guard drops.
+/// Captures the compression layer's events on this thread (a current-thread runtime's tasks
+/// included) until the guard drops.
 pub fn capture() -> (Captured, DefaultGuard) {
+    capture_target("tower_gzip::compression")
+}
+
+/// Captures `target`'s events on this thread until the guard drops.
+pub fn capture_target(target: &'static str) -> (Captured, DefaultGuard) {
     let captured = Captured::default();
-    let subscriber = tracing_subscriber::registry().with(Capture(captured.clone()));
+    let subscriber = tracing_subscriber::registry().with(Capture(captured.clone(), target));
     (captured, tracing::subscriber::set_default(subscriber))
 }

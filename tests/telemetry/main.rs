@@ -7,7 +7,7 @@ mod capture;
 mod events;
 #[cfg(feature = "metrics")]
 mod metrics;
-#[cfg(all(feature = "metrics", feature = "websocket"))]
+#[cfg(feature = "websocket")]
 mod websocket;
 use tower_gzip_support::prometheus;
 mod prometheus_parser;
