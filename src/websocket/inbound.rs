@@ -2,9 +2,10 @@
 //!
 //! Frames that are not compressed pass through byte for byte. A compressed message (RSV1
 //! on its first frame, RFC 7692 section 6) is unmasked, inflated as its payload arrives,
-//! and re-emitted as a fragmented message of RSV1-clear frames of at most [`CHUNK`] bytes:
-//! streaming keeps control frames that arrive between fragments in their order (RFC 6455
-//! section 5.4), and the inflated message is never held whole here. Server role: the
+//! and re-emitted as RSV1-clear frames of at most [`CHUNK`] bytes (one frame when its last
+//! frame's payload is all there and inflates within a chunk): streaming keeps control frames
+//! that arrive between fragments in their order (RFC 6455 section 5.4), and the inflated
+//! message is never held whole here. Server role: the
 //! re-emitted frames carry a zero mask key, so tungstenite's own masking rule still holds
 //! and its config is the user's.
 
