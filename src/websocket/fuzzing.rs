@@ -22,12 +22,15 @@ pub fn inbound_frames(
         limit,
         history: takeover.then(|| History::new(15)),
     });
-    let mut handed = Vec::new();
-    let mut message = 0u64;
-    let mut checking = true;
-    let mut fed = 0u64;
+    let mut checker = Checker {
+        handed: Vec::new(),
+        message: 0,
+        checking: true,
+        fed: 0,
+        limit: limit as u64,
+    };
     for chunk in data.chunks(piece.max(1)) {
-        fed += chunk.len() as u64;
+        checker.fed += chunk.len() as u64;
         inbound.raw.extend_from_slice(chunk);
         loop {
             match inbound.step() {
@@ -35,47 +38,66 @@ pub fn inbound_frames(
                 Ok(Step::NeedMore) => break,
                 Err(fault) => return Some(fault.code()),
             }
-            let out = inbound.out.split();
-            if checking {
-                handed.extend_from_slice(&out);
-            }
-            // Only the adapter's own frames (compressed messages re-emitted) are checked:
-            // what it passes through, tungstenite checks.
-            while let Some((header, at)) = Header::parse(&handed) {
-                // A passed-through length past memory (tungstenite refuses it) ends the
-                // checking: what follows is that frame's payload.
-                let Some(end) = usize::try_from(header.len)
-                    .ok()
-                    .and_then(|n| n.checked_add(at))
-                else {
-                    handed.clear();
-                    checking = false;
-                    break;
-                };
-                if handed.len() < end {
-                    break;
-                }
-                assert!(!header.rsv1, "tungstenite must never see RSV1");
-                if !header.is_control() {
-                    // A text or binary frame starts a message (after an unfinished one,
-                    // tungstenite fails the connection: that one is not counted on).
-                    if matches!(header.opcode, OpCode::Text | OpCode::Binary) {
-                        message = 0;
-                    }
-                    message += header.len;
-                    // Past the limit only what came in as it is (uncompressed messages
-                    // are tungstenite's to bound): never more than was fed.
-                    assert!(
-                        message <= limit as u64 || message <= fed,
-                        "a message inflated past the limit"
-                    );
-                    if header.fin {
-                        message = 0;
-                    }
-                }
-                handed.drain(..end);
-            }
+            checker.take(&inbound.out.split());
         }
     }
     None
+}
+
+/// What tungstenite was handed so far, checked frame by frame.
+struct Checker {
+    /// Bytes handed and not yet checked (a frame's start, when it is not all there).
+    handed: Vec<u8>,
+    /// The current message's bytes so far.
+    message: u64,
+    /// Off once a passed-through length runs past memory.
+    checking: bool,
+    /// Bytes fed to the read side so far.
+    fed: u64,
+    limit: u64,
+}
+
+impl Checker {
+    fn take(&mut self, out: &[u8]) {
+        if !self.checking {
+            return;
+        }
+        self.handed.extend_from_slice(out);
+        // Only the adapter's own frames (compressed messages re-emitted) are checked:
+        // what it passes through, tungstenite checks.
+        while let Some((header, at)) = Header::parse(&self.handed) {
+            // A passed-through length past memory (tungstenite refuses it) ends the
+            // checking: what follows is that frame's payload.
+            let Some(end) = usize::try_from(header.len)
+                .ok()
+                .and_then(|n| n.checked_add(at))
+            else {
+                self.handed.clear();
+                self.checking = false;
+                return;
+            };
+            if self.handed.len() < end {
+                return;
+            }
+            assert!(!header.rsv1, "tungstenite must never see RSV1");
+            if !header.is_control() {
+                // A text or binary frame starts a message (after an unfinished one,
+                // tungstenite fails the connection: that one is not counted on).
+                if matches!(header.opcode, OpCode::Text | OpCode::Binary) {
+                    self.message = 0;
+                }
+                self.message += header.len;
+                // Past the limit only what came in as it is (uncompressed messages are
+                // tungstenite's to bound): never more than was fed.
+                assert!(
+                    self.message <= self.limit || self.message <= self.fed,
+                    "a message inflated past the limit"
+                );
+                if header.fin {
+                    self.message = 0;
+                }
+            }
+            self.handed.drain(..end);
+        }
+    }
 }

@@ -38,7 +38,7 @@ pub(crate) struct Place {
     kept: Mutex<Option<Kept>>,
     /// Set when the place was taken away: the connection must ask again.
     lost: AtomicBool,
-    /// When the connection last sent, in milliseconds since [`epoch`].
+    /// When the connection last sent, on [`now_ms`]'s clock.
     last_used: AtomicU64,
 }
 
