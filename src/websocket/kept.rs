@@ -6,7 +6,7 @@
 //! held by a connection idle for [`IDLE`] to the next that asks. The parked window is kept
 //! up to date all along, so a compressor can be taken from its connection at any time.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
@@ -31,15 +31,23 @@ struct Places {
     taken: Mutex<Vec<Weak<Place>>>,
 }
 
-/// One connection's place: its compressor between messages (none while a message is being
-/// compressed, or once taken away) and what it charges to the budget.
+/// One connection's place.
 #[derive(Debug)]
 pub(crate) struct Place {
-    kept: Mutex<Option<Kept>>,
-    /// Set when the place was taken away: the connection must ask again.
-    lost: AtomicBool,
+    slot: Mutex<Slot>,
     /// When the connection last sent, on [`now_ms`]'s clock.
     last_used: AtomicU64,
+}
+
+/// What a place holds.
+#[derive(Debug)]
+enum Slot {
+    /// The compressor, between messages, with its charge to the budget.
+    Kept(Kept),
+    /// Out with its connection for a message.
+    InUse,
+    /// Taken away for another connection: this one must ask again.
+    Lost,
 }
 
 /// A compressor and its charge to the budget.
@@ -112,8 +120,7 @@ impl KeptCompressors {
         }
         let charge = budget.reserve(compressor_bytes(window_bits))?;
         let place = Arc::new(Place {
-            kept: Mutex::new(Some(Kept { deflate, charge })),
-            lost: AtomicBool::new(false),
+            slot: Mutex::new(Slot::Kept(Kept { deflate, charge })),
             last_used: AtomicU64::new(now),
         });
         taken.push(Arc::downgrade(&place));
@@ -123,44 +130,53 @@ impl KeptCompressors {
 }
 
 impl Place {
+    fn slot(&self) -> std::sync::MutexGuard<'_, Slot> {
+        self.slot.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// The kept compressor, for the next message; `None` if it was taken away.
     pub(crate) fn take(&self) -> Option<Kept> {
         self.last_used.store(now_ms(), Ordering::Relaxed);
-        self.kept
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
+        let mut slot = self.slot();
+        match std::mem::replace(&mut *slot, Slot::InUse) {
+            Slot::Kept(kept) => Some(kept),
+            other => {
+                *slot = other;
+                None
+            }
+        }
     }
 
     /// Puts the compressor back after a message; `false` (and `kept` dropped, back to its
     /// pool) when the place was taken away meanwhile.
     pub(crate) fn put(&self, kept: Kept) -> bool {
-        let mut slot = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
-        if self.lost.load(Ordering::Acquire) {
+        let mut slot = self.slot();
+        if matches!(*slot, Slot::Lost) {
             return false;
         }
-        *slot = Some(kept);
+        *slot = Slot::Kept(kept);
         true
     }
 
     fn take_away(&self) {
-        let mut slot = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
-        if !self.lost.swap(true, Ordering::AcqRel) {
+        let mut slot = self.slot();
+        if !matches!(*slot, Slot::Lost) {
             stats::note_kept(-1);
         }
-        slot.take();
+        *slot = Slot::Lost;
     }
 
     /// Whether the place was taken away.
     #[cfg(test)]
     fn is_lost(&self) -> bool {
-        self.lost.load(Ordering::Acquire)
+        matches!(*self.slot(), Slot::Lost)
     }
 }
 
 impl Drop for Place {
     fn drop(&mut self) {
-        if !*self.lost.get_mut() {
+        let slot = self.slot.get_mut().unwrap_or_else(PoisonError::into_inner);
+        if !matches!(slot, Slot::Lost) {
             stats::note_kept(-1);
         }
     }
